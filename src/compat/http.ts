@@ -1,0 +1,171 @@
+// The REST face's route table helper: one declaration serves a route under both brands (/_matrix and
+// /_proto) and every API version it lives under (r0 and v3, or v1 ...), authenticates per the route's
+// rule, and hands the handler a parsed request. Routes stay one table row each.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { MatrixError } from "../domain/errors.ts";
+import type { Services } from "../domain/services.ts";
+import type { Requester } from "../domain/accounts/requester.ts";
+import { authenticate } from "../domain/accounts/authenticate.ts";
+
+export const BRANDS = ["_matrix", "_proto"] as const;
+export type Method = "GET" | "POST" | "PUT" | "DELETE";
+
+/** none: no token read; optional: a token is checked if sent; user: guests refused; guest: guests allowed. */
+export type AuthRule = "none" | "optional" | "user" | "guest";
+
+export interface Call {
+  req: FastifyRequest;
+  reply: FastifyReply;
+  s: Services;
+  /** Set for authenticated calls (always for user/guest rules). */
+  requester: Requester | undefined;
+  params: Record<string, string>;
+  query: Record<string, string | string[] | undefined>;
+  clientIp: string;
+  /** The bearer token as sent (application-service login and registration need it). */
+  bearerToken: string | undefined;
+  /** The JSON body; M_NOT_JSON if it is absent or not an object. */
+  body(): Record<string, unknown>;
+  /** The JSON body, or {} when none was sent. */
+  bodyOrEmpty(): Record<string, unknown>;
+}
+
+export interface AuthedCall extends Call {
+  requester: Requester;
+}
+
+export interface RouteSpec<C extends Call = Call> {
+  method: Method;
+  /** Path after the prefix, e.g. "/login" or "/rooms/:roomId/send/:eventType/:txnId". */
+  path: string;
+  auth: AuthRule;
+  handler: (call: C) => Promise<unknown> | unknown;
+}
+
+/** Reads the access token: `Authorization: Bearer` or the `access_token` query parameter. */
+export function bearerToken(req: FastifyRequest): string | undefined {
+  const h = req.headers.authorization;
+  if (typeof h === "string") {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+    if (m) return m[1];
+  }
+  const q = (req.query as Record<string, unknown>).access_token;
+  return typeof q === "string" && q !== "" ? q : undefined;
+}
+
+function parseBody(req: FastifyRequest): Record<string, unknown> | undefined {
+  const raw = req.body;
+  if (raw === undefined || raw === null) return undefined;
+  if (Buffer.isBuffer(raw)) {
+    if (raw.length === 0) return undefined;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw.toString("utf8"));
+    } catch {
+      throw new MatrixError("M_NOT_JSON", "Content not JSON.", 400);
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+      throw new MatrixError("M_BAD_JSON", "Content must be a JSON object.", 400);
+    return parsed as Record<string, unknown>;
+  }
+  return raw as Record<string, unknown>;
+}
+
+async function makeCall(s: Services, spec: RouteSpec<never>, req: FastifyRequest, reply: FastifyReply): Promise<Call> {
+  const token = bearerToken(req);
+  const clientIp = req.ip;
+  let requester: Requester | undefined;
+  if (spec.auth !== "none" && token) {
+    const q = req.query as Record<string, unknown>;
+    requester = await authenticate(s, token, {
+      asUserId: typeof q.user_id === "string" ? q.user_id : undefined,
+      seen: { ip: clientIp, userAgent: req.headers["user-agent"] ?? null },
+    });
+  }
+  if ((spec.auth === "user" || spec.auth === "guest") && !requester)
+    throw new MatrixError("M_MISSING_TOKEN", "Missing access token", 401);
+  if (spec.auth === "user" && requester?.isGuest)
+    throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guest access not allowed", 403);
+  let cached: Record<string, unknown> | undefined | null = null;
+  const body = () => (cached === null ? (cached = parseBody(req)) : cached);
+  return {
+    req,
+    reply,
+    s,
+    requester,
+    params: req.params as Record<string, string>,
+    query: req.query as Record<string, string | string[] | undefined>,
+    clientIp,
+    bearerToken: token,
+    body() {
+      const b = body();
+      if (b === undefined) throw new MatrixError("M_NOT_JSON", "Content not JSON.", 400);
+      return b;
+    },
+    bodyOrEmpty: () => body() ?? {},
+  };
+}
+
+/** Registers `spec` at each full path; returns nothing. The handler's result is sent as JSON (200). */
+export function route<C extends Call>(app: FastifyInstance, s: Services, fullPaths: string[], spec: RouteSpec<C>): void {
+  for (const url of fullPaths) {
+    app.route({
+      method: spec.method,
+      url,
+      handler: async (req, reply) => {
+        const call = await makeCall(s, spec as RouteSpec<never>, req, reply);
+        const result = await spec.handler(call as C);
+        if (reply.sent) return reply;
+        return reply.code(reply.statusCode || 200).send(result ?? {});
+      },
+    });
+  }
+}
+
+/** Client-Server API route, served under both brands and the given versions (default r0 and v3). */
+export function clientRoute<C extends Call>(app: FastifyInstance, s: Services, spec: RouteSpec<C> & { versions?: string[] }): void {
+  const versions = spec.versions ?? ["r0", "v3"];
+  route(app, s, BRANDS.flatMap((b) => versions.map((v) => `/${b}/client/${v}${spec.path}`)), spec);
+}
+
+/** Admin API route: /_impl/admin/<version> with /_synapse/admin/<version> as an alias. */
+export function adminRoute<C extends Call>(app: FastifyInstance, s: Services, spec: RouteSpec<C> & { version?: string }): void {
+  const v = spec.version ?? "v1";
+  route(app, s, [`/_impl/admin/${v}${spec.path}`, `/_synapse/admin/${v}${spec.path}`], spec);
+}
+
+/** A route under both brands with a non-client prefix, e.g. ("key/v2", "/server"). */
+export function brandedRoute<C extends Call>(app: FastifyInstance, s: Services, prefix: string, spec: RouteSpec<C>): void {
+  route(app, s, BRANDS.map((b) => `/${b}/${prefix}${spec.path}`), spec);
+}
+
+// Small readers for query parameters, each failing with the spec's error.
+
+export function queryString(call: Call, name: string, required: true): string;
+export function queryString(call: Call, name: string, required?: false): string | undefined;
+export function queryString(call: Call, name: string, required = false): string | undefined {
+  const v = call.query[name];
+  const value = Array.isArray(v) ? v[0] : v;
+  if (value === undefined || value === "") {
+    if (required) throw new MatrixError("M_MISSING_PARAM", `Missing ${name} query parameter`, 400);
+    return undefined;
+  }
+  return value;
+}
+
+export function queryInt(call: Call, name: string, opts: { min?: number; max?: number } = {}): number | undefined {
+  const raw = queryString(call, name);
+  if (raw === undefined) return undefined;
+  if (!/^-?\d+$/.test(raw)) throw new MatrixError("M_INVALID_PARAM", `${name} must be an integer`, 400);
+  const n = Number(raw);
+  if ((opts.min !== undefined && n < opts.min) || (opts.max !== undefined && n > opts.max))
+    throw new MatrixError("M_INVALID_PARAM", `${name} is out of range`, 400);
+  return n;
+}
+
+export function queryBool(call: Call, name: string): boolean | undefined {
+  const raw = queryString(call, name);
+  if (raw === undefined) return undefined;
+  if (raw !== "true" && raw !== "false") throw new MatrixError("M_INVALID_PARAM", `${name} must be true or false`, 400);
+  return raw === "true";
+}

@@ -1,0 +1,32 @@
+// Server identity over HTTP: GET /_matrix/key/v2/server (our signed verify keys, valid_until_ts in ms)
+// and the .well-known discovery documents. Spec: Server-Server API "Publishing Keys", Client-Server API
+// "Server Discovery" and Server-Server API "Resolving server names".
+import type { FastifyInstance } from "fastify";
+import type { Services } from "../domain/services.ts";
+import { buildServerKeysResponse } from "../domain/keys/server-keys.ts";
+import { MatrixError } from "../domain/errors.ts";
+import { brandedRoute, route } from "./http.ts";
+
+export function keyRoutes(app: FastifyInstance, s: Services): void {
+  const ownKeys = () =>
+    buildServerKeysResponse({ serverName: s.config.server_name, keys: s.signingKeys, validityMs: s.config.key_refresh_interval, now: s.clock.now() });
+  brandedRoute(app, s, "key/v2", { method: "GET", path: "/server", auth: "none", handler: ownKeys });
+  // Deprecated form with a key id; the spec says servers should ignore it and return all keys.
+  brandedRoute(app, s, "key/v2", { method: "GET", path: "/server/:keyId", auth: "none", handler: ownKeys });
+}
+
+export function wellKnownRoutes(app: FastifyInstance, s: Services): void {
+  route(app, s, ["/.well-known/matrix/client"], {
+    method: "GET", path: "", auth: "none",
+    handler: () => ({ "m.homeserver": { base_url: s.config.public_baseurl.replace(/\/$/, "") } }),
+  });
+  route(app, s, ["/.well-known/matrix/server"], {
+    method: "GET", path: "", auth: "none",
+    handler: () => {
+      if (!s.config.serve_server_wellknown) throw new MatrixError("M_NOT_FOUND", "No .well-known/matrix/server here", 404);
+      const base = new URL(s.config.public_baseurl);
+      const port = base.port || (base.protocol === "https:" ? "443" : "80");
+      return { "m.server": `${base.hostname}:${port}` };
+    },
+  });
+}

@@ -1,0 +1,100 @@
+// The HTTP server: Fastify with Matrix's error model. Every body is read raw and parsed as JSON on demand
+// (clients omit Content-Type), every error becomes {errcode, error}, unknown paths are 404 and wrong
+// methods 405 M_UNRECOGNIZED, every path answers OPTIONS with the spec's CORS headers (spec: Client-Server
+// API "Web Browser Clients"), and M_LIMIT_EXCEEDED carries a Retry-After header.
+import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
+import { MatrixError } from "../domain/errors.ts";
+import type { Services } from "../domain/services.ts";
+
+export const CORS_HEADERS = {
+  "access-control-allow-origin": "*",
+  "access-control-allow-methods": "GET, HEAD, POST, PUT, DELETE, OPTIONS",
+  "access-control-allow-headers": "X-Requested-With, Content-Type, Authorization, Date",
+  "access-control-expose-headers": "ETag, Retry-After",
+} as const;
+
+const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"] as const;
+
+function sendError(reply: import("fastify").FastifyReply, err: MatrixError) {
+  if (err.errcode === "M_LIMIT_EXCEEDED" && typeof err.extra.retry_after_ms === "number")
+    reply.header("retry-after", String(Math.max(1, Math.ceil(err.extra.retry_after_ms / 1000))));
+  return reply.code(err.httpStatus).type("application/json").send(JSON.stringify(err.toJSON()));
+}
+
+/** Maps anything thrown to a MatrixError; unexpected errors become 500 M_UNKNOWN (and are logged). */
+export function toMatrixError(err: unknown): { error: MatrixError; unexpected: boolean } {
+  if (err instanceof MatrixError) return { error: err, unexpected: false };
+  const e = err as FastifyError;
+  switch (e?.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return { error: new MatrixError("M_TOO_LARGE", "Request body too large", 413), unexpected: false };
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+      return { error: new MatrixError("M_NOT_JSON", "Content not JSON.", 400), unexpected: false };
+    case "FST_ERR_BAD_URL":
+    case "FST_ERR_ASYNC_CONSTRAINT":
+      return { error: new MatrixError("M_UNRECOGNIZED", "Unrecognized request", 400), unexpected: false };
+  }
+  if (typeof e?.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500)
+    return { error: new MatrixError("M_UNKNOWN", e.message, e.statusCode), unexpected: false };
+  return { error: new MatrixError("M_UNKNOWN", "Internal server error", 500), unexpected: true };
+}
+
+export function createHttpServer(s: Services): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: s.log as unknown as import("fastify").FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: s.config.max_request_body_size,
+    trustProxy: s.config.listeners.some((l) => l.x_forwarded),
+    routerOptions: { ignoreDuplicateSlashes: true, maxParamLength: 2048 },
+    forceCloseConnections: true,
+  });
+
+  // Bodies arrive as raw bytes and are parsed by the route (Call.body()), whatever the Content-Type.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
+
+  app.addHook("onSend", async (_req, reply, payload) => {
+    reply.headers(CORS_HEADERS);
+    return payload;
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    const { error, unexpected } = toMatrixError(err);
+    if (unexpected) req.log.error({ err, url: req.url, method: req.method }, "unhandled error");
+    return sendError(reply, error);
+  });
+
+  app.setNotFoundHandler((_req, reply) => sendError(reply, new MatrixError("M_UNRECOGNIZED", "Unrecognized request", 404)));
+
+  app.options("*", async (_req, reply) => reply.code(200).send({}));
+
+  // Remember each path's methods so the rest can answer 405 rather than 404.
+  const methodsByUrl = new Map<string, Set<string>>();
+  app.addHook("onRoute", (opts) => {
+    if (opts.url === "*" || opts.url.endsWith("/*")) return;
+    const set = methodsByUrl.get(opts.url) ?? new Set<string>();
+    for (const m of [opts.method].flat()) set.add(String(m).toUpperCase());
+    methodsByUrl.set(opts.url, set);
+  });
+  app.decorate("finishRoutes", () => {
+    for (const [url, methods] of [...methodsByUrl]) {
+      const missing = METHODS.filter((m) => !methods.has(m));
+      if (missing.length === 0) continue;
+      app.route({
+        method: missing,
+        url,
+        handler: async (_req, reply) => sendError(reply, new MatrixError("M_UNRECOGNIZED", "Unrecognized request: method not allowed", 405)),
+      });
+    }
+  });
+  return app;
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Adds the 405 answers; call after every route is registered. */
+    finishRoutes(): void;
+  }
+}

@@ -1,0 +1,8 @@
+// The start-up error for a bad homeserver.yaml: it names the option and what is wrong with it.
+
+export class ConfigError extends Error {
+  constructor(option: string, problem: string) {
+    super(`config option '${option}': ${problem}`);
+    this.name = "ConfigError";
+  }
+}

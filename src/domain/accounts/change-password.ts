@@ -1,0 +1,34 @@
+// POST /account/password: re-authenticate (UIA m.login.password), apply the password policy, store the
+// new hash and, unless logout_devices is false, end every other session. Spec: "Password management".
+import { MatrixError } from "../errors.ts";
+import type { Services } from "../services.ts";
+import type { Requester } from "./requester.ts";
+import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
+import { checkPasswordPolicy, hashPassword } from "./passwords.ts";
+import { deleteDevices } from "../devices/delete-devices.ts";
+import { invalidateUserTokens } from "./authenticate.ts";
+
+export async function changePassword(s: Services, r: Requester, req: UiaRequest): Promise<void> {
+  if (r.isGuest) throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guests cannot change a password", 403);
+  if (!s.config.password_config.enabled) throw new MatrixError("M_FORBIDDEN", "Password changes are disabled", 403);
+  const { new_password: pw, logout_devices: logoutDevices } = req.body;
+  if (pw === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing new_password", 400);
+  if (typeof pw !== "string") throw new MatrixError("M_BAD_JSON", "new_password must be a string");
+  if (logoutDevices !== undefined && typeof logoutDevices !== "boolean") throw new MatrixError("M_BAD_JSON", "logout_devices must be a boolean");
+  checkPasswordPolicy(pw, s.config.password_config.policy);
+  // Hash before the (slow) re-authentication finishes: the clear password is held no longer than needed.
+  const hash = await hashPassword(pw, s.config.password_config.scrypt_log_n);
+
+  const uia = await checkUia(s, { ...req, requester: r }, { flows: [["m.login.password"]], description: "change your password" });
+  await s.db.$transaction((tx) => s.users.setPasswordHash(tx, r.userId, hash));
+  if (logoutDevices !== false) {
+    const others = (await s.sessions.deviceIds(r.userId)).filter((d) => d !== r.deviceId);
+    await deleteDevices(s, r.userId, others);
+    await s.db.$transaction(async (tx) => {
+      await s.sessions.deleteAccessTokensOfUser(tx, r.userId, r.accessTokenId ?? undefined);
+      await s.sessions.deleteRefreshTokensOfUser(tx, r.userId, r.deviceId ?? undefined);
+    });
+    invalidateUserTokens(s, r.userId);
+  }
+  await finishUia(s, uia);
+}

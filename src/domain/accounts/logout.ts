@@ -1,0 +1,21 @@
+// POST /logout and /logout/all: end one session (its device, tokens and, later, device keys) or all.
+// Spec: Client-Server API "Logout".
+import type { Services } from "../services.ts";
+import type { Requester } from "./requester.ts";
+import { invalidateUserTokens } from "./authenticate.ts";
+import { deleteDevices } from "../devices/delete-devices.ts";
+
+export async function logout(s: Services, r: Requester): Promise<void> {
+  if (r.deviceId) await deleteDevices(s, r.userId, [r.deviceId]);
+  else if (r.accessTokenId) await s.db.accessToken.deleteMany({ where: { id: r.accessTokenId } });
+  invalidateUserTokens(s, r.userId);
+}
+
+export async function logoutAll(s: Services, r: Requester): Promise<void> {
+  await deleteDevices(s, r.userId, await s.sessions.deviceIds(r.userId));
+  await s.db.$transaction(async (tx) => {
+    await s.sessions.deleteAccessTokensOfUser(tx, r.userId);
+    await s.sessions.deleteRefreshTokensOfUser(tx, r.userId);
+  });
+  invalidateUserTokens(s, r.userId);
+}

@@ -1,0 +1,143 @@
+// POST /register: user accounts (user-interactive auth with m.login.dummy or m.login.registration_token),
+// guests, and application-service registrations; inhibit_login; passwords hashed on arrival.
+// Spec: Client-Server API "Account registration", Application Service API "Server admin style permissions".
+import { MatrixError } from "../errors.ts";
+import type { Services } from "../services.ts";
+import { checkUia, finishUia, type UiaResult } from "../uia/uia.ts";
+import { appServiceByToken } from "./appservices.ts";
+import { checkPasswordPolicy, hashPassword } from "./passwords.ts";
+import { startSession, type SessionTokens } from "./sessions.ts";
+import { checkUsername, generateNumericUserId } from "./usernames.ts";
+import { RegistrationTokenStore } from "../store/registration-tokens.ts";
+
+export interface RegisterRequest {
+  kind: string;
+  body: Record<string, unknown>;
+  path: string;
+  method: string;
+  clientIp: string;
+  bearerToken?: string;
+}
+
+export type RegisterResponse = Partial<SessionTokens> & { user_id: string; home_server: string };
+
+function field<T extends "string" | "boolean">(body: Record<string, unknown>, key: string, type: T) {
+  const v = body[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== type) throw new MatrixError("M_BAD_JSON", `${key} must be a ${type}`);
+  return v as T extends "string" ? string : boolean;
+}
+
+export function registrationFlows(s: Services): string[][] {
+  return s.config.registration_requires_token ? [["m.login.registration_token"]] : [["m.login.dummy"]];
+}
+
+interface NewAccount {
+  userId: string;
+  passwordHash: string | null;
+  isGuest?: boolean;
+  appserviceId?: string;
+  registrationToken?: string;
+}
+
+async function createAccount(s: Services, body: Record<string, unknown>, a: NewAccount): Promise<RegisterResponse> {
+  const inhibitLogin = field(body, "inhibit_login", "boolean") === true;
+  const deviceId = field(body, "device_id", "string");
+  const initialDisplayName = field(body, "initial_device_display_name", "string");
+  const refreshable = field(body, "refresh_token", "boolean") === true;
+  const localpart = a.userId.slice(1, a.userId.indexOf(":"));
+  try {
+    return await s.db.$transaction(async (tx) => {
+      await s.users.create(tx, {
+        userId: a.userId,
+        passwordHash: a.passwordHash,
+        isGuest: a.isGuest,
+        appserviceId: a.appserviceId,
+        displayname: a.isGuest ? null : localpart,
+      }, s.clock.now());
+      if (a.registrationToken) await s.registrationTokens.completeUse(tx, a.registrationToken);
+      const base = { user_id: a.userId, home_server: s.config.server_name };
+      if (inhibitLogin) return base;
+      const tokens = await startSession(s, tx, { userId: a.userId, deviceId, initialDisplayName, refreshable });
+      return { ...base, ...tokens };
+    });
+  } catch (err) {
+    if ((err as { code?: string }).code === "P2002") throw new MatrixError("M_USER_IN_USE", "User ID already taken.", 400);
+    throw err;
+  }
+}
+
+async function registerGuest(s: Services, req: RegisterRequest): Promise<RegisterResponse> {
+  if (!s.config.allow_guest_access) throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guest access is disabled", 403);
+  s.ratelimiter.check(`register:${req.clientIp}`, s.config.rc_registration);
+  const userId = await generateNumericUserId(s);
+  const { device_id: _ignored, ...body } = req.body; // guests always get a fresh device
+  return createAccount(s, body, { userId, passwordHash: null, isGuest: true });
+}
+
+async function registerAppServiceUser(s: Services, req: RegisterRequest): Promise<RegisterResponse> {
+  if (!req.bearerToken) throw new MatrixError("M_MISSING_TOKEN", "Missing access token", 401);
+  const as = appServiceByToken(s.config, req.bearerToken);
+  if (!as) throw new MatrixError("M_UNKNOWN_TOKEN", "Invalid application service token", 401);
+  const username = field(req.body, "username", "string");
+  if (!username) throw new MatrixError("M_MISSING_PARAM", "Missing username", 400);
+  const userId = await checkUsername(s, username.toLowerCase(), { appserviceId: as.id });
+  if (!as.namespaces.users.some((ns) => ns.pattern.test(userId)))
+    throw new MatrixError("M_EXCLUSIVE", "User ID is not in the application service's namespace", 400);
+  return createAccount(s, req.body, { userId, passwordHash: null, appserviceId: as.id });
+}
+
+export async function register(s: Services, req: RegisterRequest): Promise<RegisterResponse> {
+  if (req.kind === "guest") return registerGuest(s, req);
+  if (req.kind !== "user") throw new MatrixError("M_INVALID_PARAM", "kind must be 'user' or 'guest'", 400);
+  const auth = req.body.auth as Record<string, unknown> | undefined;
+  if (req.body.type === "m.login.application_service" || auth?.type === "m.login.application_service")
+    return registerAppServiceUser(s, req);
+
+  if (!s.config.enable_registration) throw new MatrixError("M_FORBIDDEN", "Registration has been disabled", 403);
+  const rateKey = `register:${req.clientIp}`;
+  s.ratelimiter.check(rateKey, s.config.rc_registration, { update: false });
+
+  // Refuse what can never succeed before asking for authentication (as Synapse does).
+  const username = field(req.body, "username", "string");
+  if (username !== undefined) await checkUsername(s, username.toLowerCase());
+  const password = field(req.body, "password", "string");
+  if (password !== undefined) checkPasswordPolicy(password, s.config.password_config.policy);
+
+  const uia: UiaResult = await checkUia(
+    s,
+    { path: req.path, method: req.method, body: req.body, clientIp: req.clientIp },
+    {
+      flows: registrationFlows(s),
+      description: "register a new account",
+      onNewParams: async (body) =>
+        typeof body.password === "string" ? { password_hash: await hashPassword(body.password, s.config.password_config.scrypt_log_n) } : {},
+    },
+  );
+  const params = uia.params;
+  const finalUsername = typeof params.username === "string" ? params.username.toLowerCase() : undefined;
+  const userId = finalUsername !== undefined ? await checkUsername(s, finalUsername) : await generateNumericUserId(s);
+  s.ratelimiter.check(rateKey, s.config.rc_registration);
+  const token = uia.completed.get("m.login.registration_token");
+  const result = await createAccount(s, params, {
+    userId,
+    passwordHash: (uia.serverData.password_hash as string | undefined) ?? null,
+    registrationToken: typeof token === "string" ? token : undefined,
+  });
+  await finishUia(s, uia);
+  return result;
+}
+
+/** GET /register/available */
+export async function usernameAvailable(s: Services, username: string, clientIp: string): Promise<void> {
+  if (!s.config.enable_registration) throw new MatrixError("M_FORBIDDEN", "Registration has been disabled", 403);
+  s.ratelimiter.check(`register-available:${clientIp}`, { per_second: 0.1, burst_count: 20 });
+  await checkUsername(s, username.toLowerCase());
+}
+
+/** GET /v1/register/m.login.registration_token/validity */
+export async function registrationTokenValid(s: Services, token: string, clientIp: string): Promise<boolean> {
+  if (!s.config.registration_requires_token) throw new MatrixError("M_FORBIDDEN", "Registration tokens are not enabled", 403);
+  s.ratelimiter.check(`registration-token-validity:${clientIp}`, { per_second: 0.1, burst_count: 20 });
+  return RegistrationTokenStore.isValid(await s.registrationTokens.get(token), s.clock.now());
+}

@@ -1,0 +1,73 @@
+// Canonical JSON: the byte-exact encoding that Matrix signs and hashes.
+// Spec: Appendices, "Canonical JSON" — keys sorted by Unicode code point, no insignificant whitespace,
+// integers only in [-(2^53)+1, 2^53-1], no exponents or fractions, negative zero written as 0.
+import { MatrixError } from "./errors.ts";
+
+export const MAX_SAFE = 2 ** 53 - 1;
+
+/** Orders two strings by Unicode code point (JS's default order is by UTF-16 code unit). */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // A surrogate (U+D800–U+DFFF) stands for a code point above U+FFFF, so it sorts after U+E000–U+FFFF.
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys) return xs ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+/** Encodes a JSON value canonically. Throws M_BAD_JSON for values canonical JSON cannot carry. */
+export function canonicalJson(value: unknown): string {
+  switch (typeof value) {
+    case "string":
+      return encodeString(value);
+    case "number":
+      if (!Number.isInteger(value)) throw new MatrixError("M_BAD_JSON", "Canonical JSON allows only integers");
+      if (value > MAX_SAFE || value < -MAX_SAFE) throw new MatrixError("M_BAD_JSON", "Integer out of canonical JSON range");
+      return Object.is(value, -0) ? "0" : String(value);
+    case "boolean":
+      return value ? "true" : "false";
+    case "object": {
+      if (value === null) return "null";
+      if (Array.isArray(value)) return "[" + value.map(canonicalJson).join(",") + "]";
+      const obj = value as Record<string, unknown>;
+      const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort(compareCodePoints);
+      return "{" + keys.map((k) => encodeString(k) + ":" + canonicalJson(obj[k])).join(",") + "}";
+    }
+    default:
+      throw new MatrixError("M_BAD_JSON", `Canonical JSON cannot encode a ${typeof value}`);
+  }
+}
+
+// A lone surrogate has no UTF-8 encoding, so canonical JSON (a UTF-8 encoding) cannot carry it.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+function encodeString(s: string): string {
+  if (LONE_SURROGATE.test(s)) throw new MatrixError("M_BAD_JSON", "Canonical JSON cannot encode a lone surrogate");
+  return JSON.stringify(s);
+}
+
+/** Checks that a parsed JSON value is within canonical JSON's range (integers, safe range) at every depth. */
+export function assertCanonicalCompatible(value: unknown): void {
+  canonicalJson(value);
+}
+
+/** Unpadded standard base64, as Matrix uses for keys, hashes and signatures. */
+export function base64Unpadded(bytes: Uint8Array): string {
+  return Buffer.from(bytes).toString("base64").replace(/=+$/, "");
+}
+
+/** URL-safe unpadded base64 (event ids from room version 4). */
+export function base64UrlUnpadded(bytes: Uint8Array): string {
+  return Buffer.from(bytes).toString("base64url");
+}
+
+/** Decodes base64 in any of Matrix's forms (padded or not, standard or URL-safe). */
+export function decodeBase64(s: string): Buffer {
+  return Buffer.from(s.replace(/-/g, "+").replace(/_/g, "/"), "base64");
+}

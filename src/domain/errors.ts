@@ -1,0 +1,128 @@
+// The one error type of the domain: a Matrix error code, its message, the HTTP status the spec gives it,
+// and any extra fields the spec puts beside errcode/error (e.g. soft_logout, retry_after_ms).
+// Spec: Client-Server API, "Standard error response". Each face maps MatrixError once.
+
+export type ErrCode =
+  | "M_FORBIDDEN"
+  | "M_UNKNOWN_TOKEN"
+  | "M_MISSING_TOKEN"
+  | "M_USER_LOCKED"
+  | "M_USER_SUSPENDED"
+  | "M_BAD_JSON"
+  | "M_NOT_JSON"
+  | "M_NOT_FOUND"
+  | "M_LIMIT_EXCEEDED"
+  | "M_UNRECOGNIZED"
+  | "M_UNKNOWN"
+  | "M_UNAUTHORIZED"
+  | "M_USER_DEACTIVATED"
+  | "M_USER_IN_USE"
+  | "M_INVALID_USERNAME"
+  | "M_ROOM_IN_USE"
+  | "M_INVALID_ROOM_STATE"
+  | "M_THREEPID_IN_USE"
+  | "M_THREEPID_NOT_FOUND"
+  | "M_THREEPID_AUTH_FAILED"
+  | "M_THREEPID_DENIED"
+  | "M_SERVER_NOT_TRUSTED"
+  | "M_UNSUPPORTED_ROOM_VERSION"
+  | "M_INCOMPATIBLE_ROOM_VERSION"
+  | "M_BAD_STATE"
+  | "M_GUEST_ACCESS_FORBIDDEN"
+  | "M_CAPTCHA_NEEDED"
+  | "M_CAPTCHA_INVALID"
+  | "M_MISSING_PARAM"
+  | "M_INVALID_PARAM"
+  | "M_TOO_LARGE"
+  | "M_EXCLUSIVE"
+  | "M_RESOURCE_LIMIT_EXCEEDED"
+  | "M_CANNOT_LEAVE_SERVER_NOTICE_ROOM"
+  | "M_THREEPID_MEDIUM_NOT_SUPPORTED"
+  | "M_WEAK_PASSWORD"
+  | "M_PASSWORD_TOO_SHORT"
+  | "M_PASSWORD_NO_DIGIT"
+  | "M_PASSWORD_NO_UPPERCASE"
+  | "M_PASSWORD_NO_LOWERCASE"
+  | "M_PASSWORD_NO_SYMBOL"
+  | "M_PASSWORD_IN_DICTIONARY"
+  | "M_BAD_ALIAS"
+  | "M_WRONG_ROOM_KEYS_VERSION"
+  | "M_UNABLE_TO_AUTHORISE_JOIN"
+  | "M_UNABLE_TO_GRANT_JOIN"
+  | "M_DUPLICATE_ANNOTATION"
+  | "M_NOT_YET_UPLOADED"
+  | "M_CANNOT_OVERWRITE_MEDIA"
+  | "M_UNKNOWN_POS"
+  | "M_INVALID_SIGNATURE";
+
+/** Default HTTP status per errcode, where the spec gives one status for it. */
+const DEFAULT_STATUS: Partial<Record<ErrCode, number>> = {
+  M_FORBIDDEN: 403,
+  M_UNKNOWN_TOKEN: 401,
+  M_MISSING_TOKEN: 401,
+  M_USER_LOCKED: 401,
+  M_USER_SUSPENDED: 403,
+  M_BAD_JSON: 400,
+  M_NOT_JSON: 400,
+  M_NOT_FOUND: 404,
+  M_LIMIT_EXCEEDED: 429,
+  M_UNRECOGNIZED: 404,
+  M_UNKNOWN: 400,
+  M_UNAUTHORIZED: 401,
+  M_USER_DEACTIVATED: 403,
+  M_USER_IN_USE: 400,
+  M_INVALID_USERNAME: 400,
+  M_ROOM_IN_USE: 400,
+  M_INVALID_ROOM_STATE: 400,
+  M_UNSUPPORTED_ROOM_VERSION: 400,
+  M_INCOMPATIBLE_ROOM_VERSION: 400,
+  M_GUEST_ACCESS_FORBIDDEN: 403,
+  M_MISSING_PARAM: 400,
+  M_INVALID_PARAM: 400,
+  M_TOO_LARGE: 413,
+  M_EXCLUSIVE: 400,
+  M_WEAK_PASSWORD: 400,
+  M_PASSWORD_TOO_SHORT: 400,
+  M_PASSWORD_NO_DIGIT: 400,
+  M_PASSWORD_NO_UPPERCASE: 400,
+  M_PASSWORD_NO_LOWERCASE: 400,
+  M_PASSWORD_NO_SYMBOL: 400,
+  M_PASSWORD_IN_DICTIONARY: 400,
+  M_BAD_ALIAS: 400,
+  M_WRONG_ROOM_KEYS_VERSION: 403,
+  M_THREEPID_MEDIUM_NOT_SUPPORTED: 400,
+  M_THREEPID_NOT_FOUND: 400,
+  M_THREEPID_IN_USE: 400,
+  M_NOT_YET_UPLOADED: 504,
+  M_CANNOT_OVERWRITE_MEDIA: 409,
+  M_INVALID_SIGNATURE: 401,
+};
+
+export class MatrixError extends Error {
+  readonly errcode: ErrCode;
+  readonly httpStatus: number;
+  /** Extra top-level fields of the error body (soft_logout, retry_after_ms, flows, ...). */
+  readonly extra: Record<string, unknown>;
+
+  constructor(errcode: ErrCode, message: string, httpStatus?: number, extra: Record<string, unknown> = {}) {
+    super(message);
+    this.name = "MatrixError";
+    this.errcode = errcode;
+    this.httpStatus = httpStatus ?? DEFAULT_STATUS[errcode] ?? 400;
+    this.extra = extra;
+  }
+
+  /** The spec's error body: `{errcode, error, ...extra}`. */
+  toJSON(): Record<string, unknown> {
+    return { errcode: this.errcode, error: this.message, ...this.extra };
+  }
+}
+
+// Short constructors for the errors every layer raises.
+export const forbidden = (msg = "Forbidden") => new MatrixError("M_FORBIDDEN", msg);
+export const notFound = (msg = "Not found") => new MatrixError("M_NOT_FOUND", msg);
+export const badJson = (msg: string) => new MatrixError("M_BAD_JSON", msg);
+export const missingParam = (name: string) => new MatrixError("M_MISSING_PARAM", `Missing parameter: ${name}`);
+export const invalidParam = (msg: string) => new MatrixError("M_INVALID_PARAM", msg);
+export const limitExceeded = (retryAfterMs: number) =>
+  new MatrixError("M_LIMIT_EXCEEDED", "Too many requests", 429, { retry_after_ms: Math.max(0, Math.ceil(retryAfterMs)) });

@@ -1,0 +1,55 @@
+// Token-bucket rate limiting with Synapse's `{per_second, burst_count}` settings (rc_login, rc_registration,
+// rc_message ...). Over the limit is M_LIMIT_EXCEEDED with retry_after_ms; the REST face adds Retry-After.
+import { limitExceeded } from "./errors.ts";
+import type { RateLimit } from "../config/config.ts";
+
+interface Bucket {
+  tokens: number;
+  updated: number;
+}
+
+export class RateLimiter {
+  private readonly buckets = new Map<string, Bucket>();
+  private sweeps = 0;
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Takes one action from `key`'s bucket, or throws M_LIMIT_EXCEEDED. `update: false` only checks. */
+  check(key: string, limit: RateLimit, { update = true, cost = 1 } = {}): void {
+    if (limit.per_second <= 0 && limit.burst_count <= 0) return;
+    const now = this.now();
+    const bucket = this.refill(key, limit, now);
+    if (bucket.tokens < cost) {
+      const missing = cost - bucket.tokens;
+      const retryMs = limit.per_second > 0 ? (missing / limit.per_second) * 1000 : 60_000;
+      throw limitExceeded(retryMs);
+    }
+    if (update) bucket.tokens -= cost;
+    if (++this.sweeps % 1000 === 0) this.sweep(now);
+  }
+
+  /** Records an action without refusing it (e.g. a failed login counted against later attempts). */
+  record(key: string, limit: RateLimit, cost = 1): void {
+    const bucket = this.refill(key, limit, this.now());
+    bucket.tokens = Math.max(-limit.burst_count, bucket.tokens - cost);
+  }
+
+  reset(key: string): void {
+    this.buckets.delete(key);
+  }
+
+  private refill(key: string, limit: RateLimit, now: number): Bucket {
+    let bucket = this.buckets.get(key);
+    if (!bucket) {
+      bucket = { tokens: limit.burst_count, updated: now };
+      this.buckets.set(key, bucket);
+    } else {
+      bucket.tokens = Math.min(limit.burst_count, bucket.tokens + ((now - bucket.updated) / 1000) * limit.per_second);
+      bucket.updated = now;
+    }
+    return bucket;
+  }
+
+  private sweep(now: number): void {
+    for (const [k, b] of this.buckets) if (now - b.updated > 3_600_000) this.buckets.delete(k);
+  }
+}

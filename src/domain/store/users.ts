@@ -1,0 +1,85 @@
+// Repository of accounts and their global profiles (tables users, profiles).
+import type { Db, Tx } from "../../storage/database.ts";
+
+export interface UserRow {
+  userId: string;
+  passwordHash: string | null;
+  isGuest: boolean;
+  isAdmin: boolean;
+  userType: string | null;
+  appserviceId: string | null;
+  deactivated: boolean;
+  erased: boolean;
+  createdTs: number;
+}
+
+export interface ProfileRow {
+  displayname: string | null;
+  avatarUrl: string | null;
+}
+
+type Client = Db | Tx;
+
+const toUser = (r: { createdTs: bigint } & Omit<UserRow, "createdTs">): UserRow => ({ ...r, createdTs: Number(r.createdTs) });
+
+export class UserStore {
+  constructor(private readonly db: Db) {}
+
+  async get(userId: string, tx: Client = this.db): Promise<UserRow | null> {
+    const r = await tx.user.findUnique({ where: { userId } });
+    return r ? toUser(r) : null;
+  }
+
+  async exists(userId: string): Promise<boolean> {
+    return (await this.db.user.count({ where: { userId } })) > 0;
+  }
+
+  async create(
+    tx: Client,
+    u: { userId: string; passwordHash: string | null; isGuest?: boolean; isAdmin?: boolean; userType?: string | null; appserviceId?: string | null; displayname?: string | null },
+    now: number,
+  ): Promise<void> {
+    await tx.user.create({
+      data: {
+        userId: u.userId,
+        passwordHash: u.passwordHash,
+        isGuest: u.isGuest ?? false,
+        isAdmin: u.isAdmin ?? false,
+        userType: u.userType ?? null,
+        appserviceId: u.appserviceId ?? null,
+        createdTs: BigInt(now),
+      },
+    });
+    await tx.profile.create({ data: { userId: u.userId, displayname: u.displayname ?? null } });
+  }
+
+  async setPasswordHash(tx: Client, userId: string, passwordHash: string | null): Promise<void> {
+    await tx.user.update({ where: { userId }, data: { passwordHash } });
+  }
+
+  async setAdmin(userId: string, isAdmin: boolean): Promise<void> {
+    await this.db.user.update({ where: { userId }, data: { isAdmin } });
+  }
+
+  async markDeactivated(tx: Client, userId: string, erased: boolean): Promise<void> {
+    await tx.user.update({ where: { userId }, data: { deactivated: true, passwordHash: null, ...(erased ? { erased: true } : {}) } });
+  }
+
+  async getProfile(userId: string): Promise<ProfileRow | null> {
+    return this.db.profile.findUnique({ where: { userId }, select: { displayname: true, avatarUrl: true } });
+  }
+
+  async setProfileField(tx: Client, userId: string, field: "displayname" | "avatarUrl", value: string | null): Promise<void> {
+    await tx.profile.upsert({ where: { userId }, create: { userId, [field]: value }, update: { [field]: value } });
+  }
+
+  /** Do the two users share a room in which both are joined? (for limit_profile_requests_to_users_who_share_rooms) */
+  async shareARoom(a: string, b: string): Promise<boolean> {
+    const rooms = await this.db.roomMembership.findMany({ where: { userId: a, membership: "join" }, select: { roomId: true } });
+    if (rooms.length === 0) return false;
+    const n = await this.db.roomMembership.count({
+      where: { userId: b, membership: "join", roomId: { in: rooms.map((r) => r.roomId) } },
+    });
+    return n > 0;
+  }
+}

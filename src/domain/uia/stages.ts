@@ -1,0 +1,40 @@
+// The UIA stages Weft offers: m.login.dummy, m.login.password (re-authentication of the requester) and
+// m.login.registration_token. Each returns what it proved, stored with the session.
+import { MatrixError } from "../errors.ts";
+import type { Services } from "../services.ts";
+import type { Requester } from "../accounts/requester.ts";
+import type { UiaSessionRow } from "../store/uia.ts";
+import { RegistrationTokenStore } from "../store/registration-tokens.ts";
+import { resolveLoginUser } from "../accounts/identifiers.ts";
+import { checkPasswordLogin } from "../accounts/password-login.ts";
+
+export interface StageContext {
+  s: Services;
+  requester?: Requester;
+  session: UiaSessionRow;
+  clientIp: string;
+}
+
+export type Stage = (ctx: StageContext, auth: Record<string, unknown>) => Promise<unknown>;
+
+export const STAGES: Record<string, Stage> = {
+  "m.login.dummy": async () => true,
+
+  "m.login.password": async ({ s, requester, clientIp }, auth) => {
+    if (typeof auth.password !== "string") throw new MatrixError("M_MISSING_PARAM", "Missing password", 400);
+    const userId = resolveLoginUser(s, auth);
+    if (requester && userId !== requester.userId)
+      throw new MatrixError("M_FORBIDDEN", "Requested user ID does not match the authenticated user", 403);
+    await checkPasswordLogin(s, userId, auth.password, clientIp);
+    return userId;
+  },
+
+  "m.login.registration_token": async ({ s }, auth) => {
+    if (typeof auth.token !== "string") throw new MatrixError("M_MISSING_PARAM", "Missing registration token", 400);
+    const token = await s.registrationTokens.get(auth.token);
+    if (!RegistrationTokenStore.isValid(token, s.clock.now()))
+      throw new MatrixError("M_UNAUTHORIZED", "Invalid registration token", 401);
+    await s.registrationTokens.addPending(auth.token);
+    return auth.token;
+  },
+};

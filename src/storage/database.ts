@@ -1,0 +1,37 @@
+// Opens the database a config names: SQLite (better-sqlite3, WAL, synchronous=NORMAL) or PostgreSQL,
+// applies pending migrations first, and returns one Prisma client typed the same for both providers.
+import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { PrismaClient as SqliteClient } from "../generated/sqlite/client.ts";
+import { PrismaClient as PgClient } from "../generated/postgres/client.ts";
+import type { DatabaseConfig } from "../config/config.ts";
+import { migratePostgres, migrateSqlite } from "./migrate.ts";
+
+/** The Prisma client the domain's repositories use. Both providers share one model, so one type serves. */
+export type Db = SqliteClient;
+/** The client inside `db.$transaction(async (tx) => ...)`. */
+export type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
+
+export interface Storage {
+  db: Db;
+  provider: "sqlite" | "postgres";
+  close(): Promise<void>;
+}
+
+export async function openStorage(config: DatabaseConfig): Promise<Storage> {
+  if (config.provider === "sqlite") {
+    mkdirSync(path.dirname(config.path), { recursive: true });
+    migrateSqlite(config.path);
+    const db = new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: `file:${config.path}`, timeout: 10_000 }) });
+    await db.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
+    await db.$queryRawUnsafe("PRAGMA foreign_keys = ON");
+    return { db, provider: "sqlite", close: () => db.$disconnect() };
+  }
+  await migratePostgres(config.url);
+  const pg = new PgClient({ adapter: new PrismaPg({ connectionString: config.url, max: 10 }) });
+  await pg.$connect();
+  const db = pg as unknown as Db;
+  return { db, provider: "postgres", close: () => db.$disconnect() };
+}

@@ -1,0 +1,18 @@
+// Test runner configuration. One graphql instance (vitest could load two), decorator metadata through
+// vite 8, and files run in parallel forks: every test starts its own servers on free ports.
+import { createRequire } from "node:module";
+import { defineConfig } from "vitest/config";
+
+const require = createRequire(import.meta.url);
+
+export default defineConfig({
+  resolve: { alias: [{ find: /^graphql$/, replacement: require.resolve("graphql") }] },
+  test: {
+    include: ["test/**/*.test.ts"],
+    setupFiles: ["test/helpers/setup.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: "forks",
+    maxWorkers: 2,
+  },
+});
