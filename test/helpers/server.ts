@@ -8,6 +8,7 @@ import pg from "pg";
 import { randomBytes } from "node:crypto";
 import { parseConfig, type Config } from "../../src/config/config.ts";
 import { startHomeserver, type Homeserver } from "../../src/main.ts";
+import type { Clock } from "../../src/domain/services.ts";
 
 export type Backend = "sqlite" | "postgres";
 
@@ -86,6 +87,19 @@ export interface TestServerOptions {
   serverName?: string;
   /** Extra homeserver.yaml options (merged over the test defaults). */
   config?: Record<string, unknown>;
+  /** A clock the test controls (token expiry without sleeping). */
+  clock?: Clock;
+}
+
+/** A clock that stands still until the test moves it. */
+export class TestClock implements Clock {
+  constructor(public ms = Date.now()) {}
+  now() {
+    return this.ms;
+  }
+  advance(ms: number) {
+    this.ms += ms;
+  }
 }
 
 export const TEST_DEFAULTS: Record<string, unknown> = {
@@ -121,7 +135,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const raw = merge(merge({ server_name: serverName, database, signing_key_path: path.join(dir, "signing.key") }, TEST_DEFAULTS), opts.config ?? {});
   const config = parseConfig(raw, dir);
   const log = pino({ level: String(raw.log_level ?? "warn") });
-  let hs = await startHomeserver(config, { log, port: 0 });
+  let hs = await startHomeserver(config, { log, port: 0, clock: opts.clock });
   let port = Number(new URL(hs.urls[0]!).port);
   const baseUrl = `http://127.0.0.1:${port}`;
   config.public_baseurl = `${baseUrl}/`;
@@ -158,7 +172,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     },
     async restart() {
       await server.stop();
-      hs = await startHomeserver(config, { log, port });
+      hs = await startHomeserver(config, { log, port, clock: opts.clock });
       running = true;
     },
     async close() {
