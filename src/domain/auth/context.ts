@@ -52,6 +52,11 @@ export interface AuthOptions {
    * Without it third-party invites are refused.
    */
   verifyThirdPartyInviteSignature?: (signed: Record<string, unknown>, publicKey: string) => boolean;
+  /**
+   * The room's create event, used when `authState` has none. In v12 the create event is never among an
+   * event's auth_events (the room id names it), so a check against the auth events needs it from here.
+   */
+  createEvent?: Pdu;
   /** The create event's id when the caller already knows it (saves hashing it again). */
   createEventId?: string;
 }
@@ -72,7 +77,7 @@ export class AuthContext {
   }
 
   get create(): Pdu | undefined {
-    return this.get("m.room.create", "");
+    return this.get("m.room.create", "") ?? this.options.createEvent;
   }
 
   get powerLevelsEvent(): Pdu | undefined {

@@ -58,7 +58,7 @@ export class RoomBuilder {
     this.last = create;
     if (!opts.bare) {
       this.send(this.member(creator, creator, "join"));
-      this.send(this.event("m.room.power_levels", "", creator, opts.powerLevels ?? { users: v.privilegedCreators ? {} : { [creator]: 100 } }));
+      this.send(this.event("m.room.power_levels", "", creator, opts.powerLevels ?? { users: this.adminUsers() }));
       this.send(this.event("m.room.join_rules", "", creator, { join_rule: opts.joinRule ?? "public" }));
     }
   }
@@ -133,6 +133,11 @@ export class RoomBuilder {
 
   join(user: string): Pdu {
     return this.send(this.member(user, user, "join"));
+  }
+
+  /** `users` giving the creator 100 (v1–11); empty in v12, where creators may not be listed. */
+  adminUsers(extra: Record<string, unknown> = {}): Record<string, unknown> {
+    return { ...(this.v.privilegedCreators ? {} : { [this.creator]: 100 }), ...extra };
   }
 
   setPowerLevels(content: Record<string, unknown>, sender = this.creator): Pdu {
