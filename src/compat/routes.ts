@@ -4,10 +4,19 @@ import type { Services } from "../domain/services.ts";
 import { accountRoutes } from "./client/accounts.ts";
 import { serverInfoRoutes } from "./client/server-info.ts";
 import { keyRoutes, wellKnownRoutes } from "./keys.ts";
+import { registrationTokenRoutes, sharedSecretRegistrationRoutes } from "./admin/index.ts";
+import { deviceRoutes } from "./client/devices.ts";
+import { profileRoutes } from "./client/profile.ts";
+import { capabilityRoutes } from "./client/capabilities.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
   accountRoutes,
   keyRoutes,
   wellKnownRoutes,
+  sharedSecretRegistrationRoutes,
+  registrationTokenRoutes,
+  deviceRoutes,
+  profileRoutes,
+  capabilityRoutes,
 ];

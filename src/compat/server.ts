@@ -9,7 +9,7 @@ import type { Services } from "../domain/services.ts";
 export const CORS_HEADERS = {
   "access-control-allow-origin": "*",
   "access-control-allow-methods": "GET, HEAD, POST, PUT, DELETE, OPTIONS",
-  "access-control-allow-headers": "X-Requested-With, Content-Type, Authorization, Date",
+  "access-control-allow-headers": "X-Requested-With, Content-Type, Authorization, Date, Apollo-Require-Preflight",
   "access-control-expose-headers": "ETag, Retry-After",
 } as const;
 

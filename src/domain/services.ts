@@ -13,6 +13,23 @@ import { RegistrationTokenStore } from "./store/registration-tokens.ts";
 import { NonceStore } from "./store/nonces.ts";
 import type { SigningKey } from "./signing-key.ts";
 import { DeviceActivity } from "./devices/activity.ts";
+import { LruCache } from "./cache/lru.ts";
+import { EventStore, type StoredEvent } from "./store/events.ts";
+import { StateGroupStore, type StateMap } from "./store/state-groups.ts";
+import { RoomStore } from "./store/rooms.ts";
+import { Notifier } from "./rooms/notifier.ts";
+import { KeyedLanes } from "./rooms/lanes.ts";
+import type { RoomSnapshot } from "./rooms/room-cache.ts";
+
+/** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
+export interface RoomServices {
+  store: RoomStore;
+  events: EventStore;
+  stateGroups: StateGroupStore;
+  cache: LruCache<string, RoomSnapshot>;
+  lanes: KeyedLanes;
+  notifier: Notifier;
+}
 
 export interface Clock {
   now(): number;
@@ -34,6 +51,7 @@ export interface Services {
   registrationTokens: RegistrationTokenStore;
   nonces: NonceStore;
   deviceActivity: DeviceActivity;
+  rooms: RoomServices;
   /** Called on shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -48,6 +66,7 @@ export function buildServices(opts: {
   const { config, storage, log } = opts;
   const clock = opts.clock ?? { now: () => Date.now() };
   const sessions = new SessionStore(storage.db);
+  const caches = new CacheRegistry({ ...config.caches, event_cache_size: config.event_cache_size });
   const services: Services = {
     config,
     storage,
@@ -55,7 +74,7 @@ export function buildServices(opts: {
     log,
     clock,
     signingKeys: opts.signingKeys,
-    caches: new CacheRegistry({ ...config.caches, event_cache_size: config.event_cache_size }),
+    caches,
     invalidations: new InvalidationBus(),
     ratelimiter: new RateLimiter(() => clock.now()),
     users: new UserStore(storage.db),
@@ -64,6 +83,14 @@ export function buildServices(opts: {
     registrationTokens: new RegistrationTokenStore(storage.db),
     nonces: new NonceStore(storage.db),
     deviceActivity: new DeviceActivity(sessions, log),
+    rooms: {
+      store: new RoomStore(storage.sql),
+      events: new EventStore(storage.sql, caches.get<string, StoredEvent>("event", 10_000)),
+      stateGroups: new StateGroupStore(storage.sql, caches.get<number, StateMap>("state_group_cache", 1000)),
+      cache: caches.get<string, RoomSnapshot>("room_snapshots", 10_000),
+      lanes: new KeyedLanes(),
+      notifier: new Notifier(),
+    },
     onClose: [],
   };
   services.onClose.push(() => services.deviceActivity.stop());

@@ -8,6 +8,7 @@ import { PrismaClient as SqliteClient } from "../generated/sqlite/client.ts";
 import { PrismaClient as PgClient } from "../generated/postgres/client.ts";
 import type { DatabaseConfig } from "../config/config.ts";
 import { migratePostgres, migrateSqlite } from "./migrate.ts";
+import { openPostgresSql, openSqliteSql, type Sql } from "./sql.ts";
 
 /** The Prisma client the domain's repositories use. Both providers share one model, so one type serves. */
 export type Db = SqliteClient;
@@ -16,6 +17,8 @@ export type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
 
 export interface Storage {
   db: Db;
+  /** Raw SQL for hot paths, owned by the repository modules that use it. */
+  sql: Sql;
   provider: "sqlite" | "postgres";
   close(): Promise<void>;
 }
@@ -27,11 +30,13 @@ export async function openStorage(config: DatabaseConfig): Promise<Storage> {
     const db = new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: `file:${config.path}`, timeout: 10_000 }) });
     await db.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
     await db.$queryRawUnsafe("PRAGMA foreign_keys = ON");
-    return { db, provider: "sqlite", close: () => db.$disconnect() };
+    const sql = openSqliteSql(config.path);
+    return { db, sql, provider: "sqlite", close: async () => { await sql.close(); await db.$disconnect(); } };
   }
   await migratePostgres(config.url);
   const pg = new PgClient({ adapter: new PrismaPg({ connectionString: config.url, max: 10 }) });
   await pg.$connect();
   const db = pg as unknown as Db;
-  return { db, provider: "postgres", close: () => db.$disconnect() };
+  const sql = openPostgresSql(config.url);
+  return { db, sql, provider: "postgres", close: async () => { await sql.close(); await db.$disconnect(); } };
 }

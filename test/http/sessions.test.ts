@@ -1,29 +1,11 @@
 // Login, logout, whoami, refresh, password change, deactivation and login tokens over HTTP,
 // on SQLite and PostgreSQL. Token expiry runs on a test clock, not on sleeps.
-import { writeFileSync } from "node:fs";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeAppServiceFile } from "../helpers/appservice.ts";
 import { backends, startTestServer, TestClock, type TestServer } from "../helpers/server.ts";
 import { loginUser, registerUser } from "../helpers/users.ts";
 
-const asDir = mkdtempSync(path.join(tmpdir(), "weft-as-"));
-const asFile = path.join(asDir, "bridge.yaml");
-writeFileSync(
-  asFile,
-  [
-    "id: bridge",
-    "url: null",
-    "as_token: as-secret-token",
-    "hs_token: hs-secret-token",
-    "sender_localpart: bridgebot",
-    "namespaces:",
-    "  users:",
-    "    - exclusive: true",
-    "      regex: '@bridge_.*:weft\\.test'",
-  ].join("\n"),
-);
+const asFile = writeAppServiceFile({ id: "bridge", asToken: "as-secret-token", hsToken: "hs-secret-token", senderLocalpart: "bridgebot", userRegex: "@bridge_.*:weft\\.test" });
 
 describe.each(backends())("sessions on %s", (backend) => {
   let t: TestServer;

@@ -32,15 +32,26 @@ export function registrationFlows(s: Services): string[][] {
   return s.config.registration_requires_token ? [["m.login.registration_token"]] : [["m.login.dummy"]];
 }
 
-interface NewAccount {
+export interface NewAccount {
   userId: string;
   passwordHash: string | null;
   isGuest?: boolean;
   appserviceId?: string;
   registrationToken?: string;
+  /** Server admin (shared-secret and admin registrations only). */
+  isAdmin?: boolean;
+  /** Synapse's user_type (e.g. "support", "bot"); null for ordinary users. */
+  userType?: string | null;
+  /** Initial global displayname; defaults to the localpart (none for guests). */
+  displayname?: string;
 }
 
-async function createAccount(s: Services, body: Record<string, unknown>, a: NewAccount): Promise<RegisterResponse> {
+/**
+ * Creates the account (user and profile rows) and, unless `inhibit_login` is set in `body`, its first
+ * session (honouring device_id, initial_device_display_name, refresh_token from `body`), in one transaction.
+ * A taken user id is M_USER_IN_USE. Shared by /register and the admin API's shared-secret registration.
+ */
+export async function createAccount(s: Services, body: Record<string, unknown>, a: NewAccount): Promise<RegisterResponse> {
   const inhibitLogin = field(body, "inhibit_login", "boolean") === true;
   const deviceId = field(body, "device_id", "string");
   const initialDisplayName = field(body, "initial_device_display_name", "string");
@@ -53,7 +64,9 @@ async function createAccount(s: Services, body: Record<string, unknown>, a: NewA
         passwordHash: a.passwordHash,
         isGuest: a.isGuest,
         appserviceId: a.appserviceId,
-        displayname: a.isGuest ? null : localpart,
+        isAdmin: a.isAdmin,
+        userType: a.userType,
+        displayname: a.isGuest ? null : (a.displayname ?? localpart),
       }, s.clock.now());
       if (a.registrationToken) await s.registrationTokens.completeUse(tx, a.registrationToken);
       const base = { user_id: a.userId, home_server: s.config.server_name };

@@ -1,0 +1,160 @@
+// `weft generate-config`: writes a commented homeserver.yaml (Synapse's option names, as Synapse's
+// --generate-config does) with a random registration_shared_secret, and creates the signing key it names.
+// An existing config is never overwritten; the written file is checked with parseConfig before it is kept.
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { parseConfig } from "./config.ts";
+import { loadOrCreateSigningKeys } from "../domain/signing-key.ts";
+import YAML from "yaml";
+
+/** A problem with what generate-config was asked to do (bad option, existing file). */
+export class GenerateConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "GenerateConfigError";
+  }
+}
+
+export interface GenerateOptions {
+  serverName: string;
+  /** Where to write homeserver.yaml. */
+  configPath: string;
+  /** Folder for the SQLite file and the signing key; default: `data` beside the config file. */
+  dataDir?: string;
+  /** The HTTP listener's port; default 8008. */
+  port?: number;
+  /** A postgresql:// URL: use PostgreSQL instead of SQLite. */
+  databaseUrl?: string;
+}
+
+export interface GeneratedConfig {
+  configPath: string;
+  dataDir: string;
+  signingKeyPath: string;
+  registrationSharedSecret: string;
+  publicBaseurl: string;
+}
+
+const SERVER_NAME = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]{1,255})(?::\d{1,5})?$/;
+
+/** Host part of a server name: `example.org:8448` → `example.org`, `[::1]:8448` → `[::1]`. */
+function hostOf(serverName: string): string {
+  return serverName.startsWith("[") ? serverName.slice(0, serverName.indexOf("]") + 1) : serverName.split(":")[0]!;
+}
+
+/** A path as written into the config: relative to the config's folder when inside it, else absolute. */
+function configRelative(configDir: string, p: string): string {
+  const rel = path.relative(configDir, p);
+  return rel === "" ? "." : rel.startsWith("..") || path.isAbsolute(rel) ? p : rel.split(path.sep).join("/");
+}
+
+const q = (v: string) => JSON.stringify(v); // a JSON string is a valid double-quoted YAML scalar
+
+export interface RenderOptions {
+  serverName: string;
+  port: number;
+  publicBaseurl: string;
+  database: { sqlitePath: string } | { url: string };
+  signingKeyPath: string;
+  registrationSharedSecret: string;
+}
+
+/** The text of a new homeserver.yaml. Paths are written as given. */
+export function renderConfig(o: RenderOptions): string {
+  const database =
+    "url" in o.database
+      ? `database:\n  name: psycopg2\n  args:\n    url: ${q(o.database.url)}\n`
+      : `database:\n  name: sqlite3\n  args:\n    database: ${q(o.database.sqlitePath)}\n`;
+  return `# Weft homeserver configuration, written by \`weft generate-config\` on ${new Date().toISOString().slice(0, 10)}.
+# Options use Synapse's names and meanings; relative paths resolve against this file's folder.
+# Weft checks every option at start and names the one that is wrong.
+
+# The domain part of this server's user ids (@alice:${o.serverName}). It cannot change once users exist.
+server_name: ${q(o.serverName)}
+
+# The URL clients use to reach this server.
+public_baseurl: ${q(o.publicBaseurl)}
+
+# Where the server listens for client and federation traffic. Only the first listener and its first bind
+# address are served by one process. Use "0.0.0.0" to listen on every interface; set x_forwarded: true
+# behind a reverse proxy that sends X-Forwarded-For.
+listeners:
+  - port: ${o.port}
+    type: http
+    bind_addresses: ["127.0.0.1"]
+    x_forwarded: false
+    resources:
+      - names: [client, federation]
+
+# Storage. SQLite needs no setup. For PostgreSQL, replace this section with
+#   database:
+#     name: psycopg2
+#     args: {user: weft, password: weft, database: weft, host: localhost, port: 5432}
+# (or args: {url: "postgresql://user:password@host:5432/database"}).
+${database}
+# The server's Ed25519 signing key (Synapse's key file format), created if missing.
+signing_key_path: ${q(o.signingKeyPath)}
+
+# Registration through the client API is closed; create accounts with \`npx weft register-user\`.
+# To open it, set enable_registration: true (and registration_requires_token: true to require tokens
+# made with the registration tokens admin API).
+enable_registration: false
+registration_requires_token: false
+
+# The secret of shared-secret registration (\`weft register-user\`, POST /_synapse/admin/v1/register).
+# Whoever knows it can create admin accounts: keep this file private.
+registration_shared_secret: ${q(o.registrationSharedSecret)}
+
+# Password hashing cost (scrypt, 2^scrypt_log_n) and an optional password policy.
+password_config:
+  enabled: true
+  scrypt_log_n: 15
+  policy:
+    enabled: false
+
+# Largest request body and upload accepted.
+max_request_body_size: "10M"
+max_upload_size: "50M"
+
+# fatal, error, warn, info, debug, trace or silent.
+log_level: info
+`;
+}
+
+/** Writes homeserver.yaml and the signing key. Throws GenerateConfigError for bad options or an existing file. */
+export async function generateConfig(o: GenerateOptions): Promise<GeneratedConfig> {
+  if (!SERVER_NAME.test(o.serverName)) throw new GenerateConfigError(`--server-name: "${o.serverName}" is not a valid server name`);
+  const port = o.port ?? 8008;
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new GenerateConfigError(`--port: must be an integer between 1 and 65535`);
+  if (o.databaseUrl !== undefined && !/^postgres(?:ql)?:\/\/./.test(o.databaseUrl))
+    throw new GenerateConfigError(`--database-url: must be a postgresql:// URL`);
+  const configPath = path.resolve(o.configPath);
+  if (existsSync(configPath)) throw new GenerateConfigError(`${configPath} already exists: refusing to overwrite it`);
+  const configDir = path.dirname(configPath);
+  const dataDir = path.resolve(o.dataDir ?? path.join(configDir, "data"));
+  const signingKeyPath = path.join(dataDir, `${o.serverName.replace(/[^A-Za-z0-9.-]/g, "_")}.signing.key`);
+  const registrationSharedSecret = randomBytes(36).toString("base64url");
+  const publicBaseurl = `http://${hostOf(o.serverName)}:${port}/`;
+
+  const text = renderConfig({
+    serverName: o.serverName,
+    port,
+    publicBaseurl,
+    database: o.databaseUrl !== undefined ? { url: o.databaseUrl } : { sqlitePath: configRelative(configDir, path.join(dataDir, "homeserver.db")) },
+    signingKeyPath: configRelative(configDir, signingKeyPath),
+    registrationSharedSecret,
+  });
+  parseConfig(YAML.parse(text), configDir); // what we write must load
+
+  mkdirSync(configDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true });
+  try {
+    writeFileSync(configPath, text, { flag: "wx", mode: 0o600 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") throw new GenerateConfigError(`${configPath} already exists: refusing to overwrite it`);
+    throw err;
+  }
+  await loadOrCreateSigningKeys(signingKeyPath);
+  return { configPath, dataDir, signingKeyPath, registrationSharedSecret, publicBaseurl };
+}

@@ -1,0 +1,10 @@
+// The server-admin gate of the admin API (Synapse's "Admin API": an access token of a user with admin
+// rights). Callers that reach here are authenticated; everyone else but admins gets 403 M_FORBIDDEN.
+import { MatrixError } from "../errors.ts";
+import type { Requester } from "../accounts/requester.ts";
+
+/** Throws 403 M_FORBIDDEN unless the requester is a server admin. */
+export function requireAdmin(requester: Requester): void {
+  if (!requester.isAdmin)
+    throw new MatrixError("M_FORBIDDEN", "You are not a server admin", 403);
+}

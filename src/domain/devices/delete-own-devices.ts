@@ -1,0 +1,15 @@
+// DELETE /devices/{deviceId} and POST /delete_devices: the requester removes some of their own devices
+// after re-authenticating (UIA, m.login.password); application services skip UIA (spec v1.17).
+// Unknown device ids are ignored, as Synapse does. Spec: Client-Server API "Device management".
+import type { Services } from "../services.ts";
+import type { Requester } from "../accounts/requester.ts";
+import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
+import { deleteDevices } from "./delete-devices.ts";
+
+export async function deleteOwnDevices(s: Services, r: Requester, deviceIds: string[], req: UiaRequest): Promise<void> {
+  const uia = r.appserviceId
+    ? undefined
+    : await checkUia(s, { ...req, requester: r }, { flows: [["m.login.password"]], description: "remove device(s) from your account" });
+  await deleteDevices(s, r.userId, [...new Set(deviceIds)]);
+  if (uia) await finishUia(s, uia);
+}

@@ -1,0 +1,37 @@
+// PUT /devices/{deviceId}: rename one of the requester's devices; application services may also create
+// a device this way (spec v1.17). Spec: Client-Server API "Device management". Names are capped at
+// 100 characters like Synapse (the spec sets no limit).
+import { MatrixError, notFound } from "../errors.ts";
+import type { Services } from "../services.ts";
+import type { Requester } from "../accounts/requester.ts";
+
+export const MAX_DEVICE_DISPLAY_NAME_LEN = 100;
+
+/** Hooks later capabilities register to learn of renamed or created devices (device list updates). */
+export type DeviceUpdateHook = (s: Services, userId: string, deviceId: string, created: boolean) => Promise<void>;
+export const deviceUpdateHooks: DeviceUpdateHook[] = [];
+
+/**
+ * Sets the display name of `deviceId` (undefined leaves it unchanged). Returns `created: true` when an
+ * application service created the device. Unknown devices of ordinary users are M_NOT_FOUND.
+ */
+export async function updateDevice(s: Services, r: Requester, deviceId: string, displayName: string | undefined): Promise<{ created: boolean }> {
+  if (displayName !== undefined && [...displayName].length > MAX_DEVICE_DISPLAY_NAME_LEN)
+    throw new MatrixError("M_TOO_LARGE", `Device display name is too long (max ${MAX_DEVICE_DISPLAY_NAME_LEN})`, 400);
+
+  let created = false;
+  if (r.appserviceId) {
+    created = await s.db.$transaction(async (tx) => {
+      const existed = (await s.sessions.getDevice(r.userId, deviceId, tx)) !== null;
+      await s.sessions.upsertDevice(tx, r.userId, deviceId, displayName, s.clock.now());
+      return !existed;
+    });
+  } else if (displayName === undefined) {
+    if (!(await s.sessions.getDevice(r.userId, deviceId))) throw notFound("No device found");
+    return { created: false };
+  } else if (!(await s.sessions.setDeviceDisplayName(r.userId, deviceId, displayName))) {
+    throw notFound("No device found");
+  }
+  for (const hook of deviceUpdateHooks) await hook(s, r.userId, deviceId, created);
+  return { created };
+}

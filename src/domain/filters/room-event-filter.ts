@@ -1,0 +1,83 @@
+// RoomEventFilter (spec: Client-Server API "Filtering"): which events a read returns — types and
+// not_types with `*` wildcards, senders, not_senders, rooms, not_rooms, contains_url, limit — plus the
+// lazy-loading flags. Parsed once per request; /messages, /context and /sync share it.
+import { MatrixError } from "../errors.ts";
+import { isPlainObject, type Pdu } from "../events/types.ts";
+
+export interface RoomEventFilter {
+  limit?: number;
+  types?: string[];
+  not_types?: string[];
+  senders?: string[];
+  not_senders?: string[];
+  rooms?: string[];
+  not_rooms?: string[];
+  contains_url?: boolean;
+  lazy_load_members?: boolean;
+  include_redundant_members?: boolean;
+}
+
+function stringList(v: unknown, name: string): string[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) throw new MatrixError("M_BAD_JSON", `${name} must be a list of strings`);
+  return v as string[];
+}
+
+function bool(v: unknown, name: string): boolean | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "boolean") throw new MatrixError("M_BAD_JSON", `${name} must be a boolean`);
+  return v;
+}
+
+export function parseRoomEventFilter(raw: unknown, where = "filter"): RoomEventFilter {
+  if (raw === undefined || raw === null) return {};
+  if (!isPlainObject(raw)) throw new MatrixError("M_BAD_JSON", `${where} must be an object`);
+  const limit = raw.limit;
+  if (limit !== undefined && (typeof limit !== "number" || !Number.isInteger(limit) || limit < 0))
+    throw new MatrixError("M_BAD_JSON", `${where}.limit must be a non-negative integer`);
+  return {
+    limit: limit as number | undefined,
+    types: stringList(raw.types, `${where}.types`),
+    not_types: stringList(raw.not_types, `${where}.not_types`),
+    senders: stringList(raw.senders, `${where}.senders`),
+    not_senders: stringList(raw.not_senders, `${where}.not_senders`),
+    rooms: stringList(raw.rooms, `${where}.rooms`),
+    not_rooms: stringList(raw.not_rooms, `${where}.not_rooms`),
+    contains_url: bool(raw.contains_url, `${where}.contains_url`),
+    lazy_load_members: bool(raw.lazy_load_members, `${where}.lazy_load_members`),
+    include_redundant_members: bool(raw.include_redundant_members, `${where}.include_redundant_members`),
+  };
+}
+
+/** Parses the `filter` query parameter of /messages and /context (URL-encoded JSON). */
+export function parseFilterParam(text: string | undefined): RoomEventFilter {
+  if (text === undefined) return {};
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new MatrixError("M_NOT_JSON", "filter is not valid JSON", 400);
+  }
+  return parseRoomEventFilter(raw);
+}
+
+/** Does `value` match `pattern`, where `*` matches any run of characters? */
+function globMatch(pattern: string, value: string): boolean {
+  if (!pattern.includes("*")) return pattern === value;
+  const re = new RegExp("^" + pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*") + "$");
+  return re.test(value);
+}
+
+export function matchesFilter(f: RoomEventFilter, pdu: Pdu, roomId: string): boolean {
+  if (f.not_rooms?.includes(roomId)) return false;
+  if (f.rooms && !f.rooms.includes(roomId)) return false;
+  if (f.not_senders?.includes(pdu.sender)) return false;
+  if (f.senders && !f.senders.includes(pdu.sender)) return false;
+  if (f.not_types?.some((t) => globMatch(t, pdu.type))) return false;
+  if (f.types && !f.types.some((t) => globMatch(t, pdu.type))) return false;
+  if (f.contains_url !== undefined) {
+    const hasUrl = typeof (pdu.content as Record<string, unknown>)?.url === "string";
+    if (hasUrl !== f.contains_url) return false;
+  }
+  return true;
+}

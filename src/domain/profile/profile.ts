@@ -1,0 +1,118 @@
+// Global user profiles (displayname, avatar_url): reading with the lookup restrictions, and changing them
+// with the server's limits. Spec: Client-Server API "Profiles" (GET /profile/{userId}[/{keyName}], PUT
+// /profile/{userId}/{keyName}); where the spec is silent (lengths, who may write) Synapse's rules apply.
+import { MatrixError, forbidden, notFound } from "../errors.ts";
+import type { Services } from "../services.ts";
+import type { Requester } from "../accounts/requester.ts";
+import { parseUserId } from "../ids.ts";
+
+export type ProfileField = "displayname" | "avatar_url";
+
+export interface Profile {
+  displayname?: string;
+  avatar_url?: string;
+}
+
+/** Synapse's limits, in characters (code points). */
+export const MAX_DISPLAYNAME_LEN = 256;
+export const MAX_AVATAR_URL_LEN = 1000;
+
+export interface ProfileChange {
+  userId: string;
+  /** Who made the change: the user, or a server admin. */
+  requester: Requester;
+  field: ProfileField;
+  /** The whole profile after the change. */
+  profile: Profile;
+}
+
+/**
+ * Hooks run after a profile change was stored. The room pipeline registers here to send updated
+ * m.room.member events into every room the user has joined; the user directory will too.
+ */
+export const profileChangeHooks: ((s: Services, change: ProfileChange) => Promise<void>)[] = [];
+
+/**
+ * `limit_profile_requests_to_users_who_share_rooms`: only the user themselves and users sharing a room
+ * with them may look at their profile. Checked before existence, so it discloses nothing.
+ */
+async function checkQueryAllowed(s: Services, requester: Requester | undefined, userId: string): Promise<void> {
+  if (!s.config.limit_profile_requests_to_users_who_share_rooms) return;
+  if (requester && requester.userId === userId) return;
+  if (requester && (await s.users.shareARoom(requester.userId, userId))) return;
+  throw forbidden("Profile isn't available");
+}
+
+/** The stored profile of a local, active user; M_NOT_FOUND for unknown, deactivated and (for now) remote users. */
+async function loadProfile(s: Services, userId: string): Promise<Profile> {
+  const { serverName } = parseUserId(userId);
+  // Remote profiles need a federation query (GET /_matrix/federation/v1/query/profile): not yet.
+  if (serverName !== s.config.server_name) throw notFound("Profile was not found");
+  const user = await s.users.get(userId);
+  if (!user || user.deactivated) throw notFound("Profile was not found");
+  const row = await s.users.getProfile(userId);
+  const out: Profile = {};
+  if (row?.displayname != null) out.displayname = row.displayname;
+  if (row?.avatarUrl != null) out.avatar_url = row.avatarUrl;
+  return out;
+}
+
+/** The whole profile; M_NOT_FOUND when the user is unknown or has no profile information at all. */
+export async function getProfile(s: Services, requester: Requester | undefined, userId: string): Promise<Profile> {
+  parseUserId(userId);
+  await checkQueryAllowed(s, requester, userId);
+  const profile = await loadProfile(s, userId);
+  if (profile.displayname === undefined && profile.avatar_url === undefined) throw notFound("Profile was not found");
+  return profile;
+}
+
+/** One field of the profile; M_NOT_FOUND when it is unset or the user is unknown. */
+export async function getProfileField(s: Services, requester: Requester | undefined, userId: string, field: ProfileField): Promise<string> {
+  parseUserId(userId);
+  await checkQueryAllowed(s, requester, userId);
+  const value = (await loadProfile(s, userId))[field];
+  if (value === undefined) throw notFound(`The user has no ${field}`);
+  return value;
+}
+
+async function setField(s: Services, r: Requester, userId: string, field: ProfileField, value: string | null): Promise<void> {
+  const { serverName } = parseUserId(userId);
+  if (r.userId !== userId && !r.isAdmin) throw forbidden(`Cannot set another user's ${field}`);
+  if (field === "avatar_url" && r.isGuest) throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guests cannot set an avatar", 403);
+  if (serverName !== s.config.server_name) throw new MatrixError("M_INVALID_PARAM", "User is not hosted on this homeserver", 400);
+  const user = await s.users.get(userId);
+  if (!user || user.deactivated) throw notFound("User not found");
+
+  const enabled = field === "displayname" ? s.config.enable_set_displayname : s.config.enable_set_avatar_url;
+  if (!enabled && !r.isAdmin) {
+    // As Synapse: with changes disabled, a user may still fill a field that is empty.
+    const current = await s.users.getProfile(userId);
+    if ((field === "displayname" ? current?.displayname : current?.avatarUrl) != null)
+      throw forbidden(field === "displayname" ? "Changing display name is disabled on this server" : "Changing avatar is disabled on this server");
+  }
+
+  const max = field === "displayname" ? MAX_DISPLAYNAME_LEN : MAX_AVATAR_URL_LEN;
+  if (value !== null && [...value].length > max)
+    throw new MatrixError("M_TOO_LARGE", `${field === "displayname" ? "Displayname" : "Avatar URL"} is too long (max ${max})`, 400);
+  // An empty value clears the field; display names lose surrounding whitespace.
+  let stored = value;
+  if (stored !== null && field === "displayname") stored = stored.trim();
+  if (stored === "") stored = null;
+
+  await s.db.$transaction((tx) => s.users.setProfileField(tx, userId, field === "displayname" ? "displayname" : "avatarUrl", stored));
+  s.invalidations.publish({ kind: "profile", userId });
+  if (profileChangeHooks.length > 0) {
+    const profile = await loadProfile(s, userId);
+    for (const hook of profileChangeHooks) await hook(s, { userId, requester: r, field, profile });
+  }
+}
+
+/** Sets (or with null or "" clears) a display name: the user's own, or any local user's for a server admin. */
+export function setDisplayName(s: Services, requester: Requester, userId: string, displayname: string | null): Promise<void> {
+  return setField(s, requester, userId, "displayname", displayname);
+}
+
+/** Sets (or with null or "" clears) an avatar URL: the user's own, or any local user's for a server admin. */
+export function setAvatarUrl(s: Services, requester: Requester, userId: string, avatarUrl: string | null): Promise<void> {
+  return setField(s, requester, userId, "avatar_url", avatarUrl);
+}

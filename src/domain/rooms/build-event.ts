@@ -1,0 +1,84 @@
+// Builds a local PDU: prev_events from the forward extremities (at most 20), depth, auth_events chosen by
+// the spec's selection rules from current state, the content hash, our server's signature over the
+// redacted form, and the event id of the room version. Spec: Server-Server API "PDUs", "Auth events
+// selection", "Signing events"; Room Versions "Event IDs".
+import type { Services } from "../services.ts";
+import type { Pdu } from "../events/types.ts";
+import { authTypesForEvent } from "../auth/index.ts";
+import { withContentHash, eventIdOf, referenceHash } from "../events/hashes.ts";
+import { redactEvent } from "../events/redaction.ts";
+import { checkPduSize } from "../events/size.ts";
+import { signJson } from "../signing.ts";
+import { base64Unpadded, MAX_SAFE } from "../canonical-json.ts";
+import { randomString } from "../ids.ts";
+import { stateKeyOf } from "../store/state-groups.ts";
+import type { RoomVersion } from "./room-versions.ts";
+
+export interface EventDraft {
+  type: string;
+  stateKey?: string;
+  sender: string;
+  content: Record<string, unknown>;
+  /** v1–10 redactions put `redacts` at the top level (v11+ keep it in content). */
+  redacts?: string;
+}
+
+export interface BuiltEvent {
+  eventId: string;
+  pdu: Pdu;
+  json: string;
+}
+
+/** The room as the builder needs it: version, state to select auth events from, DAG tips and depth. */
+export interface BuildContext {
+  roomId: string | undefined;
+  version: RoomVersion;
+  state: ReadonlyMap<string, string>;
+  extremities: string[];
+  maxDepth: number;
+}
+
+const MAX_PREV_EVENTS = 20;
+
+export async function buildEvent(s: Services, ctx: BuildContext, draft: EventDraft, now = s.clock.now()): Promise<BuiltEvent> {
+  const v = ctx.version;
+  const serverName = s.config.server_name;
+  const prevIds = ctx.extremities.slice(-MAX_PREV_EVENTS);
+  const authIds = authTypesForEvent(v, draft.type, draft.stateKey, draft.sender, draft.content)
+    .map(([t, k]) => ctx.state.get(stateKeyOf(t, k)))
+    .filter((id): id is string => id !== undefined);
+
+  const pdu: Pdu = {
+    ...(ctx.roomId !== undefined ? { room_id: ctx.roomId } : {}),
+    sender: draft.sender,
+    type: draft.type,
+    content: draft.content,
+    origin_server_ts: now,
+    depth: Math.min(ctx.maxDepth + 1, MAX_SAFE),
+    prev_events: prevIds,
+    auth_events: authIds,
+    hashes: { sha256: "" },
+    signatures: {},
+  };
+  if (draft.stateKey !== undefined) pdu.state_key = draft.stateKey;
+  if (draft.redacts !== undefined && !v.redactsInContent) pdu.redacts = draft.redacts;
+  if (!v.updatedRedactionRules) pdu.origin = serverName;
+
+  if (v.eventIdFormat === "server-assigned") {
+    // v1–2: references carry the referenced event's reference hash, and the id is made up here.
+    const refs = async (ids: string[]) => {
+      const events = await s.rooms.events.getMany(ids);
+      return ids.map((id) => [id, { sha256: base64Unpadded(referenceHash(events.get(id)!.pdu, v)) }] as [string, { sha256: string }]);
+    };
+    pdu.prev_events = await refs(prevIds);
+    pdu.auth_events = await refs(authIds);
+    pdu.event_id = `$${randomString(18)}:${serverName}`;
+  }
+
+  const hashed = withContentHash(pdu);
+  const key = s.signingKeys[0]!;
+  const signed = signJson(redactEvent(hashed, v), serverName, key);
+  hashed.signatures = signed.signatures;
+  checkPduSize(hashed);
+  return { eventId: eventIdOf(hashed, v), pdu: hashed, json: JSON.stringify(hashed) };
+}

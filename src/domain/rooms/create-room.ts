@@ -1,0 +1,160 @@
+// POST /createRoom: the create event, the creator's join, power levels (with the override), preset
+// state (join rules, history visibility, guest access), initial_state, name, topic and invites — all
+// built in order, authorized, and committed in one transaction. Spec: Client-Server API "Creation".
+import { MatrixError } from "../errors.ts";
+import type { Services } from "../services.ts";
+import type { Requester } from "../accounts/requester.ts";
+import { getRoomVersion, type RoomVersion } from "./room-versions.ts";
+import { buildEvent, type EventDraft } from "./build-event.ts";
+import { persistDrafts } from "./persist.ts";
+import type { RoomSnapshot } from "./room-cache.ts";
+import { roomIdFromCreateEvent } from "../events/hashes.ts";
+import { randomString, parseUserId } from "../ids.ts";
+import { isPlainObject } from "../events/types.ts";
+import { memberContentFor } from "./membership.ts";
+import { NAMED_LEVEL_DEFAULTS } from "../auth/index.ts";
+
+export interface CreateRoomRequest {
+  visibility?: unknown;
+  room_alias_name?: unknown;
+  name?: unknown;
+  topic?: unknown;
+  invite?: unknown;
+  invite_3pid?: unknown;
+  room_version?: unknown;
+  creation_content?: unknown;
+  initial_state?: unknown;
+  preset?: unknown;
+  is_direct?: unknown;
+  power_level_content_override?: unknown;
+}
+
+const PRESETS = ["private_chat", "public_chat", "trusted_private_chat"] as const;
+type Preset = (typeof PRESETS)[number];
+
+/** Hooks later capabilities register (aliases from room_alias_name, encryption defaults ...). */
+export const createRoomHooks: {
+  /** Adds drafts after the preset state; may refuse the request. */
+  extraState?: (s: Services, r: Requester, req: CreateRoomRequest, roomId: string, version: RoomVersion) => Promise<EventDraft[]>;
+}[] = [];
+
+function optString(v: unknown, name: string): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "string") throw new MatrixError("M_BAD_JSON", `${name} must be a string`);
+  return v;
+}
+
+function parseRequest(s: Services, req: CreateRoomRequest) {
+  const version = optString(req.room_version, "room_version") ?? s.config.default_room_version;
+  const v = getRoomVersion(version);
+  if (!v) throw new MatrixError("M_UNSUPPORTED_ROOM_VERSION", `Unknown room version ${version}`, 400);
+  const visibility = optString(req.visibility, "visibility") ?? "private";
+  if (visibility !== "public" && visibility !== "private") throw new MatrixError("M_INVALID_PARAM", "visibility must be public or private", 400);
+  const preset = (optString(req.preset, "preset") ?? (visibility === "public" ? "public_chat" : "private_chat")) as Preset;
+  if (!PRESETS.includes(preset)) throw new MatrixError("M_INVALID_PARAM", `Unknown preset ${preset}`, 400);
+  const invites = req.invite ?? [];
+  if (!Array.isArray(invites) || invites.some((u) => typeof u !== "string")) throw new MatrixError("M_BAD_JSON", "invite must be a list of user ids");
+  for (const u of invites as string[]) parseUserId(u);
+  if (req.invite_3pid !== undefined && (!Array.isArray(req.invite_3pid) || req.invite_3pid.length > 0))
+    throw new MatrixError("M_UNRECOGNIZED", "Third-party invites are not supported by this server", 400);
+  const creation = req.creation_content ?? {};
+  if (!isPlainObject(creation)) throw new MatrixError("M_BAD_JSON", "creation_content must be an object");
+  const initial = req.initial_state ?? [];
+  if (!Array.isArray(initial)) throw new MatrixError("M_BAD_JSON", "initial_state must be a list");
+  for (const e of initial) {
+    if (!isPlainObject(e) || typeof e.type !== "string" || !isPlainObject(e.content) || (e.state_key !== undefined && typeof e.state_key !== "string"))
+      throw new MatrixError("M_BAD_JSON", "initial_state entries need type, content and an optional string state_key");
+  }
+  const plOverride = req.power_level_content_override ?? {};
+  if (!isPlainObject(plOverride)) throw new MatrixError("M_BAD_JSON", "power_level_content_override must be an object");
+  if (req.is_direct !== undefined && typeof req.is_direct !== "boolean") throw new MatrixError("M_BAD_JSON", "is_direct must be a boolean");
+  return {
+    v,
+    visibility,
+    preset,
+    invites: [...new Set(invites as string[])],
+    creation,
+    initial: initial as { type: string; state_key?: string; content: Record<string, unknown> }[],
+    plOverride,
+    name: optString(req.name, "name"),
+    topic: optString(req.topic, "topic"),
+    isDirect: req.is_direct === true,
+  };
+}
+
+export async function createRoom(s: Services, r: Requester, req: CreateRoomRequest): Promise<{ room_id: string }> {
+  const p = parseRequest(s, req);
+  const { v } = p;
+  const me = r.userId;
+  for (const u of p.invites) {
+    const { serverName } = parseUserId(u);
+    if (serverName !== s.config.server_name) throw new MatrixError("M_FORBIDDEN", "Inviting users on other servers needs federation, which this server does not offer yet", 403);
+    if (!(await s.users.exists(u))) throw new MatrixError("M_NOT_FOUND", `Unknown user ${u}`, 404);
+  }
+
+  // The create event decides the room id in v12, so it is built first.
+  const createContent: Record<string, unknown> = { ...p.creation, room_version: v.id };
+  if (v.createHasCreator) createContent.creator = me;
+  else delete createContent.creator;
+  const provisionalId = v.roomIdIsCreateEventHash ? undefined : `!${randomString(18)}:${s.config.server_name}`;
+  const empty: RoomSnapshot = {
+    roomId: provisionalId ?? "",
+    version: v,
+    state: new Map(),
+    stateGroup: undefined,
+    extremities: [],
+    maxDepth: 0,
+    createEvent: undefined as never,
+    createEventId: "",
+  };
+  const createBuilt = await buildEvent(s, { roomId: provisionalId, version: v, state: empty.state, extremities: [], maxDepth: 0 }, { type: "m.room.create", stateKey: "", sender: me, content: createContent });
+  const roomId = provisionalId ?? roomIdFromCreateEvent(createBuilt.pdu, v);
+  const room: RoomSnapshot = { ...empty, roomId, createEvent: createBuilt.pdu, createEventId: createBuilt.eventId };
+
+  const creators = new Set([me, ...(v.additionalCreators && Array.isArray(p.creation.additional_creators) ? (p.creation.additional_creators as string[]) : [])]);
+  const users: Record<string, number> = {};
+  if (!v.privilegedCreators) users[me] = 100;
+  if (p.preset === "trusted_private_chat") for (const u of p.invites) if (!(v.privilegedCreators && creators.has(u))) users[u] = 100;
+  const powerLevels: Record<string, unknown> = {
+    users,
+    events: {
+      "m.room.name": 50,
+      "m.room.power_levels": 100,
+      "m.room.history_visibility": 100,
+      "m.room.canonical_alias": 50,
+      "m.room.avatar": 50,
+      "m.room.tombstone": 100,
+      "m.room.server_acl": 100,
+      "m.room.encryption": 100,
+    },
+    ...NAMED_LEVEL_DEFAULTS,
+    historical: 100,
+    ...p.plOverride,
+  };
+
+  const drafts: EventDraft[] = [
+    { type: "m.room.member", stateKey: me, sender: me, content: await memberContentFor(s, me, "join") },
+    { type: "m.room.power_levels", stateKey: "", sender: me, content: powerLevels },
+    { type: "m.room.join_rules", stateKey: "", sender: me, content: { join_rule: p.preset === "public_chat" ? "public" : "invite" } },
+    { type: "m.room.history_visibility", stateKey: "", sender: me, content: { history_visibility: "shared" } },
+  ];
+  if (p.preset !== "public_chat") drafts.push({ type: "m.room.guest_access", stateKey: "", sender: me, content: { guest_access: "can_join" } });
+  for (const hook of createRoomHooks) if (hook.extraState) drafts.push(...(await hook.extraState(s, r, req, roomId, v)));
+  for (const e of p.initial) {
+    // initial_state may not replace what the request says elsewhere (Synapse: the explicit fields win).
+    drafts.push({ type: e.type, stateKey: e.state_key ?? "", sender: me, content: e.content });
+  }
+  if (p.name !== undefined) drafts.push({ type: "m.room.name", stateKey: "", sender: me, content: { name: p.name } });
+  if (p.topic !== undefined) drafts.push({ type: "m.room.topic", stateKey: "", sender: me, content: { topic: p.topic, "m.topic": [{ body: p.topic, mimetype: "text/plain" }] } });
+  for (const u of p.invites) {
+    const content = await memberContentFor(s, u, "invite");
+    if (p.isDirect) content.is_direct = true;
+    drafts.push({ type: "m.room.member", stateKey: u, sender: me, content });
+  }
+
+  const row = { roomId, roomVersion: v.id, creator: me, isPublic: p.visibility === "public" };
+  await s.rooms.lanes.run(roomId, () =>
+    persistDrafts(s, room, [createBuilt, ...drafts], { alsoWrite: (tx) => s.rooms.store.insertRoom(tx, row, s.clock.now()) }),
+  );
+  return { room_id: roomId };
+}

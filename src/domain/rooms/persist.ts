@@ -1,0 +1,156 @@
+// The one way events enter a room (ARCHITECTURE "Events: one way in"). A batch of drafts is built in
+// order against the room as it evolves, each authorized against its auth events, its state-after
+// computed; then everything — event JSON, DAG edges, state groups, current state, memberships, stream
+// positions, transaction id — is written in one transaction. Caches and the notifier are updated only
+// after the commit, so a failure leaves nothing behind. Spec: Server-Server API "Checks performed on
+// receipt of a PDU"; Client-Server API "Room events".
+import type { Services } from "../services.ts";
+import type { Pdu } from "../events/types.ts";
+import { authEventIds, isStateEvent, prevEventIds } from "../events/types.ts";
+import { checkAuth, checkAuthEventsList, stateMapKey } from "../auth/index.ts";
+import { redactsOf } from "../events/redaction.ts";
+import { MatrixError } from "../errors.ts";
+import type { StoredEvent } from "../store/events.ts";
+import type { SqlExecutor } from "../../storage/sql.ts";
+import { stateKeyOf } from "../store/state-groups.ts";
+import { buildEvent, type BuiltEvent, type EventDraft } from "./build-event.ts";
+import type { RoomSnapshot } from "./room-cache.ts";
+
+export interface PersistOptions {
+  /** Records the client's transaction id (for the last event of the batch) in the same transaction. */
+  txn?: { userId: string; deviceKey: string; txnId: string; requestHash: string };
+  /** Extra writes that must commit with the events (e.g. the rooms row of a new room). */
+  alsoWrite?: (tx: SqlExecutor) => Promise<void>;
+}
+
+type Lookup = (id: string) => Promise<Pdu | undefined>;
+
+/** Checks the event against the room version's authorization rules, using its own auth events. */
+export async function authorizeEvent(
+  s: Services,
+  room: Pick<RoomSnapshot, "version" | "createEvent" | "createEventId">,
+  pdu: Pdu,
+  lookup: Lookup,
+): Promise<void> {
+  const ids = authEventIds(pdu);
+  const authEvents: Pdu[] = [];
+  for (const id of ids) {
+    const e = await lookup(id);
+    if (!e) throw new MatrixError("M_FORBIDDEN", `Event references unknown auth event ${id}`, 403);
+    authEvents.push(e);
+  }
+  checkAuthEventsList(pdu, authEvents, room.version);
+  const authState = new Map<string, Pdu>();
+  for (const e of authEvents) authState.set(stateMapKey(e.type, e.state_key ?? ""), e);
+  checkAuth(pdu, authState, room.version, {
+    createEvent: room.createEvent,
+    createEventId: room.createEventId,
+    // Local events are signed by this server as they are built.
+    verifyServerSignature: (_event, serverName) => serverName === s.config.server_name,
+  });
+}
+
+interface Planned extends BuiltEvent {
+  stateBefore: ReadonlyMap<string, string>;
+  stateAfter: ReadonlyMap<string, string>;
+  replacesState: string | null;
+  prevIds: string[];
+}
+
+/**
+ * Builds, authorizes and persists `drafts` in order on top of `room` (the caller holds the room's lane).
+ * `room` may be a room being created: then its first item is the (already built) create event.
+ */
+export async function persistDrafts(
+  s: Services,
+  room: RoomSnapshot,
+  drafts: (EventDraft | BuiltEvent)[],
+  opts: PersistOptions = {},
+): Promise<StoredEvent[]> {
+  const pending = new Map<string, Pdu>();
+  const lookup: Lookup = async (id) => pending.get(id) ?? (await s.rooms.events.get(id))?.pdu;
+  let cur = room;
+  const planned: Planned[] = [];
+  for (const draft of drafts) {
+    const built =
+      "pdu" in draft
+        ? draft
+        : await buildEvent(s, { roomId: cur.roomId, version: cur.version, state: cur.state, extremities: cur.extremities, maxDepth: cur.maxDepth }, draft);
+    await authorizeEvent(s, cur, built.pdu, lookup);
+    const key = isStateEvent(built.pdu) ? stateKeyOf(built.pdu.type, built.pdu.state_key!) : undefined;
+    const stateAfter = key ? new Map(cur.state).set(key, built.eventId) : cur.state;
+    const prevIds = prevEventIds(built.pdu);
+    planned.push({ ...built, stateBefore: cur.state, stateAfter, replacesState: key ? (cur.state.get(key) ?? null) : null, prevIds });
+    pending.set(built.eventId, built.pdu);
+    cur = {
+      ...cur,
+      state: stateAfter,
+      extremities: [...cur.extremities.filter((id) => !prevIds.includes(id)), built.eventId],
+      maxDepth: Math.max(cur.maxDepth, built.pdu.depth),
+    };
+  }
+  return commit(s, room, planned, opts);
+}
+
+async function commit(s: Services, room: RoomSnapshot, planned: Planned[], opts: PersistOptions): Promise<StoredEvent[]> {
+  const now = s.clock.now();
+  let group = room.stateGroup;
+  const stored = await s.storage.sql.transaction(async (tx) => {
+    await opts.alsoWrite?.(tx);
+    const out: StoredEvent[] = [];
+    for (const [i, p] of planned.entries()) {
+      const { pdu, eventId } = p;
+      const isState = isStateEvent(pdu);
+      if (isState || group === undefined) {
+        const prev = group !== undefined ? { id: group, state: p.stateBefore } : undefined;
+        group = await s.rooms.stateGroups.create(tx, room.roomId, eventId, p.stateAfter, prev);
+      }
+      const redacts = pdu.type === "m.room.redaction" ? redactsOf(pdu, room.version) : undefined;
+      const streamOrdering = await s.rooms.events.insert(tx, {
+        eventId,
+        roomId: room.roomId,
+        pdu,
+        json: p.json,
+        stateGroup: group,
+        replacesState: p.replacesState,
+        prevEvents: p.prevIds,
+        authEvents: authEventIds(pdu),
+        redacts,
+      });
+      if (isState) {
+        await s.rooms.store.updateCurrentState(tx, room.roomId, p.stateBefore, p.stateAfter);
+        if (pdu.type === "m.room.member") {
+          const c = pdu.content as { membership?: string; displayname?: unknown; avatar_url?: unknown };
+          await s.rooms.store.upsertMembership(tx, {
+            roomId: room.roomId,
+            userId: pdu.state_key!,
+            membership: String(c.membership),
+            eventId,
+            sender: pdu.sender,
+            displayname: typeof c.displayname === "string" ? c.displayname : null,
+            avatarUrl: typeof c.avatar_url === "string" ? c.avatar_url : null,
+            streamOrdering,
+          });
+        }
+      }
+      if (opts.txn && i === planned.length - 1) await s.rooms.events.insertTxn(tx, { ...opts.txn, eventId, roomId: room.roomId, now });
+      out.push({ eventId, roomId: room.roomId, streamOrdering, stateGroup: group, replacesState: p.replacesState, rejectedReason: null, outlier: false, pdu, json: p.json });
+    }
+    return out;
+  });
+
+  const last = planned[planned.length - 1]!;
+  const allPrev = new Set(planned.flatMap((p) => p.prevIds));
+  s.rooms.cache.set(room.roomId, {
+    ...room,
+    state: last.stateAfter,
+    stateGroup: group,
+    extremities: [...room.extremities.filter((id) => !allPrev.has(id)), last.eventId],
+    maxDepth: Math.max(room.maxDepth, ...planned.map((p) => p.pdu.depth)),
+  });
+  for (const e of stored) {
+    s.rooms.events.remember(e);
+    s.rooms.notifier.newEvent({ roomId: e.roomId, eventId: e.eventId, streamOrdering: e.streamOrdering, type: e.pdu.type, stateKey: e.pdu.state_key, sender: e.pdu.sender });
+  }
+  return stored;
+}

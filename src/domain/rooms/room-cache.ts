@@ -1,0 +1,58 @@
+// The in-memory picture of each room a process writes to: version, current state, state group, forward
+// extremities and depth. Loaded once from storage, then updated by the pipeline after each commit, so
+// building and authorizing a new event reads no rows at all.
+import type { Services } from "../services.ts";
+import { resolveRoomVersion, type RoomVersion } from "./room-versions.ts";
+import type { Pdu } from "../events/types.ts";
+import { MatrixError } from "../errors.ts";
+import { stateKeyOf } from "../store/state-groups.ts";
+
+export interface RoomSnapshot {
+  roomId: string;
+  version: RoomVersion;
+  /** (type, state_key) key → event id. Never mutated in place: replaced on each state change. */
+  state: ReadonlyMap<string, string>;
+  /** The state group holding `state`, if one does (one forward extremity); else undefined. */
+  stateGroup: number | undefined;
+  extremities: string[];
+  maxDepth: number;
+  createEvent: Pdu;
+  createEventId: string;
+}
+
+export async function loadRoom(s: Services, roomId: string): Promise<RoomSnapshot | undefined> {
+  const cached = s.rooms.cache.get(roomId);
+  if (cached) return cached;
+  const room = await s.rooms.store.getRoom(roomId);
+  if (!room) return undefined;
+  const state = await s.rooms.store.currentState(roomId);
+  const extremities = await s.rooms.events.extremities(roomId);
+  const ext = await s.rooms.events.getMany(extremities);
+  const createId = state.get(stateKeyOf("m.room.create", ""));
+  const create = createId ? await s.rooms.events.get(createId) : undefined;
+  if (!create) throw new MatrixError("M_UNKNOWN", `Room ${roomId} has no create event`, 500);
+  const snap: RoomSnapshot = {
+    roomId,
+    version: resolveRoomVersion(room.roomVersion),
+    state,
+    stateGroup: extremities.length === 1 ? ext.get(extremities[0]!)?.stateGroup : undefined,
+    extremities,
+    maxDepth: Math.max(0, ...[...ext.values()].map((e) => e.pdu.depth)),
+    createEvent: create.pdu,
+    createEventId: create.eventId,
+  };
+  s.rooms.cache.set(roomId, snap);
+  return snap;
+}
+
+export async function requireRoom(s: Services, roomId: string): Promise<RoomSnapshot> {
+  const room = await loadRoom(s, roomId);
+  if (!room) throw new MatrixError("M_NOT_FOUND", "Unknown room", 404);
+  return room;
+}
+
+/** The current state event of a room for (type, stateKey), if any. */
+export async function currentStateEvent(s: Services, room: RoomSnapshot, type: string, stateKey = ""): Promise<Pdu | undefined> {
+  const id = room.state.get(stateKeyOf(type, stateKey));
+  return id ? (await s.rooms.events.get(id))?.pdu : undefined;
+}

@@ -1,0 +1,158 @@
+// Sending room events: messages with per-device transaction ids (a retry returns the same event; the
+// same id with another request is refused), state events (an identical re-send is a no-op, as in
+// Synapse), and redactions (v1–10 put `redacts` at the top level, v11+ in content). rc_message applies.
+// Spec: Client-Server API "Sending events to a room", "Redactions", "Transaction identifiers".
+import { createHash } from "node:crypto";
+import { MatrixError } from "../errors.ts";
+import type { Services } from "../services.ts";
+import type { Requester } from "../accounts/requester.ts";
+import { canonicalJson } from "../canonical-json.ts";
+import { appendEvent } from "./append.ts";
+import { currentStateEvent, requireRoom } from "./room-cache.ts";
+import { powerLevelsOf } from "./power-levels.ts";
+import { stateKeyOf } from "../store/state-groups.ts";
+import { joinRoom, leaveRoom } from "./membership.ts";
+
+export function deviceKeyOf(r: Requester): string {
+  return r.deviceId ?? (r.accessTokenId ? `token:${r.accessTokenId}` : `as:${r.appserviceId ?? ""}`);
+}
+
+function checkEventType(type: string): void {
+  if (type.length === 0 || Buffer.byteLength(type) > 255) throw new MatrixError("M_INVALID_PARAM", "Event type must be 1 to 255 bytes", 400);
+}
+
+function rateLimit(s: Services, r: Requester): void {
+  if (r.isAdmin) return;
+  if (r.appserviceId && !s.config.app_services.find((a) => a.id === r.appserviceId)?.rate_limited) return;
+  s.ratelimiter.check(`message:${r.userId}`, s.config.rc_message);
+}
+
+async function withTxn(
+  s: Services,
+  r: Requester,
+  txnId: string,
+  request: unknown,
+  send: (txn: { userId: string; deviceKey: string; txnId: string; requestHash: string }) => Promise<string>,
+): Promise<{ event_id: string }> {
+  const deviceKey = deviceKeyOf(r);
+  const requestHash = createHash("sha256").update(canonicalJson(request)).digest("base64");
+  const seen = await s.rooms.events.findTxn(r.userId, deviceKey, txnId);
+  if (seen) {
+    if (seen.requestHash !== requestHash)
+      throw new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400);
+    return { event_id: seen.eventId };
+  }
+  try {
+    return { event_id: await send({ userId: r.userId, deviceKey, txnId, requestHash }) };
+  } catch (err) {
+    // Two concurrent requests with one txnId: the loser finds the winner's row.
+    const again = await s.rooms.events.findTxn(r.userId, deviceKey, txnId);
+    if (again && again.requestHash === requestHash) return { event_id: again.eventId };
+    throw err;
+  }
+}
+
+export async function sendMessage(
+  s: Services,
+  r: Requester,
+  roomId: string,
+  type: string,
+  txnId: string,
+  content: Record<string, unknown>,
+): Promise<{ event_id: string }> {
+  checkEventType(type);
+  return withTxn(s, r, txnId, { kind: "send", roomId, type, content }, async (txn) => {
+    rateLimit(s, r);
+    if (type === "m.room.redaction") {
+      const redacts = content.redacts;
+      if (typeof redacts !== "string") throw new MatrixError("M_BAD_JSON", "m.room.redaction needs content.redacts", 400);
+      return (await redactDraft(s, r, roomId, redacts, content, txn)).eventId;
+    }
+    const e = await appendEvent(s, roomId, { type, sender: r.userId, content }, { txn });
+    return e.eventId;
+  });
+}
+
+export async function sendStateEvent(
+  s: Services,
+  r: Requester,
+  roomId: string,
+  type: string,
+  stateKey: string,
+  content: Record<string, unknown>,
+): Promise<{ event_id: string }> {
+  checkEventType(type);
+  if (type === "m.room.member") return sendMemberState(s, r, roomId, stateKey, content);
+  rateLimit(s, r);
+  const e = await appendEvent(s, roomId, async (room) => {
+    const current = room.state.get(stateKeyOf(type, stateKey));
+    if (current) {
+      const existing = await s.rooms.events.get(current);
+      if (existing && existing.pdu.sender === r.userId && canonicalJson(existing.pdu.content) === canonicalJson(content)) return { alreadyDone: existing };
+    }
+    for (const hook of stateEventChecks) await hook(s, r, room.roomId, type, stateKey, content);
+    return { type, stateKey, sender: r.userId, content };
+  });
+  return { event_id: e.eventId };
+}
+
+/** Checks other capabilities add for particular state events (e.g. m.room.canonical_alias → M_BAD_ALIAS). */
+export const stateEventChecks: ((s: Services, r: Requester, roomId: string, type: string, stateKey: string, content: Record<string, unknown>) => Promise<void>)[] = [];
+
+/** m.room.member through the state API goes through the membership rules, like /join or /leave. */
+async function sendMemberState(s: Services, r: Requester, roomId: string, stateKey: string, content: Record<string, unknown>): Promise<{ event_id: string }> {
+  const membership = content.membership;
+  if (typeof membership !== "string") throw new MatrixError("M_BAD_JSON", "m.room.member needs content.membership", 400);
+  if (stateKey === r.userId && membership === "join") await joinRoom(s, r, roomId);
+  else if (stateKey === r.userId && membership === "leave") await leaveRoom(s, r, roomId);
+  else {
+    const e = await appendEvent(s, roomId, { type: "m.room.member", stateKey, sender: r.userId, content });
+    return { event_id: e.eventId };
+  }
+  const room = await requireRoom(s, roomId);
+  return { event_id: room.state.get(stateKeyOf("m.room.member", stateKey))! };
+}
+
+async function redactDraft(
+  s: Services,
+  r: Requester,
+  roomId: string,
+  redacts: string,
+  body: Record<string, unknown>,
+  txn?: { userId: string; deviceKey: string; txnId: string; requestHash: string },
+) {
+  return appendEvent(
+    s,
+    roomId,
+    async (room) => {
+      const target = await s.rooms.events.get(redacts);
+      if (!target || target.roomId !== roomId) throw new MatrixError("M_NOT_FOUND", "Event not found", 404);
+      if (target.pdu.sender !== r.userId) {
+        const powers = await powerLevelsOf(s, room);
+        if (powers.user(r.userId) < powers.named("redact"))
+          throw new MatrixError("M_FORBIDDEN", "You don't have permission to redact events of other users", 403);
+      }
+      const content: Record<string, unknown> = {};
+      if (typeof body.reason === "string") content.reason = body.reason;
+      if (room.version.redactsInContent) content.redacts = redacts;
+      return { type: "m.room.redaction", sender: r.userId, content, redacts };
+    },
+    { txn },
+  );
+}
+
+export async function redactEvent(
+  s: Services,
+  r: Requester,
+  roomId: string,
+  eventId: string,
+  txnId: string,
+  body: Record<string, unknown>,
+): Promise<{ event_id: string }> {
+  if (body.reason !== undefined && typeof body.reason !== "string") throw new MatrixError("M_BAD_JSON", "reason must be a string");
+  return withTxn(s, r, txnId, { kind: "redact", roomId, eventId, body }, async (txn) => {
+    rateLimit(s, r);
+    return (await redactDraft(s, r, roomId, eventId, body, txn)).eventId;
+  });
+}
+

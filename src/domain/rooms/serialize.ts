@@ -1,0 +1,74 @@
+// Serializes stored events for clients in batches: unsigned.age, transaction_id for the requesting device,
+// prev_content / prev_sender / replaces_state for state events, and redaction (pruned content plus
+// unsigned.redacted_because). One query per kind of lookup per batch, never one per event.
+import type { Services } from "../services.ts";
+import type { Requester } from "../accounts/requester.ts";
+import type { StoredEvent } from "../store/events.ts";
+import { toClientEvent, type ClientEvent } from "../events/format.ts";
+import { redactEvent } from "../events/redaction.ts";
+import { resolveRoomVersion } from "./room-versions.ts";
+import { deviceKeyOf } from "./send.ts";
+
+export interface SerializeOptions {
+  omitRoomId?: boolean;
+  /** Extra unsigned fields per event id (e.g. m.relations from the relations capability). */
+  extraUnsigned?: Map<string, Record<string, unknown>>;
+}
+
+/** Hooks adding unsigned data per batch (relations aggregation arrives with the relations capability). */
+export const unsignedHooks: ((s: Services, r: Requester | undefined, events: StoredEvent[]) => Promise<Map<string, Record<string, unknown>>>)[] = [];
+
+export async function serializeEvents(
+  s: Services,
+  r: Requester | undefined,
+  roomVersionOf: (roomId: string) => Promise<string>,
+  events: StoredEvent[],
+  opts: SerializeOptions = {},
+): Promise<ClientEvent[]> {
+  if (events.length === 0) return [];
+  const ids = events.map((e) => e.eventId);
+  const now = s.clock.now();
+  const replaced = await s.rooms.events.getMany(events.map((e) => e.replacesState).filter((x): x is string => !!x));
+  const redactions = await s.rooms.events.redactionsOf(ids);
+  const redactionEvents = await s.rooms.events.getMany([...redactions.values()].flat());
+  const txnIds = r ? await s.rooms.events.txnIdsFor(r.userId, deviceKeyOf(r), ids.filter((_, i) => events[i]!.pdu.sender === r.userId)) : new Map();
+  const extra = new Map(opts.extraUnsigned ?? []);
+  for (const hook of unsignedHooks) for (const [id, fields] of await hook(s, r, events)) extra.set(id, { ...extra.get(id), ...fields });
+
+  const out: ClientEvent[] = [];
+  for (const e of events) {
+    const v = resolveRoomVersion(await roomVersionOf(e.roomId));
+    const redactedBy = (redactions.get(e.eventId) ?? []).map((id) => redactionEvents.get(id)).find((x) => x !== undefined);
+    const prev = e.replacesState ? replaced.get(e.replacesState) : undefined;
+    const pdu = redactedBy ? redactEvent(e.pdu, v) : e.pdu;
+    out.push(
+      toClientEvent(pdu, {
+        roomVersion: v,
+        eventId: e.eventId,
+        roomId: e.roomId,
+        omitRoomId: opts.omitRoomId,
+        now,
+        transactionId: txnIds.get(e.eventId),
+        prevContent: prev?.pdu.content,
+        prevSender: prev?.pdu.sender,
+        replacesState: e.replacesState ?? undefined,
+        redactedBecause: redactedBy ? toClientEvent(redactedBy.pdu, { roomVersion: v, eventId: redactedBy.eventId, roomId: e.roomId, now }) : undefined,
+        extraUnsigned: extra.get(e.eventId),
+      }),
+    );
+  }
+  return out;
+}
+
+/** A room-version lookup with a per-call memo, for serializeEvents. */
+export function roomVersionLookup(s: Services): (roomId: string) => Promise<string> {
+  const memo = new Map<string, string>();
+  return async (roomId) => {
+    let v = memo.get(roomId);
+    if (!v) {
+      v = (await s.rooms.store.getRoom(roomId))?.roomVersion ?? "1";
+      memo.set(roomId, v);
+    }
+    return v;
+  };
+}

@@ -1,0 +1,47 @@
+// History visibility (spec: Client-Server API "History visibility"): which of a room's events a user may
+// see, from the user's membership and the room's m.room.history_visibility at each event. world_readable:
+// everyone; shared: members who are joined now, or were at the event; invited: invited or joined at the
+// event; joined: joined at the event. A change of visibility is judged by the stricter of before/after.
+import type { Services } from "../services.ts";
+import type { StoredEvent } from "../store/events.ts";
+import { stateKeyOf } from "../store/state-groups.ts";
+
+const STRICTNESS = ["world_readable", "shared", "invited", "joined"];
+
+function stricter(a: string, b: string): string {
+  return STRICTNESS.indexOf(a) >= STRICTNESS.indexOf(b) ? a : b;
+}
+
+export async function filterVisible(s: Services, userId: string, events: StoredEvent[], currentMembership: string | undefined): Promise<StoredEvent[]> {
+  if (events.length === 0) return events;
+  const groups = new Map<number, ReadonlyMap<string, string>>();
+  for (const e of events) if (!groups.has(e.stateGroup)) groups.set(e.stateGroup, await s.rooms.stateGroups.get(e.stateGroup));
+  const wanted = new Set<string>();
+  const hvKey = stateKeyOf("m.room.history_visibility", "");
+  const memberKey = stateKeyOf("m.room.member", userId);
+  for (const g of groups.values()) {
+    const hv = g.get(hvKey);
+    const m = g.get(memberKey);
+    if (hv) wanted.add(hv);
+    if (m) wanted.add(m);
+  }
+  for (const e of events) if (e.pdu.type === "m.room.history_visibility" && e.replacesState) wanted.add(e.replacesState);
+  const stateEvents = await s.rooms.events.getMany(wanted);
+  const contentOf = (id: string | undefined, field: string) => {
+    const v = id ? stateEvents.get(id)?.pdu.content[field] : undefined;
+    return typeof v === "string" ? v : undefined;
+  };
+  return events.filter((e) => {
+    const g = groups.get(e.stateGroup)!;
+    let visibility = contentOf(g.get(hvKey), "history_visibility") ?? "shared";
+    if (e.pdu.type === "m.room.history_visibility") visibility = stricter(visibility, contentOf(e.replacesState ?? undefined, "history_visibility") ?? "shared");
+    if (visibility === "world_readable") return true;
+    const membership = contentOf(g.get(memberKey), "membership");
+    if (membership === "join") return true;
+    // A user always sees the event that changed their own membership.
+    if (e.pdu.type === "m.room.member" && e.pdu.state_key === userId) return true;
+    if (visibility === "shared") return currentMembership === "join";
+    if (visibility === "invited") return membership === "invite";
+    return false;
+  });
+}

@@ -1,0 +1,26 @@
+// GET /capabilities: what this server lets the requesting user do, derived from configuration.
+// Spec: Client-Server API "Capabilities negotiation".
+import type { Services } from "../services.ts";
+import { KNOWN_ROOM_VERSIONS, getRoomVersion } from "../rooms/room-versions.ts";
+
+export interface Capabilities {
+  capabilities: Record<string, Record<string, unknown>>;
+}
+
+export function capabilities(s: Services): Capabilities {
+  const { config } = s;
+  const available: Record<string, "stable" | "unstable"> = {};
+  for (const id of KNOWN_ROOM_VERSIONS) available[id] = getRoomVersion(id)?.stability ?? "unstable";
+  return {
+    capabilities: {
+      // As Synapse: a password can be changed when password auth against the local database is on.
+      "m.change_password": { enabled: config.password_config.enabled && config.password_config.localdb_enabled },
+      "m.room_versions": { default: config.default_room_version, available },
+      "m.set_displayname": { enabled: config.enable_set_displayname },
+      "m.set_avatar_url": { enabled: config.enable_set_avatar_url },
+      // Weft stores no third-party identifiers.
+      "m.3pid_changes": { enabled: false },
+      "m.get_login_token": { enabled: config.login_via_existing_session.enabled },
+    },
+  };
+}

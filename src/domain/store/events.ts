@@ -1,0 +1,195 @@
+// Repository of events (events, event_edges, event_auth, forward_extremities, redactions, event_txn_ids)
+// over raw SQL: this is the hot path of sending and reading. Event JSON is stored exactly as signed.
+import type { Sql, SqlExecutor } from "../../storage/sql.ts";
+import type { Pdu } from "../events/types.ts";
+import { LruCache } from "../cache/lru.ts";
+import { idAllocator, type IdAllocator } from "./ids.ts";
+
+export interface StoredEvent {
+  eventId: string;
+  roomId: string;
+  streamOrdering: number;
+  stateGroup: number;
+  replacesState: string | null;
+  rejectedReason: string | null;
+  outlier: boolean;
+  pdu: Pdu;
+  /** The exact signed JSON text. */
+  json: string;
+}
+
+interface EventRow {
+  event_id: string;
+  room_id: string;
+  stream_ordering: number;
+  state_group: number;
+  replaces_state: string | null;
+  rejected_reason: string | null;
+  outlier: number | boolean;
+  json: string;
+}
+
+const COLUMNS = "event_id, room_id, stream_ordering, state_group, replaces_state, rejected_reason, outlier, json";
+
+function toStored(r: EventRow): StoredEvent {
+  return {
+    eventId: r.event_id,
+    roomId: r.room_id,
+    streamOrdering: Number(r.stream_ordering),
+    stateGroup: Number(r.state_group),
+    replacesState: r.replaces_state,
+    rejectedReason: r.rejected_reason,
+    outlier: Boolean(r.outlier),
+    json: r.json,
+    pdu: JSON.parse(r.json) as Pdu,
+  };
+}
+
+export interface NewEvent {
+  eventId: string;
+  roomId: string;
+  pdu: Pdu;
+  json: string;
+  stateGroup: number;
+  replacesState: string | null;
+  prevEvents: string[];
+  authEvents: string[];
+  redacts?: string;
+}
+
+export class EventStore {
+  readonly streamIds: IdAllocator;
+  constructor(private readonly sql: Sql, private readonly cache: LruCache<string, StoredEvent>) {
+    this.streamIds = idAllocator(sql, "events", "stream_ordering", "events_stream_seq");
+  }
+
+  /** Writes the event row, its edges and auth links, and moves the room's forward extremities. */
+  async insert(tx: SqlExecutor, e: NewEvent): Promise<number> {
+    const pos = await this.streamIds.next(tx);
+    const p = e.pdu;
+    const containsUrl = typeof (p.content as Record<string, unknown>)?.url === "string";
+    await tx.run(
+      `INSERT INTO events (stream_ordering, event_id, room_id, type, state_key, sender, depth, origin_server_ts, json, replaces_state, state_group, outlier, contains_url)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [pos, e.eventId, e.roomId, p.type, p.state_key ?? null, p.sender, p.depth, p.origin_server_ts, e.json, e.replacesState, e.stateGroup, false, containsUrl],
+    );
+    const roomId = e.roomId;
+    for (const prev of e.prevEvents) {
+      await tx.run(`INSERT INTO event_edges (event_id, prev_event_id, room_id) VALUES (?, ?, ?)`, [e.eventId, prev, roomId]);
+      await tx.run(`DELETE FROM forward_extremities WHERE room_id = ? AND event_id = ?`, [roomId, prev]);
+    }
+    for (const a of e.authEvents) await tx.run(`INSERT INTO event_auth (event_id, auth_id) VALUES (?, ?)`, [e.eventId, a]);
+    await tx.run(`INSERT INTO forward_extremities (room_id, event_id) VALUES (?, ?)`, [roomId, e.eventId]);
+    if (e.redacts) await tx.run(`INSERT INTO redactions (event_id, redacts, room_id) VALUES (?, ?, ?)`, [e.eventId, e.redacts, roomId]);
+    return pos;
+  }
+
+  remember(e: StoredEvent): void {
+    this.cache.set(e.eventId, e);
+  }
+
+  async get(eventId: string): Promise<StoredEvent | undefined> {
+    const hit = this.cache.get(eventId);
+    if (hit) return hit;
+    const row = await this.sql.get<EventRow>(`SELECT ${COLUMNS} FROM events WHERE event_id = ?`, [eventId]);
+    if (!row) return undefined;
+    const e = toStored(row);
+    this.cache.set(eventId, e);
+    return e;
+  }
+
+  /** Several events by id in one query (missing ids are absent from the map). */
+  async getMany(eventIds: Iterable<string>): Promise<Map<string, StoredEvent>> {
+    const out = new Map<string, StoredEvent>();
+    const missing: string[] = [];
+    for (const id of new Set(eventIds)) {
+      const hit = this.cache.get(id);
+      if (hit) out.set(id, hit);
+      else missing.push(id);
+    }
+    for (let i = 0; i < missing.length; i += 500) {
+      const chunk = missing.slice(i, i + 500);
+      const rows = await this.sql.all<EventRow>(`SELECT ${COLUMNS} FROM events WHERE event_id IN (${chunk.map(() => "?").join(",")})`, chunk);
+      for (const r of rows) {
+        const e = toStored(r);
+        this.cache.set(e.eventId, e);
+        out.set(e.eventId, e);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * A page of a room's events by stream position: those with `after < position <= upTo`, newest first
+   * (dir "b") or oldest first (dir "f").
+   */
+  async page(roomId: string, opts: { after: number; upTo: number; dir: "b" | "f"; limit: number }): Promise<StoredEvent[]> {
+    const order = opts.dir === "b" ? "DESC" : "ASC";
+    const rows = await this.sql.all<EventRow>(
+      `SELECT ${COLUMNS} FROM events WHERE room_id = ? AND outlier = ? AND stream_ordering > ? AND stream_ordering <= ? ORDER BY stream_ordering ${order} LIMIT ?`,
+      [roomId, false, opts.after, opts.upTo, opts.limit],
+    );
+    return rows.map((r) => {
+      const e = toStored(r);
+      this.cache.set(e.eventId, e);
+      return e;
+    });
+  }
+
+  /** Transaction ids of `eventIds` sent by one device (for unsigned.transaction_id). */
+  async txnIdsFor(userId: string, deviceKey: string, eventIds: string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (let i = 0; i < eventIds.length; i += 500) {
+      const chunk = eventIds.slice(i, i + 500);
+      if (chunk.length === 0) continue;
+      const rows = await this.sql.all<{ event_id: string; txn_id: string }>(
+        `SELECT event_id, txn_id FROM event_txn_ids WHERE user_id = ? AND device_key = ? AND event_id IN (${chunk.map(() => "?").join(",")})`,
+        [userId, deviceKey, ...chunk],
+      );
+      for (const r of rows) out.set(r.event_id, r.txn_id);
+    }
+    return out;
+  }
+
+  async extremities(roomId: string): Promise<string[]> {
+    const rows = await this.sql.all<{ event_id: string }>(`SELECT event_id FROM forward_extremities WHERE room_id = ?`, [roomId]);
+    return rows.map((r) => r.event_id);
+  }
+
+  async maxStreamOrdering(): Promise<number> {
+    const r = await this.sql.get<{ m: number | null }>(`SELECT MAX(stream_ordering) AS m FROM events`);
+    return Number(r?.m ?? 0);
+  }
+
+  /** The redaction events that apply to each of `eventIds`. */
+  async redactionsOf(eventIds: string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    for (let i = 0; i < eventIds.length; i += 500) {
+      const chunk = eventIds.slice(i, i + 500);
+      if (chunk.length === 0) continue;
+      const rows = await this.sql.all<{ event_id: string; redacts: string }>(
+        `SELECT event_id, redacts FROM redactions WHERE redacts IN (${chunk.map(() => "?").join(",")})`,
+        chunk,
+      );
+      for (const r of rows) out.set(r.redacts, [...(out.get(r.redacts) ?? []), r.event_id]);
+    }
+    return out;
+  }
+
+  // Transaction ids (idempotent sends).
+
+  async findTxn(userId: string, deviceKey: string, txnId: string): Promise<{ eventId: string; requestHash: string } | undefined> {
+    const r = await this.sql.get<{ event_id: string; request_hash: string }>(
+      `SELECT event_id, request_hash FROM event_txn_ids WHERE user_id = ? AND device_key = ? AND txn_id = ?`,
+      [userId, deviceKey, txnId],
+    );
+    return r && { eventId: r.event_id, requestHash: r.request_hash };
+  }
+
+  async insertTxn(tx: SqlExecutor, t: { userId: string; deviceKey: string; txnId: string; requestHash: string; eventId: string; roomId: string; now: number }): Promise<void> {
+    await tx.run(
+      `INSERT INTO event_txn_ids (user_id, device_key, txn_id, request_hash, event_id, room_id, created_ts) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      [t.userId, t.deviceKey, t.txnId, t.requestHash, t.eventId, t.roomId, t.now],
+    );
+  }
+}

@@ -1,0 +1,108 @@
+// Repository of rooms, their current state and current memberships (rooms, current_state_events,
+// room_memberships), over raw SQL: written with every state event, read on every membership check.
+import type { Sql, SqlExecutor } from "../../storage/sql.ts";
+import { stateKeyOf, type StateMap } from "./state-groups.ts";
+
+export interface RoomRow {
+  roomId: string;
+  roomVersion: string;
+  creator: string;
+  isPublic: boolean;
+}
+
+export interface MembershipRow {
+  roomId: string;
+  userId: string;
+  membership: string;
+  eventId: string;
+  sender: string;
+  displayname: string | null;
+  avatarUrl: string | null;
+  streamOrdering: number;
+  forgotten: boolean;
+}
+
+export class RoomStore {
+  constructor(private readonly sql: Sql) {}
+
+  async insertRoom(tx: SqlExecutor, r: RoomRow, now: number): Promise<void> {
+    await tx.run(`INSERT INTO rooms (room_id, room_version, creator, is_public, created_ts) VALUES (?, ?, ?, ?, ?)`, [r.roomId, r.roomVersion, r.creator, r.isPublic, now]);
+  }
+
+  async getRoom(roomId: string): Promise<RoomRow | undefined> {
+    const r = await this.sql.get<{ room_id: string; room_version: string; creator: string; is_public: number | boolean }>(
+      `SELECT room_id, room_version, creator, is_public FROM rooms WHERE room_id = ?`,
+      [roomId],
+    );
+    return r && { roomId: r.room_id, roomVersion: r.room_version, creator: r.creator, isPublic: Boolean(r.is_public) };
+  }
+
+  async setPublic(roomId: string, isPublic: boolean): Promise<void> {
+    await this.sql.run(`UPDATE rooms SET is_public = ? WHERE room_id = ?`, [isPublic, roomId]);
+  }
+
+  async currentState(roomId: string): Promise<Map<string, string>> {
+    const rows = await this.sql.all<{ type: string; state_key: string; event_id: string }>(
+      `SELECT type, state_key, event_id FROM current_state_events WHERE room_id = ?`,
+      [roomId],
+    );
+    return new Map(rows.map((r) => [stateKeyOf(r.type, r.state_key), r.event_id]));
+  }
+
+  /** Writes the entries of `after` that differ from `before` into current state. */
+  async updateCurrentState(tx: SqlExecutor, roomId: string, before: StateMap, after: StateMap): Promise<void> {
+    for (const [k, eventId] of after) {
+      if (before.get(k) === eventId) continue;
+      const sep = k.indexOf("\u0000");
+      const type = k.slice(0, sep);
+      const stateKey = k.slice(sep + 1);
+      const changed = await tx.run(`UPDATE current_state_events SET event_id = ? WHERE room_id = ? AND type = ? AND state_key = ?`, [eventId, roomId, type, stateKey]);
+      if (changed === 0)
+        await tx.run(`INSERT INTO current_state_events (room_id, type, state_key, event_id) VALUES (?, ?, ?, ?)`, [roomId, type, stateKey, eventId]);
+    }
+  }
+
+  async upsertMembership(tx: SqlExecutor, m: Omit<MembershipRow, "forgotten">): Promise<void> {
+    const changed = await tx.run(
+      `UPDATE room_memberships SET membership = ?, event_id = ?, sender = ?, displayname = ?, avatar_url = ?, stream_ordering = ?, forgotten = ? WHERE room_id = ? AND user_id = ?`,
+      [m.membership, m.eventId, m.sender, m.displayname, m.avatarUrl, m.streamOrdering, false, m.roomId, m.userId],
+    );
+    if (changed === 0)
+      await tx.run(
+        `INSERT INTO room_memberships (room_id, user_id, membership, event_id, sender, displayname, avatar_url, stream_ordering, forgotten) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [m.roomId, m.userId, m.membership, m.eventId, m.sender, m.displayname, m.avatarUrl, m.streamOrdering, false],
+      );
+  }
+
+  async membership(roomId: string, userId: string): Promise<MembershipRow | undefined> {
+    const r = await this.sql.get<Record<string, unknown>>(`SELECT * FROM room_memberships WHERE room_id = ? AND user_id = ?`, [roomId, userId]);
+    return r && toMembership(r);
+  }
+
+  async membersOf(roomId: string): Promise<MembershipRow[]> {
+    return (await this.sql.all<Record<string, unknown>>(`SELECT * FROM room_memberships WHERE room_id = ?`, [roomId])).map(toMembership);
+  }
+
+  async roomsOfUser(userId: string, membership: string): Promise<string[]> {
+    const rows = await this.sql.all<{ room_id: string }>(`SELECT room_id FROM room_memberships WHERE user_id = ? AND membership = ?`, [userId, membership]);
+    return rows.map((r) => r.room_id);
+  }
+
+  async forget(roomId: string, userId: string): Promise<void> {
+    await this.sql.run(`UPDATE room_memberships SET forgotten = ? WHERE room_id = ? AND user_id = ?`, [true, roomId, userId]);
+  }
+}
+
+function toMembership(r: Record<string, unknown>): MembershipRow {
+  return {
+    roomId: r.room_id as string,
+    userId: r.user_id as string,
+    membership: r.membership as string,
+    eventId: r.event_id as string,
+    sender: r.sender as string,
+    displayname: (r.displayname as string | null) ?? null,
+    avatarUrl: (r.avatar_url as string | null) ?? null,
+    streamOrdering: Number(r.stream_ordering),
+    forgotten: Boolean(r.forgotten),
+  };
+}

@@ -1,0 +1,51 @@
+// The GraphQL face's error mapping: a MatrixError becomes a GraphQLError whose extensions carry the Matrix
+// `errcode` and the error's extra fields (soft_logout, retry_after_ms, UIA flows ...); anything else becomes
+// M_UNKNOWN "Internal server error" (logged, never shown). Applied to every resolver as a global middleware.
+import { GraphQLError, type GraphQLFormattedError } from "graphql";
+import type { MiddlewareFn } from "type-graphql";
+import { MatrixError } from "../domain/errors.ts";
+import type { GraphqlContext } from "./context.ts";
+
+/** The extensions a mapped MatrixError carries: `errcode` plus the spec's extra fields of the REST body. */
+export function matrixErrorExtensions(err: MatrixError): Record<string, unknown> {
+  const { error: _message, errcode, ...extra } = err.toJSON();
+  return { ...extra, errcode: typeof errcode === "string" ? errcode : err.errcode };
+}
+
+/** Maps anything a resolver threw to a GraphQLError that is safe to send. */
+export function toGraphqlError(err: unknown, log?: { error(obj: object, msg: string): void }): GraphQLError {
+  if (err instanceof MatrixError) return new GraphQLError(err.message, { extensions: matrixErrorExtensions(err) });
+  if (err instanceof GraphQLError) return err;
+  log?.error({ err }, "unhandled error in a GraphQL resolver");
+  return new GraphQLError("Internal server error", { extensions: { errcode: "M_UNKNOWN" } });
+}
+
+/** type-graphql global middleware: every resolver's failure goes through `toGraphqlError`. */
+export const MapErrors: MiddlewareFn<GraphqlContext> = async ({ context }, next) => {
+  try {
+    return await next();
+  } catch (err) {
+    throw toGraphqlError(err, context?.s?.log);
+  }
+};
+
+/**
+ * Final shaping of a formatted error, shared by both transports. Errors with an errcode lose the generic
+ * `code` Apollo adds (INTERNAL_SERVER_ERROR would be wrong for M_FORBIDDEN) and any stack trace. An
+ * execution error without one (graphql-js itself failed, e.g. serializing a value) is masked as M_UNKNOWN.
+ * Request errors (parse, validation, variable coercion: no `path`) keep their message and Apollo's `code`.
+ */
+export function errorFormatter(log?: { error(obj: object, msg: string): void }) {
+  return (formatted: GraphQLFormattedError): GraphQLFormattedError => {
+    const { stacktrace: _stack, ...ext } = formatted.extensions ?? {};
+    if (typeof ext.errcode === "string") {
+      if (ext.code === "INTERNAL_SERVER_ERROR") delete ext.code;
+      return { ...formatted, extensions: ext };
+    }
+    if (formatted.path) {
+      log?.error({ error: formatted }, "unmapped GraphQL execution error");
+      return { message: "Internal server error", locations: formatted.locations, path: formatted.path, extensions: { errcode: "M_UNKNOWN" } };
+    }
+    return Object.keys(ext).length > 0 ? { ...formatted, extensions: ext } : { message: formatted.message, locations: formatted.locations };
+  };
+}

@@ -1,0 +1,35 @@
+// Builds the GraphQL schema from the type-graphql resolvers (validation off: the domain validates), with
+// the pub/sub that subscriptions will publish through, and prints it the one stable way schema.graphql
+// is generated and checked (scripts/emit-graphql-schema.ts, test/graphql/schema.test.ts).
+import "reflect-metadata";
+import { lexicographicSortSchema, printSchema, type GraphQLSchema } from "graphql";
+import { buildSchema } from "type-graphql";
+import { createPubSub } from "@graphql-yoga/subscription";
+import { MapErrors } from "./errors.ts";
+import { AccountResolver } from "./resolvers/accounts.ts";
+import { ProfileResolver } from "./resolvers/profile.ts";
+import { ViewerResolver } from "./resolvers/viewer.ts";
+
+export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
+
+/** One pub/sub per server: subscriptions publish live deltas through it (fed by the domain's notifier). */
+export function createWeftPubSub() {
+  return createPubSub<Record<string, [unknown]>>();
+}
+
+export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promise<GraphQLSchema> {
+  return buildSchema({
+    resolvers: [ViewerResolver, ProfileResolver, AccountResolver],
+    validate: false,
+    pubSub: opts.pubSub ?? createWeftPubSub(),
+    globalMiddlewares: [MapErrors],
+  });
+}
+
+export const SCHEMA_HEADER =
+  "# Generated from the resolvers in src/graphql by `npm run schema:graphql`. Do not edit by hand.\n\n";
+
+/** The schema as committed in schema.graphql: sorted, so the text only changes when the schema does. */
+export function printWeftSchema(schema: GraphQLSchema): string {
+  return SCHEMA_HEADER + printSchema(lexicographicSortSchema(schema)) + "\n";
+}

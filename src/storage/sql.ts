@@ -1,0 +1,156 @@
+// A thin raw-SQL layer for hot paths (send, sync, federation ingest), where Prisma's ~200 µs a query is
+// too slow: better-sqlite3 directly on SQLite (a write connection used only inside transactions and a
+// read connection with WAL snapshots), a pg pool on PostgreSQL. SQL uses `?` placeholders on both.
+import Database from "better-sqlite3";
+import pg from "pg";
+
+export type Dialect = "sqlite" | "postgres";
+export type Param = string | number | bigint | boolean | null | Buffer;
+
+export interface SqlExecutor {
+  readonly dialect: Dialect;
+  run(sql: string, params?: Param[]): Promise<number>;
+  all<T = Record<string, unknown>>(sql: string, params?: Param[]): Promise<T[]>;
+  get<T = Record<string, unknown>>(sql: string, params?: Param[]): Promise<T | undefined>;
+}
+
+export interface Sql extends SqlExecutor {
+  /** Runs `fn` in one transaction (SQLite: BEGIN IMMEDIATE, serialized in-process). */
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+const normalize = (p: Param) => (typeof p === "boolean" ? (p ? 1 : 0) : p);
+
+class SqliteExecutor implements SqlExecutor {
+  readonly dialect = "sqlite" as const;
+  private readonly statements = new Map<string, Database.Statement>();
+  constructor(private readonly db: Database.Database) {}
+  private stmt(sql: string) {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+  async run(sql: string, params: Param[] = []) {
+    return this.stmt(sql).run(...params.map(normalize)).changes;
+  }
+  async all<T>(sql: string, params: Param[] = []) {
+    return this.stmt(sql).all(...params.map(normalize)) as T[];
+  }
+  async get<T>(sql: string, params: Param[] = []) {
+    return this.stmt(sql).get(...params.map(normalize)) as T | undefined;
+  }
+}
+
+/** Serializes async work: one SQLite write transaction at a time on the write connection. */
+class Lane {
+  private tail: Promise<unknown> = Promise.resolve();
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.tail.then(fn, fn);
+    this.tail = next.catch(() => {});
+    return next;
+  }
+}
+
+export function openSqliteSql(file: string): Sql {
+  const writer = new Database(file, { timeout: 10_000 });
+  writer.pragma("journal_mode = WAL");
+  writer.pragma("synchronous = NORMAL");
+  const reader = new Database(file, { timeout: 10_000 });
+  reader.pragma("synchronous = NORMAL");
+  const w = new SqliteExecutor(writer);
+  const r = new SqliteExecutor(reader);
+  const lane = new Lane();
+  return {
+    dialect: "sqlite",
+    run: (sql, p) => lane.run(() => w.run(sql, p)),
+    all: (sql, p) => r.all(sql, p),
+    get: (sql, p) => r.get(sql, p),
+    transaction: (fn) =>
+      lane.run(async () => {
+        writer.exec("BEGIN IMMEDIATE");
+        try {
+          const out = await fn(w);
+          writer.exec("COMMIT");
+          return out;
+        } catch (err) {
+          if (writer.inTransaction) writer.exec("ROLLBACK");
+          throw err;
+        }
+      }),
+    async close() {
+      await lane.run(async () => {});
+      writer.close();
+      reader.close();
+    },
+  };
+}
+
+/** `?` → `$1, $2 ...` (outside quoted strings), cached per statement text. */
+const pgTextCache = new Map<string, string>();
+export function toPgPlaceholders(sql: string): string {
+  let out = pgTextCache.get(sql);
+  if (out !== undefined) return out;
+  let n = 0;
+  let quoted = false;
+  out = "";
+  for (const ch of sql) {
+    if (ch === "'") quoted = !quoted;
+    out += ch === "?" && !quoted ? `$${++n}` : ch;
+  }
+  pgTextCache.set(sql, out);
+  return out;
+}
+
+const pgTypes = {
+  getTypeParser(oid: number, format?: string) {
+    if (oid === 20) return (v: string) => Number(v); // int8: our ids and timestamps fit in 2^53
+    return pg.types.getTypeParser(oid, format as "text");
+  },
+};
+
+class PgExecutor implements SqlExecutor {
+  readonly dialect = "postgres" as const;
+  constructor(private readonly client: pg.Pool | pg.PoolClient) {}
+  private q(sql: string, params: Param[]) {
+    return this.client.query({ text: toPgPlaceholders(sql), values: params, types: pgTypes });
+  }
+  async run(sql: string, params: Param[] = []) {
+    return (await this.q(sql, params)).rowCount ?? 0;
+  }
+  async all<T>(sql: string, params: Param[] = []) {
+    return (await this.q(sql, params)).rows as T[];
+  }
+  async get<T>(sql: string, params: Param[] = []) {
+    return (await this.q(sql, params)).rows[0] as T | undefined;
+  }
+}
+
+export function openPostgresSql(connectionString: string, max = 10): Sql {
+  const pool = new pg.Pool({ connectionString, max });
+  const direct = new PgExecutor(pool);
+  return {
+    dialect: "postgres",
+    run: (s, p) => direct.run(s, p),
+    all: (s, p) => direct.all(s, p),
+    get: (s, p) => direct.get(s, p),
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        const out = await fn(new PgExecutor(client));
+        await client.query("COMMIT");
+        return out;
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}

@@ -1,0 +1,83 @@
+// GET /capabilities over HTTP: the default answer, every switch it reflects, guests and missing tokens
+// — on SQLite and PostgreSQL, under r0 and v3 and both brands.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
+import { registerUser, type Session } from "../helpers/users.ts";
+import { expectMatchesSpec } from "../helpers/spec.ts";
+import { KNOWN_ROOM_VERSIONS } from "../../src/domain/rooms/room-versions.ts";
+
+const allStable = () => Object.fromEntries(KNOWN_ROOM_VERSIONS.map((v) => [v, "stable"]));
+
+describe.each(backends())("capabilities on %s", (backend) => {
+  let t: TestServer;
+  let alice: Session;
+  beforeAll(async () => {
+    t = await startTestServer({ backend });
+    alice = await registerUser(t, "alice");
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it("describes the default configuration", async () => {
+    for (const p of ["/_matrix/client/v3/capabilities", "/_matrix/client/r0/capabilities", "/_proto/client/v3/capabilities", "/_proto/client/r0/capabilities"]) {
+      const res = await t.call("GET", p, { token: alice.access_token });
+      expect(res.status, p).toBe(200);
+      expectMatchesSpec(res, "GET", p);
+      expect(res.json).toEqual({
+        capabilities: {
+          "m.change_password": { enabled: true },
+          "m.room_versions": { default: "11", available: allStable() },
+          "m.set_displayname": { enabled: true },
+          "m.set_avatar_url": { enabled: true },
+          "m.3pid_changes": { enabled: false },
+          "m.get_login_token": { enabled: false },
+        },
+      });
+    }
+    expect(Object.keys(allStable())).toEqual(["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12"]);
+  });
+
+  it("answers guests and refuses requests without a valid token", async () => {
+    const guest = await t.call("POST", "/_matrix/client/v3/register?kind=guest", { body: {} });
+    const res = await t.call("GET", "/_matrix/client/v3/capabilities", { token: guest.json.access_token });
+    expect(res.status).toBe(200);
+    expect(res.json.capabilities["m.change_password"]).toEqual({ enabled: true });
+    const none = await t.call("GET", "/_matrix/client/v3/capabilities");
+    expect([none.status, none.json.errcode]).toEqual([401, "M_MISSING_TOKEN"]);
+    const bad = await t.call("GET", "/_matrix/client/v3/capabilities", { token: "nope" });
+    expect([bad.status, bad.json.errcode]).toEqual([401, "M_UNKNOWN_TOKEN"]);
+  });
+
+  it("reflects the configuration switches", async () => {
+    const t2 = await startTestServer({
+      backend,
+      config: {
+        password_config: { enabled: false },
+        enable_set_displayname: false,
+        enable_set_avatar_url: false,
+        login_via_existing_session: { enabled: true },
+        default_room_version: "10",
+      },
+    });
+    try {
+      const guest = await t2.call("POST", "/_matrix/client/v3/register?kind=guest", { body: {} });
+      expect(guest.status).toBe(200);
+      const res = await t2.call("GET", "/_matrix/client/v3/capabilities", { token: guest.json.access_token });
+      expect(res.status).toBe(200);
+      expectMatchesSpec(res, "GET", "/_matrix/client/v3/capabilities");
+      expect(res.json).toEqual({
+        capabilities: {
+          "m.change_password": { enabled: false },
+          "m.room_versions": { default: "10", available: allStable() },
+          "m.set_displayname": { enabled: false },
+          "m.set_avatar_url": { enabled: false },
+          "m.3pid_changes": { enabled: false },
+          "m.get_login_token": { enabled: true },
+        },
+      });
+    } finally {
+      await t2.close();
+    }
+  });
+});
