@@ -8,6 +8,7 @@ import { registrationTokenRoutes, sharedSecretRegistrationRoutes } from "./admin
 import { deviceRoutes } from "./client/devices.ts";
 import { profileRoutes } from "./client/profile.ts";
 import { capabilityRoutes } from "./client/capabilities.ts";
+import { roomRoutes } from "./client/rooms.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -19,4 +20,5 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   deviceRoutes,
   profileRoutes,
   capabilityRoutes,
+  roomRoutes,
 ];

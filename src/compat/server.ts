@@ -2,7 +2,7 @@
 // (clients omit Content-Type), every error becomes {errcode, error}, unknown paths are 404 and wrong
 // methods 405 M_UNRECOGNIZED, every path answers OPTIONS with the spec's CORS headers (spec: Client-Server
 // API "Web Browser Clients"), and M_LIMIT_EXCEEDED carries a Retry-After header.
-import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyError, type FastifyInstance } from "fastify";
 import { MatrixError } from "../domain/errors.ts";
 import type { Services } from "../domain/services.ts";
 
@@ -44,7 +44,7 @@ export function toMatrixError(err: unknown): { error: MatrixError; unexpected: b
 export function createHttpServer(s: Services): FastifyInstance {
   const app = Fastify({
     loggerInstance: s.log as unknown as import("fastify").FastifyBaseLogger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: s.config.max_request_body_size,
     trustProxy: s.config.listeners.some((l) => l.x_forwarded),
     routerOptions: { ignoreDuplicateSlashes: true, maxParamLength: 2048 },

@@ -36,6 +36,8 @@ export interface BuildContext {
   state: ReadonlyMap<string, string>;
   extremities: string[];
   maxDepth: number;
+  /** Finds referenced events, including ones built earlier in the same batch (v1–2 reference hashes). */
+  lookup?: (eventId: string) => Promise<Pdu | undefined>;
 }
 
 const MAX_PREV_EVENTS = 20;
@@ -66,9 +68,15 @@ export async function buildEvent(s: Services, ctx: BuildContext, draft: EventDra
 
   if (v.eventIdFormat === "server-assigned") {
     // v1–2: references carry the referenced event's reference hash, and the id is made up here.
+    const lookup = ctx.lookup ?? (async (id: string) => (await s.rooms.events.get(id))?.pdu);
     const refs = async (ids: string[]) => {
-      const events = await s.rooms.events.getMany(ids);
-      return ids.map((id) => [id, { sha256: base64Unpadded(referenceHash(events.get(id)!.pdu, v)) }] as [string, { sha256: string }]);
+      const out: [string, { sha256: string }][] = [];
+      for (const id of ids) {
+        const e = await lookup(id);
+        if (!e) throw new Error(`referenced event ${id} is unknown`);
+        out.push([id, { sha256: base64Unpadded(referenceHash(e, v)) }]);
+      }
+      return out;
     };
     pdu.prev_events = await refs(prevIds);
     pdu.auth_events = await refs(authIds);

@@ -75,7 +75,7 @@ export async function persistDrafts(
     const built =
       "pdu" in draft
         ? draft
-        : await buildEvent(s, { roomId: cur.roomId, version: cur.version, state: cur.state, extremities: cur.extremities, maxDepth: cur.maxDepth }, draft);
+        : await buildEvent(s, { roomId: cur.roomId, version: cur.version, state: cur.state, extremities: cur.extremities, maxDepth: cur.maxDepth, lookup }, draft);
     await authorizeEvent(s, cur, built.pdu, lookup);
     const key = isStateEvent(built.pdu) ? stateKeyOf(built.pdu.type, built.pdu.state_key!) : undefined;
     const stateAfter = key ? new Map(cur.state).set(key, built.eventId) : cur.state;

@@ -1,0 +1,92 @@
+// REST routes for rooms: creation, membership, sending, state, redaction and reads.
+// Spec: Client-Server API "Rooms", "Room membership", "Events". Each route parses, calls one domain
+// operation, and shapes the JSON.
+import type { FastifyInstance } from "fastify";
+import { MatrixError } from "../../domain/errors.ts";
+import type { Services } from "../../domain/services.ts";
+import { clientRoute, queryInt, queryString, type AuthedCall } from "../http.ts";
+import { createRoom } from "../../domain/rooms/create-room.ts";
+import { banUser, forgetRoom, inviteUser, joinRoom, kickUser, knockRoom, leaveRoom, unbanUser } from "../../domain/rooms/membership.ts";
+import { redactEvent, sendMessage, sendStateEvent } from "../../domain/rooms/send.ts";
+import { getContext, getJoinedMembers, getJoinedRooms, getMembers, getMessages, getRoomEvent, getRoomState, getRoomStateEvent } from "../../domain/rooms/read.ts";
+import { parseFilterParam } from "../../domain/filters/room-event-filter.ts";
+
+const ok = () => ({});
+
+export function roomRoutes(app: FastifyInstance, s: Services): void {
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/createRoom", auth: "user", handler: (c) => createRoom(s, c.requester, c.body()) });
+
+  clientRoute<AuthedCall>(app, s, {
+    method: "POST", path: "/join/:roomIdOrAlias", auth: "guest",
+    handler: (c) => joinRoom(s, c.requester, c.params.roomIdOrAlias!, c.bodyOrEmpty()),
+  });
+  clientRoute<AuthedCall>(app, s, {
+    method: "POST", path: "/rooms/:roomId/join", auth: "guest",
+    handler: (c) => joinRoom(s, c.requester, c.params.roomId!, c.bodyOrEmpty()),
+  });
+  clientRoute<AuthedCall>(app, s, {
+    method: "POST", path: "/knock/:roomIdOrAlias", auth: "user",
+    handler: (c) => knockRoom(s, c.requester, c.params.roomIdOrAlias!, c.bodyOrEmpty()),
+  });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/leave", auth: "guest", handler: async (c) => (await leaveRoom(s, c.requester, c.params.roomId!, c.bodyOrEmpty()), {}) });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/forget", auth: "guest", handler: async (c) => (await forgetRoom(s, c.requester, c.params.roomId!), {}) });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/invite", auth: "user", handler: async (c) => (await inviteUser(s, c.requester, c.params.roomId!, c.body()), ok()) });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/kick", auth: "user", handler: async (c) => (await kickUser(s, c.requester, c.params.roomId!, c.body()), ok()) });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/ban", auth: "user", handler: async (c) => (await banUser(s, c.requester, c.params.roomId!, c.body()), ok()) });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/unban", auth: "user", handler: async (c) => (await unbanUser(s, c.requester, c.params.roomId!, c.body()), ok()) });
+
+  clientRoute<AuthedCall>(app, s, {
+    method: "PUT", path: "/rooms/:roomId/send/:eventType/:txnId", auth: "guest",
+    handler: (c) => sendMessage(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.txnId!, c.body()),
+  });
+  for (const path of ["/rooms/:roomId/state/:eventType", "/rooms/:roomId/state/:eventType/", "/rooms/:roomId/state/:eventType/:stateKey"]) {
+    clientRoute<AuthedCall>(app, s, {
+      method: "PUT", path, auth: "guest",
+      handler: (c) => sendStateEvent(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.stateKey ?? "", c.body()),
+    });
+    clientRoute<AuthedCall>(app, s, {
+      method: "GET", path, auth: "guest",
+      handler: async (c) => {
+        const event = await getRoomStateEvent(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.stateKey ?? "");
+        return queryString(c, "format") === "event" ? event : event.content;
+      },
+    });
+  }
+  clientRoute<AuthedCall>(app, s, {
+    method: "PUT", path: "/rooms/:roomId/redact/:eventId/:txnId", auth: "guest",
+    handler: (c) => redactEvent(s, c.requester, c.params.roomId!, c.params.eventId!, c.params.txnId!, c.bodyOrEmpty()),
+  });
+
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/state", auth: "guest", handler: (c) => getRoomState(s, c.requester, c.params.roomId!) });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/event/:eventId", auth: "guest", handler: (c) => getRoomEvent(s, c.requester, c.params.roomId!, c.params.eventId!) });
+  clientRoute<AuthedCall>(app, s, {
+    method: "GET", path: "/rooms/:roomId/messages", auth: "guest",
+    handler: (c) => {
+      const dir = queryString(c, "dir") ?? "b";
+      if (dir !== "b" && dir !== "f") throw new MatrixError("M_INVALID_PARAM", "dir must be b or f", 400);
+      return getMessages(s, c.requester, c.params.roomId!, {
+        from: queryString(c, "from"),
+        to: queryString(c, "to"),
+        dir,
+        limit: queryInt(c, "limit", { min: 0 }),
+        filter: parseFilterParam(queryString(c, "filter")),
+      });
+    },
+  });
+  clientRoute<AuthedCall>(app, s, {
+    method: "GET", path: "/rooms/:roomId/context/:eventId", auth: "guest",
+    handler: (c) => getContext(s, c.requester, c.params.roomId!, c.params.eventId!, queryInt(c, "limit", { min: 0 }) ?? 10, parseFilterParam(queryString(c, "filter"))),
+  });
+  clientRoute<AuthedCall>(app, s, {
+    method: "GET", path: "/rooms/:roomId/members", auth: "guest",
+    handler: async (c) => ({
+      chunk: await getMembers(s, c.requester, c.params.roomId!, {
+        at: queryString(c, "at"),
+        membership: queryString(c, "membership"),
+        notMembership: queryString(c, "not_membership"),
+      }),
+    }),
+  });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/joined_members", auth: "guest", handler: (c) => getJoinedMembers(s, c.requester, c.params.roomId!) });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/joined_rooms", auth: "guest", handler: (c) => getJoinedRooms(s, c.requester) });
+}
