@@ -10,6 +10,7 @@ import { installTokenCacheInvalidation } from "./domain/accounts/authenticate.ts
 import { createHttpServer } from "./compat/server.ts";
 import { ROUTE_GROUPS } from "./compat/routes.ts";
 import { mountGraphql } from "./graphql/server.ts";
+import { installRoomAccountHooks } from "./domain/rooms/account-hooks.ts";
 
 export interface Homeserver {
   services: Services;
@@ -32,6 +33,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   const signingKeys = await loadOrCreateSigningKeys(config.signing_key_path);
   const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock });
   installTokenCacheInvalidation(services);
+  installRoomAccountHooks();
 
   const app = createHttpServer(services);
   for (const group of ROUTE_GROUPS) group(app, services);

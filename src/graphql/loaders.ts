@@ -4,6 +4,7 @@
 import DataLoader from "dataloader";
 import { MatrixError } from "../domain/errors.ts";
 import { getProfile, type Profile } from "../domain/profile/profile.ts";
+import { roomSummaries, type RoomSummary } from "../domain/rooms/batch-reads.ts";
 import type { GraphqlContext } from "./context.ts";
 
 export interface Loaders {
@@ -12,6 +13,12 @@ export interface Loaders {
    * nothing in it (the domain's M_NOT_FOUND) loads as {}: in GraphQL its fields are simply null.
    */
   profile: DataLoader<string, Profile>;
+  /**
+   * Room summaries (version, the viewer's membership, name, topic, avatar) by room id, as the requester
+   * may see them; null for a room they may not see. A page of rooms is one batch: a few queries in all.
+   * Mutations clear the rooms they change.
+   */
+  roomSummary: DataLoader<string, RoomSummary | null>;
 }
 
 export function createLoaders(ctx: GraphqlContext): Loaders {
@@ -26,6 +33,10 @@ export function createLoaders(ctx: GraphqlContext): Loaders {
           }),
         ),
       );
+    }),
+    roomSummary: new DataLoader<string, RoomSummary | null>(async (roomIds) => {
+      const found = await roomSummaries(ctx.s, await ctx.requester(), roomIds);
+      return roomIds.map((id) => found.get(id) ?? null);
     }),
   };
 }

@@ -9,6 +9,8 @@ import { MapErrors } from "./errors.ts";
 import { AccountResolver } from "./resolvers/accounts.ts";
 import { ProfileResolver } from "./resolvers/profile.ts";
 import { ViewerResolver } from "./resolvers/viewer.ts";
+import { RoomResolver, ViewerRoomsResolver } from "./resolvers/rooms.ts";
+import { RoomMutationResolver } from "./resolvers/room-mutations.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
 
@@ -19,7 +21,7 @@ export function createWeftPubSub() {
 
 export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [ViewerResolver, ProfileResolver, AccountResolver],
+    resolvers: [ViewerResolver, ProfileResolver, AccountResolver, RoomResolver, ViewerRoomsResolver, RoomMutationResolver],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),
     globalMiddlewares: [MapErrors],

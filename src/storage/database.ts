@@ -29,6 +29,7 @@ export async function openStorage(config: DatabaseConfig): Promise<Storage> {
     migrateSqlite(config.path);
     const db = new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: `file:${config.path}`, timeout: 10_000 }) });
     await db.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
+    await db.$queryRawUnsafe("PRAGMA wal_autocheckpoint = 0"); // see src/storage/sqlite-checkpointer.ts
     await db.$queryRawUnsafe("PRAGMA foreign_keys = ON");
     const sql = openSqliteSql(config.path);
     return { db, sql, provider: "sqlite", close: async () => { await sql.close(); await db.$disconnect(); } };

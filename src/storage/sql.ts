@@ -3,6 +3,7 @@
 // read connection with WAL snapshots), a pg pool on PostgreSQL. SQL uses `?` placeholders on both.
 import Database from "better-sqlite3";
 import pg from "pg";
+import { startCheckpointer } from "./sqlite-checkpointer.ts";
 
 export type Dialect = "sqlite" | "postgres";
 export type Param = string | number | bigint | boolean | null | Buffer;
@@ -59,6 +60,8 @@ export function openSqliteSql(file: string): Sql {
   const writer = new Database(file, { timeout: 10_000 });
   writer.pragma("journal_mode = WAL");
   writer.pragma("synchronous = NORMAL");
+  writer.pragma("wal_autocheckpoint = 0"); // checkpoints run on a worker thread (sqlite-checkpointer.ts)
+  const checkpointer = startCheckpointer(file);
   const reader = new Database(file, { timeout: 10_000 });
   reader.pragma("synchronous = NORMAL");
   const w = new SqliteExecutor(writer);
@@ -83,6 +86,7 @@ export function openSqliteSql(file: string): Sql {
       }),
     async close() {
       await lane.run(async () => {});
+      await checkpointer.stop();
       writer.close();
       reader.close();
     },

@@ -62,7 +62,8 @@ export function roomRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, {
     method: "GET", path: "/rooms/:roomId/messages", auth: "guest",
     handler: (c) => {
-      const dir = queryString(c, "dir") ?? "b";
+      // The spec requires dir; without it Synapse paginates forwards, and so do we.
+      const dir = queryString(c, "dir") ?? "f";
       if (dir !== "b" && dir !== "f") throw new MatrixError("M_INVALID_PARAM", "dir must be b or f", 400);
       return getMessages(s, c.requester, c.params.roomId!, {
         from: queryString(c, "from"),

@@ -1,23 +1,34 @@
-// Appends locally built events to an existing room inside the room's lane: read the room cache, let the
-// caller check or shape the draft against the room as it is now, then build, authorize and persist.
-// The common path of every local write (messages, state, membership, redactions).
+// Appends locally built events to an existing room inside the room's lane. A draft function sees the room
+// as it is now (to check or shape the event) and runs alone; plain message drafts waiting on the same
+// room are group-committed: built and authorized one by one, written in one transaction. This is the
+// common path of every local write (messages, state, membership, redactions).
 import type { Services } from "../services.ts";
 import type { StoredEvent } from "../store/events.ts";
 import type { EventDraft } from "./build-event.ts";
-import { persistDrafts, type PersistOptions } from "./persist.ts";
+import { persistDrafts, persistEach, type PersistOptions } from "./persist.ts";
 import { requireRoom, type RoomSnapshot } from "./room-cache.ts";
+import { MatrixError } from "../errors.ts";
 
 /** A draft function returns this to say the change is already in place (an idempotent no-op). */
 export interface AlreadyDone {
   alreadyDone: StoredEvent;
 }
 
-export function appendEvent(
-  s: Services,
-  roomId: string,
-  draft: EventDraft | ((room: RoomSnapshot) => Promise<EventDraft | AlreadyDone> | EventDraft | AlreadyDone),
-  opts: PersistOptions = {},
-): Promise<StoredEvent> {
+type DraftFn = (room: RoomSnapshot) => Promise<EventDraft | AlreadyDone> | EventDraft | AlreadyDone;
+
+interface Waiting {
+  draft: EventDraft;
+  txn?: PersistOptions["txn"];
+  resolve(e: StoredEvent): void;
+  reject(err: unknown): void;
+}
+
+/** Most messages committed in one transaction. */
+const MAX_GROUP = 64;
+const waiting = new WeakMap<Services, Map<string, Waiting[]>>();
+
+export function appendEvent(s: Services, roomId: string, draft: EventDraft | DraftFn, opts: PersistOptions = {}): Promise<StoredEvent> {
+  if (typeof draft !== "function" && draft.stateKey === undefined && !opts.alsoWrite) return enqueueMessage(s, roomId, draft, opts.txn);
   return s.rooms.lanes.run(roomId, async () => {
     const room = await requireRoom(s, roomId);
     const d = typeof draft === "function" ? await draft(room) : draft;
@@ -25,4 +36,70 @@ export function appendEvent(
     const [stored] = await persistDrafts(s, room, [d], opts);
     return stored!;
   });
+}
+
+function enqueueMessage(s: Services, roomId: string, draft: EventDraft, txn: PersistOptions["txn"]): Promise<StoredEvent> {
+  let rooms = waiting.get(s);
+  if (!rooms) waiting.set(s, (rooms = new Map()));
+  const queue = rooms.get(roomId);
+  return new Promise<StoredEvent>((resolve, reject) => {
+    const item: Waiting = { draft, txn, resolve, reject };
+    if (queue) {
+      queue.push(item); // a drain is already scheduled on the lane and will take this one
+      return;
+    }
+    rooms.set(roomId, [item]);
+    void s.rooms.lanes.run(roomId, () => drain(s, roomId));
+  });
+}
+
+async function drain(s: Services, roomId: string): Promise<void> {
+  const rooms = waiting.get(s)!;
+  const all = rooms.get(roomId) ?? [];
+  const group = all.splice(0, MAX_GROUP);
+  if (all.length === 0) rooms.delete(roomId);
+  else void s.rooms.lanes.run(roomId, () => drain(s, roomId));
+  // The same transaction id twice in one group (a client retrying concurrently): the later ones share
+  // the first one's outcome, or are refused when their request differs.
+  const firstByTxn = new Map<string, Waiting>();
+  const unique: Waiting[] = [];
+  const followers: [Waiting, Waiting][] = [];
+  for (const w of group) {
+    const key = w.txn ? `${w.txn.userId}\u0000${w.txn.deviceKey}\u0000${w.txn.scope ?? ""}\u0000${w.txn.txnId}` : undefined;
+    const first = key ? firstByTxn.get(key) : undefined;
+    if (first) followers.push([w, first]);
+    else {
+      if (key) firstByTxn.set(key, w);
+      unique.push(w);
+    }
+  }
+  const outcome = new Map<Waiting, StoredEvent | Error>();
+  try {
+    // A transaction committed by an earlier group after this request looked for it (a concurrent retry):
+    // answer from the record instead of inserting it twice, which would fail the whole group.
+    const withTxn = unique.filter((w) => w.txn);
+    const recorded = withTxn.length > 0 ? await s.rooms.events.findTxns(withTxn.map((w) => w.txn!)) : [];
+    const done = new Set<Waiting>();
+    for (const [i, rec] of recorded.entries()) {
+      if (!rec) continue;
+      const w = withTxn[i]!;
+      done.add(w);
+      const stored = rec.requestHash === w.txn!.requestHash ? await s.rooms.events.get(rec.eventId) : undefined;
+      outcome.set(w, stored ?? new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400));
+    }
+    const fresh = unique.filter((w) => !done.has(w));
+    const room = await requireRoom(s, roomId);
+    const results = fresh.length > 0 ? await persistEach(s, room, fresh.map((w) => ({ draft: w.draft, txn: w.txn }))) : [];
+    results.forEach((r, i) => outcome.set(fresh[i]!, r));
+  } catch (err) {
+    for (const w of unique) if (!outcome.has(w)) outcome.set(w, err as Error);
+  }
+  for (const [w, r] of outcome) (r instanceof Error ? w.reject(r) : w.resolve(r));
+  for (const [w, first] of followers) {
+    const r = outcome.get(first)!;
+    if (w.txn!.requestHash !== first.txn!.requestHash)
+      w.reject(new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400));
+    else if (r instanceof Error) w.reject(r);
+    else w.resolve(r);
+  }
 }

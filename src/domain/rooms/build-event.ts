@@ -5,11 +5,13 @@
 import type { Services } from "../services.ts";
 import type { Pdu } from "../events/types.ts";
 import { authTypesForEvent } from "../auth/index.ts";
-import { withContentHash, eventIdOf, referenceHash } from "../events/hashes.ts";
+import { createHash } from "node:crypto";
+import { referenceHash } from "../events/hashes.ts";
 import { redactEvent } from "../events/redaction.ts";
-import { checkPduSize } from "../events/size.ts";
-import { signJson } from "../signing.ts";
-import { base64Unpadded, MAX_SAFE } from "../canonical-json.ts";
+import { checkPduSize, LIMITED_FIELDS, MAX_FIELD_BYTES, MAX_PDU_BYTES } from "../events/size.ts";
+import { signBytes } from "../signing.ts";
+import { base64Unpadded, base64UrlUnpadded, canonicalJson, MAX_SAFE } from "../canonical-json.ts";
+import { MatrixError } from "../errors.ts";
 import { randomString } from "../ids.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 import type { RoomVersion } from "./room-versions.ts";
@@ -83,10 +85,39 @@ export async function buildEvent(s: Services, ctx: BuildContext, draft: EventDra
     pdu.event_id = `$${randomString(18)}:${serverName}`;
   }
 
-  const hashed = withContentHash(pdu);
+  return sealEvent(s, pdu, v);
+}
+
+/**
+ * Hashes, signs and names a PDU. The signature and the reference hash (the v3+ event id) are both
+ * defined over the same bytes — the canonical JSON of the redacted event without `signatures` and
+ * `unsigned` — so they are encoded once. The whole-PDU size limit is measured exactly only when the
+ * event is near it.
+ */
+function sealEvent(s: Services, pdu: Pdu, v: RoomVersion): BuiltEvent {
+  const serverName = s.config.server_name;
+  const { unsigned: _u, signatures: _s, hashes: _h, ...hashable } = pdu;
+  const contentJson = canonicalJson(hashable);
+  pdu.hashes = { sha256: base64Unpadded(createHash("sha256").update(contentJson).digest()) };
+  const { signatures: _rs, unsigned: _ru, ...redacted } = redactEvent(pdu, v);
+  const signedBytes = Buffer.from(canonicalJson(redacted));
   const key = s.signingKeys[0]!;
-  const signed = signJson(redactEvent(hashed, v), serverName, key);
-  hashed.signatures = signed.signatures;
-  checkPduSize(hashed);
-  return { eventId: eventIdOf(hashed, v), pdu: hashed, json: JSON.stringify(hashed) };
+  pdu.signatures = { [serverName]: { [key.keyId]: base64Unpadded(signBytes(signedBytes, key.privateKey)) } };
+  if (Buffer.byteLength(contentJson) > MAX_PDU_BYTES - 1024) checkPduSize(pdu);
+  else checkFieldSizes(pdu);
+  let eventId: string;
+  if (v.eventIdFormat === "server-assigned") eventId = pdu.event_id!;
+  else {
+    const hash = createHash("sha256").update(signedBytes).digest();
+    eventId = "$" + (v.eventIdFormat === "reference-hash-base64" ? base64Unpadded(hash) : base64UrlUnpadded(hash));
+  }
+  return { eventId, pdu, json: JSON.stringify(pdu) };
+}
+
+function checkFieldSizes(pdu: Pdu): void {
+  for (const field of LIMITED_FIELDS) {
+    const value = pdu[field];
+    if (typeof value === "string" && Buffer.byteLength(value, "utf8") > MAX_FIELD_BYTES)
+      throw new MatrixError("M_TOO_LARGE", `'${field}' is longer than ${MAX_FIELD_BYTES} bytes`);
+  }
 }

@@ -13,6 +13,7 @@ import { randomString, parseUserId } from "../ids.ts";
 import { isPlainObject } from "../events/types.ts";
 import { memberContentFor } from "./membership.ts";
 import { NAMED_LEVEL_DEFAULTS } from "../auth/index.ts";
+import { checkPowerLevelsContent } from "./power-levels.ts";
 
 export interface CreateRoomRequest {
   visibility?: unknown;
@@ -96,6 +97,12 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
   const createContent: Record<string, unknown> = { ...p.creation, room_version: v.id };
   if (v.createHasCreator) createContent.creator = me;
   else delete createContent.creator;
+  // v12+: trusted_private_chat makes the invitees creators too (spec createRoom, v1.16), merged with any
+  // additional_creators the request names.
+  if (v.additionalCreators && p.preset === "trusted_private_chat" && p.invites.length > 0) {
+    const named = Array.isArray(createContent.additional_creators) ? (createContent.additional_creators as unknown[]) : [];
+    createContent.additional_creators = [...new Set([...named, ...p.invites])];
+  }
   const provisionalId = v.roomIdIsCreateEventHash ? undefined : `!${randomString(18)}:${s.config.server_name}`;
   const empty: RoomSnapshot = {
     roomId: provisionalId ?? "",
@@ -111,7 +118,7 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
   const roomId = provisionalId ?? roomIdFromCreateEvent(createBuilt.pdu, v);
   const room: RoomSnapshot = { ...empty, roomId, createEvent: createBuilt.pdu, createEventId: createBuilt.eventId };
 
-  const creators = new Set([me, ...(v.additionalCreators && Array.isArray(p.creation.additional_creators) ? (p.creation.additional_creators as string[]) : [])]);
+  const creators = new Set([me, ...(v.additionalCreators && Array.isArray(createContent.additional_creators) ? (createContent.additional_creators as string[]) : [])]);
   const users: Record<string, number> = {};
   if (!v.privilegedCreators) users[me] = 100;
   if (p.preset === "trusted_private_chat") for (const u of p.invites) if (!(v.privilegedCreators && creators.has(u))) users[u] = 100;
@@ -123,29 +130,41 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
       "m.room.history_visibility": 100,
       "m.room.canonical_alias": 50,
       "m.room.avatar": 50,
-      "m.room.tombstone": 100,
+      // v12+: must be above state_default and the creators' unlimited power is not listed (spec createRoom).
+      "m.room.tombstone": v.privilegedCreators ? 150 : 100,
       "m.room.server_acl": 100,
       "m.room.encryption": 100,
     },
     ...NAMED_LEVEL_DEFAULTS,
+    // Synapse's presets: anyone may invite to a private room; public rooms need moderators (50).
+    invite: p.preset === "public_chat" ? 50 : 0,
     historical: 100,
     ...p.plOverride,
   };
 
+  // initial_state replaces what a preset would send (as in Synapse): the preset's event for the same key
+  // is left out rather than sent and then overridden. A power_levels entry replaces the generated one in
+  // its place (the override does not apply to it). The request's explicit name and topic win over it.
+  const initial = new Map(p.initial.map((e) => [`${e.type}\u0000${e.state_key ?? ""}`, e]));
+  const initialPl = initial.get("m.room.power_levels\u0000");
+  checkPowerLevelsContent(initialPl?.content ?? powerLevels);
+  const preset = (type: string, content: Record<string, unknown>): EventDraft[] =>
+    initial.has(`${type}\u0000`) ? [] : [{ type, stateKey: "", sender: me, content }];
   const drafts: EventDraft[] = [
     { type: "m.room.member", stateKey: me, sender: me, content: await memberContentFor(s, me, "join") },
-    { type: "m.room.power_levels", stateKey: "", sender: me, content: powerLevels },
-    { type: "m.room.join_rules", stateKey: "", sender: me, content: { join_rule: p.preset === "public_chat" ? "public" : "invite" } },
-    { type: "m.room.history_visibility", stateKey: "", sender: me, content: { history_visibility: "shared" } },
+    { type: "m.room.power_levels", stateKey: "", sender: me, content: initialPl?.content ?? powerLevels },
+    ...preset("m.room.join_rules", { join_rule: p.preset === "public_chat" ? "public" : "invite" }),
+    ...preset("m.room.history_visibility", { history_visibility: "shared" }),
+    ...(p.preset !== "public_chat" ? preset("m.room.guest_access", { guest_access: "can_join" }) : []),
   ];
-  if (p.preset !== "public_chat") drafts.push({ type: "m.room.guest_access", stateKey: "", sender: me, content: { guest_access: "can_join" } });
   for (const hook of createRoomHooks) if (hook.extraState) drafts.push(...(await hook.extraState(s, r, req, roomId, v)));
   for (const e of p.initial) {
-    // initial_state may not replace what the request says elsewhere (Synapse: the explicit fields win).
+    if (e === initialPl) continue;
     drafts.push({ type: e.type, stateKey: e.state_key ?? "", sender: me, content: e.content });
   }
   if (p.name !== undefined) drafts.push({ type: "m.room.name", stateKey: "", sender: me, content: { name: p.name } });
-  if (p.topic !== undefined) drafts.push({ type: "m.room.topic", stateKey: "", sender: me, content: { topic: p.topic, "m.topic": [{ body: p.topic, mimetype: "text/plain" }] } });
+  // m.topic is a TopicContentBlock: `{ "m.text": [TextualRepresentation] }` (spec m.room.topic, v1.15).
+  if (p.topic !== undefined) drafts.push({ type: "m.room.topic", stateKey: "", sender: me, content: { topic: p.topic, "m.topic": { "m.text": [{ body: p.topic, mimetype: "text/plain" }] } } });
   for (const u of p.invites) {
     const content = await memberContentFor(s, u, "invite");
     if (p.isDirect) content.is_direct = true;

@@ -87,13 +87,25 @@ async function authorisingUser(s: Services, room: RoomSnapshot, userId: string):
   return candidate?.id;
 }
 
-export async function joinRoom(s: Services, r: Requester, roomIdOrAlias: string, body: Record<string, unknown> = {}): Promise<{ room_id: string }> {
+/**
+ * Joins (or re-joins, e.g. to change a per-room profile). `memberContent` is the content a client sent
+ * through the state API: its displayname/avatar_url win over the global profile (per-room profiles, as in
+ * Synapse); join_authorised_via_users_server is always the server's choice.
+ */
+export async function joinRoom(
+  s: Services,
+  r: Requester,
+  roomIdOrAlias: string,
+  body: Record<string, unknown> = {},
+  memberContent?: Record<string, unknown>,
+): Promise<{ room_id: string }> {
   const roomId = await resolveRoomIdOrAlias(s, roomIdOrAlias);
   requireLocalRoom(await loadRoom(s, roomId));
   const reason = reasonOf(body);
   await appendEvent(s, roomId, async (room): Promise<EventDraft | AlreadyDone> => {
     const existing = await membershipEvent(s, room, r.userId);
-    const content = await memberContentFor(s, r.userId, "join");
+    const content: Record<string, unknown> = { ...(await memberContentFor(s, r.userId, "join")), ...memberContent, membership: "join" };
+    delete content.join_authorised_via_users_server;
     if (existing?.content.membership === "join" && existing.content.displayname === content.displayname && existing.content.avatar_url === content.avatar_url) {
       return { alreadyDone: (await s.rooms.events.get(room.state.get(stateKeyOf("m.room.member", r.userId))!))! };
     }
@@ -192,7 +204,8 @@ export async function knockRoom(s: Services, r: Requester, roomIdOrAlias: string
 
 export async function forgetRoom(s: Services, r: Requester, roomId: string): Promise<void> {
   const m = await s.rooms.store.membership(roomId, r.userId);
-  if (!m) throw new MatrixError("M_NOT_FOUND", "You have no membership in this room", 404);
+  // Nothing to forget (the spec documents no 404 here; Synapse answers 200).
+  if (!m) return;
   if (m.membership === "join" || m.membership === "invite" || m.membership === "knock")
     throw new MatrixError("M_UNKNOWN", "User is in the room and cannot forget it", 400);
   await s.rooms.store.forget(roomId, r.userId);

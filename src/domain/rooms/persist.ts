@@ -18,7 +18,14 @@ import type { RoomSnapshot } from "./room-cache.ts";
 
 export interface PersistOptions {
   /** Records the client's transaction id (for the last event of the batch) in the same transaction. */
-  txn?: { userId: string; deviceKey: string; txnId: string; requestHash: string };
+  txn?: {
+    userId: string;
+    deviceKey: string;
+    txnId: string;
+    requestHash: string;
+    /** The endpoint path the id belongs to (a fixed-length hash; see EventStore.findTxn). */
+    scope?: string;
+  };
   /** Extra writes that must commit with the events (e.g. the rooms row of a new room). */
   alsoWrite?: (tx: SqlExecutor) => Promise<void>;
 }
@@ -55,11 +62,41 @@ interface Planned extends BuiltEvent {
   stateAfter: ReadonlyMap<string, string>;
   replacesState: string | null;
   prevIds: string[];
+  txn?: PersistOptions["txn"];
+}
+
+/** A batch being planned: the room as it evolves, and the events built so far (not yet stored). */
+class Batch {
+  readonly planned: Planned[] = [];
+  private readonly pending = new Map<string, Pdu>();
+  readonly lookup: Lookup = async (id) => this.pending.get(id) ?? (await this.s.rooms.events.get(id))?.pdu;
+  constructor(private readonly s: Services, public cur: RoomSnapshot) {}
+
+  /** Builds (unless built) and authorizes one event on top of the batch; throws without changing it. */
+  async add(draft: EventDraft | BuiltEvent, txn?: PersistOptions["txn"]): Promise<void> {
+    const cur = this.cur;
+    const built =
+      "pdu" in draft
+        ? draft
+        : await buildEvent(this.s, { roomId: cur.roomId, version: cur.version, state: cur.state, extremities: cur.extremities, maxDepth: cur.maxDepth, lookup: this.lookup }, draft);
+    await authorizeEvent(this.s, cur, built.pdu, this.lookup);
+    const key = isStateEvent(built.pdu) ? stateKeyOf(built.pdu.type, built.pdu.state_key!) : undefined;
+    const stateAfter = key ? new Map(cur.state).set(key, built.eventId) : cur.state;
+    const prevIds = prevEventIds(built.pdu);
+    this.planned.push({ ...built, stateBefore: cur.state, stateAfter, replacesState: key ? (cur.state.get(key) ?? null) : null, prevIds, txn });
+    this.pending.set(built.eventId, built.pdu);
+    this.cur = {
+      ...cur,
+      state: stateAfter,
+      extremities: [...cur.extremities.filter((id) => !prevIds.includes(id)), built.eventId],
+      maxDepth: Math.max(cur.maxDepth, built.pdu.depth),
+    };
+  }
 }
 
 /**
- * Builds, authorizes and persists `drafts` in order on top of `room` (the caller holds the room's lane).
- * `room` may be a room being created: then its first item is the (already built) create event.
+ * Builds, authorizes and persists `drafts` in order on top of `room` (the caller holds the room's lane),
+ * all or nothing. `room` may be a room being created: then its first item is the (already built) create event.
  */
 export async function persistDrafts(
   s: Services,
@@ -67,29 +104,33 @@ export async function persistDrafts(
   drafts: (EventDraft | BuiltEvent)[],
   opts: PersistOptions = {},
 ): Promise<StoredEvent[]> {
-  const pending = new Map<string, Pdu>();
-  const lookup: Lookup = async (id) => pending.get(id) ?? (await s.rooms.events.get(id))?.pdu;
-  let cur = room;
-  const planned: Planned[] = [];
-  for (const draft of drafts) {
-    const built =
-      "pdu" in draft
-        ? draft
-        : await buildEvent(s, { roomId: cur.roomId, version: cur.version, state: cur.state, extremities: cur.extremities, maxDepth: cur.maxDepth, lookup }, draft);
-    await authorizeEvent(s, cur, built.pdu, lookup);
-    const key = isStateEvent(built.pdu) ? stateKeyOf(built.pdu.type, built.pdu.state_key!) : undefined;
-    const stateAfter = key ? new Map(cur.state).set(key, built.eventId) : cur.state;
-    const prevIds = prevEventIds(built.pdu);
-    planned.push({ ...built, stateBefore: cur.state, stateAfter, replacesState: key ? (cur.state.get(key) ?? null) : null, prevIds });
-    pending.set(built.eventId, built.pdu);
-    cur = {
-      ...cur,
-      state: stateAfter,
-      extremities: [...cur.extremities.filter((id) => !prevIds.includes(id)), built.eventId],
-      maxDepth: Math.max(cur.maxDepth, built.pdu.depth),
-    };
+  const batch = new Batch(s, room);
+  for (const [i, d] of drafts.entries()) await batch.add(d, i === drafts.length - 1 ? opts.txn : undefined);
+  return commit(s, room, batch.planned, opts);
+}
+
+/**
+ * Group commit: builds and authorizes each item on its own (a refused item fails alone), then commits
+ * every accepted one in a single transaction. Returns, per item, its stored event or its error.
+ */
+export async function persistEach(
+  s: Services,
+  room: RoomSnapshot,
+  items: { draft: EventDraft; txn?: PersistOptions["txn"] }[],
+): Promise<(StoredEvent | Error)[]> {
+  const batch = new Batch(s, room);
+  const results: (number | Error)[] = [];
+  for (const item of items) {
+    try {
+      await batch.add(item.draft, item.txn);
+      results.push(batch.planned.length - 1);
+    } catch (err) {
+      results.push(err as Error);
+    }
   }
-  return commit(s, room, planned, opts);
+  if (batch.planned.length === 0) return results as Error[];
+  const stored = await commit(s, room, batch.planned, {});
+  return results.map((r) => (typeof r === "number" ? stored[r]! : r));
 }
 
 async function commit(s: Services, room: RoomSnapshot, planned: Planned[], opts: PersistOptions): Promise<StoredEvent[]> {
@@ -98,7 +139,7 @@ async function commit(s: Services, room: RoomSnapshot, planned: Planned[], opts:
   const stored = await s.storage.sql.transaction(async (tx) => {
     await opts.alsoWrite?.(tx);
     const out: StoredEvent[] = [];
-    for (const [i, p] of planned.entries()) {
+    for (const p of planned) {
       const { pdu, eventId } = p;
       const isState = isStateEvent(pdu);
       if (isState || group === undefined) {
@@ -106,6 +147,7 @@ async function commit(s: Services, room: RoomSnapshot, planned: Planned[], opts:
         group = await s.rooms.stateGroups.create(tx, room.roomId, eventId, p.stateAfter, prev);
       }
       const redacts = pdu.type === "m.room.redaction" ? redactsOf(pdu, room.version) : undefined;
+      const txnHere = p.txn ? { deviceKey: p.txn.deviceKey, txnId: p.txn.txnId } : undefined;
       const streamOrdering = await s.rooms.events.insert(tx, {
         eventId,
         roomId: room.roomId,
@@ -114,8 +156,8 @@ async function commit(s: Services, room: RoomSnapshot, planned: Planned[], opts:
         stateGroup: group,
         replacesState: p.replacesState,
         prevEvents: p.prevIds,
-        authEvents: authEventIds(pdu),
         redacts,
+        txn: txnHere,
       });
       if (isState) {
         await s.rooms.store.updateCurrentState(tx, room.roomId, p.stateBefore, p.stateAfter);
@@ -133,8 +175,8 @@ async function commit(s: Services, room: RoomSnapshot, planned: Planned[], opts:
           });
         }
       }
-      if (opts.txn && i === planned.length - 1) await s.rooms.events.insertTxn(tx, { ...opts.txn, eventId, roomId: room.roomId, now });
-      out.push({ eventId, roomId: room.roomId, streamOrdering, stateGroup: group, replacesState: p.replacesState, rejectedReason: null, outlier: false, pdu, json: p.json });
+      if (p.txn) await s.rooms.events.insertTxn(tx, { ...p.txn, eventId, roomId: room.roomId, now });
+      out.push({ eventId, ...(txnHere ? { txn: txnHere } : {}), roomId: room.roomId, streamOrdering, stateGroup: group, replacesState: p.replacesState, rejectedReason: null, outlier: false, pdu, json: p.json });
     }
     return out;
   });

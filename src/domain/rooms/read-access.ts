@@ -23,7 +23,8 @@ export async function readAccess(s: Services, r: Requester, roomId: string): Pro
   if (m?.membership === "join") return { room, membership: "join", upTo: undefined, stateGroup: room.stateGroup };
   const hv = await currentStateEvent(s, room, "m.room.history_visibility");
   if (hv?.content.history_visibility === "world_readable") return { room, membership: m?.membership, upTo: undefined, stateGroup: room.stateGroup };
-  if (m && (m.membership === "leave" || m.membership === "ban")) {
+  // A forgotten room's history is no longer retrievable (spec: POST /rooms/{roomId}/forget).
+  if (m && !m.forgotten && (m.membership === "leave" || m.membership === "ban")) {
     const leave = await s.rooms.events.get(m.eventId);
     return { room, membership: m.membership, upTo: m.streamOrdering, stateGroup: leave?.stateGroup };
   }

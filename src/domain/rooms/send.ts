@@ -9,7 +9,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { appendEvent } from "./append.ts";
 import { currentStateEvent, requireRoom } from "./room-cache.ts";
-import { powerLevelsOf } from "./power-levels.ts";
+import { checkPowerLevelsContent, powerLevelsOf } from "./power-levels.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 import { joinRoom, leaveRoom } from "./membership.ts";
 
@@ -17,8 +17,10 @@ export function deviceKeyOf(r: Requester): string {
   return r.deviceId ?? (r.accessTokenId ? `token:${r.accessTokenId}` : `as:${r.appserviceId ?? ""}`);
 }
 
+/** An event type over 255 bytes is an oversized event (spec "Size limits"; 413 M_TOO_LARGE as in Synapse). */
 function checkEventType(type: string): void {
-  if (type.length === 0 || Buffer.byteLength(type) > 255) throw new MatrixError("M_INVALID_PARAM", "Event type must be 1 to 255 bytes", 400);
+  if (type.length === 0) throw new MatrixError("M_INVALID_PARAM", "Event type must not be empty", 400);
+  if (Buffer.byteLength(type) > 255) throw new MatrixError("M_TOO_LARGE", "'type' is longer than 255 bytes", 413);
 }
 
 function rateLimit(s: Services, r: Requester): void {
@@ -27,27 +29,38 @@ function rateLimit(s: Services, r: Requester): void {
   s.ratelimiter.check(`message:${r.userId}`, s.config.rc_message);
 }
 
+type Txn = { userId: string; deviceKey: string; txnId: string; requestHash: string; scope: string };
+
+/**
+ * Runs `send` once per (device, endpoint path, txnId): a retransmission gets the first answer, the same
+ * id on the same path with another body is refused. The path (`endpoint`: the route's parameters other
+ * than the txnId) scopes the id: another room, event type or endpoint is a new request (spec
+ * "Transaction identifiers"; Synapse keys its cache on the path). r0, v3 and both brands are one path.
+ */
 async function withTxn(
   s: Services,
   r: Requester,
   txnId: string,
-  request: unknown,
-  send: (txn: { userId: string; deviceKey: string; txnId: string; requestHash: string }) => Promise<string>,
+  endpoint: unknown[],
+  body: unknown,
+  send: (txn: Txn) => Promise<string>,
 ): Promise<{ event_id: string }> {
   const deviceKey = deviceKeyOf(r);
-  const requestHash = createHash("sha256").update(canonicalJson(request)).digest("base64");
-  const seen = await s.rooms.events.findTxn(r.userId, deviceKey, txnId);
+  const scope = createHash("sha256").update(canonicalJson(endpoint)).digest("base64url").slice(0, 22);
+  const requestHash = createHash("sha256").update(canonicalJson(body)).digest("base64");
+  const seen = await s.rooms.events.findTxn(r.userId, deviceKey, txnId, scope);
   if (seen) {
     if (seen.requestHash !== requestHash)
       throw new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400);
     return { event_id: seen.eventId };
   }
   try {
-    return { event_id: await send({ userId: r.userId, deviceKey, txnId, requestHash }) };
+    return { event_id: await send({ userId: r.userId, deviceKey, txnId, requestHash, scope }) };
   } catch (err) {
     // Two concurrent requests with one txnId: the loser finds the winner's row.
-    const again = await s.rooms.events.findTxn(r.userId, deviceKey, txnId);
+    const again = await s.rooms.events.findTxn(r.userId, deviceKey, txnId, scope);
     if (again && again.requestHash === requestHash) return { event_id: again.eventId };
+    if (again) throw new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400);
     throw err;
   }
 }
@@ -61,7 +74,7 @@ export async function sendMessage(
   content: Record<string, unknown>,
 ): Promise<{ event_id: string }> {
   checkEventType(type);
-  return withTxn(s, r, txnId, { kind: "send", roomId, type, content }, async (txn) => {
+  return withTxn(s, r, txnId, ["send", roomId, type], content, async (txn) => {
     rateLimit(s, r);
     if (type === "m.room.redaction") {
       const redacts = content.redacts;
@@ -83,6 +96,7 @@ export async function sendStateEvent(
 ): Promise<{ event_id: string }> {
   checkEventType(type);
   if (type === "m.room.member") return sendMemberState(s, r, roomId, stateKey, content);
+  if (type === "m.room.power_levels") checkPowerLevelsContent(content);
   rateLimit(s, r);
   const e = await appendEvent(s, roomId, async (room) => {
     const current = room.state.get(stateKeyOf(type, stateKey));
@@ -99,12 +113,15 @@ export async function sendStateEvent(
 /** Checks other capabilities add for particular state events (e.g. m.room.canonical_alias → M_BAD_ALIAS). */
 export const stateEventChecks: ((s: Services, r: Requester, roomId: string, type: string, stateKey: string, content: Record<string, unknown>) => Promise<void>)[] = [];
 
+const MEMBERSHIPS = ["join", "invite", "leave", "ban", "knock"];
+
 /** m.room.member through the state API goes through the membership rules, like /join or /leave. */
 async function sendMemberState(s: Services, r: Requester, roomId: string, stateKey: string, content: Record<string, unknown>): Promise<{ event_id: string }> {
   const membership = content.membership;
   if (typeof membership !== "string") throw new MatrixError("M_BAD_JSON", "m.room.member needs content.membership", 400);
-  if (stateKey === r.userId && membership === "join") await joinRoom(s, r, roomId);
-  else if (stateKey === r.userId && membership === "leave") await leaveRoom(s, r, roomId);
+  if (!MEMBERSHIPS.includes(membership)) throw new MatrixError("M_BAD_JSON", `Unknown membership ${JSON.stringify(membership)}`, 400);
+  if (stateKey === r.userId && membership === "join") await joinRoom(s, r, roomId, {}, content);
+  else if (stateKey === r.userId && membership === "leave") await leaveRoom(s, r, roomId, content);
   else {
     const e = await appendEvent(s, roomId, { type: "m.room.member", stateKey, sender: r.userId, content });
     return { event_id: e.eventId };
@@ -119,7 +136,7 @@ async function redactDraft(
   roomId: string,
   redacts: string,
   body: Record<string, unknown>,
-  txn?: { userId: string; deviceKey: string; txnId: string; requestHash: string },
+  txn?: Txn,
 ) {
   return appendEvent(
     s,
@@ -150,7 +167,7 @@ export async function redactEvent(
   body: Record<string, unknown>,
 ): Promise<{ event_id: string }> {
   if (body.reason !== undefined && typeof body.reason !== "string") throw new MatrixError("M_BAD_JSON", "reason must be a string");
-  return withTxn(s, r, txnId, { kind: "redact", roomId, eventId, body }, async (txn) => {
+  return withTxn(s, r, txnId, ["redact", roomId, eventId], body, async (txn) => {
     rateLimit(s, r);
     return (await redactDraft(s, r, roomId, eventId, body, txn)).eventId;
   });

@@ -31,7 +31,7 @@ export async function serializeEvents(
   const replaced = await s.rooms.events.getMany(events.map((e) => e.replacesState).filter((x): x is string => !!x));
   const redactions = await s.rooms.events.redactionsOf(ids);
   const redactionEvents = await s.rooms.events.getMany([...redactions.values()].flat());
-  const txnIds = r ? await s.rooms.events.txnIdsFor(r.userId, deviceKeyOf(r), ids.filter((_, i) => events[i]!.pdu.sender === r.userId)) : new Map();
+  const myDevice = r ? deviceKeyOf(r) : undefined;
   const extra = new Map(opts.extraUnsigned ?? []);
   for (const hook of unsignedHooks) for (const [id, fields] of await hook(s, r, events)) extra.set(id, { ...extra.get(id), ...fields });
 
@@ -48,7 +48,7 @@ export async function serializeEvents(
         roomId: e.roomId,
         omitRoomId: opts.omitRoomId,
         now,
-        transactionId: txnIds.get(e.eventId),
+        transactionId: r && e.pdu.sender === r.userId && e.txn && e.txn.deviceKey === myDevice ? e.txn.txnId : undefined,
         prevContent: prev?.pdu.content,
         prevSender: prev?.pdu.sender,
         replacesState: e.replacesState ?? undefined,

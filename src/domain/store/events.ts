@@ -7,6 +7,8 @@ import { idAllocator, type IdAllocator } from "./ids.ts";
 
 export interface StoredEvent {
   eventId: string;
+  /** The sending device and transaction id (local events sent with one). */
+  txn?: { deviceKey: string; txnId: string };
   roomId: string;
   streamOrdering: number;
   stateGroup: number;
@@ -27,9 +29,11 @@ interface EventRow {
   rejected_reason: string | null;
   outlier: number | boolean;
   json: string;
+  txn_device_key: string | null;
+  txn_id: string | null;
 }
 
-const COLUMNS = "event_id, room_id, stream_ordering, state_group, replaces_state, rejected_reason, outlier, json";
+const COLUMNS = "event_id, room_id, stream_ordering, state_group, replaces_state, rejected_reason, outlier, json, txn_device_key, txn_id";
 
 function toStored(r: EventRow): StoredEvent {
   return {
@@ -42,6 +46,7 @@ function toStored(r: EventRow): StoredEvent {
     outlier: Boolean(r.outlier),
     json: r.json,
     pdu: JSON.parse(r.json) as Pdu,
+    ...(r.txn_id !== null && r.txn_device_key !== null ? { txn: { deviceKey: r.txn_device_key, txnId: r.txn_id } } : {}),
   };
 }
 
@@ -53,8 +58,8 @@ export interface NewEvent {
   stateGroup: number;
   replacesState: string | null;
   prevEvents: string[];
-  authEvents: string[];
   redacts?: string;
+  txn?: { deviceKey: string; txnId: string };
 }
 
 export class EventStore {
@@ -63,22 +68,21 @@ export class EventStore {
     this.streamIds = idAllocator(sql, "events", "stream_ordering", "events_stream_seq");
   }
 
-  /** Writes the event row, its edges and auth links, and moves the room's forward extremities. */
+  /** Writes the event row and its edges, and moves the room's forward extremities. */
   async insert(tx: SqlExecutor, e: NewEvent): Promise<number> {
     const pos = await this.streamIds.next(tx);
     const p = e.pdu;
     const containsUrl = typeof (p.content as Record<string, unknown>)?.url === "string";
     await tx.run(
-      `INSERT INTO events (stream_ordering, event_id, room_id, type, state_key, sender, depth, origin_server_ts, json, replaces_state, state_group, outlier, contains_url)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [pos, e.eventId, e.roomId, p.type, p.state_key ?? null, p.sender, p.depth, p.origin_server_ts, e.json, e.replacesState, e.stateGroup, false, containsUrl],
+      `INSERT INTO events (stream_ordering, event_id, room_id, type, state_key, sender, depth, origin_server_ts, json, replaces_state, state_group, outlier, contains_url, txn_device_key, txn_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [pos, e.eventId, e.roomId, p.type, p.state_key ?? null, p.sender, p.depth, p.origin_server_ts, e.json, e.replacesState, e.stateGroup, false, containsUrl, e.txn?.deviceKey ?? null, e.txn?.txnId ?? null],
     );
     const roomId = e.roomId;
     for (const prev of e.prevEvents) {
       await tx.run(`INSERT INTO event_edges (event_id, prev_event_id, room_id) VALUES (?, ?, ?)`, [e.eventId, prev, roomId]);
       await tx.run(`DELETE FROM forward_extremities WHERE room_id = ? AND event_id = ?`, [roomId, prev]);
     }
-    for (const a of e.authEvents) await tx.run(`INSERT INTO event_auth (event_id, auth_id) VALUES (?, ?)`, [e.eventId, a]);
     await tx.run(`INSERT INTO forward_extremities (room_id, event_id) VALUES (?, ?)`, [roomId, e.eventId]);
     if (e.redacts) await tx.run(`INSERT INTO redactions (event_id, redacts, room_id) VALUES (?, ?, ?)`, [e.eventId, e.redacts, roomId]);
     return pos;
@@ -136,21 +140,6 @@ export class EventStore {
     });
   }
 
-  /** Transaction ids of `eventIds` sent by one device (for unsigned.transaction_id). */
-  async txnIdsFor(userId: string, deviceKey: string, eventIds: string[]): Promise<Map<string, string>> {
-    const out = new Map<string, string>();
-    for (let i = 0; i < eventIds.length; i += 500) {
-      const chunk = eventIds.slice(i, i + 500);
-      if (chunk.length === 0) continue;
-      const rows = await this.sql.all<{ event_id: string; txn_id: string }>(
-        `SELECT event_id, txn_id FROM event_txn_ids WHERE user_id = ? AND device_key = ? AND event_id IN (${chunk.map(() => "?").join(",")})`,
-        [userId, deviceKey, ...chunk],
-      );
-      for (const r of rows) out.set(r.event_id, r.txn_id);
-    }
-    return out;
-  }
-
   async extremities(roomId: string): Promise<string[]> {
     const rows = await this.sql.all<{ event_id: string }>(`SELECT event_id FROM forward_extremities WHERE room_id = ?`, [roomId]);
     return rows.map((r) => r.event_id);
@@ -178,18 +167,41 @@ export class EventStore {
 
   // Transaction ids (idempotent sends).
 
-  async findTxn(userId: string, deviceKey: string, txnId: string): Promise<{ eventId: string; requestHash: string } | undefined> {
+  // A transaction id is scoped to a device and an endpoint path (spec "Transaction identifiers"): the
+  // same id in another room or for another event type is another request. `scope` names the path as a
+  // fixed-length hash; the txn_id column holds `scope:txnId` (the client's own id is on the event row).
+
+  async findTxn(userId: string, deviceKey: string, txnId: string, scope?: string): Promise<{ eventId: string; requestHash: string } | undefined> {
     const r = await this.sql.get<{ event_id: string; request_hash: string }>(
       `SELECT event_id, request_hash FROM event_txn_ids WHERE user_id = ? AND device_key = ? AND txn_id = ?`,
-      [userId, deviceKey, txnId],
+      [userId, deviceKey, scopedTxnId(txnId, scope)],
     );
     return r && { eventId: r.event_id, requestHash: r.request_hash };
   }
 
-  async insertTxn(tx: SqlExecutor, t: { userId: string; deviceKey: string; txnId: string; requestHash: string; eventId: string; roomId: string; now: number }): Promise<void> {
+  /** findTxn for several transactions in one query; the answers line up with `txns`. */
+  async findTxns(txns: { userId: string; deviceKey: string; txnId: string; scope?: string }[]): Promise<({ eventId: string; requestHash: string } | undefined)[]> {
+    const found = new Map<string, { eventId: string; requestHash: string }>();
+    const keyOf = (u: string, d: string, t: string) => `${u}\u0000${d}\u0000${t}`;
+    for (let i = 0; i < txns.length; i += 100) {
+      const chunk = txns.slice(i, i + 100);
+      const rows = await this.sql.all<{ user_id: string; device_key: string; txn_id: string; event_id: string; request_hash: string }>(
+        `SELECT user_id, device_key, txn_id, event_id, request_hash FROM event_txn_ids WHERE ${chunk.map(() => "(user_id = ? AND device_key = ? AND txn_id = ?)").join(" OR ")}`,
+        chunk.flatMap((t) => [t.userId, t.deviceKey, scopedTxnId(t.txnId, t.scope)]),
+      );
+      for (const r of rows) found.set(keyOf(r.user_id, r.device_key, r.txn_id), { eventId: r.event_id, requestHash: r.request_hash });
+    }
+    return txns.map((t) => found.get(keyOf(t.userId, t.deviceKey, scopedTxnId(t.txnId, t.scope))));
+  }
+
+  async insertTxn(tx: SqlExecutor, t: { userId: string; deviceKey: string; txnId: string; scope?: string; requestHash: string; eventId: string; roomId: string; now: number }): Promise<void> {
     await tx.run(
       `INSERT INTO event_txn_ids (user_id, device_key, txn_id, request_hash, event_id, room_id, created_ts) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      [t.userId, t.deviceKey, t.txnId, t.requestHash, t.eventId, t.roomId, t.now],
+      [t.userId, t.deviceKey, scopedTxnId(t.txnId, t.scope), t.requestHash, t.eventId, t.roomId, t.now],
     );
   }
+}
+
+function scopedTxnId(txnId: string, scope: string | undefined): string {
+  return scope === undefined ? txnId : `${scope}:${txnId}`;
 }

@@ -32,6 +32,8 @@ CREATE TABLE "events" (
     "outlier" BOOLEAN NOT NULL DEFAULT false,
     "rejected_reason" TEXT,
     "contains_url" BOOLEAN NOT NULL DEFAULT false,
+    "txn_device_key" TEXT,
+    "txn_id" TEXT,
 
     CONSTRAINT "events_pkey" PRIMARY KEY ("stream_ordering")
 );
@@ -43,14 +45,6 @@ CREATE TABLE "event_edges" (
     "room_id" TEXT NOT NULL,
 
     CONSTRAINT "event_edges_pkey" PRIMARY KEY ("event_id","prev_event_id")
-);
-
--- CreateTable
-CREATE TABLE "event_auth" (
-    "event_id" TEXT NOT NULL,
-    "auth_id" TEXT NOT NULL,
-
-    CONSTRAINT "event_auth_pkey" PRIMARY KEY ("event_id","auth_id")
 );
 
 -- CreateTable
@@ -121,19 +115,10 @@ CREATE UNIQUE INDEX "events_event_id_key" ON "events"("event_id");
 CREATE INDEX "events_room_id_stream_ordering_idx" ON "events"("room_id", "stream_ordering");
 
 -- CreateIndex
-CREATE INDEX "events_room_id_depth_idx" ON "events"("room_id", "depth");
-
--- CreateIndex
-CREATE INDEX "events_room_id_type_state_key_idx" ON "events"("room_id", "type", "state_key");
-
--- CreateIndex
 CREATE INDEX "event_edges_prev_event_id_idx" ON "event_edges"("prev_event_id");
 
 -- CreateIndex
 CREATE INDEX "state_groups_room_id_idx" ON "state_groups"("room_id");
-
--- CreateIndex
-CREATE INDEX "event_txn_ids_event_id_idx" ON "event_txn_ids"("event_id");
 
 -- CreateIndex
 CREATE INDEX "redactions_redacts_idx" ON "redactions"("redacts");
