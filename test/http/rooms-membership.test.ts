@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
+import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 
 const V3 = "/_matrix/client/v3";
@@ -31,11 +32,7 @@ describe.each(backends())("room membership on %s", (backend) => {
     await t?.close();
   });
 
-  async function create(body: Record<string, unknown> = {}, who: Session = alice): Promise<string> {
-    const res = await t.call("POST", `${V3}/createRoom`, { token: who.access_token, body });
-    expect(res.status, JSON.stringify(res.json)).toBe(200);
-    return res.json.room_id as string;
-  }
+  const create = (body: Record<string, unknown> = {}, who: Session = alice) => createRoom(t, who, body);
 
   async function post(who: Session | string, p: string, body: Record<string, unknown> = {}) {
     return t.call("POST", p, { token: typeof who === "string" ? who : who.access_token, body });

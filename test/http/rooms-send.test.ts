@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { loginUser, registerUser, type Session } from "../helpers/users.ts";
+import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 
 const V3 = "/_matrix/client/v3";
@@ -34,11 +35,7 @@ describe.each(backends())("sending on %s", (backend) => {
   const statePath = (roomId: string, type: string, stateKey?: string) =>
     `${V3}/rooms/${enc(roomId)}/state/${enc(type)}${stateKey === undefined ? "" : `/${enc(stateKey)}`}`;
 
-  async function create(body: Record<string, unknown> = {}, who: Session = alice): Promise<string> {
-    const res = await t.call("POST", `${V3}/createRoom`, { token: who.access_token, body });
-    expect(res.status, JSON.stringify(res.json)).toBe(200);
-    return res.json.room_id as string;
-  }
+  const create = (body: Record<string, unknown> = {}, who: Session = alice) => createRoom(t, who, body);
 
   async function join(who: Session, roomId: string) {
     const res = await t.call("POST", `${V3}/join/${enc(roomId)}`, { token: who.access_token, body: {} });

@@ -5,14 +5,12 @@
 // the current state, former members (leave, ban) the state at their leave, invitees and knockers the
 // current name/topic/avatar (all three are the spec's stripped "invite state" types); anyone else sees
 // nothing. Spec: Client-Server API "Room membership", "History visibility", "Stripped state".
-import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
-import type { Param } from "../../storage/sql.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
+import { RoomBatchReads } from "../store/rooms.ts";
+export { roomNotVisible } from "./read-access.ts";
 
-/** IN (...) lists are split into chunks of this many parameters (SQLite's variable limit). */
-const CHUNK = 500;
 /** Largest page of rooms one call returns. */
 export const MAX_ROOM_PAGE = 1000;
 
@@ -27,20 +25,7 @@ export interface RoomSummary {
   avatarUrl: string | undefined;
 }
 
-/** The error a read of a room the requester may not see gives (the same as read-access.ts). */
-export function roomNotVisible(): MatrixError {
-  return new MatrixError("M_FORBIDDEN", "You are not in this room (or it does not exist)", 403);
-}
-
 const SUMMARY_TYPES = ["m.room.name", "m.room.topic", "m.room.avatar", "m.room.history_visibility"] as const;
-
-const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(",");
-
-function chunks<T>(items: T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
-  return out;
-}
 
 function stringField(content: Record<string, unknown> | undefined, field: string): string | undefined {
   const v = content?.[field];
@@ -58,35 +43,10 @@ export async function roomSummaries(s: Services, r: Requester, roomIds: readonly
   const ids = [...new Set(roomIds)];
   const out = new Map<string, RoomSummary>();
   if (ids.length === 0) return out;
-  const sql = s.storage.sql;
-
-  const rooms: { room_id: string; room_version: string; membership: string | null; event_id: string | null }[] = [];
-  for (const chunk of chunks(ids)) {
-    rooms.push(
-      ...(await sql.all<(typeof rooms)[number]>(
-        `SELECT r.room_id, r.room_version, m.membership, m.event_id FROM rooms r
-         LEFT JOIN room_memberships m ON m.room_id = r.room_id AND m.user_id = ?
-         WHERE r.room_id IN (${placeholders(chunk.length)})`,
-        [r.userId, ...chunk],
-      )),
-    );
-  }
+  const reads = new RoomBatchReads(s.storage.sql);
+  const rooms = await reads.roomsWithMembership(r.userId, ids);
   if (rooms.length === 0) return out;
-
-  // Current state entries of the summary types, for every room at once.
-  const current = new Map<string, Map<string, string>>();
-  for (const chunk of chunks(rooms.map((x) => x.room_id))) {
-    const rows = await sql.all<{ room_id: string; type: string; event_id: string }>(
-      `SELECT room_id, type, event_id FROM current_state_events
-       WHERE state_key = ? AND type IN (${placeholders(SUMMARY_TYPES.length)}) AND room_id IN (${placeholders(chunk.length)})`,
-      ["", ...SUMMARY_TYPES, ...chunk] as Param[],
-    );
-    for (const row of rows) {
-      let m = current.get(row.room_id);
-      if (!m) current.set(row.room_id, (m = new Map()));
-      m.set(row.type, row.event_id);
-    }
-  }
+  const current = await reads.currentStateOfTypes(rooms.map((x) => x.roomId), SUMMARY_TYPES);
   // The current state events of every room in one read (most are cached).
   const events = await s.rooms.events.getMany([...current.values()].flatMap((m) => [...m.values()]));
   const worldReadable = (roomId: string) => {
@@ -98,9 +58,9 @@ export async function roomSummaries(s: Services, r: Requester, roomIds: readonly
   const shown = new Map<string, ReadonlyMap<string, string>>();
   const formerMembers: { roomId: string; leaveEventId: string }[] = [];
   for (const row of rooms) {
-    const m = row.membership ?? undefined;
-    if (m === "join" || m === "invite" || m === "knock" || worldReadable(row.room_id)) shown.set(row.room_id, current.get(row.room_id) ?? new Map());
-    else if ((m === "leave" || m === "ban") && row.event_id) formerMembers.push({ roomId: row.room_id, leaveEventId: row.event_id });
+    const m = row.membership;
+    if (m === "join" || m === "invite" || m === "knock" || worldReadable(row.roomId)) shown.set(row.roomId, current.get(row.roomId) ?? new Map());
+    else if ((m === "leave" || m === "ban") && row.membershipEventId) formerMembers.push({ roomId: row.roomId, leaveEventId: row.membershipEventId });
   }
   if (formerMembers.length > 0) {
     const leaves = await s.rooms.events.getMany(formerMembers.map((f) => f.leaveEventId));
@@ -124,12 +84,12 @@ export async function roomSummaries(s: Services, r: Requester, roomIds: readonly
     return id ? events.get(id)?.pdu.content : undefined;
   };
   for (const row of rooms) {
-    const state = shown.get(row.room_id);
+    const state = shown.get(row.roomId);
     if (!state) continue;
-    out.set(row.room_id, {
-      roomId: row.room_id,
-      roomVersion: row.room_version,
-      membership: row.membership ?? undefined,
+    out.set(row.roomId, {
+      roomId: row.roomId,
+      roomVersion: row.roomVersion,
+      membership: row.membership,
       name: stringField(contentOf(state, "m.room.name"), "name"),
       topic: stringField(contentOf(state, "m.room.topic"), "topic"),
       avatarUrl: stringField(contentOf(state, "m.room.avatar"), "url"),
@@ -156,18 +116,9 @@ export async function userRoomsPage(
 ): Promise<{ rooms: UserRoomEntry[]; more: boolean }> {
   const limit = Math.min(Math.max(Math.floor(opts.limit), 0), MAX_ROOM_PAGE);
   if (opts.memberships.length === 0) return { rooms: [], more: false };
-  const params: Param[] = [userId, false, ...opts.memberships];
-  let where = `user_id = ? AND forgotten = ? AND membership IN (${placeholders(opts.memberships.length)})`;
-  if (opts.before !== undefined) {
-    where += " AND stream_ordering < ?";
-    params.push(opts.before);
-  }
-  const rows = await s.storage.sql.all<{ room_id: string; membership: string; stream_ordering: number | string }>(
-    `SELECT room_id, membership, stream_ordering FROM room_memberships WHERE ${where} ORDER BY stream_ordering DESC LIMIT ?`,
-    [...params, limit + 1],
-  );
+  const rows = await new RoomBatchReads(s.storage.sql).membershipPage(userId, opts.memberships, opts.before, limit);
   return {
-    rooms: rows.slice(0, limit).map((x) => ({ roomId: x.room_id, membership: x.membership, streamOrdering: Number(x.stream_ordering) })),
+    rooms: rows.slice(0, limit),
     more: rows.length > limit,
   };
 }

@@ -6,6 +6,11 @@ import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { currentStateEvent, loadRoom, type RoomSnapshot } from "./room-cache.ts";
 
+/** The refusal of a read of a room the requester may not see (or that does not exist: the same answer). */
+export function roomNotVisible(): MatrixError {
+  return new MatrixError("M_FORBIDDEN", "You are not in this room (or it does not exist)", 403);
+}
+
 export interface ReadAccess {
   room: RoomSnapshot;
   /** The requester's current membership (undefined: none). */
@@ -18,7 +23,7 @@ export interface ReadAccess {
 
 export async function readAccess(s: Services, r: Requester, roomId: string): Promise<ReadAccess> {
   const room = await loadRoom(s, roomId);
-  if (!room) throw new MatrixError("M_FORBIDDEN", "You are not in this room (or it does not exist)", 403);
+  if (!room) throw roomNotVisible();
   const m = await s.rooms.store.membership(roomId, r.userId);
   if (m?.membership === "join") return { room, membership: "join", upTo: undefined, stateGroup: room.stateGroup };
   const hv = await currentStateEvent(s, room, "m.room.history_visibility");

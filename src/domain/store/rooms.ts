@@ -1,6 +1,6 @@
 // Repository of rooms, their current state and current memberships (rooms, current_state_events,
 // room_memberships), over raw SQL: written with every state event, read on every membership check.
-import type { Sql, SqlExecutor } from "../../storage/sql.ts";
+import type { Param, Sql, SqlExecutor } from "../../storage/sql.ts";
 import { stateKeyOf, type StateMap } from "./state-groups.ts";
 
 export interface RoomRow {
@@ -90,6 +90,80 @@ export class RoomStore {
 
   async forget(roomId: string, userId: string): Promise<void> {
     await this.sql.run(`UPDATE room_memberships SET forgotten = ? WHERE room_id = ? AND user_id = ?`, [true, roomId, userId]);
+  }
+}
+
+/** IN (...) lists are split into chunks of this many parameters (SQLite's variable limit). */
+const CHUNK = 500;
+const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(",");
+function chunks<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
+  return out;
+}
+
+export interface RoomWithMembership {
+  roomId: string;
+  roomVersion: string;
+  /** `userId`'s membership and its event, when they have one. */
+  membership: string | undefined;
+  membershipEventId: string | undefined;
+}
+
+/** Batch reads for faces that show many rooms at once: one query per kind of lookup, never one per room. */
+export class RoomBatchReads {
+  constructor(private readonly sql: Sql) {}
+
+  /** The rooms among `roomIds` that exist, with `userId`'s membership of each. */
+  async roomsWithMembership(userId: string, roomIds: readonly string[]): Promise<RoomWithMembership[]> {
+    const out: RoomWithMembership[] = [];
+    for (const chunk of chunks(roomIds)) {
+      const rows = await this.sql.all<{ room_id: string; room_version: string; membership: string | null; event_id: string | null }>(
+        `SELECT r.room_id, r.room_version, m.membership, m.event_id FROM rooms r
+         LEFT JOIN room_memberships m ON m.room_id = r.room_id AND m.user_id = ?
+         WHERE r.room_id IN (${placeholders(chunk.length)})`,
+        [userId, ...chunk],
+      );
+      for (const r of rows)
+        out.push({ roomId: r.room_id, roomVersion: r.room_version, membership: r.membership ?? undefined, membershipEventId: r.event_id ?? undefined });
+    }
+    return out;
+  }
+
+  /** Current state event ids of the given types (state key "") per room: room id → type → event id. */
+  async currentStateOfTypes(roomIds: readonly string[], types: readonly string[]): Promise<Map<string, Map<string, string>>> {
+    const out = new Map<string, Map<string, string>>();
+    for (const chunk of chunks(roomIds)) {
+      const rows = await this.sql.all<{ room_id: string; type: string; event_id: string }>(
+        `SELECT room_id, type, event_id FROM current_state_events
+         WHERE state_key = ? AND type IN (${placeholders(types.length)}) AND room_id IN (${placeholders(chunk.length)})`,
+        ["", ...types, ...chunk] as Param[],
+      );
+      for (const row of rows) {
+        let m = out.get(row.room_id);
+        if (!m) out.set(row.room_id, (m = new Map()));
+        m.set(row.type, row.event_id);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * One page of the rooms where `userId` has one of `memberships` (forgotten rooms left out), newest
+   * membership change first, below stream position `before` when given; `limit + 1` rows tell if there is more.
+   */
+  async membershipPage(userId: string, memberships: readonly string[], before: number | undefined, limit: number) {
+    const params: Param[] = [userId, false, ...memberships];
+    let where = `user_id = ? AND forgotten = ? AND membership IN (${placeholders(memberships.length)})`;
+    if (before !== undefined) {
+      where += " AND stream_ordering < ?";
+      params.push(before);
+    }
+    const rows = await this.sql.all<{ room_id: string; membership: string; stream_ordering: number | string }>(
+      `SELECT room_id, membership, stream_ordering FROM room_memberships WHERE ${where} ORDER BY stream_ordering DESC LIMIT ?`,
+      [...params, limit + 1],
+    );
+    return rows.map((x) => ({ roomId: x.room_id, membership: x.membership, streamOrdering: Number(x.stream_ordering) }));
   }
 }
 

@@ -32,6 +32,18 @@ async function eventAsViewer(ctx: GraphqlContext, roomId: string, eventId: strin
 
 const reasonArg = { nullable: true, description: "Shown to the members (content.reason)." } as const;
 
+/** invite / kick / ban / unban: the same domain call shape, then the changed room. */
+async function moderate(
+  ctx: GraphqlContext,
+  op: typeof inviteUser,
+  roomId: string,
+  userId: string,
+  reason: string | null | undefined,
+): Promise<Room> {
+  await op(ctx.s, await ctx.requester(), roomId, body({ user_id: userId, reason }));
+  return changed(ctx, roomId);
+}
+
 @Resolver()
 export class RoomMutationResolver {
   @Mutation(() => Room, { nullable: true, description: "Creates a room (POST /createRoom) and returns it." })
@@ -85,8 +97,7 @@ export class RoomMutationResolver {
     @Arg("reason", () => String, reasonArg) reason: string | null | undefined,
     @Ctx() ctx: GraphqlContext,
   ): Promise<Room> {
-    await inviteUser(ctx.s, await ctx.requester(), roomId, body({ user_id: userId, reason }));
-    return changed(ctx, roomId);
+    return moderate(ctx, inviteUser, roomId, userId, reason);
   }
 
   @Mutation(() => Room, { nullable: true, description: "Kicks a user (POST /rooms/{roomId}/kick); returns the room." })
@@ -96,8 +107,7 @@ export class RoomMutationResolver {
     @Arg("reason", () => String, reasonArg) reason: string | null | undefined,
     @Ctx() ctx: GraphqlContext,
   ): Promise<Room> {
-    await kickUser(ctx.s, await ctx.requester(), roomId, body({ user_id: userId, reason }));
-    return changed(ctx, roomId);
+    return moderate(ctx, kickUser, roomId, userId, reason);
   }
 
   @Mutation(() => Room, { nullable: true, description: "Bans a user (POST /rooms/{roomId}/ban); returns the room." })
@@ -107,8 +117,7 @@ export class RoomMutationResolver {
     @Arg("reason", () => String, reasonArg) reason: string | null | undefined,
     @Ctx() ctx: GraphqlContext,
   ): Promise<Room> {
-    await banUser(ctx.s, await ctx.requester(), roomId, body({ user_id: userId, reason }));
-    return changed(ctx, roomId);
+    return moderate(ctx, banUser, roomId, userId, reason);
   }
 
   @Mutation(() => Room, { nullable: true, description: "Lifts a ban (POST /rooms/{roomId}/unban); returns the room." })
@@ -118,8 +127,7 @@ export class RoomMutationResolver {
     @Arg("reason", () => String, reasonArg) reason: string | null | undefined,
     @Ctx() ctx: GraphqlContext,
   ): Promise<Room> {
-    await unbanUser(ctx.s, await ctx.requester(), roomId, body({ user_id: userId, reason }));
-    return changed(ctx, roomId);
+    return moderate(ctx, unbanUser, roomId, userId, reason);
   }
 
   @Mutation(() => Event, {
