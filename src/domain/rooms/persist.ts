@@ -32,6 +32,14 @@ export interface PersistOptions {
 
 type Lookup = (id: string) => Promise<Pdu | undefined>;
 
+/**
+ * Writes other capabilities add to every commit, inside its transaction (relations, search index,
+ * room directory ...): they see the stored events of the batch, in order, and fail the whole write if
+ * they throw. Register once at start-up (see installRoomAccountHooks for the pattern).
+ */
+export type PersistHook = (tx: SqlExecutor, s: Services, room: RoomSnapshot, events: StoredEvent[]) => Promise<void>;
+export const persistHooks: PersistHook[] = [];
+
 /** Checks the event against the room version's authorization rules, using its own auth events. */
 export async function authorizeEvent(
   s: Services,
@@ -178,6 +186,7 @@ async function commit(s: Services, room: RoomSnapshot, planned: Planned[], opts:
       if (p.txn) await s.rooms.events.insertTxn(tx, { ...p.txn, eventId, roomId: room.roomId, now });
       out.push({ eventId, ...(txnHere ? { txn: txnHere } : {}), roomId: room.roomId, streamOrdering, stateGroup: group, replacesState: p.replacesState, rejectedReason: null, outlier: false, pdu, json: p.json });
     }
+    for (const hook of persistHooks) await hook(tx, s, room, out);
     return out;
   });
 
