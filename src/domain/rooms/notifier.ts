@@ -1,5 +1,6 @@
 // The notifier: tells waiting readers (sync long-polls, GraphQL subscriptions, later push, appservices
 // and federation senders) that a stream moved. It carries positions only; readers fetch what changed.
+// ARCHITECTURE "Streams, tokens and live updates".
 import { EventEmitter } from "node:events";
 
 export interface NewEventNotice {
@@ -11,15 +12,45 @@ export interface NewEventNotice {
   sender: string;
 }
 
+/** The ordered streams a sync token is the tuple of. */
+export type StreamName =
+  | "events"
+  | "account_data"
+  | "receipts"
+  | "typing"
+  | "presence"
+  | "to_device"
+  | "device_lists"
+  | "push_rules";
+
+/** A stream moved to `position`; the change concerns these users and/or the members of these rooms. */
+export interface StreamNotice {
+  stream: StreamName;
+  position: number;
+  userIds?: readonly string[];
+  roomIds?: readonly string[];
+}
+
 export class Notifier {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
 
   newEvent(n: NewEventNotice): void {
     this.emitter.emit("event", n);
+    this.emitter.emit("stream", { stream: "events", position: n.streamOrdering, roomIds: [n.roomId], ...(n.type === "m.room.member" && n.stateKey ? { userIds: [n.stateKey] } : {}) } satisfies StreamNotice);
   }
 
   onEvent(fn: (n: NewEventNotice) => void): () => void {
     this.emitter.on("event", fn);
     return () => this.emitter.off("event", fn);
+  }
+
+  /** Any stream other than room events moved (room events also arrive here, as stream "events"). */
+  notify(n: StreamNotice): void {
+    this.emitter.emit("stream", n);
+  }
+
+  onStream(fn: (n: StreamNotice) => void): () => void {
+    this.emitter.on("stream", fn);
+    return () => this.emitter.off("stream", fn);
   }
 }
