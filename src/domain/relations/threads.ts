@@ -23,6 +23,8 @@ export interface ThreadsRequest {
 
 export interface ThreadsPage {
   roots: StoredEvent[];
+  /** Per root: the token that pages on after it (just below its latest activity). */
+  cursors: Map<string, string>;
   next?: string;
 }
 
@@ -37,7 +39,8 @@ export async function threadsPage(s: Services, r: Requester, roomId: string, req
   const roots = taken.map((x) => stored.get(x.rootId)).filter((e): e is StoredEvent => e !== undefined && e.roomId === roomId);
   const visible = await filterVisible(s, r.userId, roots, access.membership);
   const last = taken[taken.length - 1];
-  return { roots: visible, ...(rows.length > limit && last ? { next: streamToken(last.latest - 1) } : {}) };
+  const cursors = new Map(taken.map((x) => [x.rootId, streamToken(x.latest - 1)]));
+  return { roots: visible, cursors, ...(rows.length > limit && last ? { next: streamToken(last.latest - 1) } : {}) };
 }
 
 export async function getThreads(s: Services, r: Requester, roomId: string, req: ThreadsRequest): Promise<{ chunk: ClientEvent[]; next_batch?: string }> {
