@@ -20,6 +20,8 @@ import { RoomStore } from "./store/rooms.ts";
 import { Notifier } from "./rooms/notifier.ts";
 import { KeyedLanes } from "./rooms/lanes.ts";
 import type { RoomSnapshot } from "./rooms/room-cache.ts";
+import { RelationStore } from "./store/relations.ts";
+import { ReportStore } from "./store/reports.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -52,6 +54,10 @@ export interface Services {
   nonces: NonceStore;
   deviceActivity: DeviceActivity;
   rooms: RoomServices;
+  /** The relations index (event_relations): /relations, /threads, bundled aggregations. */
+  relations: RelationStore;
+  /** Content reports for the server admins. */
+  reports: ReportStore;
   /** Called on shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -91,6 +97,8 @@ export function buildServices(opts: {
       lanes: new KeyedLanes(),
       notifier: new Notifier(),
     },
+    relations: new RelationStore(storage.sql),
+    reports: new ReportStore(storage.db),
     onClose: [],
   };
   services.onClose.push(() => services.deviceActivity.stop());
