@@ -20,6 +20,9 @@ import { RoomStore } from "./store/rooms.ts";
 import { Notifier } from "./rooms/notifier.ts";
 import { KeyedLanes } from "./rooms/lanes.ts";
 import type { RoomSnapshot } from "./rooms/room-cache.ts";
+import { AccountDataStore } from "./store/account-data.ts";
+import { FilterStore } from "./store/filters.ts";
+import { SyncServices } from "./sync/registry.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -52,6 +55,10 @@ export interface Services {
   nonces: NonceStore;
   deviceActivity: DeviceActivity;
   rooms: RoomServices;
+  accountData: AccountDataStore;
+  filters: FilterStore;
+  /** Sync: stream providers (one slot per stream), lazy-loading memory, shutdown of long polls. */
+  sync: SyncServices;
   /** Called on shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -91,8 +98,12 @@ export function buildServices(opts: {
       lanes: new KeyedLanes(),
       notifier: new Notifier(),
     },
+    accountData: new AccountDataStore(storage.sql),
+    filters: new FilterStore(storage.sql),
+    sync: new SyncServices(caches.get("sync_lazy_members", 10_000)),
     onClose: [],
   };
+  services.onClose.push(() => services.sync.shutdown());
   services.onClose.push(() => services.deviceActivity.stop());
   return services;
 }
