@@ -30,7 +30,7 @@ describe.each(backends())("sync on %s", (backend) => {
   });
 
   async function sync(who: Session, params: Record<string, string | number | boolean> = {}, checkSpec = true) {
-    const qs = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
+    const qs = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)] as [string, string])).toString();
     const path = `${V3}/sync${qs ? `?${qs}` : ""}`;
     const res = await t.call("GET", path, { token: who.access_token });
     expect(res.status, JSON.stringify(res.json)).toBe(200);
