@@ -63,14 +63,19 @@ export async function setTag(s: Services, r: Requester, userId: string, roomId: 
   const order = body.order;
   if (order !== undefined && (typeof order !== "number" || !Number.isFinite(order))) throw new MatrixError("M_BAD_JSON", "order must be a number", 400);
   if (typeof order === "number" && (order < 0 || order > 1)) throw new MatrixError("M_INVALID_PARAM", "order must be between 0 and 1", 400);
-  const tags = { ...(await tagsOf(s, userId, roomId)), [tag]: body };
-  await writeAccountData(s, userId, roomId, "m.tag", { tags });
+  // Read-modify-write of the m.tag entry: one at a time per user, so concurrent tag writes are not lost.
+  await s.rooms.lanes.run(`m.tag ${userId}`, async () => {
+    const tags = { ...(await tagsOf(s, userId, roomId)), [tag]: body };
+    await writeAccountData(s, userId, roomId, "m.tag", { tags });
+  });
 }
 
 export async function deleteTag(s: Services, r: Requester, userId: string, roomId: string, tag: string): Promise<void> {
   requireSelf(r, userId);
   checkRoomId(roomId);
-  const tags = { ...(await tagsOf(s, userId, roomId)) };
-  delete tags[tag];
-  await writeAccountData(s, userId, roomId, "m.tag", { tags });
+  await s.rooms.lanes.run(`m.tag ${userId}`, async () => {
+    const tags = { ...(await tagsOf(s, userId, roomId)) };
+    delete tags[tag];
+    await writeAccountData(s, userId, roomId, "m.tag", { tags });
+  });
 }
