@@ -12,6 +12,7 @@ import { roomRoutes } from "./client/rooms.ts";
 import { relationRoutes } from "./client/relations.ts";
 import { spaceRoutes } from "./client/spaces.ts";
 import { reportRoutes } from "./client/reports.ts";
+import { syncRoutes } from "./client/sync.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -28,4 +29,5 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   spaceRoutes,
   reportRoutes,
   eventReportRoutes,
+  syncRoutes,
 ];

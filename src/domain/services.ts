@@ -22,6 +22,9 @@ import { KeyedLanes } from "./rooms/lanes.ts";
 import type { RoomSnapshot } from "./rooms/room-cache.ts";
 import { RelationStore } from "./store/relations.ts";
 import { ReportStore } from "./store/reports.ts";
+import { AccountDataStore } from "./store/account-data.ts";
+import { FilterStore } from "./store/filters.ts";
+import { SyncServices } from "./sync/registry.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -58,6 +61,10 @@ export interface Services {
   relations: RelationStore;
   /** Content reports for the server admins. */
   reports: ReportStore;
+  accountData: AccountDataStore;
+  filters: FilterStore;
+  /** Sync: stream providers (one slot per stream), lazy-loading memory, shutdown of long polls. */
+  sync: SyncServices;
   /** Called on shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -99,8 +106,12 @@ export function buildServices(opts: {
     },
     relations: new RelationStore(storage.sql),
     reports: new ReportStore(storage.db),
+    accountData: new AccountDataStore(storage.sql),
+    filters: new FilterStore(storage.sql),
+    sync: new SyncServices(caches.get("sync_lazy_members", 10_000)),
     onClose: [],
   };
+  services.onClose.push(() => services.sync.shutdown());
   services.onClose.push(() => services.deviceActivity.stop());
   return services;
 }

@@ -12,6 +12,7 @@ import { ViewerResolver } from "./resolvers/viewer.ts";
 import { RoomResolver, ViewerRoomsResolver } from "./resolvers/rooms.ts";
 import { RoomMutationResolver } from "./resolvers/room-mutations.ts";
 import { EventRelationsResolver, ReportResolver, RoomThreadsResolver } from "./resolvers/relations.ts";
+import { SyncResolver, ViewerAccountDataResolver } from "./resolvers/sync.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
 
@@ -22,7 +23,19 @@ export function createWeftPubSub() {
 
 export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [ViewerResolver, ProfileResolver, AccountResolver, RoomResolver, ViewerRoomsResolver, RoomMutationResolver, EventRelationsResolver, RoomThreadsResolver, ReportResolver],
+    resolvers: [
+      ViewerResolver,
+      ProfileResolver,
+      AccountResolver,
+      RoomResolver,
+      ViewerRoomsResolver,
+      RoomMutationResolver,
+      EventRelationsResolver,
+      RoomThreadsResolver,
+      ReportResolver,
+      SyncResolver,
+      ViewerAccountDataResolver,
+    ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),
     globalMiddlewares: [MapErrors],

@@ -1,0 +1,229 @@
+// bench/sync: the figures of issue 5. The homeserver runs in its own process (`weft start`).
+// (a) delivery latency: U users long-poll /sync in one room while one sender sends R events/s for S seconds;
+//     for every (event, user) pair, the time from the start of the send request to the sync response that
+//     carries it; p50/p99/max. Clients are plain fetch loops over undici keep-alive connections (one per user).
+// (b) initial sync: one user in N rooms with M events each (and a second member in every room); the time of
+//     GET /sync without since, with the default filter and with lazy-loaded members (median of 5 runs).
+// Usage: npm run bench:sync [-- --backend sqlite|postgres] [--users 100] [--rate 100] [--seconds 30]
+//        [--rooms 500] [--events 50] [--only a|b]
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { Agent, fetch as undiciFetch, type RequestInit } from "undici";
+import pg from "pg";
+import YAML from "yaml";
+import { generateConfig } from "../src/config/generate.ts";
+import { sharedSecretMac } from "../src/domain/admin/shared-secret-registration.ts";
+
+const { values } = parseArgs({
+  options: {
+    backend: { type: "string" },
+    users: { type: "string", default: "100" },
+    rate: { type: "string", default: "100" },
+    seconds: { type: "string", default: "30" },
+    rooms: { type: "string", default: "500" },
+    events: { type: "string", default: "50" },
+    only: { type: "string" },
+  },
+});
+const USERS = Number(values.users);
+const RATE = Number(values.rate);
+const SECONDS = Number(values.seconds);
+const ROOMS = Number(values.rooms);
+const EVENTS = Number(values.events);
+const PG_URL = process.env.WEFT_TEST_PG_URL ?? "postgresql://weft:weft@127.0.0.1:5432/weft";
+const agent = new Agent({ connections: 1000, keepAliveTimeout: 60_000, bodyTimeout: 0, headersTimeout: 0 });
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function json(url: string, init: Omit<RequestInit, "headers"> & { token?: string } = {}): Promise<any> {
+  const headers: Record<string, string> = { "content-type": "application/json", ...(init.token ? { authorization: `Bearer ${init.token}` } : {}) };
+  const res = await undiciFetch(url, { ...init, headers, dispatcher: agent });
+  const body = await res.json();
+  if (!res.ok) throw new Error(`${init.method ?? "GET"} ${url}: ${res.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** Runs `fn` over `items` with at most `n` in flight. */
+async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      await fn(items[i]!, i);
+    }
+  }));
+}
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+async function startServer(backend: "sqlite" | "postgres") {
+  const dir = mkdtempSync(path.join(tmpdir(), "weft-bench-"));
+  const port = await freePort();
+  let dbName: string | undefined;
+  let databaseUrl: string | undefined;
+  if (backend === "postgres") {
+    dbName = `weft_bench_${randomBytes(4).toString("hex")}`;
+    const c = new pg.Client({ connectionString: PG_URL });
+    await c.connect();
+    await c.query(`CREATE DATABASE ${dbName}`);
+    await c.end();
+    const u = new URL(PG_URL);
+    u.pathname = `/${dbName}`;
+    databaseUrl = u.toString();
+  }
+  const generated = await generateConfig({ serverName: "bench.local", configPath: path.join(dir, "homeserver.yaml"), port, databaseUrl });
+  const cfg = YAML.parse(readFileSync(generated.configPath, "utf8"));
+  Object.assign(cfg, {
+    rc_message: { per_second: 1e6, burst_count: 1e6 },
+    rc_registration: { per_second: 1e6, burst_count: 1e6 },
+    rc_login: { address: { per_second: 1e6, burst_count: 1e6 }, account: { per_second: 1e6, burst_count: 1e6 } },
+    rc_joins: { local: { per_second: 1e6, burst_count: 1e6 } },
+    log_level: "warn",
+    password_config: { scrypt_log_n: 4 },
+  });
+  writeFileSync(generated.configPath, YAML.stringify(cfg));
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "start", "-c", generated.configPath], { stdio: ["ignore", "inherit", "inherit"] });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      await json(`${base}/_matrix/client/versions`);
+      break;
+    } catch {
+      if (i > 300) throw new Error("server did not start");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  const register = async (username: string): Promise<string> => {
+    const { nonce } = await json(`${base}/_synapse/admin/v1/register`);
+    const mac = sharedSecretMac(generated.registrationSharedSecret, { nonce, username, password: "pw", admin: false });
+    return (await json(`${base}/_synapse/admin/v1/register`, { method: "POST", body: JSON.stringify({ nonce, username, password: "pw", admin: false, mac }) })).access_token;
+  };
+  const stop = async () => {
+    child.kill("SIGTERM");
+    await new Promise((r) => child.once("exit", r));
+    rmSync(dir, { recursive: true, force: true });
+    if (dbName) {
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+      await c.end();
+    }
+  };
+  return { base, register, stop };
+}
+
+const V3 = "/_matrix/client/v3";
+
+async function deliveryLatency(backend: "sqlite" | "postgres"): Promise<string> {
+  const srv = await startServer(backend);
+  try {
+    const sender = await srv.register("sender");
+    const room = (await json(`${srv.base}${V3}/createRoom`, { method: "POST", token: sender, body: JSON.stringify({ preset: "public_chat" }) })).room_id as string;
+    const tokens: string[] = [];
+    await pool(Array.from({ length: USERS }, (_, i) => i), 8, async (i) => {
+      const tok = await srv.register(`reader${i}`);
+      await json(`${srv.base}${V3}/join/${encodeURIComponent(room)}`, { method: "POST", token: tok, body: "{}" });
+      tokens[i] = tok;
+    });
+    const sentAt = new Map<string, number>();
+    const latencies: number[] = [];
+    let running = true;
+    const filter = encodeURIComponent(JSON.stringify({ room: { timeline: { limit: 200 }, state: { lazy_load_members: true } } }));
+    const loops = tokens.map(async (tok) => {
+      let since = (await json(`${srv.base}${V3}/sync?filter=${filter}`, { token: tok })).next_batch;
+      while (running) {
+        const r = await json(`${srv.base}${V3}/sync?since=${since}&timeout=5000&filter=${filter}`, { token: tok });
+        const now = performance.now();
+        since = r.next_batch;
+        for (const e of r.rooms?.join?.[room]?.timeline?.events ?? []) {
+          const t0 = sentAt.get(e.content?.txn);
+          if (t0 !== undefined) latencies.push(now - t0);
+        }
+      }
+    });
+    const total = RATE * SECONDS;
+    const started = performance.now();
+    const sends: Promise<unknown>[] = [];
+    for (let i = 0; i < total; i++) {
+      const due = started + (i * 1000) / RATE;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const txn = `b${i}`;
+      sentAt.set(txn, performance.now());
+      sends.push(json(`${srv.base}${V3}/rooms/${encodeURIComponent(room)}/send/m.room.message/${txn}`, { method: "PUT", token: sender, body: JSON.stringify({ msgtype: "m.text", body: `event ${i}`, txn }) }));
+    }
+    await Promise.all(sends);
+    // Let the last events arrive, then stop the loops (each ends with its current poll).
+    const expected = total * USERS;
+    for (let i = 0; i < 100 && latencies.length < expected; i++) await new Promise((r) => setTimeout(r, 100));
+    running = false;
+    const sendTime = await json(`${srv.base}${V3}/rooms/${encodeURIComponent(room)}/send/m.room.message/end`, { method: "PUT", token: sender, body: JSON.stringify({ msgtype: "m.text", body: "end" }) });
+    void sendTime;
+    await Promise.all(loops);
+    latencies.sort((a, b) => a - b);
+    return `${backend}: (a) ${USERS} long-polling users, ${RATE} events/s for ${SECONDS} s: delivered ${latencies.length}/${expected}; latency p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1)?.toFixed(1)} ms`;
+  } finally {
+    await srv.stop();
+  }
+}
+
+async function initialSync(backend: "sqlite" | "postgres"): Promise<string> {
+  const srv = await startServer(backend);
+  try {
+    const user = await srv.register("many");
+    const other = await srv.register("other");
+    const rooms: string[] = [];
+    await pool(Array.from({ length: ROOMS }, (_, i) => i), 8, async (i) => {
+      const room = (await json(`${srv.base}${V3}/createRoom`, { method: "POST", token: user, body: JSON.stringify({ preset: "public_chat", name: `room ${i}` }) })).room_id as string;
+      await json(`${srv.base}${V3}/join/${encodeURIComponent(room)}`, { method: "POST", token: other, body: "{}" });
+      rooms[i] = room;
+    });
+    const sends = rooms.flatMap((room) => Array.from({ length: EVENTS }, (_, j) => ({ room, j })));
+    await pool(sends, 16, async ({ room, j }) => {
+      const who = j % 2 === 0 ? user : other;
+      await json(`${srv.base}${V3}/rooms/${encodeURIComponent(room)}/send/m.room.message/i${j}`, { method: "PUT", token: who, body: JSON.stringify({ msgtype: "m.text", body: `event ${j}` }) });
+    });
+    const time = async (filter?: unknown) => {
+      const runs: number[] = [];
+      let size = 0;
+      for (let i = 0; i < 5; i++) {
+        const t0 = performance.now();
+        const qs = filter ? `?filter=${encodeURIComponent(JSON.stringify(filter))}` : "";
+        const res = await undiciFetch(`${srv.base}${V3}/sync${qs}`, { headers: { authorization: `Bearer ${user}` }, dispatcher: agent });
+        const body = await res.text();
+        runs.push(performance.now() - t0);
+        size = body.length;
+        if (Object.keys(JSON.parse(body).rooms.join).length !== ROOMS) throw new Error("initial sync lacks rooms");
+      }
+      runs.sort((a, b) => a - b);
+      return `median ${runs[2]!.toFixed(0)} ms (min ${runs[0]!.toFixed(0)}, max ${runs[4]!.toFixed(0)}), ${(size / 1024).toFixed(0)} KiB`;
+    };
+    const plain = await time();
+    const lazy = await time({ room: { state: { lazy_load_members: true } } });
+    return `${backend}: (b) initial sync, ${ROOMS} rooms x ${EVENTS} events: default filter ${plain}; lazy-loading ${lazy}`;
+  } finally {
+    await srv.stop();
+  }
+}
+
+const backends = values.backend ? [values.backend as "sqlite" | "postgres"] : (["sqlite", "postgres"] as const);
+const lines: string[] = [];
+for (const b of backends) {
+  if (values.only !== "b") lines.push(await deliveryLatency(b));
+  if (values.only !== "a") lines.push(await initialSync(b));
+}
+console.log("\nbench/sync (server in its own process; clients: fetch over undici keep-alive)");
+for (const l of lines) console.log(l);
+await agent.close();

@@ -1,0 +1,72 @@
+// REST routes of sync and per-user data: GET /sync, filters, account data (global and per room), room
+// tags, and the legacy GET /initialSync, /rooms/{roomId}/initialSync and /events.
+// Spec: Client-Server API "Syncing", "Filtering", "Client Config", "Room Tagging", "Legacy endpoints".
+import type { FastifyInstance } from "fastify";
+import type { Services } from "../../domain/services.ts";
+import { clientRoute, queryBool, queryInt, queryString, type AuthedCall } from "../http.ts";
+import { sync } from "../../domain/sync/sync.ts";
+import { createFilter, getFilter, resolveSyncFilter } from "../../domain/filters/user-filters.ts";
+import { deleteTag, getAccountData, getTags, setAccountData, setTag } from "../../domain/account-data/account-data.ts";
+import { legacyEvents, legacyInitialSync, roomInitialSync } from "../../domain/sync/legacy.ts";
+
+/** Aborted when the client closes the connection before the answer (ends a long poll early). */
+function clientGone(c: AuthedCall): AbortSignal {
+  const ac = new AbortController();
+  c.reply.raw.once("close", () => ac.abort());
+  return ac.signal;
+}
+
+export function syncRoutes(app: FastifyInstance, s: Services): void {
+  // Long polls end at once when the server shuts down.
+  app.addHook("preClose", async () => s.sync.shutdown());
+
+  clientRoute<AuthedCall>(app, s, {
+    method: "GET", path: "/sync", auth: "guest",
+    handler: async (c) =>
+      sync(s, c.requester, {
+        since: queryString(c, "since"),
+        timeoutMs: queryInt(c, "timeout", { min: 0 }) ?? 0,
+        fullState: queryBool(c, "full_state") ?? false,
+        filter: await resolveSyncFilter(s, c.requester, queryString(c, "filter")),
+        setPresence: queryString(c, "set_presence"),
+        signal: clientGone(c),
+      }),
+  });
+
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/user/:userId/filter", auth: "guest", handler: (c) => createFilter(s, c.requester, c.params.userId!, c.body()) });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/user/:userId/filter/:filterId", auth: "guest", handler: (c) => getFilter(s, c.requester, c.params.userId!, c.params.filterId!) });
+
+  clientRoute<AuthedCall>(app, s, {
+    method: "PUT", path: "/user/:userId/account_data/:type", auth: "guest",
+    handler: async (c) => (await setAccountData(s, c.requester, c.params.userId!, undefined, c.params.type!, c.body()), {}),
+  });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/user/:userId/account_data/:type", auth: "guest", handler: (c) => getAccountData(s, c.requester, c.params.userId!, undefined, c.params.type!) });
+  clientRoute<AuthedCall>(app, s, {
+    method: "PUT", path: "/user/:userId/rooms/:roomId/account_data/:type", auth: "guest",
+    handler: async (c) => (await setAccountData(s, c.requester, c.params.userId!, c.params.roomId!, c.params.type!, c.body()), {}),
+  });
+  clientRoute<AuthedCall>(app, s, {
+    method: "GET", path: "/user/:userId/rooms/:roomId/account_data/:type", auth: "guest",
+    handler: (c) => getAccountData(s, c.requester, c.params.userId!, c.params.roomId!, c.params.type!),
+  });
+
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/user/:userId/rooms/:roomId/tags", auth: "guest", handler: (c) => getTags(s, c.requester, c.params.userId!, c.params.roomId!) });
+  clientRoute<AuthedCall>(app, s, {
+    method: "PUT", path: "/user/:userId/rooms/:roomId/tags/:tag", auth: "guest",
+    handler: async (c) => (await setTag(s, c.requester, c.params.userId!, c.params.roomId!, c.params.tag!, c.body()), {}),
+  });
+  clientRoute<AuthedCall>(app, s, {
+    method: "DELETE", path: "/user/:userId/rooms/:roomId/tags/:tag", auth: "guest",
+    handler: async (c) => (await deleteTag(s, c.requester, c.params.userId!, c.params.roomId!, c.params.tag!), {}),
+  });
+
+  clientRoute<AuthedCall>(app, s, {
+    method: "GET", path: "/initialSync", auth: "guest",
+    handler: (c) => legacyInitialSync(s, c.requester, { limit: queryInt(c, "limit", { min: 0 }), archived: queryBool(c, "archived") }),
+  });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/initialSync", auth: "guest", handler: (c) => roomInitialSync(s, c.requester, c.params.roomId!) });
+  clientRoute<AuthedCall>(app, s, {
+    method: "GET", path: "/events", auth: "guest",
+    handler: (c) => legacyEvents(s, c.requester, { from: queryString(c, "from"), timeoutMs: queryInt(c, "timeout", { min: 0 }), signal: clientGone(c) }),
+  });
+}

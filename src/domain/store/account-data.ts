@@ -1,0 +1,54 @@
+// Repository of account data (account_data): a user's global (room_id "") and per-room key/value
+// events, the latest value per type, each write moving the account-data stream (stream_id). Raw SQL:
+// sync reads it on every request.
+import type { Sql } from "../../storage/sql.ts";
+import { idAllocator, type IdAllocator } from "./ids.ts";
+
+export interface AccountDataRow {
+  roomId: string;
+  type: string;
+  content: Record<string, unknown>;
+  streamId: number;
+}
+
+export class AccountDataStore {
+  readonly streamIds: IdAllocator;
+  /** Highest stream id written by this process (seeded from the table): the stream's position. */
+  private position: Promise<number> | undefined;
+  constructor(private readonly sql: Sql) {
+    this.streamIds = idAllocator(sql, "account_data", "stream_id", "account_data_stream_seq");
+  }
+
+  async currentPosition(): Promise<number> {
+    this.position ??= this.sql.get<{ m: number | null }>(`SELECT MAX(stream_id) AS m FROM account_data`).then((r) => Number(r?.m ?? 0));
+    return this.position;
+  }
+
+  /** Writes (replaces) one entry; returns its new stream position. */
+  async put(userId: string, roomId: string, type: string, content: Record<string, unknown>): Promise<number> {
+    const json = JSON.stringify(content);
+    const pos = await this.sql.transaction(async (tx) => {
+      const id = await this.streamIds.next(tx);
+      const changed = await tx.run(`UPDATE account_data SET content = ?, stream_id = ? WHERE user_id = ? AND room_id = ? AND type = ?`, [json, id, userId, roomId, type]);
+      if (changed === 0) await tx.run(`INSERT INTO account_data (user_id, room_id, type, content, stream_id) VALUES (?, ?, ?, ?, ?)`, [userId, roomId, type, json, id]);
+      return id;
+    });
+    const cur = await this.currentPosition();
+    if (pos > cur) this.position = Promise.resolve(pos);
+    return pos;
+  }
+
+  async get(userId: string, roomId: string, type: string): Promise<Record<string, unknown> | undefined> {
+    const r = await this.sql.get<{ content: string }>(`SELECT content FROM account_data WHERE user_id = ? AND room_id = ? AND type = ?`, [userId, roomId, type]);
+    return r ? (JSON.parse(r.content) as Record<string, unknown>) : undefined;
+  }
+
+  /** Entries of `userId` changed in (after, upTo] (all of them when `after` is undefined). One query. */
+  async changed(userId: string, after: number | undefined, upTo: number): Promise<AccountDataRow[]> {
+    const rows = await this.sql.all<{ room_id: string; type: string; content: string; stream_id: number }>(
+      `SELECT room_id, type, content, stream_id FROM account_data WHERE user_id = ? AND stream_id > ? AND stream_id <= ? ORDER BY stream_id`,
+      [userId, after ?? 0, upTo],
+    );
+    return rows.map((r) => ({ roomId: r.room_id, type: r.type, content: JSON.parse(r.content) as Record<string, unknown>, streamId: Number(r.stream_id) }));
+  }
+}

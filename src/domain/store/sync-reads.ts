@@ -1,0 +1,123 @@
+// Batch reads of /sync (and the legacy initialSync) over raw SQL: a user's memberships with room
+// versions, the newest events of many rooms in one windowed query, the current state of many rooms,
+// state events after a position, member counts and hero candidates. One query per kind of lookup for the
+// whole batch of rooms, never one per room (ARCHITECTURE "Storage": hot paths batch their reads).
+import type { Param, Sql } from "../../storage/sql.ts";
+import { stateKeyOf } from "./state-groups.ts";
+
+const CHUNK = 400;
+const marks = (n: number) => Array.from({ length: n }, () => "?").join(",");
+function chunks<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
+  return out;
+}
+
+export interface UserMembership {
+  roomId: string;
+  roomVersion: string;
+  membership: string;
+  eventId: string;
+  streamOrdering: number;
+  forgotten: boolean;
+}
+
+export interface StateEventRef {
+  roomId: string;
+  eventId: string;
+  key: string;
+  replacesState: string | null;
+  streamOrdering: number;
+}
+
+export class SyncReads {
+  constructor(private readonly sql: Sql) {}
+
+  /** Every room `userId` has a membership in, with the room's version. One query. */
+  async membershipsOf(userId: string): Promise<UserMembership[]> {
+    const rows = await this.sql.all<{ room_id: string; room_version: string; membership: string; event_id: string; stream_ordering: number; forgotten: number | boolean }>(
+      `SELECT m.room_id, r.room_version, m.membership, m.event_id, m.stream_ordering, m.forgotten
+       FROM room_memberships m JOIN rooms r ON r.room_id = m.room_id WHERE m.user_id = ?`,
+      [userId],
+    );
+    return rows.map((r) => ({ roomId: r.room_id, roomVersion: r.room_version, membership: r.membership, eventId: r.event_id, streamOrdering: Number(r.stream_ordering), forgotten: Boolean(r.forgotten) }));
+  }
+
+  /**
+   * The ids of the newest `perRoom` events of each room with `after < stream_ordering <= upTo`, newest
+   * first per room. One windowed query per 400 rooms.
+   */
+  async newestEventIds(roomIds: readonly string[], after: number, upTo: number, perRoom: number): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    for (const chunk of chunks(roomIds)) {
+      const rows = await this.sql.all<{ room_id: string; event_id: string }>(
+        `SELECT room_id, event_id FROM (
+           SELECT room_id, event_id, stream_ordering, ROW_NUMBER() OVER (PARTITION BY room_id ORDER BY stream_ordering DESC) AS rn
+           FROM events WHERE room_id IN (${marks(chunk.length)}) AND outlier = ? AND stream_ordering > ? AND stream_ordering <= ?
+         ) t WHERE rn <= ? ORDER BY room_id, stream_ordering DESC`,
+        [...chunk, false, after, upTo, perRoom] as Param[],
+      );
+      for (const r of rows) {
+        let list = out.get(r.room_id);
+        if (!list) out.set(r.room_id, (list = []));
+        list.push(r.event_id);
+      }
+    }
+    return out;
+  }
+
+  /** Current state of many rooms: room id → state key → event id. */
+  async currentState(roomIds: readonly string[]): Promise<Map<string, Map<string, string>>> {
+    const out = new Map<string, Map<string, string>>();
+    for (const id of roomIds) out.set(id, new Map());
+    for (const chunk of chunks(roomIds)) {
+      const rows = await this.sql.all<{ room_id: string; type: string; state_key: string; event_id: string }>(
+        `SELECT room_id, type, state_key, event_id FROM current_state_events WHERE room_id IN (${marks(chunk.length)})`,
+        chunk,
+      );
+      for (const r of rows) out.get(r.room_id)!.set(stateKeyOf(r.type, r.state_key), r.event_id);
+    }
+    return out;
+  }
+
+  /** State events of these rooms after stream position `after`, newest first (to roll current state back). */
+  async stateEventsAfter(roomIds: readonly string[], after: number): Promise<StateEventRef[]> {
+    const out: StateEventRef[] = [];
+    for (const chunk of chunks(roomIds)) {
+      const rows = await this.sql.all<{ room_id: string; event_id: string; type: string; state_key: string; replaces_state: string | null; stream_ordering: number }>(
+        `SELECT room_id, event_id, type, state_key, replaces_state, stream_ordering FROM events
+         WHERE stream_ordering > ? AND state_key IS NOT NULL AND outlier = ? AND room_id IN (${marks(chunk.length)}) ORDER BY stream_ordering DESC`,
+        [after, false, ...chunk] as Param[],
+      );
+      for (const r of rows)
+        out.push({ roomId: r.room_id, eventId: r.event_id, key: stateKeyOf(r.type, r.state_key), replacesState: r.replaces_state, streamOrdering: Number(r.stream_ordering) });
+    }
+    return out;
+  }
+
+  /** The state group after the last event of `roomId` at or before `pos` (undefined: none). */
+  async stateGroupAt(roomId: string, pos: number): Promise<number | undefined> {
+    const r = await this.sql.get<{ state_group: number }>(
+      `SELECT state_group FROM events WHERE room_id = ? AND outlier = ? AND stream_ordering <= ? ORDER BY stream_ordering DESC LIMIT 1`,
+      [roomId, false, pos],
+    );
+    return r ? Number(r.state_group) : undefined;
+  }
+
+  /** Joined and invited members of many rooms (for member counts and heroes), oldest membership first. */
+  async activeMembers(roomIds: readonly string[]): Promise<Map<string, { userId: string; membership: string }[]>> {
+    const out = new Map<string, { userId: string; membership: string }[]>();
+    for (const chunk of chunks(roomIds)) {
+      const rows = await this.sql.all<{ room_id: string; user_id: string; membership: string }>(
+        `SELECT room_id, user_id, membership FROM room_memberships WHERE membership IN (?, ?) AND room_id IN (${marks(chunk.length)}) ORDER BY stream_ordering`,
+        ["join", "invite", ...chunk],
+      );
+      for (const r of rows) {
+        let list = out.get(r.room_id);
+        if (!list) out.set(r.room_id, (list = []));
+        list.push({ userId: r.user_id, membership: r.membership });
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,101 @@
+// The deprecated reads the spec still defines (Client-Server API "Legacy endpoints"): GET /initialSync
+// (every room with its latest messages, state and account data), GET /rooms/{roomId}/initialSync (one
+// room), and GET /events (long-poll for new events in the user's rooms). Built on the same providers,
+// tokens and waiter as /sync.
+import type { Services } from "../services.ts";
+import type { Requester } from "../accounts/requester.ts";
+import { parseSyncFilter } from "../filters/sync-filter.ts";
+import { getMessages, getRoomState } from "../rooms/read.ts";
+import { readAccess } from "../rooms/read-access.ts";
+import { SyncReads } from "../store/sync-reads.ts";
+import { filterVisible } from "../rooms/visibility.ts";
+import { collectOnce, MAX_SYNC_TIMEOUT_MS } from "./sync.ts";
+import { formatSyncToken, parseSyncToken } from "./token.ts";
+import { Waiter } from "./wait.ts";
+import { renderEvents } from "./providers/events.ts";
+import { DEFAULT_SYNC_FILTER } from "../filters/sync-filter.ts";
+import type { JsonObject } from "./types.ts";
+
+type Json = Record<string, unknown>;
+
+/** The current state from the state at the timeline's start plus the timeline's state events. */
+function currentStateOf(state: JsonObject[], timeline: JsonObject[]): JsonObject[] {
+  const byKey = new Map<string, JsonObject>();
+  for (const e of [...state, ...timeline]) if (typeof e.state_key === "string") byKey.set(`${String(e.type)}\u0000${e.state_key}`, e);
+  return [...byKey.values()];
+}
+
+const withRoom = (roomId: string) => (e: JsonObject) => ({ ...e, room_id: roomId });
+
+export async function legacyInitialSync(s: Services, r: Requester, opts: { limit?: number; archived?: boolean }): Promise<Json> {
+  const filter = parseSyncFilter({ room: { include_leave: opts.archived ?? false, timeline: { limit: opts.limit ?? 10 } } });
+  const { ctx } = await collectOnce(s, r, { timeoutMs: 0, fullState: true, filter }, undefined);
+  const memberships = new Map((await new SyncReads(s.storage.sql).membershipsOf(r.userId)).map((m) => [m.roomId, m.membership]));
+  const rooms: Json[] = [];
+  const res = ctx.result;
+  for (const [roomId, room] of [...Object.entries(res.rooms.join), ...Object.entries(res.rooms.leave)]) {
+    const timeline = room.timeline.events.map(withRoom(roomId));
+    rooms.push({
+      room_id: roomId,
+      membership: memberships.get(roomId) ?? "join",
+      messages: { chunk: timeline, start: room.timeline.prev_batch, end: `s${ctx.to.events}` },
+      state: currentStateOf(room.state.events.map(withRoom(roomId)), timeline),
+      account_data: room.account_data.events,
+    });
+  }
+  for (const [roomId, room] of Object.entries(res.rooms.invite)) {
+    const events = room.invite_state.events;
+    const invite = events.find((e) => typeof e.event_id === "string");
+    rooms.push({ room_id: roomId, membership: "invite", ...(invite ? { invite } : {}), messages: { chunk: [], end: `s${ctx.to.events}` }, state: [] });
+  }
+  return { end: formatSyncToken(ctx.to), rooms, presence: res.presence.events, account_data: res.account_data.events };
+}
+
+export async function roomInitialSync(s: Services, r: Requester, roomId: string): Promise<Json> {
+  const access = await readAccess(s, r, roomId);
+  const messages = await getMessages(s, r, roomId, { dir: "b", limit: 10, filter: {} });
+  const chunk = [...messages.chunk].reverse();
+  const room = await s.rooms.store.getRoom(roomId);
+  const accountData = await s.accountData.changed(r.userId, undefined, Number.MAX_SAFE_INTEGER);
+  return {
+    room_id: roomId,
+    ...(access.membership ? { membership: access.membership } : {}),
+    messages: { chunk, ...(messages.end ? { start: messages.end } : {}), end: messages.start },
+    state: await getRoomState(s, r, roomId),
+    visibility: room?.isPublic ? "public" : "private",
+    account_data: accountData.filter((a) => a.roomId === roomId).map((a) => ({ type: a.type, content: a.content })),
+    presence: [],
+  };
+}
+
+/** GET /events: new events in the user's joined rooms after `from` (now when absent), waiting up to `timeout`. */
+export async function legacyEvents(s: Services, r: Requester, opts: { from?: string; timeoutMs?: number; signal?: AbortSignal }): Promise<Json> {
+  const waiter = new Waiter(s.rooms.notifier, r.userId);
+  try {
+    const reads = new SyncReads(s.storage.sql);
+    const from = opts.from !== undefined ? parseSyncToken(opts.from, "from") : await s.sync.currentToken(s);
+    const deadline = Date.now() + Math.min(Math.max(opts.timeoutMs ?? 0, 0), MAX_SYNC_TIMEOUT_MS);
+    const signal = AbortSignal.any([s.sync.shutdownSignal, ...(opts.signal ? [opts.signal] : [])]);
+    for (;;) {
+      const to = await s.sync.currentToken(s);
+      const memberships = (await reads.membershipsOf(r.userId)).filter((m) => m.membership === "join");
+      waiter.rooms = new Set(memberships.map((m) => m.roomId));
+      const upTo = Math.max(to.events, from.events);
+      const ids = await reads.newestEventIds([...waiter.rooms], from.events, upTo, 100);
+      const events = [...(await s.rooms.events.getMany([...ids.values()].flat())).values()];
+      const byRoom = new Map(memberships.map((m) => [m.roomId, m]));
+      const visible = [];
+      for (const m of byRoom.values()) visible.push(...(await filterVisible(s, r.userId, events.filter((e) => e.roomId === m.roomId), m.membership)));
+      visible.sort((a, b) => a.streamOrdering - b.streamOrdering);
+      const end = { ...to, events: upTo };
+      if (visible.length > 0 || Date.now() >= deadline || signal.aborted) {
+        const versions = new Map(memberships.map((m) => [m.roomId, m.roomVersion]));
+        return { start: formatSyncToken(from), end: formatSyncToken(end), chunk: await renderEvents(s, r, DEFAULT_SYNC_FILTER, visible, versions, false) };
+      }
+      waiter.consumed(end);
+      if (!(await waiter.until(end, deadline - Date.now(), signal))) return { start: formatSyncToken(from), end: formatSyncToken(end), chunk: [] };
+    }
+  } finally {
+    waiter.dispose();
+  }
+}

@@ -1,0 +1,355 @@
+// Sync provider of the room-events stream: rooms.join (timeline, state, summary), rooms.invite (stripped
+// invite_state), rooms.knock (knock_state) and rooms.leave (kicks, bans, rejections; archived rooms with
+// include_leave), from the user's memberships. Timelines are the newest `limit` visible, matching events
+// (gappy: `limited` + a `prev_batch` /messages accepts); `state` is the state at the start of the
+// timeline — all of it on initial/full-state syncs and newly joined rooms, else the change between the
+// since-token and the timeline start — with lazy-loaded members (timeline senders and the user, minus
+// those the device already has). Reads are batched over all rooms: memberships, newest events (one
+// windowed query), current state, member counts: a few queries whatever the number of rooms.
+// Spec: Client-Server API "Syncing", "Lazy-loading room members", "Stripped state", "History visibility".
+import type { Services } from "../../services.ts";
+import type { StoredEvent } from "../../store/events.ts";
+import { SyncReads, type UserMembership } from "../../store/sync-reads.ts";
+import { stateKeyOf } from "../../store/state-groups.ts";
+import { matchesFilter } from "../../filters/room-event-filter.ts";
+import { DEFAULT_TIMELINE_LIMIT, includeRedundantMembers, lazyLoadMembers, pickEventFields, roomWanted, type SyncFilter } from "../../filters/sync-filter.ts";
+import { filterVisible } from "../../rooms/visibility.ts";
+import { serializeEvents } from "../../rooms/serialize.ts";
+import { streamToken } from "../../rooms/read.ts";
+import type { Requester } from "../../accounts/requester.ts";
+import type { JsonObject, SyncContext, SyncProvider } from "../types.ts";
+
+const MEMBER = "m.room.member";
+/** Stripped state sent with invites and knocks (spec "Stripped state"; Synapse's default list). */
+const STRIPPED_TYPES = ["m.room.create", "m.room.join_rules", "m.room.name", "m.room.avatar", "m.room.canonical_alias", "m.room.encryption", "m.room.topic"];
+
+/** The room-events stream's position: the newest committed event, tracked from the notifier. */
+export class EventsPosition {
+  private seen = 0;
+  private seeded: Promise<number> | undefined;
+  constructor(private readonly s: Services) {
+    s.rooms.notifier.onStream((n) => {
+      if (n.stream === "events" && n.position > this.seen) this.seen = n.position;
+    });
+  }
+  async get(): Promise<number> {
+    this.seeded ??= this.s.rooms.events.maxStreamOrdering();
+    return Math.max(await this.seeded, this.seen);
+  }
+}
+
+const positions = new WeakMap<Services, EventsPosition>();
+export function eventsPosition(s: Services): EventsPosition {
+  let p = positions.get(s);
+  if (!p) positions.set(s, (p = new EventsPosition(s)));
+  return p;
+}
+
+interface RoomPlan {
+  m: UserMembership;
+  section: "join" | "leave";
+  /** Timeline range (after, upTo]. */
+  after: number;
+  upTo: number;
+  fullState: boolean;
+}
+
+interface Timeline {
+  /** Returned events, oldest first. */
+  events: StoredEvent[];
+  /** Every event read from the newest down to the oldest returned (incl. invisible/filtered), newest first. */
+  scanned: StoredEvent[];
+  limited: boolean;
+}
+
+/** Renders stored events per the filter's event_format and event_fields. One batch for many rooms. */
+export async function renderEvents(s: Services, r: Requester, filter: SyncFilter, events: StoredEvent[], versions: Map<string, string>, omitRoomId = true): Promise<JsonObject[]> {
+  if (filter.event_format === "federation") return events.map((e) => pickEventFields(JSON.parse(e.json) as JsonObject, filter.event_fields));
+  const lookup = async (roomId: string) => versions.get(roomId) ?? (await s.rooms.store.getRoom(roomId))?.roomVersion ?? "1";
+  const out = await serializeEvents(s, r, lookup, events, { omitRoomId });
+  return out.map((e) => pickEventFields(e as unknown as JsonObject, filter.event_fields));
+}
+
+/** Visible events for the user: events after a join they still hold need no state lookups. */
+async function visibleEvents(s: Services, userId: string, m: UserMembership, events: StoredEvent[]): Promise<Set<string>> {
+  const fast = m.membership === "join" ? events.filter((e) => e.streamOrdering >= m.streamOrdering) : [];
+  const slow = m.membership === "join" ? events.filter((e) => e.streamOrdering < m.streamOrdering) : events;
+  const ok = new Set(fast.map((e) => e.eventId));
+  for (const e of await filterVisible(s, userId, slow, m.membership)) ok.add(e.eventId);
+  return ok;
+}
+
+/** Selects the timeline of one room from its newest events (extending the read when filtering thinned it). */
+async function selectTimeline(s: Services, userId: string, plan: RoomPlan, newest: StoredEvent[], fetched: number, limit: number, filter: SyncFilter): Promise<Timeline> {
+  const scanned: StoredEvent[] = [];
+  const picked: StoredEvent[] = [];
+  let batch = newest;
+  let exhausted = batch.length < fetched;
+  let limited = false;
+  for (let round = 0; ; round++) {
+    const visible = await visibleEvents(s, userId, plan.m, batch);
+    let i = 0;
+    for (; i < batch.length && picked.length < limit; i++) {
+      const e = batch[i]!;
+      scanned.push(e);
+      if (visible.has(e.eventId) && matchesFilter(filter.room.timeline, e.pdu, e.roomId)) picked.push(e);
+    }
+    if (picked.length >= limit) {
+      limited = i < batch.length || !exhausted;
+      break;
+    }
+    if (exhausted || round >= 5 || batch.length === 0) {
+      limited = !exhausted;
+      break;
+    }
+    const oldest = batch[batch.length - 1]!.streamOrdering;
+    const want = Math.max(limit - picked.length, 1) * 4;
+    batch = await s.rooms.events.page(plan.m.roomId, { after: plan.after, upTo: oldest - 1, dir: "b", limit: want });
+    exhausted = batch.length < want;
+  }
+  return { events: picked.reverse(), scanned, limited };
+}
+
+/** Rolls a state map back over state events (newest first): the state before the oldest of them. */
+function rollBack(state: Map<string, string>, events: { key: string; eventId: string; replacesState: string | null }[]): void {
+  for (const e of events) {
+    if (state.get(e.key) !== e.eventId) continue;
+    if (e.replacesState) state.set(e.key, e.replacesState);
+    else state.delete(e.key);
+  }
+}
+
+const stateRef = (e: StoredEvent) => ({ key: stateKeyOf(e.pdu.type, e.pdu.state_key!), eventId: e.eventId, replacesState: e.replacesState });
+
+/** The user's membership at stream position `pos`, walking back from their member event `eventId`. */
+async function membershipAt(s: Services, eventId: string, pos: number): Promise<string | undefined> {
+  let e = await s.rooms.events.get(eventId);
+  for (let i = 0; e && e.streamOrdering > pos && i < 1000; i++) e = e.replacesState ? await s.rooms.events.get(e.replacesState) : undefined;
+  return e ? (e.pdu.content.membership as string | undefined) : undefined;
+}
+
+function plan(ctx: SyncContext, memberships: UserMembership[], to: number, joinedBefore: Set<string>): { rooms: RoomPlan[]; invites: UserMembership[]; knocks: UserMembership[] } {
+  const from = ctx.since?.events;
+  const rooms: RoomPlan[] = [];
+  const invites: UserMembership[] = [];
+  const knocks: UserMembership[] = [];
+  for (const m of memberships) {
+    if (!roomWanted(ctx.filter, m.roomId)) continue;
+    // A membership newer than this response's position shows up in the next one.
+    if (m.streamOrdering > to) continue;
+    const changed = from === undefined || m.streamOrdering > from;
+    switch (m.membership) {
+      case "join":
+        ctx.joinedRooms.add(m.roomId);
+        if (from === undefined || (changed && !joinedBefore.has(m.roomId))) rooms.push({ m, section: "join", after: 0, upTo: to, fullState: true });
+        else rooms.push({ m, section: "join", after: from, upTo: to, fullState: ctx.fullState });
+        break;
+      case "invite":
+        if (changed) invites.push(m);
+        break;
+      case "knock":
+        if (changed) knocks.push(m);
+        break;
+      case "leave":
+      case "ban":
+        if (m.forgotten) break;
+        if (from === undefined) {
+          if (ctx.filter.room.include_leave) rooms.push({ m, section: "leave", after: 0, upTo: m.streamOrdering, fullState: true });
+        } else if (changed) rooms.push({ m, section: "leave", after: from, upTo: m.streamOrdering, fullState: ctx.fullState });
+        else if (ctx.fullState && ctx.filter.room.include_leave) rooms.push({ m, section: "leave", after: m.streamOrdering, upTo: m.streamOrdering, fullState: true });
+        break;
+    }
+  }
+  return { rooms, invites, knocks };
+}
+
+async function strippedState(s: Services, reads: SyncReads, ms: UserMembership[], versions: Map<string, string>, r: Requester, filter: SyncFilter): Promise<Map<string, JsonObject[]>> {
+  const out = new Map<string, JsonObject[]>();
+  if (ms.length === 0) return out;
+  const current = await reads.currentState(ms.map((m) => m.roomId));
+  const ids: string[] = [];
+  const idsByRoom = new Map<string, string[]>();
+  for (const m of ms) {
+    const state = current.get(m.roomId)!;
+    const list = STRIPPED_TYPES.map((t) => state.get(stateKeyOf(t, ""))).filter((x): x is string => !!x);
+    idsByRoom.set(m.roomId, list);
+    ids.push(...list, m.eventId);
+  }
+  const events = await s.rooms.events.getMany(ids);
+  // The membership event itself (invite or knock) is sent whole; its sender's member event stripped.
+  const own = await renderEvents(s, r, filter, ms.map((m) => events.get(m.eventId)).filter((e): e is StoredEvent => !!e), versions, false);
+  const senderIds = ms.map((m) => {
+    const e = events.get(m.eventId);
+    return e ? current.get(m.roomId)!.get(stateKeyOf(MEMBER, e.pdu.sender)) : undefined;
+  });
+  const senders = await s.rooms.events.getMany(senderIds.filter((x): x is string => !!x && x !== ""));
+  ms.forEach((m, i) => {
+    const strip = (e: StoredEvent | undefined) => (e ? { type: e.pdu.type, state_key: e.pdu.state_key ?? "", sender: e.pdu.sender, content: e.pdu.content } : undefined);
+    const list: JsonObject[] = idsByRoom.get(m.roomId)!.map((id) => strip(events.get(id))).filter((x): x is NonNullable<typeof x> => !!x);
+    const inviter = senderIds[i] && senderIds[i] !== m.eventId ? strip(senders.get(senderIds[i]!)) : undefined;
+    if (inviter) list.push(inviter);
+    const self = own.find((e) => e.event_id === m.eventId);
+    if (self) list.push(self);
+    out.set(m.roomId, list);
+  });
+  return out;
+}
+
+export const eventsProvider: SyncProvider = {
+  stream: "events",
+  current: (s) => eventsPosition(s).get(),
+  async collect(ctx, from, to) {
+    const { s, requester: r, filter } = ctx;
+    const userId = r.userId;
+    const reads = new SyncReads(s.storage.sql);
+    const memberships = await reads.membershipsOf(userId);
+    const versions = new Map(memberships.map((m) => [m.roomId, m.roomVersion]));
+    // Every membership read is committed, and so is every event before it: read up to the newest of them.
+    to = Math.max(to, ...memberships.map((m) => m.streamOrdering));
+    ctx.to.events = to;
+    // Rooms whose membership changed since the token but were joined then (e.g. a new display name).
+    const joinedBefore = new Set<string>();
+    if (from !== undefined)
+      for (const m of memberships)
+        if (m.membership === "join" && m.streamOrdering > from && (await membershipAt(s, m.eventId, from)) === "join") joinedBefore.add(m.roomId);
+    const { rooms, invites, knocks } = plan(ctx, memberships, to, joinedBefore);
+    let added = false;
+
+    // Invites and knocks: stripped state.
+    for (const [list, section, field] of [[invites, "invite", "invite_state"], [knocks, "knock", "knock_state"]] as const) {
+      const stripped = await strippedState(s, reads, list, versions, r, filter);
+      for (const [roomId, events] of stripped) {
+        (ctx.result.rooms[section] as Record<string, unknown>)[roomId] = { [field]: { events } };
+        added = true;
+      }
+    }
+    if (rooms.length === 0) return added;
+
+    // Timelines: the newest limit+1 events of every room in as few windowed queries as there are ranges.
+    const limit = filter.room.timeline.limit ?? DEFAULT_TIMELINE_LIMIT;
+    const fetch = limit + 1;
+    const groups = new Map<string, RoomPlan[]>();
+    for (const p of rooms) {
+      const k = `${p.after}:${p.upTo}`;
+      groups.set(k, [...(groups.get(k) ?? []), p]);
+    }
+    const newestIds = new Map<string, string[]>();
+    for (const g of groups.values()) {
+      if (limit === 0 && g[0]!.after === g[0]!.upTo) continue;
+      for (const [roomId, ids] of await reads.newestEventIds(g.map((p) => p.m.roomId), g[0]!.after, g[0]!.upTo, fetch)) newestIds.set(roomId, ids);
+    }
+    const loaded = await s.rooms.events.getMany([...newestIds.values()].flat());
+    const timelines = new Map<string, Timeline>();
+    for (const p of rooms) {
+      const newest = (newestIds.get(p.m.roomId) ?? []).map((id) => loaded.get(id)!).filter(Boolean);
+      timelines.set(p.m.roomId, await selectTimeline(s, userId, p, newest, fetch, limit, filter));
+    }
+
+    // Which rooms appear: all on initial/full-state syncs and for membership changes; else those with events.
+    const shown = rooms.filter((p) => p.fullState || p.section === "leave" || timelines.get(p.m.roomId)!.events.length > 0);
+
+    // The state at the start of each timeline: current state (or the state at the leave) rolled back.
+    const joinedShown = shown.filter((p) => p.section === "join");
+    const current = await reads.currentState(joinedShown.map((p) => p.m.roomId));
+    const later = joinedShown.length > 0 ? await reads.stateEventsAfter(joinedShown.map((p) => p.m.roomId), to) : [];
+    const leaveEvents = await s.rooms.events.getMany(shown.filter((p) => p.section === "leave").map((p) => p.m.eventId));
+    const atStart = new Map<string, Map<string, string>>();
+    for (const p of shown) {
+      const roomId = p.m.roomId;
+      let state: Map<string, string>;
+      if (p.section === "join") {
+        state = new Map(current.get(roomId)!);
+        rollBack(state, later.filter((e) => e.roomId === roomId));
+      } else {
+        const leave = leaveEvents.get(p.m.eventId);
+        state = new Map(leave ? await s.rooms.stateGroups.get(leave.stateGroup) : []);
+      }
+      rollBack(state, timelines.get(roomId)!.scanned.filter((e) => e.pdu.state_key !== undefined && e.streamOrdering <= p.upTo).map(stateRef));
+      atStart.set(roomId, state);
+    }
+
+    // The state entries to send per room.
+    const lazy = lazyLoadMembers(filter);
+    const redundant = includeRedundantMembers(filter);
+    const deviceKey = `${userId}|${r.deviceId ?? ""}`;
+    if (from === undefined || ctx.fullState) s.sync.sentMembers.delete(deviceKey);
+    let sent = s.sync.sentMembers.get(deviceKey);
+    if (!sent) s.sync.sentMembers.set(deviceKey, (sent = new Map()));
+    const stateIds = new Map<string, string[]>();
+    for (const p of shown) {
+      const roomId = p.m.roomId;
+      const tl = timelines.get(roomId)!;
+      const start = atStart.get(roomId)!;
+      let entries: [string, string][];
+      if (p.fullState) entries = [...start];
+      else if (tl.limited) {
+        const group = await reads.stateGroupAt(roomId, p.after);
+        const before = group === undefined ? new Map<string, string>() : await s.rooms.stateGroups.get(group);
+        entries = [...start].filter(([k, id]) => before.get(k) !== id);
+      } else entries = [];
+      if (lazy) {
+        const wanted = new Set([userId, ...tl.events.map((e) => e.pdu.sender)]);
+        const members = [...wanted].map((u) => [stateKeyOf(MEMBER, u), start.get(stateKeyOf(MEMBER, u))] as const).filter((x): x is [string, string] => !!x[1]);
+        entries = [...entries.filter(([k]) => !k.startsWith(MEMBER + "\u0000")), ...members];
+        let seen = sent.get(roomId);
+        if (!seen) sent.set(roomId, (seen = new Map()));
+        const seenNow = seen;
+        if (!redundant) entries = entries.filter(([k, id]) => !k.startsWith(MEMBER + "\u0000") || seenNow.get(k) !== id);
+        for (const [k, id] of entries) if (k.startsWith(MEMBER + "\u0000")) seenNow.set(k, id);
+        for (const e of tl.events) if (e.pdu.type === MEMBER) seenNow.set(stateKeyOf(MEMBER, e.pdu.state_key!), e.eventId);
+      }
+      stateIds.set(roomId, entries.map(([, id]) => id));
+    }
+    const stateEvents = await s.rooms.events.getMany([...stateIds.values()].flat());
+
+    // Serialize every room's timeline and state in two batches.
+    const allTimeline = shown.flatMap((p) => timelines.get(p.m.roomId)!.events);
+    const stateLists = new Map<string, StoredEvent[]>();
+    for (const p of shown) {
+      const list = stateIds.get(p.m.roomId)!.map((id) => stateEvents.get(id)).filter((e): e is StoredEvent => !!e);
+      stateLists.set(p.m.roomId, list.filter((e) => matchesFilter(filter.room.state, e.pdu, e.roomId)));
+    }
+    const allState = [...stateLists.values()].flat();
+    const renderedTimeline = await renderEvents(s, r, filter, allTimeline, versions);
+    const renderedState = await renderEvents(s, r, filter, allState, versions);
+    const tIndex = new Map(allTimeline.map((e, i) => [e.eventId, renderedTimeline[i]!]));
+    const sIndex = new Map(allState.map((e, i) => [e.eventId, renderedState[i]!]));
+
+    // Summaries (joined rooms): on initial/full syncs and when membership moved in the room.
+    const needSummary = joinedShown.filter(
+      (p) => p.fullState || timelines.get(p.m.roomId)!.events.some((e) => e.pdu.type === MEMBER) || stateLists.get(p.m.roomId)!.some((e) => e.pdu.type === MEMBER),
+    );
+    const members = needSummary.length > 0 ? await reads.activeMembers(needSummary.map((p) => p.m.roomId)) : new Map();
+
+    for (const p of shown) {
+      const roomId = p.m.roomId;
+      const tl = timelines.get(roomId)!;
+      const oldest = tl.events[0];
+      const timeline = {
+        events: tl.events.map((e) => tIndex.get(e.eventId)!),
+        limited: tl.limited,
+        prev_batch: streamToken(oldest ? oldest.streamOrdering - 1 : p.upTo),
+      };
+      const state = { events: stateLists.get(roomId)!.map((e) => sIndex.get(e.eventId)!) };
+      if (p.section === "join") {
+        const room = ctx.joinedRoom(roomId);
+        room.timeline = timeline;
+        room.state = state;
+        if (needSummary.includes(p)) {
+          const list: { userId: string; membership: string }[] = members.get(roomId) ?? [];
+          const start = atStart.get(roomId)!;
+          const named = start.has(stateKeyOf("m.room.name", "")) || start.has(stateKeyOf("m.room.canonical_alias", ""));
+          room.summary = {
+            ...(named ? {} : { "m.heroes": list.filter((x) => x.userId !== userId).slice(0, 5).map((x) => x.userId) }),
+            "m.joined_member_count": list.filter((x) => x.membership === "join").length,
+            "m.invited_member_count": list.filter((x) => x.membership === "invite").length,
+          };
+        }
+      } else {
+        ctx.result.rooms.leave[roomId] = { state, timeline, account_data: { events: [] } };
+      }
+      added = true;
+    }
+    return added;
+  },
+};

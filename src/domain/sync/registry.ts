@@ -1,0 +1,59 @@
+// The sync machinery on Services (`s.sync`): the ordered list of stream providers (one slot per stream,
+// replaceable by the capability that owns the stream), the in-memory record of which member events each
+// device already received (lazy-loading), hooks for `set_presence`, and the shutdown signal that ends
+// waiting long polls. See sync.ts for the plug-in rules.
+import type { Services } from "../services.ts";
+import type { Requester } from "../accounts/requester.ts";
+import type { StreamName } from "../rooms/notifier.ts";
+import { LruCache } from "../cache/lru.ts";
+import { STREAMS, zeroToken, type SyncToken } from "./token.ts";
+import type { SyncProvider } from "./types.ts";
+import { eventsProvider } from "./providers/events.ts";
+import { accountDataProvider } from "./providers/account-data.ts";
+import { receiptsProvider } from "./providers/receipts.ts";
+import { typingProvider } from "./providers/typing.ts";
+import { presenceProvider } from "./providers/presence.ts";
+import { toDeviceProvider } from "./providers/to-device.ts";
+import { deviceListsProvider } from "./providers/device-lists.ts";
+import { pushRulesProvider } from "./providers/push-rules.ts";
+
+/** Called with a /sync's `set_presence` (online, offline, unavailable); the presence capability registers one. */
+export type PresenceSetter = (s: Services, r: Requester, presence: "online" | "offline" | "unavailable") => Promise<void>;
+
+export class SyncServices {
+  private readonly slots = new Map<StreamName, SyncProvider>();
+  readonly presenceSetters: PresenceSetter[] = [];
+  /** Per device ("user|device"): room id → member user id → the member event id last sent (lazy-loading). */
+  readonly sentMembers: LruCache<string, Map<string, Map<string, string>>>;
+  private readonly closing = new AbortController();
+
+  constructor(sentMembers: LruCache<string, Map<string, Map<string, string>>>) {
+    this.sentMembers = sentMembers;
+    for (const p of [eventsProvider, accountDataProvider, receiptsProvider, typingProvider, presenceProvider, toDeviceProvider, deviceListsProvider, pushRulesProvider]) this.slots.set(p.stream, p);
+  }
+
+  /** Puts `provider` in its stream's slot (replacing the placeholder). Idempotent. */
+  register(provider: SyncProvider): void {
+    this.slots.set(provider.stream, provider);
+  }
+
+  /** The providers in sync order: room events first (it decides the joined rooms), then the others in token order. */
+  providers(): SyncProvider[] {
+    return STREAMS.map((s) => this.slots.get(s)).filter((p): p is SyncProvider => p !== undefined);
+  }
+
+  async currentToken(s: Services): Promise<SyncToken> {
+    const t = zeroToken();
+    for (const p of this.providers()) t[p.stream] = await p.current(s);
+    return t;
+  }
+
+  /** Aborted when the server shuts down: waiting long polls return at once. */
+  get shutdownSignal(): AbortSignal {
+    return this.closing.signal;
+  }
+
+  shutdown(): void {
+    this.closing.abort();
+  }
+}

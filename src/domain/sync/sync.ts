@@ -1,0 +1,102 @@
+// GET /sync (spec: Client-Server API "Syncing"): a loop over the stream providers. It reads the current
+// token (every stream's position), lets each provider add the user's data between `since` and that
+// token, and returns when anything was added, on an initial or full-state sync, or when the timeout
+// passes; otherwise it waits on the notifier (wait.ts) for one of the user's streams to move and reads
+// again. ARCHITECTURE "Streams, tokens and live updates".
+//
+// How a capability plugs into sync (typing, receipts, presence, to-device, device lists, push rules):
+//  1. Keep its data with an integer position per change (a table column from a sequence/allocator like
+//     src/domain/store/ids.ts, or an in-memory counter for typing) and expose the current position.
+//  2. Write a provider in src/domain/sync/providers/<stream>.ts implementing SyncProvider (types.ts):
+//     `current(s)` and `collect(ctx, from, to)`, adding to ctx.result — per-room parts only for rooms in
+//     ctx.joinedRooms, via ctx.joinedRoom(roomId).ephemeral / .account_data; top-level parts
+//     (to_device, device_lists, presence ...) directly. Return true only if it added a change: that is
+//     what ends a long poll. Data sent with every response (device_one_time_keys_count,
+//     device_unused_fallback_key_types) is written on every call but returns false.
+//  3. From its install function (called in src/main.ts), `s.sync.register(provider)`: it replaces the
+//     placeholder in that stream's slot (registry.ts). The token format does not change.
+//  4. After each committed change, `s.rooms.notifier.notify({ stream, position, userIds?, roomIds? })`
+//     naming the users (to-device, device lists, account data) or rooms (typing, receipts) concerned:
+//     waiting /sync requests of those users (members of those rooms) wake up. A notice naming neither
+//     wakes everyone. GraphQL subscriptions listen on the same notifier (src/graphql/subscriptions.ts).
+//  5. `set_presence` reaches the hooks in `s.sync.presenceSetters` (the presence capability adds one).
+import type { Services } from "../services.ts";
+import type { Requester } from "../accounts/requester.ts";
+import { MatrixError } from "../errors.ts";
+import type { SyncFilter } from "../filters/sync-filter.ts";
+import { Waiter } from "./wait.ts";
+import { formatSyncToken, parseSyncToken, type SyncToken } from "./token.ts";
+import type { JoinedRoomResult, SyncContext, SyncResult } from "./types.ts";
+
+export interface SyncRequest {
+  since?: string;
+  timeoutMs: number;
+  fullState: boolean;
+  filter: SyncFilter;
+  setPresence?: string;
+  /** Aborted when the client goes away. */
+  signal?: AbortSignal;
+}
+
+export type SyncResponse = { next_batch: string } & SyncResult;
+
+export const MAX_SYNC_TIMEOUT_MS = 10 * 60 * 1000;
+
+function emptyResult(): SyncResult {
+  return { rooms: { join: {}, invite: {}, knock: {}, leave: {} }, account_data: { events: [] }, presence: { events: [] } };
+}
+
+function newContext(s: Services, r: Requester, req: SyncRequest, since: SyncToken | undefined, to: SyncToken): SyncContext {
+  const result = emptyResult();
+  return {
+    s,
+    requester: r,
+    filter: req.filter,
+    since,
+    to,
+    fullState: req.fullState,
+    result,
+    joinedRooms: new Set(),
+    joinedRoom(roomId: string): JoinedRoomResult {
+      return (result.rooms.join[roomId] ??= {
+        state: { events: [] },
+        timeline: { events: [], limited: false, prev_batch: `s${to.events}` },
+        ephemeral: { events: [] },
+        account_data: { events: [] },
+      });
+    },
+  };
+}
+
+/** Runs every provider once over (since, now]; returns the context and whether anything was added. */
+export async function collectOnce(s: Services, r: Requester, req: SyncRequest, since: SyncToken | undefined): Promise<{ ctx: SyncContext; added: boolean }> {
+  const ctx = newContext(s, r, req, since, await s.sync.currentToken(s));
+  let added = false;
+  for (const p of s.sync.providers()) if (await p.collect(ctx, since?.[p.stream], ctx.to[p.stream])) added = true;
+  return { ctx, added };
+}
+
+export async function sync(s: Services, r: Requester, req: SyncRequest): Promise<SyncResponse> {
+  const since = req.since !== undefined ? parseSyncToken(req.since) : undefined;
+  if (req.setPresence !== undefined) {
+    if (!["online", "offline", "unavailable"].includes(req.setPresence)) throw new MatrixError("M_INVALID_PARAM", "set_presence must be online, offline or unavailable", 400);
+    for (const set of s.sync.presenceSetters) await set(s, r, req.setPresence as "online" | "offline" | "unavailable");
+  }
+  const deadline = Date.now() + Math.min(Math.max(req.timeoutMs, 0), MAX_SYNC_TIMEOUT_MS);
+  const signals = [s.sync.shutdownSignal, ...(req.signal ? [req.signal] : [])];
+  const signal = AbortSignal.any(signals);
+  // Listening starts before the first read: a change committed while reading still wakes the wait.
+  const waiter = new Waiter(s.rooms.notifier, r.userId);
+  try {
+    for (;;) {
+      const { ctx, added } = await collectOnce(s, r, req, since);
+      waiter.rooms = ctx.joinedRooms;
+      const remaining = deadline - Date.now();
+      if (added || since === undefined || req.fullState || remaining <= 0 || signal.aborted) return { next_batch: formatSyncToken(ctx.to), ...ctx.result };
+      waiter.consumed(ctx.to);
+      if (!(await waiter.until(ctx.to, remaining, signal))) return { next_batch: formatSyncToken(ctx.to), ...ctx.result };
+    }
+  } finally {
+    waiter.dispose();
+  }
+}

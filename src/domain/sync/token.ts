@@ -1,0 +1,32 @@
+// The sync token: the tuple of every stream's position, as one opaque string
+// `s<events>_<account_data>_<receipts>_<typing>_<presence>_<to_device>_<device_lists>_<push_rules>`.
+// It starts like the room-events tokens of /messages (`s<pos>`), which read only the first number: a
+// sync `prev_batch`/`next_batch` is accepted by /messages, and a bare `s<pos>` is accepted here (the
+// other streams then start from 0). ARCHITECTURE "Streams, tokens and live updates".
+import { MatrixError } from "../errors.ts";
+import type { StreamName } from "../rooms/notifier.ts";
+
+/** Every stream, in token order. A new stream is appended at the end (older tokens then read it as 0). */
+export const STREAMS: readonly StreamName[] = ["events", "account_data", "receipts", "typing", "presence", "to_device", "device_lists", "push_rules"];
+
+export type SyncToken = Record<StreamName, number>;
+
+export function zeroToken(): SyncToken {
+  return Object.fromEntries(STREAMS.map((s) => [s, 0])) as SyncToken;
+}
+
+export function formatSyncToken(t: SyncToken): string {
+  return "s" + STREAMS.map((s) => t[s]).join("_");
+}
+
+export function parseSyncToken(text: string, name = "since"): SyncToken {
+  const m = /^s(\d+(?:_\d+)*)$/.exec(text);
+  if (!m) throw new MatrixError("M_INVALID_PARAM", `Invalid ${name} token`, 400);
+  const parts = m[1]!.split("_").map(Number);
+  const t = zeroToken();
+  STREAMS.forEach((s, i) => {
+    if (i < parts.length) t[s] = parts[i]!;
+  });
+  if (Object.values(t).some((n) => !Number.isSafeInteger(n))) throw new MatrixError("M_INVALID_PARAM", `Invalid ${name} token`, 400);
+  return t;
+}

@@ -1,0 +1,77 @@
+// Live GraphQL subscriptions fed by the domain notifier (the same one that wakes /sync): a notifier
+// callback pushes into a queue that an async iterator drains, in order, one item at a time; the listener
+// is removed when the client unsubscribes or the socket closes. No polling. New subscriptions (typing,
+// receipts, syncUpdates) build on `notifierIterable`: say which notices concern them and how a notice
+// becomes zero or more payloads (reading storage, applying the same access rules as REST).
+import type { Services } from "../domain/services.ts";
+import type { NewEventNotice, StreamNotice } from "../domain/rooms/notifier.ts";
+
+export type Notice = { kind: "event"; n: NewEventNotice } | { kind: "stream"; n: StreamNotice };
+
+/**
+ * An async iterable of payloads: `backlog` (optional) runs first and yields what happened before the
+ * subscription started; then each notice accepted by `wants` is turned into payloads by `toPayloads`.
+ * Notices arriving while the backlog is read are queued, not lost.
+ */
+export function notifierIterable<T>(
+  s: Services,
+  opts: {
+    wants: (n: Notice) => boolean;
+    toPayloads: (n: Notice) => Promise<T[]>;
+    backlog?: () => Promise<T[]>;
+  },
+): AsyncIterableIterator<T> {
+  const queue: Notice[] = [];
+  const ready: T[] = [];
+  let wake: (() => void) | undefined;
+  let done = false;
+  const push = (n: Notice) => {
+    if (done || !opts.wants(n)) return;
+    queue.push(n);
+    wake?.();
+  };
+  const offEvent = s.rooms.notifier.onEvent((n) => push({ kind: "event", n }));
+  const offStream = s.rooms.notifier.onStream((n) => {
+    if (n.stream !== "events") push({ kind: "stream", n });
+  });
+  const onClose = () => void finish();
+  const closing = s.sync.shutdownSignal;
+  closing.addEventListener("abort", onClose);
+  let backlog = opts.backlog;
+  const finish = async (): Promise<IteratorResult<T>> => {
+    done = true;
+    offEvent();
+    offStream();
+    closing.removeEventListener("abort", onClose);
+    wake?.();
+    return { value: undefined, done: true };
+  };
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    async next(): Promise<IteratorResult<T>> {
+      if (backlog) {
+        const run = backlog;
+        backlog = undefined;
+        ready.push(...(await run()));
+      }
+      for (;;) {
+        if (ready.length > 0) return { value: ready.shift()!, done: false };
+        if (done) return { value: undefined, done: true };
+        const n = queue.shift();
+        if (n) {
+          ready.push(...(await opts.toPayloads(n)));
+          continue;
+        }
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+    },
+    return: finish,
+    throw: async (err) => {
+      await finish();
+      throw err;
+    },
+  };
+}
