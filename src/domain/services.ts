@@ -20,6 +20,8 @@ import { RoomStore } from "./store/rooms.ts";
 import { Notifier } from "./rooms/notifier.ts";
 import { KeyedLanes } from "./rooms/lanes.ts";
 import type { RoomSnapshot } from "./rooms/room-cache.ts";
+import { createSearchStore, type SearchStore } from "./store/search.ts";
+import { UserDirectoryStore } from "./store/user-directory.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -52,6 +54,10 @@ export interface Services {
   nonces: NonceStore;
   deviceActivity: DeviceActivity;
   rooms: RoomServices;
+  /** The full-text index of room events (POST /search). */
+  search: SearchStore;
+  /** The user directory's reads (POST /user_directory/search). */
+  userDirectory: UserDirectoryStore;
   /** Called on shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -91,6 +97,8 @@ export function buildServices(opts: {
       lanes: new KeyedLanes(),
       notifier: new Notifier(),
     },
+    search: createSearchStore(storage.sql),
+    userDirectory: new UserDirectoryStore(storage.sql),
     onClose: [],
   };
   services.onClose.push(() => services.deviceActivity.stop());
