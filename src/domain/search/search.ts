@@ -192,3 +192,37 @@ export async function searchRoomEvents(s: Services, r: Requester, criteria: Room
   }
   return out;
 }
+
+export interface SerializedSearchPage {
+  hits: { event: ClientEvent; rank: number; roomId: string; cursor: string }[];
+  count: number;
+  highlights: string[];
+  /** The token of the next page; undefined when there is no more. */
+  next: string | undefined;
+}
+
+/**
+ * The same search for faces that page with cursors (GraphQL searchMessages): each hit in client format
+ * with a cursor that resumes the search just after it.
+ */
+export async function searchMessages(
+  s: Services,
+  r: Requester,
+  req: EventSearch & { after?: string },
+): Promise<SerializedSearchPage> {
+  const batch = req.after === undefined ? undefined : decodeBatchToken(req.after);
+  const page = await findEvents(s, r, req, batch);
+  const events = await serializeEvents(s, r, roomVersionLookup(s), page.hits.map((h) => h.event));
+  const orderBy = req.orderBy ?? "rank";
+  return {
+    hits: page.hits.map((h, i) => ({
+      event: events[i]!,
+      rank: h.rank,
+      roomId: h.event.roomId,
+      cursor: encodeBatchToken({ orderBy, after: { rank: h.rank, streamOrdering: h.event.streamOrdering }, room: batch?.room, sender: batch?.sender }),
+    })),
+    count: page.count,
+    highlights: page.highlights,
+    next: page.next && encodeBatchToken(page.next),
+  };
+}
