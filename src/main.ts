@@ -12,6 +12,7 @@ import { ROUTE_GROUPS } from "./compat/routes.ts";
 import { mountGraphql } from "./graphql/server.ts";
 import { installRoomAccountHooks } from "./domain/rooms/account-hooks.ts";
 import { installSearchHooks } from "./domain/search/index-hooks.ts";
+import { installRelations } from "./domain/relations/install.ts";
 
 export interface Homeserver {
   services: Services;
@@ -36,6 +37,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   installTokenCacheInvalidation(services);
   installRoomAccountHooks();
   installSearchHooks();
+  installRelations();
 
   const app = createHttpServer(services);
   for (const group of ROUTE_GROUPS) group(app, services);

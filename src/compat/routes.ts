@@ -4,12 +4,15 @@ import type { Services } from "../domain/services.ts";
 import { accountRoutes } from "./client/accounts.ts";
 import { serverInfoRoutes } from "./client/server-info.ts";
 import { keyRoutes, wellKnownRoutes } from "./keys.ts";
-import { registrationTokenRoutes, sharedSecretRegistrationRoutes } from "./admin/index.ts";
+import { eventReportRoutes, registrationTokenRoutes, sharedSecretRegistrationRoutes } from "./admin/index.ts";
 import { deviceRoutes } from "./client/devices.ts";
 import { profileRoutes } from "./client/profile.ts";
 import { capabilityRoutes } from "./client/capabilities.ts";
 import { roomRoutes } from "./client/rooms.ts";
 import { searchRoutes } from "./client/search.ts";
+import { relationRoutes } from "./client/relations.ts";
+import { spaceRoutes } from "./client/spaces.ts";
+import { reportRoutes } from "./client/reports.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -23,4 +26,8 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   capabilityRoutes,
   roomRoutes,
   searchRoutes,
+  relationRoutes,
+  spaceRoutes,
+  reportRoutes,
+  eventReportRoutes,
 ];

@@ -22,6 +22,8 @@ import { KeyedLanes } from "./rooms/lanes.ts";
 import type { RoomSnapshot } from "./rooms/room-cache.ts";
 import { createSearchStore, type SearchStore } from "./store/search.ts";
 import { UserDirectoryStore } from "./store/user-directory.ts";
+import { RelationStore } from "./store/relations.ts";
+import { ReportStore } from "./store/reports.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -58,6 +60,10 @@ export interface Services {
   search: SearchStore;
   /** The user directory's reads (POST /user_directory/search). */
   userDirectory: UserDirectoryStore;
+  /** The relations index (event_relations): /relations, /threads, bundled aggregations. */
+  relations: RelationStore;
+  /** Content reports for the server admins. */
+  reports: ReportStore;
   /** Called on shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -99,6 +105,8 @@ export function buildServices(opts: {
     },
     search: createSearchStore(storage.sql),
     userDirectory: new UserDirectoryStore(storage.sql),
+    relations: new RelationStore(storage.sql),
+    reports: new ReportStore(storage.db),
     onClose: [],
   };
   services.onClose.push(() => services.deviceActivity.stop());

@@ -12,6 +12,7 @@ import { ViewerResolver } from "./resolvers/viewer.ts";
 import { RoomResolver, ViewerRoomsResolver } from "./resolvers/rooms.ts";
 import { RoomMutationResolver } from "./resolvers/room-mutations.ts";
 import { SearchResolver } from "./resolvers/search.ts";
+import { EventRelationsResolver, ReportResolver, RoomThreadsResolver } from "./resolvers/relations.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
 
@@ -22,7 +23,7 @@ export function createWeftPubSub() {
 
 export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [ViewerResolver, ProfileResolver, AccountResolver, RoomResolver, ViewerRoomsResolver, RoomMutationResolver, SearchResolver],
+    resolvers: [ViewerResolver, ProfileResolver, AccountResolver, RoomResolver, ViewerRoomsResolver, RoomMutationResolver, EventRelationsResolver, RoomThreadsResolver, ReportResolver, SearchResolver],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),
     globalMiddlewares: [MapErrors],
