@@ -9,6 +9,7 @@ import { deviceRoutes } from "./client/devices.ts";
 import { profileRoutes } from "./client/profile.ts";
 import { capabilityRoutes } from "./client/capabilities.ts";
 import { roomRoutes } from "./client/rooms.ts";
+import { searchRoutes } from "./client/search.ts";
 import { relationRoutes } from "./client/relations.ts";
 import { spaceRoutes } from "./client/spaces.ts";
 import { reportRoutes } from "./client/reports.ts";
@@ -25,6 +26,7 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   profileRoutes,
   capabilityRoutes,
   roomRoutes,
+  searchRoutes,
   relationRoutes,
   spaceRoutes,
   reportRoutes,

@@ -66,6 +66,8 @@ export interface Config {
   limit_profile_requests_to_users_who_share_rooms: boolean;
   enable_set_displayname: boolean;
   enable_set_avatar_url: boolean;
+  /** Synapse's user_directory section: whether POST /user_directory/search answers, and whom it searches. */
+  user_directory: { enabled: boolean; search_all_users: boolean };
   default_room_version: string;
   use_presence: boolean;
   app_service_config_files: string[];
@@ -223,6 +225,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     if (typeof f !== "string") throw new ConfigError(`app_service_config_files[${i}]`, "must be a file path");
     return path.resolve(baseDir, f);
   });
+  const userDirectory = r.section("user_directory");
   const logLevel = r.string("log_level", "info");
   if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(logLevel))
     throw new ConfigError("log_level", `must be one of fatal, error, warn, info, debug, trace, silent`);
@@ -275,6 +278,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     limit_profile_requests_to_users_who_share_rooms: r.bool("limit_profile_requests_to_users_who_share_rooms", false),
     enable_set_displayname: r.bool("enable_set_displayname", true),
     enable_set_avatar_url: r.bool("enable_set_avatar_url", true),
+    user_directory: { enabled: userDirectory.bool("enabled", true), search_all_users: userDirectory.bool("search_all_users", false) },
     default_room_version: r.string("default_room_version", "11"),
     use_presence: r.bool("use_presence", true),
     app_service_config_files: appFiles,

@@ -20,6 +20,8 @@ import { RoomStore } from "./store/rooms.ts";
 import { Notifier } from "./rooms/notifier.ts";
 import { KeyedLanes } from "./rooms/lanes.ts";
 import type { RoomSnapshot } from "./rooms/room-cache.ts";
+import { createSearchStore, type SearchStore } from "./store/search.ts";
+import { UserDirectoryStore } from "./store/user-directory.ts";
 import { RelationStore } from "./store/relations.ts";
 import { ReportStore } from "./store/reports.ts";
 import { AccountDataStore } from "./store/account-data.ts";
@@ -57,6 +59,10 @@ export interface Services {
   nonces: NonceStore;
   deviceActivity: DeviceActivity;
   rooms: RoomServices;
+  /** The full-text index of room events (POST /search). */
+  search: SearchStore;
+  /** The user directory's reads (POST /user_directory/search). */
+  userDirectory: UserDirectoryStore;
   /** The relations index (event_relations): /relations, /threads, bundled aggregations. */
   relations: RelationStore;
   /** Content reports for the server admins. */
@@ -104,6 +110,8 @@ export function buildServices(opts: {
       lanes: new KeyedLanes(),
       notifier: new Notifier(),
     },
+    search: createSearchStore(storage.sql),
+    userDirectory: new UserDirectoryStore(storage.sql),
     relations: new RelationStore(storage.sql),
     reports: new ReportStore(storage.db),
     accountData: new AccountDataStore(storage.sql),

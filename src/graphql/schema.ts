@@ -11,6 +11,7 @@ import { ProfileResolver } from "./resolvers/profile.ts";
 import { ViewerResolver } from "./resolvers/viewer.ts";
 import { RoomResolver, ViewerRoomsResolver } from "./resolvers/rooms.ts";
 import { RoomMutationResolver } from "./resolvers/room-mutations.ts";
+import { SearchResolver } from "./resolvers/search.ts";
 import { EventRelationsResolver, ReportResolver, RoomThreadsResolver } from "./resolvers/relations.ts";
 import { SyncResolver, ViewerAccountDataResolver } from "./resolvers/sync.ts";
 
@@ -35,6 +36,7 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       ReportResolver,
       SyncResolver,
       ViewerAccountDataResolver,
+      SearchResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),

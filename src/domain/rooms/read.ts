@@ -91,8 +91,8 @@ interface Page {
   reached: number;
 }
 
-/** Walks the room's events from a token in one direction until `limit` visible, matching events. */
-async function paginate(s: Services, r: Requester, access: ReadAccess, roomId: string, req: MessagesRequest): Promise<Page> {
+/** Walks the room's events from a token in one direction until `limit` visible, matching events (also used by /search's event_context). */
+export async function paginate(s: Services, r: Requester, access: ReadAccess, roomId: string, req: MessagesRequest): Promise<Page> {
   const limit = Math.min(Math.max(req.limit ?? req.filter.limit ?? 10, 0), 1000);
   const head = access.upTo ?? (await s.rooms.events.maxStreamOrdering());
   let pos = req.from !== undefined ? parseStreamToken(req.from, "from") : req.dir === "b" ? head : 0;

@@ -1,0 +1,52 @@
+// What the search capability writes with every event commit (a persistHook, inside the commit's
+// transaction): the searchable field of m.room.message (content.body), m.room.name (content.name) and
+// m.room.topic (content.topic) into the full-text index; redacted events out of it; and each room's join
+// rule and history visibility for the user directory. Installed once at start-up by src/main.ts.
+// Spec: Client-Server API "Server Side Search", "User directory".
+import type { Services } from "../services.ts";
+import type { StoredEvent } from "../store/events.ts";
+import type { SearchEntry } from "../store/search.ts";
+import type { SqlExecutor } from "../../storage/sql.ts";
+import { persistHooks, type PersistHook } from "../rooms/persist.ts";
+import { redactsOf } from "../events/redaction.ts";
+import type { RoomSnapshot } from "../rooms/room-cache.ts";
+import { isStateEvent } from "../events/types.ts";
+
+/** The search keys of the spec and the event type each belongs to. */
+export const SEARCH_KEYS = { "content.body": "m.room.message", "content.name": "m.room.name", "content.topic": "m.room.topic" } as const;
+export type SearchKey = keyof typeof SEARCH_KEYS;
+
+/** The text an event contributes to the index, if any. */
+export function searchableText(e: StoredEvent): string | undefined {
+  const { pdu } = e;
+  const content = pdu.content as Record<string, unknown>;
+  let value: unknown;
+  if (pdu.type === "m.room.message") value = content.body;
+  else if ((pdu.type === "m.room.name" || pdu.type === "m.room.topic") && pdu.state_key === "") value = pdu.type === "m.room.name" ? content.name : content.topic;
+  return typeof value === "string" && value.trim() !== "" ? value : undefined;
+}
+
+const indexEvents: PersistHook = async (tx: SqlExecutor, s: Services, room: RoomSnapshot, events: StoredEvent[]) => {
+  const entries: SearchEntry[] = [];
+  const redacted: string[] = [];
+  for (const e of events) {
+    if (e.outlier || e.rejectedReason !== null) continue;
+    const text = searchableText(e);
+    if (text !== undefined) entries.push({ streamOrdering: e.streamOrdering, value: text });
+    const target = redactsOf(e.pdu, room.version);
+    if (target) redacted.push(target);
+    if (isStateEvent(e.pdu) && e.pdu.state_key === "") {
+      const c = e.pdu.content as Record<string, unknown>;
+      if (e.pdu.type === "m.room.join_rules")
+        await s.userDirectory.setPublicity(tx, room.roomId, "join_rule", typeof c.join_rule === "string" ? c.join_rule : null);
+      if (e.pdu.type === "m.room.history_visibility")
+        await s.userDirectory.setPublicity(tx, room.roomId, "history_visibility", typeof c.history_visibility === "string" ? c.history_visibility : null);
+    }
+  }
+  if (entries.length > 0) await s.search.index(tx, entries);
+  if (redacted.length > 0) await s.search.remove(tx, room.roomId, redacted);
+};
+
+export function installSearchHooks(): void {
+  if (!persistHooks.includes(indexEvents)) persistHooks.push(indexEvents);
+}
