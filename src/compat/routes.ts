@@ -9,6 +9,7 @@ import { deviceRoutes } from "./client/devices.ts";
 import { profileRoutes } from "./client/profile.ts";
 import { capabilityRoutes } from "./client/capabilities.ts";
 import { roomRoutes } from "./client/rooms.ts";
+import { directoryRoutes } from "./client/directory.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -21,4 +22,5 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   profileRoutes,
   capabilityRoutes,
   roomRoutes,
+  directoryRoutes,
 ];

@@ -67,6 +67,8 @@ export interface Config {
   enable_set_displayname: boolean;
   enable_set_avatar_url: boolean;
   default_room_version: string;
+  /** GET /publicRooms without an access token (Synapse's option; default false). */
+  allow_public_rooms_without_auth: boolean;
   use_presence: boolean;
   app_service_config_files: string[];
   /** Parsed and validated registrations of app_service_config_files. */
@@ -276,6 +278,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     enable_set_displayname: r.bool("enable_set_displayname", true),
     enable_set_avatar_url: r.bool("enable_set_avatar_url", true),
     default_room_version: r.string("default_room_version", "11"),
+    allow_public_rooms_without_auth: r.bool("allow_public_rooms_without_auth", false),
     use_presence: r.bool("use_presence", true),
     app_service_config_files: appFiles,
     app_services: [],

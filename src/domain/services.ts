@@ -17,6 +17,7 @@ import { LruCache } from "./cache/lru.ts";
 import { EventStore, type StoredEvent } from "./store/events.ts";
 import { StateGroupStore, type StateMap } from "./store/state-groups.ts";
 import { RoomStore } from "./store/rooms.ts";
+import { DirectoryStore } from "./store/directory.ts";
 import { Notifier } from "./rooms/notifier.ts";
 import { KeyedLanes } from "./rooms/lanes.ts";
 import type { RoomSnapshot } from "./rooms/room-cache.ts";
@@ -52,6 +53,8 @@ export interface Services {
   nonces: NonceStore;
   deviceActivity: DeviceActivity;
   rooms: RoomServices;
+  /** Room aliases and the published room directory. */
+  directory: DirectoryStore;
   /** Called on shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -91,6 +94,7 @@ export function buildServices(opts: {
       lanes: new KeyedLanes(),
       notifier: new Notifier(),
     },
+    directory: new DirectoryStore(storage.sql),
     onClose: [],
   };
   services.onClose.push(() => services.deviceActivity.stop());
