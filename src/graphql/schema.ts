@@ -11,6 +11,7 @@ import { ProfileResolver } from "./resolvers/profile.ts";
 import { ViewerResolver } from "./resolvers/viewer.ts";
 import { RoomResolver, ViewerRoomsResolver } from "./resolvers/rooms.ts";
 import { RoomMutationResolver } from "./resolvers/room-mutations.ts";
+import { DirectoryResolver } from "./resolvers/directory.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
 
@@ -21,7 +22,7 @@ export function createWeftPubSub() {
 
 export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [ViewerResolver, ProfileResolver, AccountResolver, RoomResolver, ViewerRoomsResolver, RoomMutationResolver],
+    resolvers: [ViewerResolver, ProfileResolver, AccountResolver, RoomResolver, ViewerRoomsResolver, RoomMutationResolver, DirectoryResolver],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),
     globalMiddlewares: [MapErrors],
