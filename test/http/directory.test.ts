@@ -7,6 +7,7 @@ import { backends, startTestServer, type TestServer } from "../helpers/server.ts
 import { loginUser, registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
+import { writeAppServiceFile } from "../helpers/appservice.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -203,6 +204,40 @@ describe.each(backends())("room directory on %s", (backend) => {
       const missing = await t.call("POST", `${V3}/join/${enc("#missing:weft.test")}`, { token: bob.access_token, body: {} });
       expect(missing.status).toBe(404);
       expect(missing.json.errcode).toBe("M_NOT_FOUND");
+    });
+  });
+
+  describe("application service alias namespaces", () => {
+    let ta: TestServer;
+    const asToken = "dir-as-token";
+    beforeAll(async () => {
+      const file = writeAppServiceFile({ id: "dirbridge", asToken, hsToken: "dir-hs-token", senderLocalpart: "dirbot", userRegex: "@dirb_.*:weft\\.test", aliasRegex: "#dirb_.*:weft\\.test" });
+      ta = await startTestServer({ backend, config: { app_service_config_files: [file] } });
+    });
+    afterAll(async () => {
+      await ta?.close();
+    });
+
+    it("an exclusive namespace is closed to users (M_EXCLUSIVE); the service makes aliases only in its own", async () => {
+      const user = await registerUser(ta, "plain");
+      const roomId = await createRoom(ta, user);
+      const before = await ta.hs.services.db.roomAlias.count();
+      const refused = await ta.call("PUT", aliasPath("#dirb_x:weft.test"), { token: user.access_token, body: { room_id: roomId } });
+      expect(refused.status).toBe(400);
+      expect(refused.json.errcode).toBe("M_EXCLUSIVE");
+      const rooms = await ta.hs.services.db.room.count();
+      const create = await ta.call("POST", `${V3}/createRoom`, { token: user.access_token, body: { room_alias_name: "dirb_y" } });
+      expect(create.status).toBe(400);
+      expect(create.json.errcode).toBe("M_EXCLUSIVE");
+      expect(await ta.hs.services.db.room.count()).toBe(rooms);
+
+      const asRoom = await createRoom(ta, { access_token: asToken } as Session);
+      const own = await ta.call("PUT", aliasPath("#dirb_x:weft.test"), { token: asToken, body: { room_id: asRoom } });
+      expect(own.status, JSON.stringify(own.json)).toBe(200);
+      const outside = await ta.call("PUT", aliasPath("#elsewhere:weft.test"), { token: asToken, body: { room_id: asRoom } });
+      expect(outside.status).toBe(403);
+      expect(outside.json.errcode).toBe("M_EXCLUSIVE");
+      expect(await ta.hs.services.db.roomAlias.count()).toBe(before + 1);
     });
   });
 

@@ -12,6 +12,7 @@ import { powerLevelsOf } from "../rooms/power-levels.ts";
 import { appendEvent } from "../rooms/append.ts";
 import { readAccess } from "../rooms/read-access.ts";
 import type { EventDraft } from "../rooms/build-event.ts";
+import { isInNamespace } from "../accounts/appservices.ts";
 
 const WHITESPACE = /\s/u;
 
@@ -31,6 +32,21 @@ function roomIdParam(roomId: unknown): string {
   if (typeof roomId !== "string") throw new MatrixError("M_BAD_JSON", "room_id must be a string", 400);
   if (!tryParseRoomId(roomId)) throw new MatrixError("M_INVALID_PARAM", `Invalid room id: ${JSON.stringify(roomId)}`, 400);
   return roomId;
+}
+
+/**
+ * Application services' alias namespaces (spec: Application Service API "Registration"): an exclusive one
+ * is closed to everyone else (400 M_EXCLUSIVE), and a service only makes aliases in its own (as Synapse).
+ */
+export function checkAliasNamespace(s: Services, r: Requester, alias: string): void {
+  if (r.appserviceId) {
+    const as = s.config.app_services.find((a) => a.id === r.appserviceId);
+    if (!as || !isInNamespace(as, "aliases", alias))
+      throw new MatrixError("M_EXCLUSIVE", "This application service has not reserved this kind of alias", 403);
+    return;
+  }
+  if (s.config.app_services.some((as) => as.namespaces.aliases.some((ns) => ns.exclusive && ns.pattern.test(alias))))
+    throw new MatrixError("M_EXCLUSIVE", "This alias is reserved by an application service", 400);
 }
 
 /** The room id a local alias points to, if any (registered as an alias resolver for /join and /knock). */
@@ -56,6 +72,7 @@ export async function createAlias(s: Services, r: Requester, alias: string, body
   const { serverName } = parseAliasParam(alias);
   if (!isLocal(s, serverName)) throw new MatrixError("M_INVALID_PARAM", "Room alias must be local", 400);
   const roomId = roomIdParam(body.room_id);
+  checkAliasNamespace(s, r, alias);
   if (!(await loadRoom(s, roomId))) throw new MatrixError("M_NOT_FOUND", "Room not found", 404);
   // Synapse's require_membership_for_aliases (on by default): only members name a room.
   if (!r.isAdmin && (await s.rooms.store.membership(roomId, r.userId))?.membership !== "join")
@@ -87,6 +104,7 @@ export async function deleteAlias(s: Services, r: Requester, alias: string): Pro
   if (!row) throw new MatrixError("M_NOT_FOUND", `Room alias ${alias} not found`, 404);
   if (row.creator !== r.userId && !(await canEditDirectoryEntry(s, r, row.roomId)))
     throw new MatrixError("M_FORBIDDEN", "You don't have permission to delete the alias", 403);
+  checkAliasNamespace(s, r, alias);
   if (!(await s.directory.deleteAlias(alias))) throw new MatrixError("M_NOT_FOUND", `Room alias ${alias} not found`, 404);
   try {
     await removeFromCanonicalAlias(s, r, row.roomId, alias);

@@ -10,7 +10,7 @@ import { stateEventChecks } from "../rooms/send.ts";
 import { createRoomHooks, type CreateRoomRequest } from "../rooms/create-room.ts";
 import { persistHooks } from "../rooms/persist.ts";
 import { currentStateEvent, loadRoom } from "../rooms/room-cache.ts";
-import { aliasFromName, checkCanonicalAlias, resolveLocalAlias } from "./aliases.ts";
+import { aliasFromName, checkAliasNamespace, checkCanonicalAlias, resolveLocalAlias } from "./aliases.ts";
 import { updateDirectoryStats } from "./stats.ts";
 
 const roomInUse = () => new MatrixError("M_ROOM_IN_USE", "Room alias already taken", 400);
@@ -19,6 +19,7 @@ const aliasOnCreate: (typeof createRoomHooks)[number] = {
   async extraState(s: Services, r: Requester, req: CreateRoomRequest) {
     const alias = aliasFromName(s, req.room_alias_name);
     if (!alias) return [];
+    checkAliasNamespace(s, r, alias);
     if (await s.directory.getAlias(alias)) throw roomInUse();
     return [{ type: "m.room.canonical_alias", stateKey: "", sender: r.userId, content: { alias } }];
   },
