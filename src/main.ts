@@ -11,6 +11,7 @@ import { createHttpServer } from "./compat/server.ts";
 import { ROUTE_GROUPS } from "./compat/routes.ts";
 import { mountGraphql } from "./graphql/server.ts";
 import { installRoomAccountHooks } from "./domain/rooms/account-hooks.ts";
+import { installRelations } from "./domain/relations/install.ts";
 import { installDirectoryHooks } from "./domain/directory/install.ts";
 
 export interface Homeserver {
@@ -35,6 +36,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock });
   installTokenCacheInvalidation(services);
   installRoomAccountHooks();
+  installRelations();
   installDirectoryHooks();
 
   const app = createHttpServer(services);

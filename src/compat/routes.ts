@@ -4,11 +4,14 @@ import type { Services } from "../domain/services.ts";
 import { accountRoutes } from "./client/accounts.ts";
 import { serverInfoRoutes } from "./client/server-info.ts";
 import { keyRoutes, wellKnownRoutes } from "./keys.ts";
-import { registrationTokenRoutes, sharedSecretRegistrationRoutes } from "./admin/index.ts";
+import { eventReportRoutes, registrationTokenRoutes, sharedSecretRegistrationRoutes } from "./admin/index.ts";
 import { deviceRoutes } from "./client/devices.ts";
 import { profileRoutes } from "./client/profile.ts";
 import { capabilityRoutes } from "./client/capabilities.ts";
 import { roomRoutes } from "./client/rooms.ts";
+import { relationRoutes } from "./client/relations.ts";
+import { spaceRoutes } from "./client/spaces.ts";
+import { reportRoutes } from "./client/reports.ts";
 import { directoryRoutes } from "./client/directory.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
@@ -22,5 +25,9 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   profileRoutes,
   capabilityRoutes,
   roomRoutes,
+  relationRoutes,
+  spaceRoutes,
+  reportRoutes,
+  eventReportRoutes,
   directoryRoutes,
 ];

@@ -21,6 +21,8 @@ import { DirectoryStore } from "./store/directory.ts";
 import { Notifier } from "./rooms/notifier.ts";
 import { KeyedLanes } from "./rooms/lanes.ts";
 import type { RoomSnapshot } from "./rooms/room-cache.ts";
+import { RelationStore } from "./store/relations.ts";
+import { ReportStore } from "./store/reports.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -53,6 +55,10 @@ export interface Services {
   nonces: NonceStore;
   deviceActivity: DeviceActivity;
   rooms: RoomServices;
+  /** The relations index (event_relations): /relations, /threads, bundled aggregations. */
+  relations: RelationStore;
+  /** Content reports for the server admins. */
+  reports: ReportStore;
   /** Room aliases and the published room directory. */
   directory: DirectoryStore;
   /** Called on shutdown, in reverse order of registration. */
@@ -94,6 +100,8 @@ export function buildServices(opts: {
       lanes: new KeyedLanes(),
       notifier: new Notifier(),
     },
+    relations: new RelationStore(storage.sql),
+    reports: new ReportStore(storage.db),
     directory: new DirectoryStore(storage.sql),
     onClose: [],
   };

@@ -3,6 +3,7 @@
 // Event content hashes and event signing rules (redaction first) belong to src/domain/events.
 import { createPrivateKey, createPublicKey, sign as cryptoSign, verify as cryptoVerify, type KeyObject } from "node:crypto";
 import { base64Unpadded, canonicalJson } from "./canonical-json.ts";
+import { LruCache } from "./cache/lru.ts";
 
 /** The only signing algorithm Matrix defines. */
 export const ED25519 = "ed25519";
@@ -27,32 +28,10 @@ const KEY_BYTES = 32;
 const SIGNATURE_BYTES = 64;
 const BASE64_CHARS = /^[A-Za-z0-9+/_-]*={0,2}$/;
 
-/**
- * A small LRU of KeyObjects. Parsing a key costs far more than a verify's map lookup, and federation
- * verifies the same few thousand remote keys again and again.
- */
-class KeyCache {
-  private readonly map = new Map<string, KeyObject>();
-  constructor(private readonly max: number) {}
-  get(k: string): KeyObject | undefined {
-    const v = this.map.get(k);
-    if (v !== undefined) {
-      this.map.delete(k);
-      this.map.set(k, v);
-    }
-    return v;
-  }
-  set(k: string, v: KeyObject): void {
-    if (this.map.size >= this.max) {
-      const oldest = this.map.keys().next();
-      if (!oldest.done) this.map.delete(oldest.value);
-    }
-    this.map.set(k, v);
-  }
-}
-
-const publicKeys = new KeyCache(10_000);
-const privateKeys = new KeyCache(64);
+// LRUs of KeyObjects. Parsing a key costs far more than a verify's map lookup, and federation verifies
+// the same few thousand remote keys again and again.
+const publicKeys = new LruCache<string, KeyObject>("ed25519_public_keys", 10_000);
+const privateKeys = new LruCache<string, KeyObject>("ed25519_private_keys", 64);
 
 /**
  * Decodes Matrix base64 (unpadded or padded, standard or URL-safe) strictly enough to tell garbage from

@@ -11,6 +11,7 @@ import { ProfileResolver } from "./resolvers/profile.ts";
 import { ViewerResolver } from "./resolvers/viewer.ts";
 import { RoomResolver, ViewerRoomsResolver } from "./resolvers/rooms.ts";
 import { RoomMutationResolver } from "./resolvers/room-mutations.ts";
+import { EventRelationsResolver, ReportResolver, RoomThreadsResolver } from "./resolvers/relations.ts";
 import { DirectoryResolver } from "./resolvers/directory.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
@@ -22,7 +23,7 @@ export function createWeftPubSub() {
 
 export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [ViewerResolver, ProfileResolver, AccountResolver, RoomResolver, ViewerRoomsResolver, RoomMutationResolver, DirectoryResolver],
+    resolvers: [ViewerResolver, ProfileResolver, AccountResolver, RoomResolver, ViewerRoomsResolver, RoomMutationResolver, EventRelationsResolver, RoomThreadsResolver, ReportResolver, DirectoryResolver],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),
     globalMiddlewares: [MapErrors],

@@ -56,17 +56,17 @@ class Lane {
   }
 }
 
-export function openSqliteSql(file: string): Sql {
+export function openSqliteSql(file: string, checkpoints: { intervalMs?: number; restartFrames?: number } = {}): Sql {
   const writer = new Database(file, { timeout: 10_000 });
   writer.pragma("journal_mode = WAL");
   writer.pragma("synchronous = NORMAL");
   writer.pragma("wal_autocheckpoint = 0"); // checkpoints run on a worker thread (sqlite-checkpointer.ts)
-  const checkpointer = startCheckpointer(file);
   const reader = new Database(file, { timeout: 10_000 });
   reader.pragma("synchronous = NORMAL");
   const w = new SqliteExecutor(writer);
   const r = new SqliteExecutor(reader);
   const lane = new Lane();
+  const checkpointer = startCheckpointer(file, { ...checkpoints, holdWrites: (fn) => void lane.run(fn) });
   return {
     dialect: "sqlite",
     run: (sql, p) => lane.run(() => w.run(sql, p)),

@@ -1,7 +1,10 @@
 // Moves SQLite's WAL checkpoints off the event loop. Auto-checkpointing runs inside a committing write
 // and fsyncs the database file (~110 µs per message on this machine's send path); instead the writers
 // turn it off and a worker thread with its own connection runs PASSIVE checkpoints, which never block
-// writers or readers. Closing runs one last TRUNCATE checkpoint so the WAL does not linger.
+// writers or readers. Under a steady stream of writes a PASSIVE checkpoint never finds the WAL idle, so
+// SQLite never starts the file over and it grows without end (every commit slowing with it): past a
+// size the worker asks the owner of the write lane to hold writes for one checkpoint, after which the
+// next write starts the WAL from the beginning. Closing runs one TRUNCATE checkpoint.
 import { Worker } from "node:worker_threads";
 import { createRequire } from "node:module";
 
@@ -12,15 +15,34 @@ const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { timeout: 10000 });
 let busy = false;
+let asked = false;
+const checkpoint = () => {
+  try {
+    const [r] = db.pragma("wal_checkpoint(PASSIVE)");
+    return r;
+  } catch (err) {
+    parentPort.postMessage({ error: String(err) });
+    return undefined;
+  }
+};
 const tick = () => {
   if (busy) return;
   busy = true;
-  try { db.pragma("wal_checkpoint(PASSIVE)"); } catch (err) { parentPort.postMessage({ error: String(err) }); }
+  const r = checkpoint();
+  if (r && r.log >= workerData.restartFrames && !asked) {
+    asked = true;
+    parentPort.postMessage({ large: r.log });
+  }
   busy = false;
 };
 const timer = setInterval(tick, workerData.intervalMs);
 parentPort.on("message", (m) => {
-  if (m === "stop") {
+  if (m === "now") {
+    // Writes are held: this checkpoint copies every frame, so the next write restarts the WAL.
+    checkpoint();
+    asked = false;
+    parentPort.postMessage({ done: true });
+  } else if (m === "stop") {
     clearInterval(timer);
     try { db.pragma("wal_checkpoint(TRUNCATE)"); } catch {}
     db.close();
@@ -33,16 +55,47 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
-export function startCheckpointer(file: string, intervalMs = 250, onError: (msg: string) => void = () => {}): Checkpointer {
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, intervalMs, driver: require.resolve("better-sqlite3") } });
+export interface CheckpointerOptions {
+  intervalMs?: number;
+  /** WAL frames (pages) past which writes are held for one full checkpoint. */
+  restartFrames?: number;
+  /** Runs `fn` with writes held (the caller's write lane). */
+  holdWrites: (fn: () => Promise<void>) => void;
+  onError?: (msg: string) => void;
+}
+
+export function startCheckpointer(file: string, opts: CheckpointerOptions): Checkpointer {
+  const { intervalMs = 250, restartFrames = 4096, holdWrites, onError = () => {} } = opts;
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, intervalMs, restartFrames, driver: require.resolve("better-sqlite3") } });
   worker.unref();
-  worker.on("message", (m: { error?: string }) => m.error && onError(m.error));
+  let waiting: (() => void) | undefined;
+  let stopping = false;
+  worker.on("message", (m: { error?: string; large?: number; done?: boolean }) => {
+    if (m.error) onError(m.error);
+    if (m.large !== undefined && !stopping)
+      holdWrites(
+        () =>
+          new Promise<void>((resolve) => {
+            waiting = resolve;
+            worker.postMessage("now");
+          }),
+      );
+    if (m.done) {
+      waiting?.();
+      waiting = undefined;
+    }
+  });
   worker.on("error", (err) => onError(String(err)));
+  worker.on("exit", () => {
+    waiting?.();
+    waiting = undefined;
+  });
   return {
     stop: () =>
       new Promise<void>((resolve) => {
+        stopping = true;
         const done = () => resolve();
-        worker.once("message", (m: { stopped?: boolean }) => m.stopped && void worker.terminate().then(done, done));
+        worker.on("message", (m: { stopped?: boolean }) => m.stopped && void worker.terminate().then(done, done));
         worker.once("exit", done);
         worker.postMessage("stop");
       }),

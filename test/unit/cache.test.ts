@@ -15,6 +15,40 @@ describe("LruCache", () => {
     c.deleteWhere((v) => v === 1);
     expect(c.size).toBe(1);
   });
+
+  it("agrees with a reference LRU over random operations", () => {
+    // Reference: an array of keys, most recent last.
+    let seed = 7;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (const capacity of [1, 3, 50]) {
+      const c = new LruCache<number, number>("t", capacity);
+      const order: number[] = [];
+      const values = new Map<number, number>();
+      for (let i = 0; i < 5000; i++) {
+        const k = rand(capacity * 2 + 2);
+        const op = rand(10);
+        if (op < 4) {
+          const expected = order.includes(k) ? values.get(k) : undefined;
+          expect(c.get(k)).toBe(expected);
+          if (expected !== undefined) order.splice(order.indexOf(k), 1), order.push(k);
+        } else if (op < 9) {
+          c.set(k, i);
+          if (order.includes(k)) order.splice(order.indexOf(k), 1);
+          order.push(k);
+          values.set(k, i);
+          if (order.length > capacity) order.shift();
+        } else {
+          c.delete(k);
+          if (order.includes(k)) order.splice(order.indexOf(k), 1);
+        }
+        expect(c.size).toBe(order.length);
+      }
+      for (const k of order) expect(c.get(k)).toBe(values.get(k));
+      c.clear();
+      expect(c.size).toBe(0);
+      expect(c.get(order[0]!)).toBeUndefined();
+    }
+  });
 });
 
 describe("CacheRegistry", () => {

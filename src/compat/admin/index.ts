@@ -2,3 +2,4 @@
 // one file per endpoint group, gathered here so src/compat/routes.ts lists them with one import.
 export { sharedSecretRegistrationRoutes } from "./register.ts";
 export { registrationTokenRoutes } from "./registration-tokens.ts";
+export { eventReportRoutes } from "./event-reports.ts";

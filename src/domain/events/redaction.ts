@@ -73,13 +73,15 @@ export function redactContent(type: string, content: Record<string, unknown>, ve
 /**
  * Returns a redacted copy of `pdu` (the input is not modified). `unsigned` is removed like any other
  * unprotected key; a server that shows the result to clients adds `redacted_because` itself.
+ * `shareTopLevel` reuses the top-level values instead of copying them, for a caller that only encodes
+ * the result and drops it (signing, hashing).
  */
-export function redactEvent<T extends Pdu>(pdu: T, version: string | RoomVersion): Pdu {
+export function redactEvent<T extends Pdu>(pdu: T, version: string | RoomVersion, opts: { shareTopLevel?: boolean } = {}): Pdu {
   const v = resolveRoomVersion(version);
   const out: Record<string, unknown> = {};
   for (const k of keptTopLevelKeys(v)) {
     if (k === "content") continue;
-    if (Object.hasOwn(pdu, k) && pdu[k] !== undefined) out[k] = cloneJson(pdu[k]);
+    if (Object.hasOwn(pdu, k) && pdu[k] !== undefined) out[k] = opts.shareTopLevel ? pdu[k] : cloneJson(pdu[k]);
   }
   out["content"] = redactContent(pdu.type, pdu.content, v);
   return out as Pdu;

@@ -49,7 +49,8 @@ function enqueueMessage(s: Services, roomId: string, draft: EventDraft, txn: Per
       return;
     }
     rooms.set(roomId, [item]);
-    void s.rooms.lanes.run(roomId, () => drain(s, roomId));
+    // Start the group after the requests already read from the network this turn have joined it.
+    setImmediate(() => void s.rooms.lanes.run(roomId, () => drain(s, roomId)));
   });
 }
 

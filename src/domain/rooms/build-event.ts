@@ -99,7 +99,7 @@ function sealEvent(s: Services, pdu: Pdu, v: RoomVersion): BuiltEvent {
   const { unsigned: _u, signatures: _s, hashes: _h, ...hashable } = pdu;
   const contentJson = canonicalJson(hashable);
   pdu.hashes = { sha256: base64Unpadded(createHash("sha256").update(contentJson).digest()) };
-  const { signatures: _rs, unsigned: _ru, ...redacted } = redactEvent(pdu, v);
+  const { signatures: _rs, unsigned: _ru, ...redacted } = redactEvent(pdu, v, { shareTopLevel: true });
   const signedBytes = Buffer.from(canonicalJson(redacted));
   const key = s.signingKeys[0]!;
   pdu.signatures = { [serverName]: { [key.keyId]: base64Unpadded(signBytes(signedBytes, key.privateKey)) } };

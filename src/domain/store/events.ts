@@ -140,6 +140,22 @@ export class EventStore {
     });
   }
 
+  /**
+   * A room's events from a timestamp on (dir "f": origin_server_ts >= ts, earliest first) or back (dir
+   * "b": <= ts, latest first), ties by stream position, skipping the first `offset`; outliers and
+   * rejected events left out (GET /timestamp_to_event).
+   */
+  async byTimestamp(roomId: string, ts: number, dir: "b" | "f", limit: number, offset = 0): Promise<StoredEvent[]> {
+    const cmp = dir === "f" ? ">=" : "<=";
+    const order = dir === "f" ? "ASC" : "DESC";
+    const rows = await this.sql.all<EventRow>(
+      `SELECT ${COLUMNS} FROM events WHERE room_id = ? AND outlier = ? AND rejected_reason IS NULL AND origin_server_ts ${cmp} ?
+       ORDER BY origin_server_ts ${order}, stream_ordering ${order} LIMIT ? OFFSET ?`,
+      [roomId, false, ts, limit, offset],
+    );
+    return rows.map(toStored);
+  }
+
   async extremities(roomId: string): Promise<string[]> {
     const rows = await this.sql.all<{ event_id: string }>(`SELECT event_id FROM forward_extremities WHERE room_id = ?`, [roomId]);
     return rows.map((r) => r.event_id);

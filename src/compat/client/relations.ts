@@ -1,0 +1,50 @@
+// REST routes for relations and threads (v1 only): /relations in its three forms, /threads, and
+// /timestamp_to_event. Spec: Client-Server API "Relationships", "Threading", "Events" (v1 endpoints).
+import type { FastifyInstance } from "fastify";
+import { MatrixError } from "../../domain/errors.ts";
+import type { Services } from "../../domain/services.ts";
+import { clientRoute, queryBool, queryInt, queryString, type AuthedCall, type Call } from "../http.ts";
+import { getRelations } from "../../domain/relations/get-relations.ts";
+import { getThreads } from "../../domain/relations/threads.ts";
+import { timestampToEvent } from "../../domain/rooms/timestamp-to-event.ts";
+
+function dirParam(c: Call, fallback?: "b" | "f"): "b" | "f" {
+  const dir = queryString(c, "dir") ?? fallback;
+  if (dir === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing dir query parameter", 400);
+  if (dir !== "b" && dir !== "f") throw new MatrixError("M_INVALID_PARAM", "dir must be b or f", 400);
+  return dir;
+}
+
+export function relationRoutes(app: FastifyInstance, s: Services): void {
+  for (const path of ["/rooms/:roomId/relations/:eventId", "/rooms/:roomId/relations/:eventId/:relType", "/rooms/:roomId/relations/:eventId/:relType/:eventType"]) {
+    clientRoute<AuthedCall>(app, s, {
+      method: "GET", path, auth: "guest", versions: ["v1"],
+      handler: (c) =>
+        getRelations(s, c.requester, c.params.roomId!, c.params.eventId!, {
+          relType: c.params.relType,
+          eventType: c.params.eventType,
+          from: queryString(c, "from"),
+          to: queryString(c, "to"),
+          dir: dirParam(c, "b"),
+          limit: queryInt(c, "limit", { min: 0 }),
+          recurse: queryBool(c, "recurse"),
+        }),
+    });
+  }
+  clientRoute<AuthedCall>(app, s, {
+    method: "GET", path: "/rooms/:roomId/threads", auth: "guest", versions: ["v1"],
+    handler: (c) => {
+      const include = queryString(c, "include") ?? "all";
+      if (include !== "all" && include !== "participated") throw new MatrixError("M_INVALID_PARAM", "include must be all or participated", 400);
+      return getThreads(s, c.requester, c.params.roomId!, { include, from: queryString(c, "from"), limit: queryInt(c, "limit", { min: 1 }) });
+    },
+  });
+  clientRoute<AuthedCall>(app, s, {
+    method: "GET", path: "/rooms/:roomId/timestamp_to_event", auth: "guest", versions: ["v1"],
+    handler: (c) => {
+      const ts = queryString(c, "ts", true);
+      if (!/^\d+$/.test(ts)) throw new MatrixError("M_INVALID_PARAM", "ts must be a non-negative integer", 400);
+      return timestampToEvent(s, c.requester, c.params.roomId!, Number(ts), dirParam(c));
+    },
+  });
+}
