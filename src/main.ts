@@ -13,6 +13,7 @@ import { mountGraphql } from "./graphql/server.ts";
 import { installRoomAccountHooks } from "./domain/rooms/account-hooks.ts";
 import { installSearchHooks } from "./domain/search/index-hooks.ts";
 import { installRelations } from "./domain/relations/install.ts";
+import { installDirectoryHooks } from "./domain/directory/install.ts";
 
 export interface Homeserver {
   services: Services;
@@ -38,6 +39,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   installRoomAccountHooks();
   installSearchHooks();
   installRelations();
+  installDirectoryHooks();
 
   const app = createHttpServer(services);
   for (const group of ROUTE_GROUPS) group(app, services);

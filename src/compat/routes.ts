@@ -14,6 +14,7 @@ import { relationRoutes } from "./client/relations.ts";
 import { spaceRoutes } from "./client/spaces.ts";
 import { reportRoutes } from "./client/reports.ts";
 import { syncRoutes } from "./client/sync.ts";
+import { directoryRoutes } from "./client/directory.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -32,4 +33,5 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   reportRoutes,
   eventReportRoutes,
   syncRoutes,
+  directoryRoutes,
 ];

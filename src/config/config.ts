@@ -69,6 +69,8 @@ export interface Config {
   /** Synapse's user_directory section: whether POST /user_directory/search answers, and whom it searches. */
   user_directory: { enabled: boolean; search_all_users: boolean };
   default_room_version: string;
+  /** GET /publicRooms without an access token (Synapse's option; default false). */
+  allow_public_rooms_without_auth: boolean;
   use_presence: boolean;
   app_service_config_files: string[];
   /** Parsed and validated registrations of app_service_config_files. */
@@ -280,6 +282,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     enable_set_avatar_url: r.bool("enable_set_avatar_url", true),
     user_directory: { enabled: userDirectory.bool("enabled", true), search_all_users: userDirectory.bool("search_all_users", false) },
     default_room_version: r.string("default_room_version", "11"),
+    allow_public_rooms_without_auth: r.bool("allow_public_rooms_without_auth", false),
     use_presence: r.bool("use_presence", true),
     app_service_config_files: appFiles,
     app_services: [],

@@ -17,6 +17,7 @@ import { LruCache } from "./cache/lru.ts";
 import { EventStore, type StoredEvent } from "./store/events.ts";
 import { StateGroupStore, type StateMap } from "./store/state-groups.ts";
 import { RoomStore } from "./store/rooms.ts";
+import { DirectoryStore } from "./store/directory.ts";
 import { Notifier } from "./rooms/notifier.ts";
 import { KeyedLanes } from "./rooms/lanes.ts";
 import type { RoomSnapshot } from "./rooms/room-cache.ts";
@@ -71,6 +72,8 @@ export interface Services {
   filters: FilterStore;
   /** Sync: stream providers (one slot per stream), lazy-loading memory, shutdown of long polls. */
   sync: SyncServices;
+  /** Room aliases and the published room directory. */
+  directory: DirectoryStore;
   /** Called on shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -117,6 +120,7 @@ export function buildServices(opts: {
     accountData: new AccountDataStore(storage.sql),
     filters: new FilterStore(storage.sql),
     sync: new SyncServices(caches.get("sync_lazy_members", 10_000)),
+    directory: new DirectoryStore(storage.sql),
     onClose: [],
   };
   services.onClose.push(() => services.sync.shutdown());

@@ -19,6 +19,8 @@ export interface Loaders {
    * Mutations clear the rooms they change.
    */
   roomSummary: DataLoader<string, RoomSummary | null>;
+  /** Local aliases by room id (no access check: the field resolver checks first). One query per batch. */
+  roomAliases: DataLoader<string, string[]>;
 }
 
 export function createLoaders(ctx: GraphqlContext): Loaders {
@@ -37,6 +39,10 @@ export function createLoaders(ctx: GraphqlContext): Loaders {
     roomSummary: new DataLoader<string, RoomSummary | null>(async (roomIds) => {
       const found = await roomSummaries(ctx.s, await ctx.requester(), roomIds);
       return roomIds.map((id) => found.get(id) ?? null);
+    }),
+    roomAliases: new DataLoader<string, string[]>(async (roomIds) => {
+      const found = await ctx.s.directory.aliasesOfRooms(roomIds);
+      return roomIds.map((id) => found.get(id) ?? []);
     }),
   };
 }

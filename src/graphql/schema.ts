@@ -14,6 +14,7 @@ import { RoomMutationResolver } from "./resolvers/room-mutations.ts";
 import { SearchResolver } from "./resolvers/search.ts";
 import { EventRelationsResolver, ReportResolver, RoomThreadsResolver } from "./resolvers/relations.ts";
 import { SyncResolver, ViewerAccountDataResolver } from "./resolvers/sync.ts";
+import { DirectoryResolver } from "./resolvers/directory.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
 
@@ -37,6 +38,7 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       SyncResolver,
       ViewerAccountDataResolver,
       SearchResolver,
+      DirectoryResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),

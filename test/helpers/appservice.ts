@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-export function writeAppServiceFile(o: { id: string; asToken: string; hsToken: string; senderLocalpart: string; userRegex: string }): string {
+export function writeAppServiceFile(o: { id: string; asToken: string; hsToken: string; senderLocalpart: string; userRegex: string; aliasRegex?: string }): string {
   const file = path.join(mkdtempSync(path.join(tmpdir(), "weft-as-")), `${o.id}.yaml`);
   writeFileSync(
     file,
@@ -17,6 +17,7 @@ export function writeAppServiceFile(o: { id: string; asToken: string; hsToken: s
       "  users:",
       "    - exclusive: true",
       `      regex: '${o.userRegex}'`,
+      ...(o.aliasRegex ? ["  aliases:", "    - exclusive: true", `      regex: '${o.aliasRegex}'`] : []),
     ].join("\n"),
   );
   return file;

@@ -10,6 +10,7 @@ import { banUser, forgetRoom, inviteUser, joinRoom, kickUser, knockRoom, leaveRo
 import { redactEvent, sendMessage, sendStateEvent } from "../../domain/rooms/send.ts";
 import { getContext, getJoinedMembers, getJoinedRooms, getMembers, getMessages, getRoomEvent, getRoomState, getRoomStateEvent } from "../../domain/rooms/read.ts";
 import { parseFilterParam } from "../../domain/filters/room-event-filter.ts";
+import { upgradeRoom } from "../../domain/rooms/upgrade.ts";
 
 const ok = () => ({});
 
@@ -89,5 +90,6 @@ export function roomRoutes(app: FastifyInstance, s: Services): void {
     }),
   });
   clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/joined_members", auth: "guest", handler: (c) => getJoinedMembers(s, c.requester, c.params.roomId!) });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/upgrade", auth: "user", handler: (c) => upgradeRoom(s, c.requester, c.params.roomId!, c.body()) });
   clientRoute<AuthedCall>(app, s, { method: "GET", path: "/joined_rooms", auth: "guest", handler: (c) => getJoinedRooms(s, c.requester) });
 }

@@ -23,9 +23,13 @@ export interface RoomSummary {
   topic: string | undefined;
   /** The m.room.avatar url (an mxc:// URI). */
   avatarUrl: string | undefined;
+  /** m.room.canonical_alias's alias. */
+  canonicalAlias: string | undefined;
+  /** The room's history is world_readable now. */
+  worldReadable: boolean;
 }
 
-const SUMMARY_TYPES = ["m.room.name", "m.room.topic", "m.room.avatar", "m.room.history_visibility"] as const;
+const SUMMARY_TYPES = ["m.room.name", "m.room.topic", "m.room.avatar", "m.room.history_visibility", "m.room.canonical_alias"] as const;
 
 function stringField(content: Record<string, unknown> | undefined, field: string): string | undefined {
   const v = content?.[field];
@@ -93,6 +97,8 @@ export async function roomSummaries(s: Services, r: Requester, roomIds: readonly
       name: stringField(contentOf(state, "m.room.name"), "name"),
       topic: stringField(contentOf(state, "m.room.topic"), "topic"),
       avatarUrl: stringField(contentOf(state, "m.room.avatar"), "url"),
+      canonicalAlias: stringField(contentOf(state, "m.room.canonical_alias"), "alias"),
+      worldReadable: worldReadable(row.roomId),
     });
   }
   return out;

@@ -14,6 +14,7 @@ import { isPlainObject } from "../events/types.ts";
 import { memberContentFor } from "./membership.ts";
 import { NAMED_LEVEL_DEFAULTS } from "../auth/index.ts";
 import { checkPowerLevelsContent } from "./power-levels.ts";
+import type { SqlExecutor } from "../../storage/sql.ts";
 
 export interface CreateRoomRequest {
   visibility?: unknown;
@@ -37,7 +38,23 @@ type Preset = (typeof PRESETS)[number];
 export const createRoomHooks: {
   /** Adds drafts after the preset state; may refuse the request. */
   extraState?: (s: Services, r: Requester, req: CreateRoomRequest, roomId: string, version: RoomVersion) => Promise<EventDraft[]>;
+  /** A write to make in the room's commit transaction (e.g. the alias row); it may throw to refuse. */
+  alsoWrite?: (s: Services, r: Requester, req: CreateRoomRequest, roomId: string) => ((tx: SqlExecutor) => Promise<void>) | undefined;
 }[] = [];
+
+type InitialStateEntry = { type: string; state_key?: string; content: Record<string, unknown> };
+
+/** What other domain operations (room upgrades) add to a room creation; not reachable from a request. */
+export interface CreateRoomInternal {
+  /** The room id, chosen beforehand (only for versions whose room id is not the create event's hash). */
+  roomId?: string;
+  /** The initial state, made once the room id is known (replaces the request's initial_state). */
+  initialStateFor?: (roomId: string) => InitialStateEntry[];
+  /** Drafts sent after everything else, in the same commit. */
+  finalDrafts?: EventDraft[];
+  /** Extra writes in the room's commit transaction. */
+  alsoWrite?: (tx: SqlExecutor, roomId: string) => Promise<void>;
+}
 
 function optString(v: unknown, name: string): string | undefined {
   if (v === undefined || v === null) return undefined;
@@ -83,7 +100,7 @@ function parseRequest(s: Services, req: CreateRoomRequest) {
   };
 }
 
-export async function createRoom(s: Services, r: Requester, req: CreateRoomRequest): Promise<{ room_id: string }> {
+export async function createRoom(s: Services, r: Requester, req: CreateRoomRequest, internal: CreateRoomInternal = {}): Promise<{ room_id: string }> {
   const p = parseRequest(s, req);
   const { v } = p;
   const me = r.userId;
@@ -103,7 +120,7 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
     const named = Array.isArray(createContent.additional_creators) ? (createContent.additional_creators as unknown[]) : [];
     createContent.additional_creators = [...new Set([...named, ...p.invites])];
   }
-  const provisionalId = v.roomIdIsCreateEventHash ? undefined : `!${randomString(18)}:${s.config.server_name}`;
+  const provisionalId = v.roomIdIsCreateEventHash ? undefined : (internal.roomId ?? `!${randomString(18)}:${s.config.server_name}`);
   const empty: RoomSnapshot = {
     roomId: provisionalId ?? "",
     version: v,
@@ -145,7 +162,8 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
   // initial_state replaces what a preset would send (as in Synapse): the preset's event for the same key
   // is left out rather than sent and then overridden. A power_levels entry replaces the generated one in
   // its place (the override does not apply to it). The request's explicit name and topic win over it.
-  const initial = new Map(p.initial.map((e) => [`${e.type}\u0000${e.state_key ?? ""}`, e]));
+  const initialList = internal.initialStateFor ? internal.initialStateFor(roomId) : p.initial;
+  const initial = new Map(initialList.map((e) => [`${e.type}\u0000${e.state_key ?? ""}`, e]));
   const initialPl = initial.get("m.room.power_levels\u0000");
   checkPowerLevelsContent(initialPl?.content ?? powerLevels);
   const preset = (type: string, content: Record<string, unknown>): EventDraft[] =>
@@ -158,7 +176,7 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
     ...(p.preset !== "public_chat" ? preset("m.room.guest_access", { guest_access: "can_join" }) : []),
   ];
   for (const hook of createRoomHooks) if (hook.extraState) drafts.push(...(await hook.extraState(s, r, req, roomId, v)));
-  for (const e of p.initial) {
+  for (const e of initialList) {
     if (e === initialPl) continue;
     drafts.push({ type: e.type, stateKey: e.state_key ?? "", sender: me, content: e.content });
   }
@@ -170,10 +188,18 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
     if (p.isDirect) content.is_direct = true;
     drafts.push({ type: "m.room.member", stateKey: u, sender: me, content });
   }
+  drafts.push(...(internal.finalDrafts ?? []));
+  const writes = createRoomHooks.map((h) => h.alsoWrite?.(s, r, req, roomId)).filter((w) => w !== undefined);
 
   const row = { roomId, roomVersion: v.id, creator: me, isPublic: p.visibility === "public" };
   await s.rooms.lanes.run(roomId, () =>
-    persistDrafts(s, room, [createBuilt, ...drafts], { alsoWrite: (tx) => s.rooms.store.insertRoom(tx, row, s.clock.now()) }),
+    persistDrafts(s, room, [createBuilt, ...drafts], {
+      alsoWrite: async (tx) => {
+        await s.rooms.store.insertRoom(tx, row, s.clock.now());
+        for (const w of writes) await w(tx);
+        await internal.alsoWrite?.(tx, roomId);
+      },
+    }),
   );
   return { room_id: roomId };
 }

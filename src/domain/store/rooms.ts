@@ -37,8 +37,8 @@ export class RoomStore {
     return r && { roomId: r.room_id, roomVersion: r.room_version, creator: r.creator, isPublic: Boolean(r.is_public) };
   }
 
-  async setPublic(roomId: string, isPublic: boolean): Promise<void> {
-    await this.sql.run(`UPDATE rooms SET is_public = ? WHERE room_id = ?`, [isPublic, roomId]);
+  async setPublic(roomId: string, isPublic: boolean, tx: SqlExecutor = this.sql): Promise<void> {
+    await tx.run(`UPDATE rooms SET is_public = ? WHERE room_id = ?`, [isPublic, roomId]);
   }
 
   async currentState(roomId: string): Promise<Map<string, string>> {

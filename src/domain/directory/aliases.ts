@@ -1,0 +1,193 @@
+// Room aliases of this server: create, resolve, delete, list a room's local aliases; who may edit a
+// room's directory entry; and the room alias pieces other operations use — resolving `/join/{alias}`,
+// createRoom's room_alias_name, and the checks of m.room.canonical_alias (M_BAD_ALIAS).
+// Spec: Client-Server API "Room aliases" (GET/PUT/DELETE /directory/room/{roomAlias},
+// GET /rooms/{roomId}/aliases), "m.room.canonical_alias"; Synapse's rules where the spec leaves room.
+import { MatrixError } from "../errors.ts";
+import type { Services } from "../services.ts";
+import type { Requester } from "../accounts/requester.ts";
+import { byteLength, MAX_ID_BYTES, parseRoomAlias, parseUserId, tryParseRoomId } from "../ids.ts";
+import { currentStateEvent, loadRoom } from "../rooms/room-cache.ts";
+import { powerLevelsOf } from "../rooms/power-levels.ts";
+import { appendEvent } from "../rooms/append.ts";
+import { readAccess } from "../rooms/read-access.ts";
+import type { EventDraft } from "../rooms/build-event.ts";
+import { isInNamespace } from "../accounts/appservices.ts";
+
+const WHITESPACE = /\s/u;
+
+/** Parses a room alias as a client names it; M_INVALID_PARAM when malformed (whitespace refused, as Synapse). */
+export function parseAliasParam(alias: string): { localpart: string; serverName: string } {
+  const parsed = parseRoomAlias(alias);
+  if (WHITESPACE.test(parsed.localpart)) throw new MatrixError("M_INVALID_PARAM", "Invalid characters in room alias", 400);
+  return parsed;
+}
+
+function isLocal(s: Services, serverName: string): boolean {
+  return serverName === s.config.server_name;
+}
+
+function roomIdParam(roomId: unknown): string {
+  if (roomId === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing room_id", 400);
+  if (typeof roomId !== "string") throw new MatrixError("M_BAD_JSON", "room_id must be a string", 400);
+  if (!tryParseRoomId(roomId)) throw new MatrixError("M_INVALID_PARAM", `Invalid room id: ${JSON.stringify(roomId)}`, 400);
+  return roomId;
+}
+
+/**
+ * Application services' alias namespaces (spec: Application Service API "Registration"): an exclusive one
+ * is closed to everyone else (400 M_EXCLUSIVE), and a service only makes aliases in its own (as Synapse).
+ */
+export function checkAliasNamespace(s: Services, r: Requester, alias: string): void {
+  if (r.appserviceId) {
+    const as = s.config.app_services.find((a) => a.id === r.appserviceId);
+    if (!as || !isInNamespace(as, "aliases", alias))
+      throw new MatrixError("M_EXCLUSIVE", "This application service has not reserved this kind of alias", 403);
+    return;
+  }
+  if (s.config.app_services.some((as) => as.namespaces.aliases.some((ns) => ns.exclusive && ns.pattern.test(alias))))
+    throw new MatrixError("M_EXCLUSIVE", "This alias is reserved by an application service", 400);
+}
+
+/** The room id a local alias points to, if any (registered as an alias resolver for /join and /knock). */
+export async function resolveLocalAlias(s: Services, alias: string): Promise<string | undefined> {
+  return (await s.directory.getAlias(alias))?.roomId;
+}
+
+/**
+ * May `r` edit the room's directory entry (publish it, delete others' aliases)? Server admins may; else a
+ * joined member with the power to send m.room.canonical_alias (Synapse's check_can_change_room_list).
+ */
+export async function canEditDirectoryEntry(s: Services, r: Requester, roomId: string): Promise<boolean> {
+  if (r.isAdmin) return true;
+  const room = await loadRoom(s, roomId);
+  if (!room) return false;
+  if ((await s.rooms.store.membership(roomId, r.userId))?.membership !== "join") return false;
+  const powers = await powerLevelsOf(s, room);
+  return powers.user(r.userId) >= powers.event("m.room.canonical_alias", true);
+}
+
+/** PUT /directory/room/{roomAlias}. */
+export async function createAlias(s: Services, r: Requester, alias: string, body: Record<string, unknown>): Promise<void> {
+  const { serverName } = parseAliasParam(alias);
+  if (!isLocal(s, serverName)) throw new MatrixError("M_INVALID_PARAM", "Room alias must be local", 400);
+  const roomId = roomIdParam(body.room_id);
+  checkAliasNamespace(s, r, alias);
+  if (!(await loadRoom(s, roomId))) throw new MatrixError("M_NOT_FOUND", "Room not found", 404);
+  // Synapse's require_membership_for_aliases (on by default): only members name a room.
+  if (!r.isAdmin && (await s.rooms.store.membership(roomId, r.userId))?.membership !== "join")
+    throw new MatrixError("M_FORBIDDEN", "You must be in the room to create an alias for it", 403);
+  const inserted = await s.directory.insertAlias(s.storage.sql, { alias, roomId, creator: r.userId }, s.clock.now());
+  if (!inserted) throw new MatrixError("M_UNKNOWN", `Room alias ${alias} already exists`, 409);
+}
+
+/** GET /directory/room/{roomAlias}: the room and the servers that know it (ours, and our members' servers). */
+export async function getAlias(s: Services, alias: string): Promise<{ room_id: string; servers: string[] }> {
+  const { serverName } = parseAliasParam(alias);
+  const row = isLocal(s, serverName) ? await s.directory.getAlias(alias) : undefined;
+  // Aliases of other servers are resolved over federation, which this server does not offer yet.
+  if (!row) throw new MatrixError("M_NOT_FOUND", `Room alias ${alias} not found`, 404);
+  const servers = new Set([s.config.server_name]);
+  for (const m of await s.rooms.store.membersOf(row.roomId)) if (m.membership === "join") servers.add(parseUserId(m.userId).serverName);
+  return { room_id: row.roomId, servers: [...servers] };
+}
+
+/**
+ * DELETE /directory/room/{roomAlias}: by the alias's creator, a room admin or a server admin. When the alias
+ * is listed in the room's m.room.canonical_alias, it is removed from it too (as Synapse does) — best effort:
+ * the deletion stands even if the requester may not change that event (the spec's recommendation).
+ */
+export async function deleteAlias(s: Services, r: Requester, alias: string): Promise<void> {
+  const { serverName } = parseAliasParam(alias);
+  if (!isLocal(s, serverName)) throw new MatrixError("M_INVALID_PARAM", "Room alias must be local", 400);
+  const row = await s.directory.getAlias(alias);
+  if (!row) throw new MatrixError("M_NOT_FOUND", `Room alias ${alias} not found`, 404);
+  if (row.creator !== r.userId && !(await canEditDirectoryEntry(s, r, row.roomId)))
+    throw new MatrixError("M_FORBIDDEN", "You don't have permission to delete the alias", 403);
+  checkAliasNamespace(s, r, alias);
+  if (!(await s.directory.deleteAlias(alias))) throw new MatrixError("M_NOT_FOUND", `Room alias ${alias} not found`, 404);
+  try {
+    await removeFromCanonicalAlias(s, r, row.roomId, alias);
+  } catch (err) {
+    s.log.info({ err, alias, roomId: row.roomId }, "alias deleted; could not update m.room.canonical_alias");
+  }
+}
+
+class NothingToDo extends Error {}
+
+async function removeFromCanonicalAlias(s: Services, r: Requester, roomId: string, alias: string): Promise<void> {
+  const room = await loadRoom(s, roomId);
+  const current = room ? await currentStateEvent(s, room, "m.room.canonical_alias") : undefined;
+  if (!current || !mentions(current.content, alias)) return;
+  try {
+    await appendEvent(s, roomId, async (room): Promise<EventDraft> => {
+      const now = await currentStateEvent(s, room, "m.room.canonical_alias");
+      if (!now || !mentions(now.content, alias)) throw new NothingToDo();
+      const content = { ...now.content };
+      if (content.alias === alias) delete content.alias;
+      if (Array.isArray(content.alt_aliases)) content.alt_aliases = content.alt_aliases.filter((a) => a !== alias);
+      return { type: "m.room.canonical_alias", stateKey: "", sender: r.userId, content };
+    });
+  } catch (err) {
+    if (!(err instanceof NothingToDo)) throw err;
+  }
+}
+
+function mentions(content: Record<string, unknown>, alias: string): boolean {
+  return content.alias === alias || (Array.isArray(content.alt_aliases) && content.alt_aliases.includes(alias));
+}
+
+/** GET /rooms/{roomId}/aliases: members (or anyone, in a world_readable room; server admins too) see them. */
+export async function localAliases(s: Services, r: Requester, roomId: string): Promise<{ aliases: string[] }> {
+  if (!tryParseRoomId(roomId)) throw new MatrixError("M_INVALID_PARAM", `Invalid room id: ${JSON.stringify(roomId)}`, 400);
+  if (!r.isAdmin) {
+    const access = await readAccess(s, r, roomId);
+    // Former members read history up to their leave, but are no longer "in the room".
+    if (access.membership !== "join" && access.upTo !== undefined) throw new MatrixError("M_FORBIDDEN", "You are not in this room", 403);
+  } else if (!(await loadRoom(s, roomId))) throw new MatrixError("M_NOT_FOUND", "Room not found", 404);
+  return { aliases: await s.directory.aliasesOf(roomId) };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// m.room.canonical_alias
+
+function checkAliasValue(v: unknown): string {
+  if (typeof v !== "string") throw new MatrixError("M_BAD_ALIAS", "Aliases must be strings", 400);
+  try {
+    parseAliasParam(v);
+  } catch {
+    throw new MatrixError("M_BAD_ALIAS", `Invalid alias: ${JSON.stringify(v)}`, 400);
+  }
+  return v;
+}
+
+/**
+ * Checks an m.room.canonical_alias a local client sends: `alias` and `alt_aliases` must be aliases; those
+ * newly listed that are ours must exist and point to this room (others' cannot be resolved without
+ * federation), else 400 M_BAD_ALIAS. Aliases already in the current event are not checked again (spec).
+ */
+export async function checkCanonicalAlias(s: Services, roomId: string, content: Record<string, unknown>, previous: Record<string, unknown> | undefined): Promise<void> {
+  const listed: string[] = [];
+  if (content.alias !== undefined && content.alias !== null) listed.push(checkAliasValue(content.alias));
+  if (content.alt_aliases !== undefined) {
+    if (!Array.isArray(content.alt_aliases)) throw new MatrixError("M_INVALID_PARAM", "The alt_aliases property must be a list", 400);
+    for (const a of content.alt_aliases) listed.push(checkAliasValue(a));
+  }
+  const before = new Set<unknown>([previous?.alias, ...(Array.isArray(previous?.alt_aliases) ? previous.alt_aliases : [])]);
+  for (const alias of new Set(listed)) {
+    if (before.has(alias) || !isLocal(s, parseRoomAlias(alias).serverName)) continue;
+    const row = await s.directory.getAlias(alias);
+    if (row?.roomId !== roomId) throw new MatrixError("M_BAD_ALIAS", `Room alias ${alias} does not point to the room`, 400);
+  }
+}
+
+/** createRoom's room_alias_name: the full alias it asks for, M_INVALID_PARAM when malformed. */
+export function aliasFromName(s: Services, name: unknown): string | undefined {
+  if (name === undefined || name === null) return undefined;
+  if (typeof name !== "string") throw new MatrixError("M_BAD_JSON", "room_alias_name must be a string", 400);
+  if (name === "" || name.includes(":") || WHITESPACE.test(name)) throw new MatrixError("M_INVALID_PARAM", "Invalid characters in room alias", 400);
+  const alias = `#${name}:${s.config.server_name}`;
+  if (byteLength(alias) > MAX_ID_BYTES) throw new MatrixError("M_INVALID_PARAM", "Room alias is too long", 400);
+  parseAliasParam(alias);
+  return alias;
+}

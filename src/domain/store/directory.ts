@@ -1,0 +1,196 @@
+// Repository of the room directory (room_aliases, room_directory_stats), over raw SQL: aliases are read on
+// every join by alias and canonical-alias check; the stats rows make a page of /publicRooms one query.
+import type { Param, Sql, SqlExecutor } from "../../storage/sql.ts";
+
+export interface AliasRow {
+  alias: string;
+  roomId: string;
+  creator: string;
+}
+
+/** The directory's view of a room: what /publicRooms shows, kept from current state (stats.ts). */
+export interface DirectoryStats {
+  roomId: string;
+  name: string | null;
+  topic: string | null;
+  canonicalAlias: string | null;
+  avatarUrl: string | null;
+  joinRule: string | null;
+  historyVisibility: string | null;
+  guestAccess: string | null;
+  roomType: string | null;
+  joinedMembers: number;
+}
+
+/** The stats columns a state event sets (all state key ""). */
+export const STATS_COLUMNS = {
+  name: "name",
+  topic: "topic",
+  canonicalAlias: "canonical_alias",
+  avatarUrl: "avatar_url",
+  joinRule: "join_rule",
+  historyVisibility: "history_visibility",
+  guestAccess: "guest_access",
+  roomType: "room_type",
+} as const;
+export type StatsField = keyof typeof STATS_COLUMNS;
+
+/** A position in the directory's order (most joined members first, then room id). */
+export interface DirectoryPosition {
+  joinedMembers: number;
+  roomId: string;
+}
+
+export interface DirectoryQuery {
+  /** Lower-cased substring matched against name, topic, canonical alias and room id. */
+  search?: string;
+  /** Room types to include; null stands for rooms without a type. */
+  roomTypes?: (string | null)[];
+  /** Rows strictly after (forward) or before (backward) this position. */
+  after?: DirectoryPosition;
+  before?: DirectoryPosition;
+  limit: number;
+}
+
+function toStats(r: Record<string, unknown>): DirectoryStats {
+  const s = (v: unknown) => (typeof v === "string" ? v : null);
+  return {
+    roomId: r.room_id as string,
+    name: s(r.name),
+    topic: s(r.topic),
+    canonicalAlias: s(r.canonical_alias),
+    avatarUrl: s(r.avatar_url),
+    joinRule: s(r.join_rule),
+    historyVisibility: s(r.history_visibility),
+    guestAccess: s(r.guest_access),
+    roomType: s(r.room_type),
+    joinedMembers: Number(r.joined_members ?? 0),
+  };
+}
+
+const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(",");
+
+export class DirectoryStore {
+  constructor(private readonly sql: Sql) {}
+
+  /** Inserts a mapping; false when the alias is taken (nothing written). */
+  async insertAlias(tx: SqlExecutor, a: AliasRow, now: number): Promise<boolean> {
+    const n = await tx.run(`INSERT INTO room_aliases (alias, room_id, creator, created_ts) VALUES (?, ?, ?, ?) ON CONFLICT (alias) DO NOTHING`, [a.alias, a.roomId, a.creator, now]);
+    return n > 0;
+  }
+
+  async getAlias(alias: string): Promise<AliasRow | undefined> {
+    const r = await this.sql.get<{ alias: string; room_id: string; creator: string }>(`SELECT alias, room_id, creator FROM room_aliases WHERE alias = ?`, [alias]);
+    return r && { alias: r.alias, roomId: r.room_id, creator: r.creator };
+  }
+
+  /** Deletes a mapping; false when there was none. */
+  async deleteAlias(alias: string): Promise<boolean> {
+    return (await this.sql.run(`DELETE FROM room_aliases WHERE alias = ?`, [alias])) > 0;
+  }
+
+  /** The local aliases of a room, oldest first. */
+  async aliasesOf(roomId: string): Promise<string[]> {
+    const rows = await this.sql.all<{ alias: string }>(`SELECT alias FROM room_aliases WHERE room_id = ? ORDER BY created_ts, alias`, [roomId]);
+    return rows.map((r) => r.alias);
+  }
+
+  /** The local aliases of many rooms in one query: room id → aliases (oldest first). */
+  async aliasesOfRooms(roomIds: readonly string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    for (let i = 0; i < roomIds.length; i += 500) {
+      const chunk = roomIds.slice(i, i + 500);
+      const rows = await this.sql.all<{ alias: string; room_id: string }>(
+        `SELECT alias, room_id FROM room_aliases WHERE room_id IN (${placeholders(chunk.length)}) ORDER BY created_ts, alias`,
+        chunk as Param[],
+      );
+      for (const r of rows) {
+        const list = out.get(r.room_id);
+        if (list) list.push(r.alias);
+        else out.set(r.room_id, [r.alias]);
+      }
+    }
+    return out;
+  }
+
+  /** Points every alias of `from` at `to` (a room upgrade). */
+  async moveAliases(tx: SqlExecutor, from: string, to: string): Promise<void> {
+    await tx.run(`UPDATE room_aliases SET room_id = ? WHERE room_id = ?`, [to, from]);
+  }
+
+  // ---- directory stats
+
+  async ensureStatsRow(tx: SqlExecutor, roomId: string): Promise<void> {
+    await tx.run(`INSERT INTO room_directory_stats (room_id, joined_members) VALUES (?, 0) ON CONFLICT (room_id) DO NOTHING`, [roomId]);
+  }
+
+  async setStats(tx: SqlExecutor, roomId: string, fields: Partial<Record<StatsField, string | null>>): Promise<void> {
+    const keys = Object.keys(fields) as StatsField[];
+    if (keys.length === 0) return;
+    await tx.run(
+      `UPDATE room_directory_stats SET ${keys.map((k) => `${STATS_COLUMNS[k]} = ?`).join(", ")} WHERE room_id = ?`,
+      [...keys.map((k) => fields[k] ?? null), roomId],
+    );
+  }
+
+  /** Recounts the joined members from room_memberships (inside the commit that changed them). */
+  async recountJoined(tx: SqlExecutor, roomId: string): Promise<void> {
+    await tx.run(
+      `UPDATE room_directory_stats SET joined_members = (SELECT COUNT(*) FROM room_memberships WHERE room_id = ? AND membership = ?) WHERE room_id = ?`,
+      [roomId, "join", roomId],
+    );
+  }
+
+  /** Published rooms that have no stats row yet (rooms created before the directory existed). */
+  async publishedWithoutStats(): Promise<string[]> {
+    const rows = await this.sql.all<{ room_id: string }>(
+      `SELECT r.room_id FROM rooms r LEFT JOIN room_directory_stats d ON d.room_id = r.room_id WHERE r.is_public = ? AND d.room_id IS NULL`,
+      [true],
+    );
+    return rows.map((r) => r.room_id);
+  }
+
+  /** One page of published rooms in directory order (most joined members first, then room id). */
+  async publishedPage(q: DirectoryQuery): Promise<DirectoryStats[]> {
+    const where: string[] = ["r.is_public = ?"];
+    const params: Param[] = [true];
+    if (q.search) {
+      const like = `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      where.push(
+        `(LOWER(d.name) LIKE ? ESCAPE '\\' OR LOWER(d.topic) LIKE ? ESCAPE '\\' OR LOWER(d.canonical_alias) LIKE ? ESCAPE '\\' OR LOWER(d.room_id) LIKE ? ESCAPE '\\')`,
+      );
+      params.push(like, like, like, like);
+    }
+    if (q.roomTypes) {
+      const named = q.roomTypes.filter((t): t is string => t !== null);
+      const parts: string[] = [];
+      if (named.length > 0) {
+        parts.push(`d.room_type IN (${placeholders(named.length)})`);
+        params.push(...named);
+      }
+      if (q.roomTypes.includes(null)) parts.push("d.room_type IS NULL");
+      where.push(parts.length > 0 ? `(${parts.join(" OR ")})` : "1 = 0");
+    }
+    let order = "d.joined_members DESC, d.room_id ASC";
+    if (q.after) {
+      where.push("(d.joined_members < ? OR (d.joined_members = ? AND d.room_id > ?))");
+      params.push(q.after.joinedMembers, q.after.joinedMembers, q.after.roomId);
+    } else if (q.before) {
+      where.push("(d.joined_members > ? OR (d.joined_members = ? AND d.room_id < ?))");
+      params.push(q.before.joinedMembers, q.before.joinedMembers, q.before.roomId);
+      order = "d.joined_members ASC, d.room_id DESC";
+    }
+    const rows = await this.sql.all<Record<string, unknown>>(
+      `SELECT d.* FROM room_directory_stats d JOIN rooms r ON r.room_id = d.room_id WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ?`,
+      [...params, q.limit],
+    );
+    const out = rows.map(toStats);
+    return q.before ? out.reverse() : out;
+  }
+
+  /** How many rooms are published (the estimate /publicRooms reports). */
+  async countPublished(): Promise<number> {
+    const r = await this.sql.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM rooms WHERE is_public = ?`, [true]);
+    return Number(r?.n ?? 0);
+  }
+}
