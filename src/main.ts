@@ -11,6 +11,7 @@ import { createHttpServer } from "./compat/server.ts";
 import { ROUTE_GROUPS } from "./compat/routes.ts";
 import { mountGraphql } from "./graphql/server.ts";
 import { installRoomAccountHooks } from "./domain/rooms/account-hooks.ts";
+import { installE2eeHooks } from "./domain/e2ee/install.ts";
 
 export interface Homeserver {
   services: Services;
@@ -34,6 +35,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock });
   installTokenCacheInvalidation(services);
   installRoomAccountHooks();
+  installE2eeHooks();
 
   const app = createHttpServer(services);
   for (const group of ROUTE_GROUPS) group(app, services);

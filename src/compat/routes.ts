@@ -9,6 +9,9 @@ import { deviceRoutes } from "./client/devices.ts";
 import { profileRoutes } from "./client/profile.ts";
 import { capabilityRoutes } from "./client/capabilities.ts";
 import { roomRoutes } from "./client/rooms.ts";
+import { e2eKeyRoutes } from "./client/keys.ts";
+import { keyBackupRoutes } from "./client/key-backup.ts";
+import { toDeviceRoutes } from "./client/to-device.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -21,4 +24,7 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   profileRoutes,
   capabilityRoutes,
   roomRoutes,
+  e2eKeyRoutes,
+  keyBackupRoutes,
+  toDeviceRoutes,
 ];

@@ -68,6 +68,8 @@ export interface Config {
   enable_set_avatar_url: boolean;
   default_room_version: string;
   use_presence: boolean;
+  /** Synapse's option: which new rooms get m.room.encryption in their initial state. */
+  encryption_enabled_by_default_for_room_type: "all" | "invite" | "off";
   app_service_config_files: string[];
   /** Parsed and validated registrations of app_service_config_files. */
   app_services: AppServiceRegistration[];
@@ -224,6 +226,9 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     return path.resolve(baseDir, f);
   });
   const logLevel = r.string("log_level", "info");
+  const encryptionDefault = r.string("encryption_enabled_by_default_for_room_type", "off");
+  if (encryptionDefault !== "all" && encryptionDefault !== "invite" && encryptionDefault !== "off")
+    throw new ConfigError("encryption_enabled_by_default_for_room_type", `must be "all", "invite" or "off", not "${encryptionDefault}"`);
   if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(logLevel))
     throw new ConfigError("log_level", `must be one of fatal, error, warn, info, debug, trace, silent`);
 
@@ -277,6 +282,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     enable_set_avatar_url: r.bool("enable_set_avatar_url", true),
     default_room_version: r.string("default_room_version", "11"),
     use_presence: r.bool("use_presence", true),
+    encryption_enabled_by_default_for_room_type: encryptionDefault,
     app_service_config_files: appFiles,
     app_services: [],
     log_level: logLevel,

@@ -20,6 +20,7 @@ import { RoomStore } from "./store/rooms.ts";
 import { Notifier } from "./rooms/notifier.ts";
 import { KeyedLanes } from "./rooms/lanes.ts";
 import type { RoomSnapshot } from "./rooms/room-cache.ts";
+import { E2eStore } from "./store/e2ee.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -52,6 +53,8 @@ export interface Services {
   nonces: NonceStore;
   deviceActivity: DeviceActivity;
   rooms: RoomServices;
+  /** End-to-end encryption data: keys, the device-list and to-device streams, key backups. */
+  e2ee: E2eStore;
   /** Called on shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -91,6 +94,7 @@ export function buildServices(opts: {
       lanes: new KeyedLanes(),
       notifier: new Notifier(),
     },
+    e2ee: new E2eStore(storage.sql),
     onClose: [],
   };
   services.onClose.push(() => services.deviceActivity.stop());
