@@ -14,6 +14,7 @@ import { installRoomAccountHooks } from "./domain/rooms/account-hooks.ts";
 import { installSearchHooks } from "./domain/search/index-hooks.ts";
 import { installRelations } from "./domain/relations/install.ts";
 import { installDirectoryHooks } from "./domain/directory/install.ts";
+import { installE2eeHooks } from "./domain/e2ee/install.ts";
 
 export interface Homeserver {
   services: Services;
@@ -40,6 +41,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   installSearchHooks();
   installRelations();
   installDirectoryHooks();
+  installE2eeHooks();
 
   const app = createHttpServer(services);
   for (const group of ROUTE_GROUPS) group(app, services);

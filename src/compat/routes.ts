@@ -15,6 +15,9 @@ import { spaceRoutes } from "./client/spaces.ts";
 import { reportRoutes } from "./client/reports.ts";
 import { syncRoutes } from "./client/sync.ts";
 import { directoryRoutes } from "./client/directory.ts";
+import { e2eKeyRoutes } from "./client/keys.ts";
+import { keyBackupRoutes } from "./client/key-backup.ts";
+import { toDeviceRoutes } from "./client/to-device.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -34,4 +37,7 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   eventReportRoutes,
   syncRoutes,
   directoryRoutes,
+  e2eKeyRoutes,
+  keyBackupRoutes,
+  toDeviceRoutes,
 ];

@@ -72,6 +72,8 @@ export interface Config {
   /** GET /publicRooms without an access token (Synapse's option; default false). */
   allow_public_rooms_without_auth: boolean;
   use_presence: boolean;
+  /** Synapse's option: which new rooms get m.room.encryption in their initial state. */
+  encryption_enabled_by_default_for_room_type: "all" | "invite" | "off";
   app_service_config_files: string[];
   /** Parsed and validated registrations of app_service_config_files. */
   app_services: AppServiceRegistration[];
@@ -229,6 +231,9 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
   });
   const userDirectory = r.section("user_directory");
   const logLevel = r.string("log_level", "info");
+  const encryptionDefault = r.string("encryption_enabled_by_default_for_room_type", "off");
+  if (encryptionDefault !== "all" && encryptionDefault !== "invite" && encryptionDefault !== "off")
+    throw new ConfigError("encryption_enabled_by_default_for_room_type", `must be "all", "invite" or "off", not "${encryptionDefault}"`);
   if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(logLevel))
     throw new ConfigError("log_level", `must be one of fatal, error, warn, info, debug, trace, silent`);
 
@@ -284,6 +289,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     default_room_version: r.string("default_room_version", "11"),
     allow_public_rooms_without_auth: r.bool("allow_public_rooms_without_auth", false),
     use_presence: r.bool("use_presence", true),
+    encryption_enabled_by_default_for_room_type: encryptionDefault,
     app_service_config_files: appFiles,
     app_services: [],
     log_level: logLevel,

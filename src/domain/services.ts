@@ -28,6 +28,7 @@ import { ReportStore } from "./store/reports.ts";
 import { AccountDataStore } from "./store/account-data.ts";
 import { FilterStore } from "./store/filters.ts";
 import { SyncServices } from "./sync/registry.ts";
+import { E2eStore } from "./store/e2ee.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -74,6 +75,8 @@ export interface Services {
   sync: SyncServices;
   /** Room aliases and the published room directory. */
   directory: DirectoryStore;
+  /** End-to-end encryption data: keys, the device-list and to-device streams, key backups. */
+  e2ee: E2eStore;
   /** Called on shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -121,6 +124,7 @@ export function buildServices(opts: {
     filters: new FilterStore(storage.sql),
     sync: new SyncServices(caches.get("sync_lazy_members", 10_000)),
     directory: new DirectoryStore(storage.sql),
+    e2ee: new E2eStore(storage.sql),
     onClose: [],
   };
   services.onClose.push(() => services.sync.shutdown());

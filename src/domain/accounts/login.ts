@@ -4,6 +4,7 @@ import type { Services } from "../services.ts";
 import { resolveLoginUser } from "./identifiers.ts";
 import { checkPasswordLogin } from "./password-login.ts";
 import { startSession, type SessionTokens } from "./sessions.ts";
+import { runDeviceUpdateHooks } from "../devices/update-device.ts";
 import { appServiceByToken, appServiceUserId, isInNamespace } from "./appservices.ts";
 import { hashToken } from "./tokens.ts";
 import { invalidateUserTokens } from "./authenticate.ts";
@@ -84,6 +85,7 @@ export async function login(s: Services, req: LoginRequest): Promise<LoginRespon
   const userId = await userFor(s, req);
   const tokens = await s.db.$transaction((tx) => startSession(s, tx, { userId, deviceId, initialDisplayName, refreshable }));
   if (deviceId !== undefined) invalidateUserTokens(s, userId);
+  await runDeviceUpdateHooks(s, userId, tokens.device_id, true);
   return {
     ...tokens,
     home_server: s.config.server_name,

@@ -11,6 +11,11 @@ export const MAX_DEVICE_DISPLAY_NAME_LEN = 100;
 export type DeviceUpdateHook = (s: Services, userId: string, deviceId: string, created: boolean) => Promise<void>;
 export const deviceUpdateHooks: DeviceUpdateHook[] = [];
 
+/** Runs the update hooks (also called after login and registration made a device). */
+export async function runDeviceUpdateHooks(s: Services, userId: string, deviceId: string, created: boolean): Promise<void> {
+  for (const hook of deviceUpdateHooks) await hook(s, userId, deviceId, created);
+}
+
 /**
  * Sets the display name of `deviceId` (undefined leaves it unchanged). Returns `created: true` when an
  * application service created the device. Unknown devices of ordinary users are M_NOT_FOUND.
@@ -32,6 +37,6 @@ export async function updateDevice(s: Services, r: Requester, deviceId: string, 
   } else if (!(await s.sessions.setDeviceDisplayName(r.userId, deviceId, displayName))) {
     throw notFound("No device found");
   }
-  for (const hook of deviceUpdateHooks) await hook(s, r.userId, deviceId, created);
+  await runDeviceUpdateHooks(s, r.userId, deviceId, created);
   return { created };
 }

@@ -3,6 +3,7 @@
 import "reflect-metadata";
 import { Ctx, FieldResolver, Query, Resolver, Root } from "type-graphql";
 import { listDevices } from "../../domain/devices/device-info.ts";
+import { deviceKeyInfo } from "../../domain/e2ee/device-key-info.ts";
 import type { GraphqlContext } from "../context.ts";
 import { Viewer } from "../types/viewer.ts";
 import { Device } from "../types/device.ts";
@@ -21,8 +22,10 @@ export class ViewerResolver {
     return Viewer.of(await ctx.requester());
   }
 
-  @FieldResolver(() => [Device], { description: "The viewer's devices, oldest first." })
+  @FieldResolver(() => [Device], { description: "The viewer's devices, oldest first, with their encryption keys." })
   async devices(@Root() viewer: Viewer, @Ctx() ctx: GraphqlContext): Promise<Device[]> {
-    return (await listDevices(ctx.s, viewer.requester)).map(Device.from);
+    // Keys of all devices in one batch beside the device list (no read per device).
+    const [devices, keys] = await Promise.all([listDevices(ctx.s, viewer.requester), deviceKeyInfo(ctx.s, viewer.requester.userId)]);
+    return devices.map((d) => Device.from(d, keys.get(d.device_id)));
   }
 }

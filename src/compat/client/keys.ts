@@ -1,0 +1,47 @@
+// REST routes for end-to-end encryption keys: upload, query, claim, changes, cross-signing keys and
+// signatures. Spec: Client-Server API "End-to-End Encryption", "Cross-signing". Guests may use the
+// device key endpoints (as Synapse), not cross-signing.
+import type { FastifyInstance } from "fastify";
+import type { Services } from "../../domain/services.ts";
+import { clientRoute, queryString, type AuthedCall } from "../http.ts";
+import { uploadKeys } from "../../domain/e2ee/upload-keys.ts";
+import { queryKeys } from "../../domain/e2ee/query-keys.ts";
+import { claimKeys } from "../../domain/e2ee/claim-keys.ts";
+import { keyChanges } from "../../domain/e2ee/key-changes.ts";
+import { uploadCrossSigningKeys } from "../../domain/e2ee/cross-signing.ts";
+import { uploadSignatures } from "../../domain/e2ee/signatures.ts";
+
+export function e2eKeyRoutes(app: FastifyInstance, s: Services): void {
+  clientRoute<AuthedCall>(app, s, {
+    method: "POST", path: "/keys/upload", auth: "guest",
+    handler: (c) => uploadKeys(s, c.requester, c.body()),
+  });
+
+  clientRoute<AuthedCall>(app, s, {
+    method: "POST", path: "/keys/query", auth: "guest",
+    handler: (c) => queryKeys(s, c.requester, c.body()),
+  });
+
+  clientRoute<AuthedCall>(app, s, {
+    method: "POST", path: "/keys/claim", auth: "guest",
+    handler: (c) => claimKeys(s, c.body()),
+  });
+
+  clientRoute<AuthedCall>(app, s, {
+    method: "GET", path: "/keys/changes", auth: "guest",
+    handler: (c) => keyChanges(s, c.requester, queryString(c, "from", true), queryString(c, "to", true)),
+  });
+
+  clientRoute<AuthedCall>(app, s, {
+    method: "POST", path: "/keys/device_signing/upload", auth: "user",
+    handler: (c) => {
+      const body = c.body();
+      return uploadCrossSigningKeys(s, c.requester, body, { path: c.req.url, method: c.req.method, body, clientIp: c.clientIp });
+    },
+  });
+
+  clientRoute<AuthedCall>(app, s, {
+    method: "POST", path: "/keys/signatures/upload", auth: "user",
+    handler: (c) => uploadSignatures(s, c.requester, c.body()),
+  });
+}

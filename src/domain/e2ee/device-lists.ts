@@ -1,0 +1,53 @@
+// The device-list stream: records that a user's devices or cross-signing keys changed, and tells the
+// notifier who should hear of it (the user and everyone sharing a joined room with them). Installs the
+// device hooks: a new, renamed or deleted device moves the stream; a deleted device's keys, one-time
+// and fallback keys, signatures and pending to-device messages go in the deletion transaction.
+// Spec: Client-Server API "Tracking the device list for a user".
+import type { Services } from "../services.ts";
+import type { SqlExecutor } from "../../storage/sql.ts";
+import { deviceDeletedHooks, deviceDeletionHooks, type DeviceDeletionHook } from "../devices/delete-devices.ts";
+import { deviceUpdateHooks, type DeviceUpdateHook } from "../devices/update-device.ts";
+import { prismaExecutor } from "../store/e2ee.ts";
+
+/**
+ * Appends changes of `userId`'s devices (or cross-signing key ids) to the stream inside `tx`. `onlyFor`
+ * limits who hears of it (user-signing keys, signatures of other users' keys). Returns the new
+ * position; call `announceDeviceListChange` once the transaction committed.
+ */
+export function recordDeviceListChange(s: Services, tx: SqlExecutor, userId: string, deviceIds: readonly string[], onlyFor: string | null = null): Promise<number> {
+  return s.e2ee.appendDeviceListChanges(tx, userId, deviceIds.length > 0 ? deviceIds : [""], onlyFor);
+}
+
+/** Wakes the readers concerned by a committed device-list change. */
+export async function announceDeviceListChange(s: Services, userId: string, position: number, onlyFor: string | null = null): Promise<void> {
+  const userIds = onlyFor !== null ? [onlyFor] : [...new Set([userId, ...(await s.e2ee.usersSharingRoomsWith(userId))])];
+  s.rooms.notifier.notify({ stream: "device_lists", position, userIds });
+}
+
+/** Records and announces a change in its own transaction. */
+export async function deviceListChanged(s: Services, userId: string, deviceIds: readonly string[], onlyFor: string | null = null): Promise<number> {
+  const pos = await s.storage.sql.transaction((tx) => recordDeviceListChange(s, tx, userId, deviceIds, onlyFor));
+  await announceDeviceListChange(s, userId, pos, onlyFor);
+  return pos;
+}
+
+const onDelete: DeviceDeletionHook = async (tx, userId, deviceIds, s) => {
+  const ex = prismaExecutor(tx, s.storage.sql.dialect);
+  await s.e2ee.deleteDeviceData(ex, userId, deviceIds);
+  await recordDeviceListChange(s, ex, userId, deviceIds);
+};
+
+const onDeleted = async (s: Services, userId: string): Promise<void> => {
+  await announceDeviceListChange(s, userId, await s.e2ee.currentDeviceListPosition());
+};
+
+const onUpdate: DeviceUpdateHook = async (s, userId, deviceId) => {
+  await deviceListChanged(s, userId, [deviceId]);
+};
+
+/** Registers the device hooks (idempotent). Called once from src/main.ts. */
+export function installDeviceListHooks(): void {
+  if (!deviceDeletionHooks.includes(onDelete)) deviceDeletionHooks.push(onDelete);
+  if (!deviceDeletedHooks.includes(onDeleted)) deviceDeletedHooks.push(onDeleted);
+  if (!deviceUpdateHooks.includes(onUpdate)) deviceUpdateHooks.push(onUpdate);
+}

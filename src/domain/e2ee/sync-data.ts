@@ -1,0 +1,74 @@
+// What /sync (and GET /keys/changes) read of E2EE: device-list changes between two positions, one-time
+// key counts, unused fallback key algorithms, and the current positions of the device-list and
+// to-device streams. To-device delivery itself is `toDeviceFor` / `ackToDevice` in to-device.ts.
+// Spec: Client-Server API "Extensions to /sync" (End-to-End Encryption), "GET /keys/changes".
+import type { Services } from "../services.ts";
+import { parseJson } from "./json.ts";
+
+/**
+ * Positions bounding a device-list window. `deviceLists` is the device-list stream; `events` the room
+ * events stream (membership changes make users start or stop sharing rooms). Without `events` on
+ * either end, membership changes are not looked at.
+ */
+export interface DeviceListPositions {
+  deviceLists: number;
+  events?: number;
+}
+
+/**
+ * Users `userId` should re-fetch keys of, and users they no longer share any room with, between `from`
+ * (exclusive) and `to` (inclusive):
+ * - changed: users sharing a joined room with `userId` (themselves included) whose devices or
+ *   cross-signing keys changed in the window; users who newly share a room with them through a
+ *   membership change in the window (they joined, or `userId` joined their room); and users whose
+ *   master key `userId` signed (changes only they hear of).
+ * - left: users who left, or whose room `userId` left, in the window and share no room with them now.
+ * A handful of queries whatever the number of rooms and users.
+ */
+export async function deviceListChanges(s: Services, userId: string, from: DeviceListPositions, to: DeviceListPositions): Promise<{ changed: string[]; left: string[] }> {
+  const sharing = await s.e2ee.usersSharingRoomsWith(userId);
+  const changed = new Set<string>();
+  if (to.deviceLists > from.deviceLists) {
+    for (const u of await s.e2ee.deviceListChangedUsers(userId, from.deviceLists, to.deviceLists)) if (u === userId || sharing.has(u)) changed.add(u);
+  }
+  const maybeLeft = new Set<string>();
+  if (from.events !== undefined && to.events !== undefined && to.events > from.events) {
+    const joined = await s.e2ee.joinedRooms(userId);
+    const events = await s.e2ee.membershipEventsBetween(joined, userId, from.events, to.events);
+    const roomsIJoined = new Set<string>();
+    const roomsILeft = new Set<string>();
+    for (const e of events) {
+      const membership = (parseJson(e.json).content as { membership?: unknown } | undefined)?.membership;
+      if (e.stateKey === userId) {
+        if (membership === "join") roomsIJoined.add(e.roomId);
+        else roomsILeft.add(e.roomId);
+      } else if (membership === "join") changed.add(e.stateKey);
+      else if (membership === "leave" || membership === "ban") maybeLeft.add(e.stateKey);
+    }
+    const joinedNow = new Set(joined);
+    const members = await s.e2ee.joinedMembersOf([...roomsIJoined, ...roomsILeft]);
+    for (const room of roomsIJoined) if (joinedNow.has(room)) for (const u of members.get(room) ?? []) changed.add(u);
+    for (const room of roomsILeft) if (!joinedNow.has(room)) for (const u of members.get(room) ?? []) maybeLeft.add(u);
+  }
+  for (const u of changed) if (u !== userId && !sharing.has(u)) changed.delete(u);
+  const left = [...maybeLeft].filter((u) => u !== userId && !sharing.has(u));
+  return { changed: [...changed].sort(), left: left.sort() };
+}
+
+/** Unclaimed one-time keys of the device per algorithm; `signed_curve25519` is always present. */
+export async function oneTimeKeyCounts(s: Services, userId: string, deviceId: string): Promise<Record<string, number>> {
+  return { signed_curve25519: 0, ...(await s.e2ee.oneTimeKeyCounts(userId, deviceId)) };
+}
+
+/** Algorithms of the device's fallback keys not yet used (`device_unused_fallback_key_types`). */
+export function unusedFallbackKeyTypes(s: Services, userId: string, deviceId: string): Promise<string[]> {
+  return s.e2ee.unusedFallbackAlgorithms(userId, deviceId);
+}
+
+export function currentDeviceListPosition(s: Services): Promise<number> {
+  return s.e2ee.currentDeviceListPosition();
+}
+
+export function currentToDevicePosition(s: Services): Promise<number> {
+  return s.e2ee.currentToDevicePosition();
+}

@@ -1,0 +1,84 @@
+// Send-to-device messaging: PUT /sendToDevice queues messages for devices of local users (`*` = every
+// device of the user), idempotent per (sender, sending device, txnId); each message gets a position on
+// the to-device stream. /sync reads a device's inbox with `toDeviceFor` and removes delivered messages
+// with `ackToDevice` once the client's next since-token is past them. Content is relayed unchanged.
+// Users of other servers need federation: their messages are dropped with a log line for now.
+// Spec: Client-Server API "Send-to-Device messaging".
+import { MatrixError } from "../errors.ts";
+import type { Services } from "../services.ts";
+import type { Requester } from "../accounts/requester.ts";
+import { parseUserId } from "../ids.ts";
+import { canonicalJson } from "../canonical-json.ts";
+import { isPlainObject, objectField, type Json } from "./json.ts";
+
+export interface ToDeviceMessage {
+  sender: string;
+  type: string;
+  content: Json;
+}
+
+export async function sendToDevice(s: Services, r: Requester, eventType: string, txnId: string, body: Json): Promise<Record<string, never>> {
+  const messages = objectField(body, "messages", true);
+  const local: { userId: string; deviceId: string; content: string }[] = [];
+  const remote = new Set<string>();
+  for (const [userId, devices] of Object.entries(messages)) {
+    const { serverName } = parseUserId(userId);
+    if (!isPlainObject(devices) || !Object.values(devices).every(isPlainObject))
+      throw new MatrixError("M_BAD_JSON", `messages.${userId} must map device ids to message contents`, 400);
+    if (serverName !== s.config.server_name) {
+      remote.add(serverName);
+      continue;
+    }
+    for (const [deviceId, content] of Object.entries(devices)) {
+      local.push({ userId, deviceId, content: canonicalJson(content) });
+    }
+  }
+  if (remote.size > 0) s.log.info({ servers: [...remote], eventType }, "to-device messages for other servers dropped: federation is not available yet");
+
+  // `*` expands to the user's devices now; messages to unknown devices are dropped (as Synapse does).
+  const devicesOf = new Map<string, Set<string>>();
+  for (const u of new Set(local.map((m) => m.userId))) devicesOf.set(u, new Set(await s.sessions.deviceIds(u)));
+  const deviceKey = r.deviceId ?? (r.appserviceId ? `as:${r.appserviceId}` : "");
+  const now = s.clock.now();
+  const delivered = await s.storage.sql.transaction(async (tx) => {
+    if (!(await s.e2ee.insertToDeviceTxn(tx, r.userId, deviceKey, txnId, now))) return [];
+    const out: { userId: string; position: number }[] = [];
+    const seen = new Set<string>();
+    // Explicit device ids first: a device named explicitly gets that message, not the one sent to `*`.
+    const ordered = [...local.filter((m) => m.deviceId !== "*"), ...local.filter((m) => m.deviceId === "*")];
+    for (const m of ordered) {
+      const targets = m.deviceId === "*" ? [...devicesOf.get(m.userId)!] : devicesOf.get(m.userId)!.has(m.deviceId) ? [m.deviceId] : [];
+      for (const d of targets) {
+        const key = `${m.userId}\u0000${d}`;
+        if (seen.has(key) && m.deviceId === "*") continue;
+        seen.add(key);
+        const position = await s.e2ee.insertToDevice(tx, { recipientUserId: m.userId, recipientDevice: d, sender: r.userId, type: eventType, content: m.content, now });
+        out.push({ userId: m.userId, position });
+      }
+    }
+    return out;
+  });
+  for (const d of delivered) s.rooms.notifier.notify({ stream: "to_device", position: d.position, userIds: [d.userId] });
+  return {};
+}
+
+/**
+ * The device's messages after `sinceExclusive`, oldest first, at most `limit`. `position` is the stream
+ * position the caller has seen up to: the last message returned, or `sinceExclusive` when none was;
+ * `limited` says more messages are waiting.
+ */
+export async function toDeviceFor(s: Services, userId: string, deviceId: string, sinceExclusive: number, limit: number): Promise<{ messages: ToDeviceMessage[]; position: number; limited: boolean }> {
+  const rows = await s.e2ee.toDeviceFor(userId, deviceId, sinceExclusive, undefined, limit + 1);
+  const limited = rows.length > limit;
+  const page = limited ? rows.slice(0, limit) : rows;
+  return {
+    messages: page.map((m) => ({ sender: m.sender, type: m.type, content: JSON.parse(m.content) as Json })),
+    position: page.length > 0 ? page[page.length - 1]!.streamId : sinceExclusive,
+    limited,
+  };
+}
+
+/** Removes the device's messages up to `upToInclusive` (the client acknowledged them). Returns how many. */
+export function ackToDevice(s: Services, userId: string, deviceId: string, upToInclusive: number): Promise<number> {
+  return s.e2ee.deleteToDevice(userId, deviceId, upToInclusive);
+}
