@@ -127,6 +127,11 @@ export function buildServices(opts: {
     e2ee: new E2eStore(storage.sql),
     onClose: [],
   };
+  // Notices wait until their stream's position is persisted (no reader may skip an uncommitted position).
+  services.rooms.notifier.gate("events", services.rooms.events.streamIds);
+  services.rooms.notifier.gate("account_data", services.accountData.streamIds);
+  services.rooms.notifier.gate("to_device", services.e2ee.toDeviceIds);
+  services.rooms.notifier.gate("device_lists", services.e2ee.deviceListIds);
   services.onClose.push(() => services.sync.shutdown());
   services.onClose.push(() => services.deviceActivity.stop());
   return services;

@@ -13,6 +13,57 @@ export interface SqlExecutor {
   run(sql: string, params?: Param[]): Promise<number>;
   all<T = Record<string, unknown>>(sql: string, params?: Param[]): Promise<T[]>;
   get<T = Record<string, unknown>>(sql: string, params?: Param[]): Promise<T | undefined>;
+  /**
+   * Inside a transaction only: runs `fn` once the transaction settled, after its COMMIT (true) or
+   * ROLLBACK (false). Stream position trackers use it (src/domain/store/ids.ts).
+   */
+  onSettled?(fn: (committed: boolean) => void): void;
+}
+
+/** Collects `onSettled` callbacks of one transaction and runs them once. */
+export class SettleHooks {
+  private fns: ((committed: boolean) => void)[] | undefined = [];
+  add(fn: (committed: boolean) => void): void {
+    if (this.fns) this.fns.push(fn);
+    else throw new Error("transaction already settled");
+  }
+  run(committed: boolean): void {
+    const fns = this.fns ?? [];
+    this.fns = undefined;
+    for (const fn of fns) fn(committed);
+  }
+}
+
+/** Gives `executor` an `onSettled` fed by `hooks` (for executors wrapping another transaction API). */
+export function withSettle<E extends SqlExecutor>(executor: E, hooks: SettleHooks): E {
+  return Object.assign(Object.create(executor) as E, { onSettled: (fn: (committed: boolean) => void) => hooks.add(fn) });
+}
+
+const prismaTxHooks = new WeakMap<object, SettleHooks>();
+
+/**
+ * Runs a Prisma interactive transaction (`s.db.$transaction(fn)`) so that raw executors built over its
+ * `tx` (e2ee.ts `prismaExecutor`) can report when it settles: `settleHooksOf(tx)`.
+ */
+export async function runWithSettleHooks<Tx extends object, T>(transaction: (fn: (tx: Tx) => Promise<T>) => Promise<T>, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const hooks = new SettleHooks();
+  let out: T;
+  try {
+    out = await transaction((tx) => {
+      prismaTxHooks.set(tx, hooks);
+      return fn(tx);
+    });
+  } catch (err) {
+    hooks.run(false);
+    throw err;
+  }
+  hooks.run(true);
+  return out;
+}
+
+/** The settle hooks of a Prisma transaction run by `runWithSettleHooks` (undefined otherwise). */
+export function settleHooksOf(tx: object): SettleHooks | undefined {
+  return prismaTxHooks.get(tx);
 }
 
 export interface Sql extends SqlExecutor {
@@ -74,15 +125,19 @@ export function openSqliteSql(file: string, checkpoints: { intervalMs?: number; 
     get: (sql, p) => r.get(sql, p),
     transaction: (fn) =>
       lane.run(async () => {
+        const hooks = new SettleHooks();
         writer.exec("BEGIN IMMEDIATE");
+        let out;
         try {
-          const out = await fn(w);
+          out = await fn(withSettle(w, hooks));
           writer.exec("COMMIT");
-          return out;
         } catch (err) {
           if (writer.inTransaction) writer.exec("ROLLBACK");
+          hooks.run(false);
           throw err;
         }
+        hooks.run(true);
+        return out;
       }),
     async close() {
       await lane.run(async () => {});
@@ -143,17 +198,21 @@ export function openPostgresSql(connectionString: string, max = 10): Sql {
     get: (s, p) => direct.get(s, p),
     async transaction(fn) {
       const client = await pool.connect();
+      const hooks = new SettleHooks();
+      let out;
       try {
         await client.query("BEGIN");
-        const out = await fn(new PgExecutor(client));
+        out = await fn(withSettle(new PgExecutor(client), hooks));
         await client.query("COMMIT");
-        return out;
       } catch (err) {
         await client.query("ROLLBACK").catch(() => {});
-        throw err;
-      } finally {
         client.release();
+        hooks.run(false);
+        throw err;
       }
+      client.release();
+      hooks.run(true);
+      return out;
     },
     close: () => pool.end(),
   };

@@ -2,6 +2,7 @@
 // and federation senders) that a stream moved. It carries positions only; readers fetch what changed.
 // ARCHITECTURE "Streams, tokens and live updates".
 import { EventEmitter } from "node:events";
+import type { PositionGate } from "../store/ids.ts";
 
 export interface NewEventNotice {
   roomId: string;
@@ -33,10 +34,28 @@ export interface StreamNotice {
 
 export class Notifier {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
+  private readonly gates = new Map<StreamName, PositionGate>();
+
+  /**
+   * Holds notices of `stream` back until its position is persisted (every lower position committed or
+   * abandoned, src/domain/store/ids.ts): a reader woken by a notice can then read up to it. Set once per
+   * stream with allocated positions (services.ts).
+   */
+  gate(stream: StreamName, gate: PositionGate): void {
+    this.gates.set(stream, gate);
+  }
+
+  private when(stream: StreamName, position: number, fn: () => void): void {
+    const g = this.gates.get(stream);
+    if (g) g.whenPersisted(position, fn);
+    else fn();
+  }
 
   newEvent(n: NewEventNotice): void {
-    this.emitter.emit("event", n);
-    this.emitter.emit("stream", { stream: "events", position: n.streamOrdering, roomIds: [n.roomId], ...(n.type === "m.room.member" && n.stateKey ? { userIds: [n.stateKey] } : {}) } satisfies StreamNotice);
+    this.when("events", n.streamOrdering, () => {
+      this.emitter.emit("event", n);
+      this.emitter.emit("stream", { stream: "events", position: n.streamOrdering, roomIds: [n.roomId], ...(n.type === "m.room.member" && n.stateKey ? { userIds: [n.stateKey] } : {}) } satisfies StreamNotice);
+    });
   }
 
   onEvent(fn: (n: NewEventNotice) => void): () => void {
@@ -46,7 +65,7 @@ export class Notifier {
 
   /** Any stream other than room events moved (room events also arrive here, as stream "events"). */
   notify(n: StreamNotice): void {
-    this.emitter.emit("stream", n);
+    this.when(n.stream, n.position, () => this.emitter.emit("stream", n));
   }
 
   onStream(fn: (n: StreamNotice) => void): () => void {

@@ -2,7 +2,7 @@
 // events, the latest value per type, each write moving the account-data stream (stream_id). Raw SQL:
 // sync reads it on every request.
 import type { Sql } from "../../storage/sql.ts";
-import { idAllocator, type IdAllocator } from "./ids.ts";
+import { StreamIdTracker } from "./ids.ts";
 
 export interface AccountDataRow {
   roomId: string;
@@ -12,30 +12,25 @@ export interface AccountDataRow {
 }
 
 export class AccountDataStore {
-  readonly streamIds: IdAllocator;
-  /** Highest stream id written by this process (seeded from the table): the stream's position. */
-  private position: Promise<number> | undefined;
+  /** The stream's positions; `current()` is its persisted-up-to position (ids.ts). */
+  readonly streamIds: StreamIdTracker;
   constructor(private readonly sql: Sql) {
-    this.streamIds = idAllocator(sql, "account_data", "stream_id", "account_data_stream_seq");
+    this.streamIds = new StreamIdTracker(sql, { sequence: "account_data_stream_seq", seedSql: `SELECT MAX(stream_id) AS m FROM account_data` });
   }
 
   async currentPosition(): Promise<number> {
-    this.position ??= this.sql.get<{ m: number | null }>(`SELECT MAX(stream_id) AS m FROM account_data`).then((r) => Number(r?.m ?? 0));
-    return this.position;
+    return this.streamIds.current();
   }
 
   /** Writes (replaces) one entry; returns its new stream position. */
   async put(userId: string, roomId: string, type: string, content: Record<string, unknown>): Promise<number> {
     const json = JSON.stringify(content);
-    const pos = await this.sql.transaction(async (tx) => {
+    return this.sql.transaction(async (tx) => {
       const id = await this.streamIds.next(tx);
       const changed = await tx.run(`UPDATE account_data SET content = ?, stream_id = ? WHERE user_id = ? AND room_id = ? AND type = ?`, [json, id, userId, roomId, type]);
       if (changed === 0) await tx.run(`INSERT INTO account_data (user_id, room_id, type, content, stream_id) VALUES (?, ?, ?, ?, ?)`, [userId, roomId, type, json, id]);
       return id;
     });
-    const cur = await this.currentPosition();
-    if (pos > cur) this.position = Promise.resolve(pos);
-    return pos;
   }
 
   async get(userId: string, roomId: string, type: string): Promise<Record<string, unknown> | undefined> {

@@ -4,9 +4,9 @@
 // Methods taking a `SqlExecutor` run inside the caller's transaction (see `prismaExecutor` for running
 // them inside a Prisma transaction, as device deletion does).
 import type { Dialect, Param, Sql, SqlExecutor } from "../../storage/sql.ts";
-import { toPgPlaceholders } from "../../storage/sql.ts";
+import { settleHooksOf, toPgPlaceholders } from "../../storage/sql.ts";
 import type { Tx } from "../../storage/database.ts";
-import { idAllocator, type IdAllocator } from "./ids.ts";
+import { StreamIdTracker } from "./ids.ts";
 
 const n = (v: unknown): number => Number(v ?? 0);
 const marks = (k: number) => Array.from({ length: k }, () => "?").join(", ");
@@ -15,11 +15,14 @@ const marks = (k: number) => Array.from({ length: k }, () => "?").join(", ");
 export function prismaExecutor(tx: Tx, dialect: Dialect): SqlExecutor {
   const text = (sql: string) => (dialect === "postgres" ? toPgPlaceholders(sql) : sql);
   const all = async <T>(sql: string, p: Param[] = []) => (await tx.$queryRawUnsafe(text(sql), ...p)) as T[];
+  const hooks = settleHooksOf(tx);
   return {
     dialect,
     run: async (sql, p = []) => Number(await tx.$executeRawUnsafe(text(sql), ...p)),
     all,
     get: async <T>(sql: string, p: Param[] = []) => (await all<T>(sql, p))[0],
+    // Set when the transaction runs through runWithSettleHooks (needed to allocate stream positions).
+    ...(hooks ? { onSettled: (fn: (committed: boolean) => void) => hooks.add(fn) } : {}),
   };
 }
 
@@ -62,30 +65,17 @@ export interface RoomKeyRow {
   sessionData: string;
 }
 
-/** The to-device allocator: like idAllocator, but seeded past the high-water mark (rows get deleted). */
-function toDeviceAllocator(sql: Sql): IdAllocator {
-  if (sql.dialect === "postgres") return idAllocator(sql, "to_device_inbox", "stream_id", "to_device_stream_seq");
-  let last: Promise<number> | undefined;
-  return {
-    async next(tx) {
-      last ??= tx
-        .get<{ m: number | null }>(
-          `SELECT MAX(m) AS m FROM (SELECT MAX(stream_id) AS m FROM to_device_inbox UNION ALL SELECT position AS m FROM stream_high_water WHERE stream = 'to_device') x`,
-        )
-        .then((r) => n(r?.m));
-      const next = (await last) + 1;
-      last = Promise.resolve(next);
-      return next;
-    },
-  };
-}
-
 export class E2eStore {
-  readonly deviceListIds: IdAllocator;
-  readonly toDeviceIds: IdAllocator;
+  /** Positions of the device-list stream; `current()` is its persisted-up-to position (ids.ts). */
+  readonly deviceListIds: StreamIdTracker;
+  /** Positions of the to-device stream, seeded past the high-water mark (delivered rows get deleted). */
+  readonly toDeviceIds: StreamIdTracker;
   constructor(readonly sql: Sql) {
-    this.deviceListIds = idAllocator(sql, "device_list_stream", "stream_id", "device_list_stream_seq");
-    this.toDeviceIds = toDeviceAllocator(sql);
+    this.deviceListIds = new StreamIdTracker(sql, { sequence: "device_list_stream_seq", seedSql: `SELECT MAX(stream_id) AS m FROM device_list_stream` });
+    this.toDeviceIds = new StreamIdTracker(sql, {
+      sequence: "to_device_stream_seq",
+      seedSql: `SELECT MAX(m) AS m FROM (SELECT MAX(stream_id) AS m FROM to_device_inbox UNION ALL SELECT position AS m FROM stream_high_water WHERE stream = 'to_device') x`,
+    });
   }
 
   // Device keys
@@ -262,7 +252,7 @@ export class E2eStore {
   }
 
   async currentDeviceListPosition(): Promise<number> {
-    return n((await this.sql.get<{ m: number | null }>(`SELECT MAX(stream_id) AS m FROM device_list_stream`))?.m);
+    return this.deviceListIds.current();
   }
 
   /** Every user sharing a joined room with `userId` (themselves included when joined anywhere). */
@@ -356,10 +346,7 @@ export class E2eStore {
   }
 
   async currentToDevicePosition(): Promise<number> {
-    const r = await this.sql.get<{ m: number | null }>(
-      `SELECT MAX(m) AS m FROM (SELECT MAX(stream_id) AS m FROM to_device_inbox UNION ALL SELECT position AS m FROM stream_high_water WHERE stream = 'to_device') x`,
-    );
-    return n(r?.m);
+    return this.toDeviceIds.current();
   }
 
   // Key backup

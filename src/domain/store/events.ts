@@ -3,7 +3,7 @@
 import type { Sql, SqlExecutor } from "../../storage/sql.ts";
 import type { Pdu } from "../events/types.ts";
 import { LruCache } from "../cache/lru.ts";
-import { idAllocator, type IdAllocator } from "./ids.ts";
+import { StreamIdTracker } from "./ids.ts";
 
 export interface StoredEvent {
   eventId: string;
@@ -63,9 +63,10 @@ export interface NewEvent {
 }
 
 export class EventStore {
-  readonly streamIds: IdAllocator;
+  /** The room-events stream's positions; `current()` is its persisted-up-to position (ids.ts). */
+  readonly streamIds: StreamIdTracker;
   constructor(private readonly sql: Sql, private readonly cache: LruCache<string, StoredEvent>) {
-    this.streamIds = idAllocator(sql, "events", "stream_ordering", "events_stream_seq");
+    this.streamIds = new StreamIdTracker(sql, { sequence: "events_stream_seq", seedSql: `SELECT MAX(stream_ordering) AS m FROM events` });
   }
 
   /** Writes the event row and its edges, and moves the room's forward extremities. */
@@ -161,9 +162,9 @@ export class EventStore {
     return rows.map((r) => r.event_id);
   }
 
+  /** The room-events stream's position: every event at or below it is committed (ids.ts). */
   async maxStreamOrdering(): Promise<number> {
-    const r = await this.sql.get<{ m: number | null }>(`SELECT MAX(stream_ordering) AS m FROM events`);
-    return Number(r?.m ?? 0);
+    return this.streamIds.current();
   }
 
   /** The redaction events that apply to each of `eventIds`. */

@@ -1,5 +1,24 @@
-// Allocators for stream positions and state group ids. PostgreSQL uses sequences shared by all workers;
-// SQLite has a single writer process, so an in-process counter seeded from the table's maximum suffices.
+// Allocators for stream positions and state group ids, and the "persisted up to" position of a stream.
+// PostgreSQL uses sequences; SQLite has a single writer process, so an in-process counter seeded from the
+// table's maximum suffices.
+//
+// Why a stream needs more than MAX(position): on PostgreSQL two transactions (e.g. sends in two rooms)
+// take positions 11 and 12 from the sequence and may commit in the other order. A reader that sees 12
+// committed and reads "everything up to 12" skips 11, which commits a moment later below its token, and
+// never sees it. So every stream with allocated positions hands readers (sync tokens, the notifier,
+// /messages heads) its *persisted-up-to* position instead: the highest P such that every position <= P
+// has committed or been abandoned (rolled back). StreamIdTracker keeps it: `next(tx)` records the
+// allocation as in flight until `tx` settles (sql.ts `onSettled`, run after COMMIT or ROLLBACK), and
+// `current()` is min(in flight) - 1, or the highest settled position when nothing is in flight. Notices
+// of positions above it are held back until it passes them (`whenPersisted`, used by the notifier's gates).
+// This is Synapse's StreamIdGenerator / MultiWriterIdGenerator `get_current_token`.
+//
+// Several processes (workers, later): each process only knows its own in-flight positions. Each writer
+// would then record, after every settle, its persisted-up-to position in a `stream_positions(stream_name,
+// instance_name, stream_id)` table and broadcast it (LISTEN/NOTIFY with the notifier bridge); a reader's
+// current position is the minimum over the writers' positions (a writer with nothing in flight counts
+// as "up to the sequence value it last saw"), and a writer's in-flight positions stay below it. Until
+// workers exist, one process writes every stream and the in-process tracking below is exact.
 import type { Sql, SqlExecutor } from "../../storage/sql.ts";
 
 export interface IdAllocator {
@@ -20,4 +39,107 @@ export function idAllocator(sql: Sql, table: string, column: string, sequence: s
       return n;
     },
   };
+}
+
+/** Something that can hold back work until a stream position is persisted (the notifier's gates). */
+export interface PositionGate {
+  /** Runs `fn` once every position <= `position` has settled: at once when it already has. */
+  whenPersisted(position: number, fn: () => void): void;
+}
+
+export interface StreamIdTrackerOptions {
+  /** The PostgreSQL sequence positions come from. */
+  sequence: string;
+  /** SQL returning `m`, the highest position already used (committed) at start-up. */
+  seedSql: string;
+}
+
+/** A stream's position allocator and its persisted-up-to position (see the module comment). */
+export class StreamIdTracker implements IdAllocator, PositionGate {
+  private seed: Promise<number> | undefined;
+  private seeded = false;
+  /** Highest position allocated (SQLite's counter; on PostgreSQL the highest returned by the sequence). */
+  private allocated = 0;
+  /** Highest position settled (committed or abandoned), or the seed. */
+  private settledMax = 0;
+  /** Positions allocated and not yet settled; an entry is a lower bound while its nextval is under way. */
+  private readonly inFlight = new Set<{ pos: number }>();
+  private persisted = 0;
+  private readonly held: { pos: number; fn: () => void }[] = [];
+
+  constructor(private readonly sql: Sql, private readonly opts: StreamIdTrackerOptions) {}
+
+  private seedOnce(): Promise<number> {
+    return (this.seed ??= this.sql.get<{ m: number | null }>(this.opts.seedSql).then((r) => {
+      const m = Number(r?.m ?? 0);
+      if (!this.seeded) {
+        this.seeded = true;
+        this.allocated = Math.max(this.allocated, m);
+        this.settledMax = Math.max(this.settledMax, m);
+        this.persisted = Math.max(this.persisted, m);
+      }
+      return m;
+    }));
+  }
+
+  /**
+   * Allocates the next position inside transaction `tx` (which must offer `onSettled`: a transaction of
+   * `sql.transaction`, or a Prisma one run through `runWithSettleHooks`). The position stays in flight,
+   * holding the persisted position below it, until the transaction commits or rolls back.
+   */
+  async next(tx: SqlExecutor): Promise<number> {
+    if (!tx.onSettled) throw new Error("stream positions must be allocated inside a transaction that reports when it settles");
+    await this.seedOnce();
+    // Registered before the sequence is asked: whatever it returns is above every position known now.
+    const slot = { pos: this.allocated + 1 };
+    this.inFlight.add(slot);
+    let settled = false;
+    tx.onSettled(() => {
+      settled = true;
+      this.settle(slot);
+    });
+    try {
+      if (this.sql.dialect === "postgres") {
+        slot.pos = Number((await tx.get<{ id: number }>(`SELECT nextval('${this.opts.sequence}') AS id`))!.id);
+      } else slot.pos = this.allocated + 1;
+    } catch (err) {
+      if (!settled) this.settle(slot);
+      throw err;
+    }
+    if (slot.pos > this.allocated) this.allocated = slot.pos;
+    return slot.pos;
+  }
+
+  private settle(slot: { pos: number }): void {
+    if (!this.inFlight.delete(slot)) return;
+    if (slot.pos > this.settledMax) this.settledMax = slot.pos;
+    let low = Infinity;
+    for (const s of this.inFlight) if (s.pos < low) low = s.pos;
+    const now = low === Infinity ? this.settledMax : Math.min(low - 1, this.settledMax);
+    if (now <= this.persisted) return;
+    this.persisted = now;
+    if (this.held.length === 0) return;
+    const ready = this.held.filter((h) => h.pos <= now);
+    if (ready.length === 0) return;
+    for (let i = this.held.length - 1; i >= 0; i--) if (this.held[i]!.pos <= now) this.held.splice(i, 1);
+    ready.sort((a, b) => a.pos - b.pos);
+    for (const h of ready) h.fn();
+  }
+
+  /** The persisted-up-to position: every position at or below it has committed or been abandoned. */
+  async current(): Promise<number> {
+    if (!this.seeded) await this.seedOnce();
+    return this.persisted;
+  }
+
+  /** `current()` without waiting; undefined before the first read of the table. */
+  peek(): number | undefined {
+    return this.seeded ? this.persisted : undefined;
+  }
+
+  whenPersisted(position: number, fn: () => void): void {
+    // Nothing can be in flight before the seed was read (allocations read it first).
+    if (!this.seeded || position <= this.persisted) fn();
+    else this.held.push({ pos: position, fn });
+  }
 }

@@ -23,26 +23,9 @@ const MEMBER = "m.room.member";
 /** Stripped state sent with invites and knocks (spec "Stripped state"; Synapse's default list). */
 const STRIPPED_TYPES = ["m.room.create", "m.room.join_rules", "m.room.name", "m.room.avatar", "m.room.canonical_alias", "m.room.encryption", "m.room.topic"];
 
-/** The room-events stream's position: the newest committed event, tracked from the notifier. */
-export class EventsPosition {
-  private seen = 0;
-  private seeded: Promise<number> | undefined;
-  constructor(private readonly s: Services) {
-    s.rooms.notifier.onStream((n) => {
-      if (n.stream === "events" && n.position > this.seen) this.seen = n.position;
-    });
-  }
-  async get(): Promise<number> {
-    this.seeded ??= this.s.rooms.events.maxStreamOrdering();
-    return Math.max(await this.seeded, this.seen);
-  }
-}
-
-const positions = new WeakMap<Services, EventsPosition>();
-export function eventsPosition(s: Services): EventsPosition {
-  let p = positions.get(s);
-  if (!p) positions.set(s, (p = new EventsPosition(s)));
-  return p;
+/** The room-events stream's position: the persisted-up-to position (src/domain/store/ids.ts). */
+export function eventsPosition(s: Services): { get(): Promise<number> } {
+  return { get: () => s.rooms.events.streamIds.current() };
 }
 
 interface RoomPlan {
@@ -128,6 +111,25 @@ async function membershipAt(s: Services, eventId: string, pos: number): Promise<
   return e ? (e.pdu.content.membership as string | undefined) : undefined;
 }
 
+/**
+ * The memberships as they were at stream position `to`: a row changed after it (by a commit that landed
+ * after this sync took its token) is replaced by the member event it superseded, walked back along
+ * replaces_state; a room the user had no membership in at `to` is dropped.
+ */
+async function membershipsAt(s: Services, ms: UserMembership[], to: number): Promise<UserMembership[]> {
+  const out: UserMembership[] = [];
+  for (const m of ms) {
+    if (m.streamOrdering <= to) {
+      out.push(m);
+      continue;
+    }
+    let e = await s.rooms.events.get(m.eventId);
+    for (let i = 0; e && e.streamOrdering > to && i < 1000; i++) e = e.replacesState ? await s.rooms.events.get(e.replacesState) : undefined;
+    if (e && e.streamOrdering <= to) out.push({ ...m, membership: String(e.pdu.content.membership), eventId: e.eventId, streamOrdering: e.streamOrdering });
+  }
+  return out;
+}
+
 function plan(ctx: SyncContext, memberships: UserMembership[], to: number, joinedBefore: Set<string>): { rooms: RoomPlan[]; invites: UserMembership[]; knocks: UserMembership[] } {
   const from = ctx.since?.events;
   const rooms: RoomPlan[] = [];
@@ -135,8 +137,6 @@ function plan(ctx: SyncContext, memberships: UserMembership[], to: number, joine
   const knocks: UserMembership[] = [];
   for (const m of memberships) {
     if (!roomWanted(ctx.filter, m.roomId)) continue;
-    // A membership newer than this response's position shows up in the next one.
-    if (m.streamOrdering > to) continue;
     const changed = from === undefined || m.streamOrdering > from;
     switch (m.membership) {
       case "join":
@@ -197,16 +197,14 @@ async function strippedState(s: Services, reads: SyncReads, ms: UserMembership[]
 
 export const eventsProvider: SyncProvider = {
   stream: "events",
-  current: (s) => eventsPosition(s).get(),
+  current: (s) => s.rooms.events.streamIds.current(),
   async collect(ctx, from, to) {
     const { s, requester: r, filter } = ctx;
     const userId = r.userId;
     const reads = new SyncReads(s.storage.sql);
-    const memberships = await reads.membershipsOf(userId);
+    // A membership newer than `to` (committed after the token was taken) is read as it was at `to`.
+    const memberships = await membershipsAt(s, await reads.membershipsOf(userId), to);
     const versions = new Map(memberships.map((m) => [m.roomId, m.roomVersion]));
-    // Every membership read is committed, and so is every event before it: read up to the newest of them.
-    to = Math.max(to, ...memberships.map((m) => m.streamOrdering));
-    ctx.to.events = to;
     // Rooms whose membership changed since the token but were joined then (e.g. a new display name).
     const joinedBefore = new Set<string>();
     if (from !== undefined)
