@@ -8,7 +8,7 @@ import { backends, startTestServer, type TestServer } from "../helpers/server.ts
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { persistHooks, type PersistHook } from "../../src/domain/rooms/persist.ts";
-import { StreamIdTracker } from "../../src/domain/store/ids.ts";
+import { idAllocator, type StreamIdTracker } from "../../src/domain/store/ids.ts";
 import { parseSyncToken } from "../../src/domain/sync/token.ts";
 import type { SqlExecutor } from "../../src/storage/sql.ts";
 
@@ -128,7 +128,7 @@ describe.each(backends())("StreamIdTracker on %s", (backend) => {
   it("current() stays below every position in flight; notices wait for it; rollbacks count as settled", async () => {
     const sql = t.hs.services.storage.sql;
     // stream_high_water is a plain (stream, position) table: a stand-in for any stream's table.
-    const tracker = new StreamIdTracker(sql, { sequence: "account_data_stream_seq", seedSql: `SELECT MAX(position) AS m FROM stream_high_water WHERE stream LIKE 't%'` });
+    const tracker = idAllocator(sql, "stream_high_water", "position", "account_data_stream_seq", `SELECT MAX(position) AS m FROM stream_high_water WHERE stream LIKE 't%'`);
     const start = await tracker.current();
     const outside = await sql.get<{ c: number }>(`SELECT COUNT(*) AS c FROM stream_high_water`);
     expect(Number(outside?.c)).toBe(0);

@@ -2,7 +2,7 @@
 // events, the latest value per type, each write moving the account-data stream (stream_id). Raw SQL:
 // sync reads it on every request.
 import type { Sql } from "../../storage/sql.ts";
-import { StreamIdTracker } from "./ids.ts";
+import { idAllocator, type IdAllocator } from "./ids.ts";
 
 export interface AccountDataRow {
   roomId: string;
@@ -12,12 +12,12 @@ export interface AccountDataRow {
 }
 
 export class AccountDataStore {
-  /** The stream's positions; `current()` is its persisted-up-to position (ids.ts). */
-  readonly streamIds: StreamIdTracker;
+  readonly streamIds: IdAllocator;
   constructor(private readonly sql: Sql) {
-    this.streamIds = new StreamIdTracker(sql, { sequence: "account_data_stream_seq", seedSql: `SELECT MAX(stream_id) AS m FROM account_data` });
+    this.streamIds = idAllocator(sql, "account_data", "stream_id", "account_data_stream_seq");
   }
 
+  /** The stream's persisted-up-to position (ids.ts). */
   async currentPosition(): Promise<number> {
     return this.streamIds.current();
   }

@@ -6,7 +6,7 @@
 import type { Dialect, Param, Sql, SqlExecutor } from "../../storage/sql.ts";
 import { settleHooksOf, toPgPlaceholders } from "../../storage/sql.ts";
 import type { Tx } from "../../storage/database.ts";
-import { StreamIdTracker } from "./ids.ts";
+import { idAllocator, type IdAllocator } from "./ids.ts";
 
 const n = (v: unknown): number => Number(v ?? 0);
 const marks = (k: number) => Array.from({ length: k }, () => "?").join(", ");
@@ -65,17 +65,18 @@ export interface RoomKeyRow {
   sessionData: string;
 }
 
+/** The to-device allocator: like idAllocator, but seeded past the high-water mark (rows get deleted). */
+function toDeviceAllocator(sql: Sql): IdAllocator {
+  const seed = `SELECT MAX(m) AS m FROM (SELECT MAX(stream_id) AS m FROM to_device_inbox UNION ALL SELECT position AS m FROM stream_high_water WHERE stream = 'to_device') x`;
+  return idAllocator(sql, "to_device_inbox", "stream_id", "to_device_stream_seq", seed);
+}
+
 export class E2eStore {
-  /** Positions of the device-list stream; `current()` is its persisted-up-to position (ids.ts). */
-  readonly deviceListIds: StreamIdTracker;
-  /** Positions of the to-device stream, seeded past the high-water mark (delivered rows get deleted). */
-  readonly toDeviceIds: StreamIdTracker;
+  readonly deviceListIds: IdAllocator;
+  readonly toDeviceIds: IdAllocator;
   constructor(readonly sql: Sql) {
-    this.deviceListIds = new StreamIdTracker(sql, { sequence: "device_list_stream_seq", seedSql: `SELECT MAX(stream_id) AS m FROM device_list_stream` });
-    this.toDeviceIds = new StreamIdTracker(sql, {
-      sequence: "to_device_stream_seq",
-      seedSql: `SELECT MAX(m) AS m FROM (SELECT MAX(stream_id) AS m FROM to_device_inbox UNION ALL SELECT position AS m FROM stream_high_water WHERE stream = 'to_device') x`,
-    });
+    this.deviceListIds = idAllocator(sql, "device_list_stream", "stream_id", "device_list_stream_seq");
+    this.toDeviceIds = toDeviceAllocator(sql);
   }
 
   // Device keys
@@ -251,6 +252,7 @@ export class E2eStore {
     return rows.map((r) => r.user_id);
   }
 
+  /** The stream's persisted-up-to position (ids.ts). */
   async currentDeviceListPosition(): Promise<number> {
     return this.deviceListIds.current();
   }
@@ -345,6 +347,7 @@ export class E2eStore {
       await tx.run(`INSERT INTO stream_high_water (stream, position) VALUES (?, ?)`, [stream, position]);
   }
 
+  /** The stream's persisted-up-to position (ids.ts). */
   async currentToDevicePosition(): Promise<number> {
     return this.toDeviceIds.current();
   }

@@ -3,7 +3,7 @@
 import type { Sql, SqlExecutor } from "../../storage/sql.ts";
 import type { Pdu } from "../events/types.ts";
 import { LruCache } from "../cache/lru.ts";
-import { StreamIdTracker } from "./ids.ts";
+import { idAllocator, type IdAllocator } from "./ids.ts";
 
 export interface StoredEvent {
   eventId: string;
@@ -63,10 +63,9 @@ export interface NewEvent {
 }
 
 export class EventStore {
-  /** The room-events stream's positions; `current()` is its persisted-up-to position (ids.ts). */
-  readonly streamIds: StreamIdTracker;
+  readonly streamIds: IdAllocator;
   constructor(private readonly sql: Sql, private readonly cache: LruCache<string, StoredEvent>) {
-    this.streamIds = new StreamIdTracker(sql, { sequence: "events_stream_seq", seedSql: `SELECT MAX(stream_ordering) AS m FROM events` });
+    this.streamIds = idAllocator(sql, "events", "stream_ordering", "events_stream_seq");
   }
 
   /** Writes the event row and its edges, and moves the room's forward extremities. */

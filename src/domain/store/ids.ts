@@ -1,6 +1,6 @@
 // Allocators for stream positions and state group ids, and the "persisted up to" position of a stream.
 // PostgreSQL uses sequences; SQLite has a single writer process, so an in-process counter seeded from the
-// table's maximum suffices.
+// table's maximum suffices. Positions must be allocated inside a transaction (`sql.transaction`).
 //
 // Why a stream needs more than MAX(position): on PostgreSQL two transactions (e.g. sends in two rooms)
 // take positions 11 and 12 from the sequence and may commit in the other order. A reader that sees 12
@@ -21,26 +21,6 @@
 // workers exist, one process writes every stream and the in-process tracking below is exact.
 import type { Sql, SqlExecutor } from "../../storage/sql.ts";
 
-export interface IdAllocator {
-  next(tx: SqlExecutor): Promise<number>;
-}
-
-export function idAllocator(sql: Sql, table: string, column: string, sequence: string): IdAllocator {
-  if (sql.dialect === "postgres") {
-    const q = `SELECT nextval('${sequence}') AS id`;
-    return { next: async (tx) => Number((await tx.get<{ id: number }>(q))!.id) };
-  }
-  let last: Promise<number> | undefined;
-  return {
-    async next(tx) {
-      last ??= tx.get<{ m: number | null }>(`SELECT MAX(${column}) AS m FROM ${table}`).then((r) => Number(r?.m ?? 0));
-      const n = (await last) + 1;
-      last = Promise.resolve(n);
-      return n;
-    },
-  };
-}
-
 /** Something that can hold back work until a stream position is persisted (the notifier's gates). */
 export interface PositionGate {
   /** Runs `fn` once every position <= `position` has settled: at once when it already has. */
@@ -55,7 +35,7 @@ export interface StreamIdTrackerOptions {
 }
 
 /** A stream's position allocator and its persisted-up-to position (see the module comment). */
-export class StreamIdTracker implements IdAllocator, PositionGate {
+export class StreamIdTracker implements PositionGate {
   private seed: Promise<number> | undefined;
   private seeded = false;
   /** Highest position allocated (SQLite's counter; on PostgreSQL the highest returned by the sequence). */
@@ -142,4 +122,15 @@ export class StreamIdTracker implements IdAllocator, PositionGate {
     if (!this.seeded || position <= this.persisted) fn();
     else this.held.push({ pos: position, fn });
   }
+}
+
+/** Every allocator of positions and ids is a tracker (state group ids simply never ask for `current()`). */
+export type IdAllocator = StreamIdTracker;
+
+/**
+ * The allocator of `table.column` from `sequence` (PostgreSQL) or an in-process counter (SQLite), seeded
+ * from the column's maximum, or from `seedSql` (returning `m`) when rows get deleted.
+ */
+export function idAllocator(sql: Sql, table: string, column: string, sequence: string, seedSql?: string): IdAllocator {
+  return new StreamIdTracker(sql, { sequence, seedSql: seedSql ?? `SELECT MAX(${column}) AS m FROM ${table}` });
 }
