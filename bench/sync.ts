@@ -1,11 +1,13 @@
 // bench/sync: the figures of issue 5. The homeserver runs in its own process (`weft start`).
 // (a) delivery latency: U users long-poll /sync in one room while one sender sends R events/s for S seconds;
-//     for every (event, user) pair, the time from the start of the send request to the sync response that
-//     carries it; p50/p99/max. Clients are plain fetch loops over undici keep-alive connections (one per user).
+//     for every (event, user) pair, the time from the start of the send request (a timestamp in the event's
+//     content) to the moment the sync response carrying it arrives, and from the send's response to it;
+//     p50/p99/max. Long polls use undici's request() over keep-alive connections (one per user).
 // (b) initial sync: one user in N rooms with M events each (and a second member in every room); the time of
 //     GET /sync without since, with the default filter and with lazy-loaded members (median of 5 runs).
 // Usage: npm run bench:sync [-- --backend sqlite|postgres] [--users 100] [--rate 100] [--seconds 30]
 //        [--rooms 500] [--events 50] [--only a|b]
+// WEFT_BENCH_NODE_ARGS passes flags to the server's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -13,7 +15,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { Agent, fetch as undiciFetch, type RequestInit } from "undici";
+import { Agent, fetch as undiciFetch, request, type RequestInit } from "undici";
 import pg from "pg";
 import YAML from "yaml";
 import { generateConfig } from "../src/config/generate.ts";
@@ -94,7 +96,7 @@ async function startServer(backend: "sqlite" | "postgres") {
     password_config: { scrypt_log_n: 4 },
   });
   writeFileSync(generated.configPath, YAML.stringify(cfg));
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "start", "-c", generated.configPath], { stdio: ["ignore", "inherit", "inherit"] });
+  const child: ChildProcess = spawn(process.execPath, [...(process.env.WEFT_BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []), "--import", "tsx", "src/cli.ts", "start", "-c", generated.configPath], { stdio: ["ignore", "inherit", "inherit"] });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     try {
@@ -121,7 +123,16 @@ async function startServer(backend: "sqlite" | "postgres") {
       await c.end();
     }
   };
-  return { base, register, stop };
+  /** The server process's CPU time so far (user + system), in seconds (Linux /proc). */
+  const cpuSeconds = (): number => {
+    try {
+      const f = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      return (Number(f[11]) + Number(f[12])) / 100;
+    } catch {
+      return NaN;
+    }
+  };
+  return { base, register, stop, cpuSeconds };
 }
 
 const V3 = "/_matrix/client/v3";
@@ -137,43 +148,74 @@ async function deliveryLatency(backend: "sqlite" | "postgres"): Promise<string> 
       await json(`${srv.base}${V3}/join/${encodeURIComponent(room)}`, { method: "POST", token: tok, body: "{}" });
       tokens[i] = tok;
     });
-    const sentAt = new Map<string, number>();
+    const ackAt = new Map<number, number>();
+    let responses = 0;
+    let emptyResponses = 0;
     const latencies: number[] = [];
+    const afterAck: number[] = [];
     let running = true;
     const filter = encodeURIComponent(JSON.stringify({ room: { timeline: { limit: 200 }, state: { lazy_load_members: true } } }));
-    const loops = tokens.map(async (tok) => {
-      let since = (await json(`${srv.base}${V3}/sync?filter=${filter}`, { token: tok })).next_batch;
+    // Every user's initial sync first: events sent after it are the ones measured.
+    const initial: string[] = [];
+    await pool(tokens, 8, async (tok, i) => {
+      initial[i] = (await json(`${srv.base}${V3}/sync?filter=${filter}`, { token: tok })).next_batch;
+    });
+    const loops = tokens.map(async (tok, i) => {
+      await Promise.resolve();
+      const headers = { authorization: `Bearer ${tok}` };
+      let since = initial[i]!;
       while (running) {
-        const r = await json(`${srv.base}${V3}/sync?since=${since}&timeout=5000&filter=${filter}`, { token: tok });
+        const res = await request(`${srv.base}${V3}/sync?since=${since}&timeout=5000&filter=${filter}`, { headers, dispatcher: agent });
+        const text = await res.body.text();
         const now = performance.now();
+        if (res.statusCode !== 200) throw new Error(`sync: ${res.statusCode} ${text}`);
+        const r = JSON.parse(text);
+        responses++;
+        if (!r.rooms?.join?.[room]) emptyResponses++;
         since = r.next_batch;
         for (const e of r.rooms?.join?.[room]?.timeline?.events ?? []) {
-          const t0 = sentAt.get(e.content?.txn);
-          if (t0 !== undefined) latencies.push(now - t0);
+          const t0 = e.content?.t0_us; // canonical JSON has no floats: microseconds
+          if (typeof t0 !== "number") continue;
+          latencies.push(now - t0 / 1000);
+          const ack = ackAt.get(e.content.i);
+          // The sync response may arrive before the send's own response (both follow the commit).
+          afterAck.push(ack === undefined ? 0 : Math.max(0, now - ack));
         }
       }
     });
     const total = RATE * SECONDS;
     const started = performance.now();
+    const cpu0 = { server: srv.cpuSeconds(), client: process.cpuUsage() };
     const sends: Promise<unknown>[] = [];
+    const sendHeaders = { authorization: `Bearer ${sender}`, "content-type": "application/json" };
     for (let i = 0; i < total; i++) {
       const due = started + (i * 1000) / RATE;
       const wait = due - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      const txn = `b${i}`;
-      sentAt.set(txn, performance.now());
-      sends.push(json(`${srv.base}${V3}/rooms/${encodeURIComponent(room)}/send/m.room.message/${txn}`, { method: "PUT", token: sender, body: JSON.stringify({ msgtype: "m.text", body: `event ${i}`, txn }) }));
+      const t0_us = Math.round(performance.now() * 1000);
+      const body = JSON.stringify({ msgtype: "m.text", body: `event ${i}`, i, t0_us });
+      sends.push(
+        request(`${srv.base}${V3}/rooms/${encodeURIComponent(room)}/send/m.room.message/b${i}`, { method: "PUT", headers: sendHeaders, body, dispatcher: agent }).then(async (res) => {
+          await res.body.text();
+          ackAt.set(i, performance.now());
+          if (res.statusCode !== 200) throw new Error(`send: ${res.statusCode}`);
+        }),
+      );
+      sends.at(-1)!.catch(() => {}); // reported by Promise.all below, after the loop
     }
     await Promise.all(sends);
     // Let the last events arrive, then stop the loops (each ends with its current poll).
     const expected = total * USERS;
     for (let i = 0; i < 100 && latencies.length < expected; i++) await new Promise((r) => setTimeout(r, 100));
+    const elapsed = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpu0.client);
+    const load = `${responses} sync responses (${emptyResponses} empty) in ${elapsed.toFixed(1)} s; CPU: server ${(srv.cpuSeconds() - cpu0.server).toFixed(1)} s, bench client ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`;
     running = false;
-    const sendTime = await json(`${srv.base}${V3}/rooms/${encodeURIComponent(room)}/send/m.room.message/end`, { method: "PUT", token: sender, body: JSON.stringify({ msgtype: "m.text", body: "end" }) });
-    void sendTime;
+    await json(`${srv.base}${V3}/rooms/${encodeURIComponent(room)}/send/m.room.message/end`, { method: "PUT", token: sender, body: JSON.stringify({ msgtype: "m.text", body: "end" }) });
     await Promise.all(loops);
+    afterAck.sort((a, b) => a - b);
     latencies.sort((a, b) => a - b);
-    return `${backend}: (a) ${USERS} long-polling users, ${RATE} events/s for ${SECONDS} s: delivered ${latencies.length}/${expected}; latency p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1)?.toFixed(1)} ms`;
+    return `${backend}: (a) ${USERS} long-polling users, ${RATE} events/s for ${SECONDS} s: delivered ${latencies.length}/${expected}; latency from send start p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1)?.toFixed(1)} ms; from send response p50 ${pct(afterAck, 50).toFixed(1)} ms, p99 ${pct(afterAck, 99).toFixed(1)} ms (${load})`;
   } finally {
     await srv.stop();
   }
