@@ -150,6 +150,7 @@ async function deliveryLatency(backend: "sqlite" | "postgres"): Promise<string> 
     });
     const ackAt = new Map<number, number>();
     let responses = 0;
+    const bySecond: number[][] = [];
     let emptyResponses = 0;
     const latencies: number[] = [];
     const afterAck: number[] = [];
@@ -177,6 +178,7 @@ async function deliveryLatency(backend: "sqlite" | "postgres"): Promise<string> 
           const t0 = e.content?.t0_us; // canonical JSON has no floats: microseconds
           if (typeof t0 !== "number") continue;
           latencies.push(now - t0 / 1000);
+          if (process.env.BENCH_DEBUG) (bySecond[Math.floor(e.content.i / RATE)] ??= []).push(now - t0 / 1000);
           const ack = ackAt.get(e.content.i);
           // The sync response may arrive before the send's own response (both follow the commit).
           afterAck.push(ack === undefined ? 0 : Math.max(0, now - ack));
@@ -214,6 +216,11 @@ async function deliveryLatency(backend: "sqlite" | "postgres"): Promise<string> 
     await json(`${srv.base}${V3}/rooms/${encodeURIComponent(room)}/send/m.room.message/end`, { method: "PUT", token: sender, body: JSON.stringify({ msgtype: "m.text", body: "end" }) });
     await Promise.all(loops);
     afterAck.sort((a, b) => a - b);
+    if (process.env.BENCH_DEBUG)
+      bySecond.forEach((l, sec) => {
+        l.sort((a, b) => a - b);
+        console.log(`second ${sec}: ${l.length} deliveries, p50 ${pct(l, 50).toFixed(0)} ms, p99 ${pct(l, 99).toFixed(0)} ms, max ${l.at(-1)!.toFixed(0)} ms`);
+      });
     latencies.sort((a, b) => a - b);
     return `${backend}: (a) ${USERS} long-polling users, ${RATE} events/s for ${SECONDS} s: delivered ${latencies.length}/${expected}; latency from send start p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1)?.toFixed(1)} ms; from send response p50 ${pct(afterAck, 50).toFixed(1)} ms, p99 ${pct(afterAck, 99).toFixed(1)} ms (${load})`;
   } finally {

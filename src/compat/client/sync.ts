@@ -12,7 +12,11 @@ import { legacyEvents, legacyInitialSync, roomInitialSync } from "../../domain/s
 /** Aborted when the client closes the connection before the answer (ends a long poll early). */
 function clientGone(c: AuthedCall): AbortSignal {
   const ac = new AbortController();
-  c.reply.raw.once("close", () => ac.abort());
+  const res = c.reply.raw;
+  // 'close' also follows every completed response: abort (and its DOMException) only when unanswered.
+  res.once("close", () => {
+    if (!res.writableFinished) ac.abort();
+  });
   return ac.signal;
 }
 

@@ -5,6 +5,7 @@ import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { DEFAULT_SYNC_FILTER, parseSyncFilter, type SyncFilter } from "./sync-filter.ts";
+import { LruCache } from "../cache/lru.ts";
 
 function requireSelf(r: Requester, userId: string, what: string): void {
   if (r.userId !== userId) throw new MatrixError("M_FORBIDDEN", `Cannot ${what} for other users`, 403);
@@ -24,19 +25,40 @@ export async function getFilter(s: Services, r: Requester, userId: string, filte
 }
 
 /** /sync's `filter` parameter: inline JSON when it starts with `{`, else one of the user's filter ids. */
+/**
+ * Parsed filters by their text (inline JSON) or "user\u0000id" (stored filters never change): a long-polling
+ * client sends the same filter with every request. Callers must not mutate the returned filter.
+ */
+const parsedFilters = new WeakMap<Services, LruCache<string, SyncFilter>>();
+function filterCache(s: Services): LruCache<string, SyncFilter> {
+  let c = parsedFilters.get(s);
+  if (!c) parsedFilters.set(s, (c = new LruCache<string, SyncFilter>("sync_filters", 10_000)));
+  return c;
+}
+
 export async function resolveSyncFilter(s: Services, r: Requester, param: string | undefined): Promise<SyncFilter> {
   if (param === undefined) return DEFAULT_SYNC_FILTER;
+  const cache = filterCache(s);
   if (param.trimStart().startsWith("{")) {
+    const hit = cache.get(param);
+    if (hit) return hit;
     let raw: unknown;
     try {
       raw = JSON.parse(param);
     } catch {
       throw new MatrixError("M_NOT_JSON", "filter is not valid JSON", 400);
     }
-    return parseSyncFilter(raw);
+    const parsed = parseSyncFilter(raw);
+    cache.set(param, parsed);
+    return parsed;
   }
   if (!/^\d{1,9}$/.test(param)) throw new MatrixError("M_INVALID_PARAM", "filter must be a filter ID or a JSON object", 400);
+  const key = `${r.userId}\u0000${param}`;
+  const hit = cache.get(key);
+  if (hit) return hit;
   const json = await s.filters.get(r.userId, Number(param));
   if (json === undefined) throw new MatrixError("M_NOT_FOUND", "No such filter", 404);
-  return parseSyncFilter(JSON.parse(json));
+  const parsed = parseSyncFilter(JSON.parse(json));
+  cache.set(key, parsed);
+  return parsed;
 }

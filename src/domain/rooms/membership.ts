@@ -209,4 +209,5 @@ export async function forgetRoom(s: Services, r: Requester, roomId: string): Pro
   if (m.membership === "join" || m.membership === "invite" || m.membership === "knock")
     throw new MatrixError("M_UNKNOWN", "User is in the room and cannot forget it", 400);
   await s.rooms.store.forget(roomId, r.userId);
+  s.sync.streamCache.invalidateMemberships(r.userId);
 }

@@ -144,6 +144,7 @@ export async function persistEach(
 async function commit(s: Services, room: RoomSnapshot, planned: Planned[], opts: PersistOptions): Promise<StoredEvent[]> {
   const now = s.clock.now();
   let group = room.stateGroup;
+  let settleLater: (() => void) | undefined;
   const stored = await s.storage.sql.transaction(async (tx) => {
     await opts.alsoWrite?.(tx);
     const out: StoredEvent[] = [];
@@ -187,20 +188,28 @@ async function commit(s: Services, room: RoomSnapshot, planned: Planned[], opts:
       out.push({ eventId, ...(txnHere ? { txn: txnHere } : {}), roomId: room.roomId, streamOrdering, stateGroup: group, replacesState: p.replacesState, rejectedReason: null, outlier: false, pdu, json: p.json });
     }
     for (const hook of persistHooks) await hook(tx, s, room, out);
+    // The room's snapshot moves in the same step as the stream position (at COMMIT, before any other
+    // code runs): a reader at that position finds the matching current state in the cache.
+    const last = planned[planned.length - 1]!;
+    const allPrev = new Set(planned.flatMap((p) => p.prevIds));
+    const snapshot: RoomSnapshot = {
+      ...room,
+      state: last.stateAfter,
+      stateGroup: group,
+      extremities: [...room.extremities.filter((id) => !allPrev.has(id)), last.eventId],
+      maxDepth: Math.max(room.maxDepth, ...planned.map((p) => p.pdu.depth)),
+      position: out[out.length - 1]!.streamOrdering,
+    };
+    const publish = () => {
+      s.rooms.cache.set(room.roomId, snapshot);
+      for (const e of out) s.rooms.events.remember(e);
+    };
+    if (tx.onSettled) tx.onSettled((committed) => committed && publish());
+    else settleLater = publish;
     return out;
   });
-
-  const last = planned[planned.length - 1]!;
-  const allPrev = new Set(planned.flatMap((p) => p.prevIds));
-  s.rooms.cache.set(room.roomId, {
-    ...room,
-    state: last.stateAfter,
-    stateGroup: group,
-    extremities: [...room.extremities.filter((id) => !allPrev.has(id)), last.eventId],
-    maxDepth: Math.max(room.maxDepth, ...planned.map((p) => p.pdu.depth)),
-  });
+  settleLater?.();
   for (const e of stored) {
-    s.rooms.events.remember(e);
     s.rooms.notifier.newEvent({ roomId: e.roomId, eventId: e.eventId, streamOrdering: e.streamOrdering, type: e.pdu.type, stateKey: e.pdu.state_key, sender: e.pdu.sender });
   }
   return stored;

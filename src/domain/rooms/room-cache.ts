@@ -18,6 +18,11 @@ export interface RoomSnapshot {
   maxDepth: number;
   createEvent: Pdu;
   createEventId: string;
+  /**
+   * Stream position of the newest event `state` includes, when known (set by the pipeline at commit;
+   * unknown for a snapshot loaded from storage). /sync uses `state` as the state at a token at or above it.
+   */
+  position?: number;
 }
 
 export async function loadRoom(s: Services, roomId: string): Promise<RoomSnapshot | undefined> {

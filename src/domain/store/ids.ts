@@ -38,6 +38,7 @@ export interface StreamIdTrackerOptions {
 export class StreamIdTracker implements PositionGate {
   private seed: Promise<number> | undefined;
   private seeded = false;
+  private seedValue = 0;
   /** Highest position allocated (SQLite's counter; on PostgreSQL the highest returned by the sequence). */
   private allocated = 0;
   /** Highest position settled (committed or abandoned), or the seed. */
@@ -54,6 +55,7 @@ export class StreamIdTracker implements PositionGate {
       const m = Number(r?.m ?? 0);
       if (!this.seeded) {
         this.seeded = true;
+        this.seedValue = m;
         this.allocated = Math.max(this.allocated, m);
         this.settledMax = Math.max(this.settledMax, m);
         this.persisted = Math.max(this.persisted, m);
@@ -110,6 +112,11 @@ export class StreamIdTracker implements PositionGate {
   async current(): Promise<number> {
     if (!this.seeded) await this.seedOnce();
     return this.persisted;
+  }
+
+  /** The position the table started from (its maximum when first read); undefined before that read. */
+  seedPosition(): number | undefined {
+    return this.seeded ? this.seedValue : undefined;
   }
 
   /** `current()` without waiting; undefined before the first read of the table. */

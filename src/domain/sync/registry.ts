@@ -16,6 +16,10 @@ import { presenceProvider } from "./providers/presence.ts";
 import { toDeviceProvider } from "./providers/to-device.ts";
 import { deviceListsProvider } from "./providers/device-lists.ts";
 import { pushRulesProvider } from "./providers/push-rules.ts";
+import { installSyncStreamCache, SyncStreamCache } from "./stream-cache.ts";
+
+// The stream cache's commit hook is part of the sync machinery: registered as soon as it exists.
+installSyncStreamCache();
 
 /** Called with a /sync's `set_presence` (online, offline, unavailable); the presence capability registers one. */
 export type PresenceSetter = (s: Services, r: Requester, presence: "online" | "offline" | "unavailable") => Promise<void>;
@@ -26,6 +30,8 @@ export class SyncServices {
   /** Per device ("user|device"): room id → member user id → the member event id last sent (lazy-loading). */
   readonly sentMembers: LruCache<string, Map<string, Map<string, string>>>;
   private readonly closing = new AbortController();
+  /** Recent events per room and users' memberships, fed at commit (stream-cache.ts). */
+  readonly streamCache = new SyncStreamCache();
 
   constructor(sentMembers: LruCache<string, Map<string, Map<string, string>>>) {
     this.sentMembers = sentMembers;

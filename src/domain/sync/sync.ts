@@ -84,7 +84,6 @@ export async function sync(s: Services, r: Requester, req: SyncRequest): Promise
   }
   const deadline = Date.now() + Math.min(Math.max(req.timeoutMs, 0), MAX_SYNC_TIMEOUT_MS);
   const signals = [s.sync.shutdownSignal, ...(req.signal ? [req.signal] : [])];
-  const signal = AbortSignal.any(signals);
   // Listening starts before the first read: a change committed while reading still wakes the wait.
   const waiter = new Waiter(s.rooms.notifier, r.userId);
   try {
@@ -92,9 +91,9 @@ export async function sync(s: Services, r: Requester, req: SyncRequest): Promise
       const { ctx, added } = await collectOnce(s, r, req, since);
       waiter.rooms = ctx.joinedRooms;
       const remaining = deadline - Date.now();
-      if (added || since === undefined || req.fullState || remaining <= 0 || signal.aborted) return { next_batch: formatSyncToken(ctx.to), ...ctx.result };
+      if (added || since === undefined || req.fullState || remaining <= 0 || signals.some((x) => x.aborted)) return { next_batch: formatSyncToken(ctx.to), ...ctx.result };
       waiter.consumed(ctx.to);
-      if (!(await waiter.until(ctx.to, remaining, signal))) return { next_batch: formatSyncToken(ctx.to), ...ctx.result };
+      if (!(await waiter.until(ctx.to, remaining, signals))) return { next_batch: formatSyncToken(ctx.to), ...ctx.result };
     }
   } finally {
     waiter.dispose();

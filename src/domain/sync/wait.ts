@@ -32,20 +32,24 @@ export class Waiter {
     return this.seen.some((n) => n.position > after[n.stream] && this.concerns(n));
   }
 
-  /** Resolves true when a relevant stream moves past `after`, false at the timeout or on abort. */
-  until(after: SyncToken, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+  /**
+   * Resolves true when a relevant stream moves past `after`, false at the timeout or when any of
+   * `signals` aborts (several signals are listened to directly: AbortSignal.any costs more per call).
+   */
+  until(after: SyncToken, timeoutMs: number, signals?: AbortSignal | readonly AbortSignal[]): Promise<boolean> {
+    const list = signals === undefined ? [] : Array.isArray(signals) ? (signals as readonly AbortSignal[]) : [signals as AbortSignal];
     if (this.pending(after)) return Promise.resolve(true);
-    if (timeoutMs <= 0 || signal?.aborted) return Promise.resolve(false);
+    if (timeoutMs <= 0 || list.some((x) => x.aborted)) return Promise.resolve(false);
     return new Promise((resolve) => {
       const done = (woken: boolean) => {
         clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
+        for (const x of list) x.removeEventListener("abort", onAbort);
         this.wake = undefined;
         resolve(woken);
       };
       const onAbort = () => done(false);
       const timer = setTimeout(() => done(false), timeoutMs);
-      signal?.addEventListener("abort", onAbort);
+      for (const x of list) x.addEventListener("abort", onAbort);
       this.wake = () => {
         if (this.pending(after)) done(true);
       };

@@ -203,7 +203,7 @@ export const eventsProvider: SyncProvider = {
     const userId = r.userId;
     const reads = new SyncReads(s.storage.sql);
     // A membership newer than `to` (committed after the token was taken) is read as it was at `to`.
-    const memberships = await membershipsAt(s, await reads.membershipsOf(userId), to);
+    const memberships = await membershipsAt(s, await s.sync.streamCache.membershipsOf(userId, () => reads.membershipsOf(userId)), to);
     const versions = new Map(memberships.map((m) => [m.roomId, m.roomVersion]));
     // Rooms whose membership changed since the token but were joined then (e.g. a new display name).
     const joinedBefore = new Set<string>();
@@ -231,10 +231,18 @@ export const eventsProvider: SyncProvider = {
       const k = `${p.after}:${p.upTo}`;
       groups.set(k, [...(groups.get(k) ?? []), p]);
     }
+    // Rooms unchanged since the token, and the new events of the others, come from memory when it knows.
     const newestIds = new Map<string, string[]>();
     for (const g of groups.values()) {
       if (limit === 0 && g[0]!.after === g[0]!.upTo) continue;
-      for (const [roomId, ids] of await reads.newestEventIds(g.map((p) => p.m.roomId), g[0]!.after, g[0]!.upTo, fetch)) newestIds.set(roomId, ids);
+      const { after, upTo } = g[0]!;
+      const misses: string[] = [];
+      for (const p of g) {
+        const ids = await s.sync.streamCache.newestEventIds(s, p.m.roomId, after, upTo, fetch);
+        if (ids === undefined) misses.push(p.m.roomId);
+        else if (ids.length > 0) newestIds.set(p.m.roomId, ids);
+      }
+      if (misses.length > 0) for (const [roomId, ids] of await reads.newestEventIds(misses, after, upTo, fetch)) newestIds.set(roomId, ids);
     }
     const loaded = await s.rooms.events.getMany([...newestIds.values()].flat());
     const timelines = new Map<string, Timeline>();
@@ -248,21 +256,40 @@ export const eventsProvider: SyncProvider = {
 
     // The state at the start of each timeline: current state (or the state at the leave) rolled back.
     const joinedShown = shown.filter((p) => p.section === "join");
-    const current = await reads.currentState(joinedShown.map((p) => p.m.roomId));
-    const later = joinedShown.length > 0 ? await reads.stateEventsAfter(joinedShown.map((p) => p.m.roomId), to) : [];
+    // The state at `to`: the room's cached snapshot when it is not ahead of `to` (no query), else current
+    // state from storage rolled back over the state events after `to`.
+    const atTo = new Map<string, ReadonlyMap<string, string>>();
+    for (const p of joinedShown) {
+      const snap = s.rooms.cache.get(p.m.roomId);
+      if (snap?.position !== undefined && snap.position <= to) atTo.set(p.m.roomId, snap.state);
+    }
+    const unsettled = joinedShown.map((p) => p.m.roomId).filter((id) => !atTo.has(id));
+    if (unsettled.length > 0) {
+      const current = await reads.currentState(unsettled);
+      const later = await reads.stateEventsAfter(unsettled, to);
+      for (const roomId of unsettled) {
+        const state = current.get(roomId)!;
+        rollBack(state, later.filter((e) => e.roomId === roomId));
+        atTo.set(roomId, state);
+      }
+    }
     const leaveEvents = await s.rooms.events.getMany(shown.filter((p) => p.section === "leave").map((p) => p.m.eventId));
-    const atStart = new Map<string, Map<string, string>>();
+    const atStart = new Map<string, ReadonlyMap<string, string>>();
     for (const p of shown) {
       const roomId = p.m.roomId;
-      let state: Map<string, string>;
-      if (p.section === "join") {
-        state = new Map(current.get(roomId)!);
-        rollBack(state, later.filter((e) => e.roomId === roomId));
-      } else {
+      let state: ReadonlyMap<string, string>;
+      if (p.section === "join") state = atTo.get(roomId)!;
+      else {
         const leave = leaveEvents.get(p.m.eventId);
-        state = new Map(leave ? await s.rooms.stateGroups.get(leave.stateGroup) : []);
+        state = leave ? await s.rooms.stateGroups.get(leave.stateGroup) : new Map<string, string>();
       }
-      rollBack(state, timelines.get(roomId)!.scanned.filter((e) => e.pdu.state_key !== undefined && e.streamOrdering <= p.upTo).map(stateRef));
+      // Roll back over the timeline's state events (copying only when there are some).
+      const inTimeline = timelines.get(roomId)!.scanned.filter((e) => e.pdu.state_key !== undefined && e.streamOrdering <= p.upTo).map(stateRef);
+      if (inTimeline.length > 0) {
+        const copy = new Map(state);
+        rollBack(copy, inTimeline);
+        state = copy;
+      }
       atStart.set(roomId, state);
     }
 

@@ -1,0 +1,110 @@
+// In-memory indexes that keep /sync's hot path off storage (ARCHITECTURE "Storage": cache hot reads):
+//  - per room, the position of its newest event and the ids of its latest events (like Synapse's
+//    StreamChangeCache plus a short per-room event list): an incremental sync skips rooms that did not
+//    change since its token and takes the new events of the others from memory;
+//  - per user, their memberships (room_memberships rows), dropped whenever one of their member events
+//    commits (or they forget a room).
+// Both are fed at commit time — inside the settle of the event-commit transaction (persistHooks +
+// `tx.onSettled`), in the same synchronous step that moves the events stream's persisted position — so
+// a reader never sees a position whose events are missing here. Positions at or below the floor (the
+// events stream's position when this process started: every later event commits through this process's
+// pipeline, whose hook is registered before any commit) are not indexed: such reads go to storage.
+// Several writer processes (later) would feed these from the replicated notifier instead.
+import type { Services } from "../services.ts";
+import type { StoredEvent } from "../store/events.ts";
+import type { UserMembership } from "../store/sync-reads.ts";
+import { LruCache } from "../cache/lru.ts";
+import { persistHooks, type PersistHook } from "../rooms/persist.ts";
+
+/** Event ids kept per room: enough for the usual incremental sync (the default timeline limit is 10-20). */
+const RECENT_PER_ROOM = 64;
+
+interface RoomRecent {
+  /** Position of the room's newest committed event. */
+  last: number;
+  /** Every event of the room above `complete` is in `recent` (oldest first). */
+  complete: number;
+  recent: { pos: number; eventId: string }[];
+}
+
+export class SyncStreamCache {
+  private readonly rooms = new Map<string, RoomRecent>();
+  private readonly memberships: LruCache<string, UserMembership[]>;
+  /** Bumped per user on each invalidation: a read that raced one is not cached. */
+  private readonly generations = new Map<string, number>();
+
+  constructor(membershipCapacity = 50_000) {
+    this.memberships = new LruCache("sync_memberships", membershipCapacity);
+  }
+
+  /** The events stream position below which nothing is indexed: where the stream started in this process. */
+  private async floorPosition(s: Services): Promise<number> {
+    const ids = s.rooms.events.streamIds;
+    await ids.current();
+    return ids.seedPosition()!;
+  }
+
+  /** Records committed events (called in the commit's settle, in stream order). */
+  recordCommitted(s: Services, events: readonly StoredEvent[]): void {
+    // Positions were allocated, so the floor (the stream's start) is known.
+    const floor = s.rooms.events.streamIds.seedPosition() ?? Infinity;
+    for (const e of events) {
+      let r = this.rooms.get(e.roomId);
+      if (!r) this.rooms.set(e.roomId, (r = { last: 0, complete: floor, recent: [] }));
+      if (e.streamOrdering > r.last) r.last = e.streamOrdering;
+      // In stream order (a room's commits are serialized by its lane; insert in place if ever not).
+      let i = r.recent.length;
+      while (i > 0 && r.recent[i - 1]!.pos > e.streamOrdering) i--;
+      r.recent.splice(i, 0, { pos: e.streamOrdering, eventId: e.eventId });
+      if (r.recent.length > RECENT_PER_ROOM) r.complete = r.recent.shift()!.pos;
+      if (e.pdu.type === "m.room.member" && e.pdu.state_key !== undefined) this.invalidateMemberships(e.pdu.state_key);
+    }
+  }
+
+  /**
+   * The ids of the newest `limit` events of `roomId` with `after < position <= upTo`, newest first, or
+   * undefined when memory cannot answer (then read storage).
+   */
+  async newestEventIds(s: Services, roomId: string, after: number, upTo: number, limit: number): Promise<string[] | undefined> {
+    const floor = await this.floorPosition(s);
+    const r = this.rooms.get(roomId);
+    if (!r) return after >= floor ? [] : undefined;
+    if (r.last <= after) return [];
+    if (after < Math.max(r.complete, floor)) return undefined;
+    const out: string[] = [];
+    for (let i = r.recent.length - 1; i >= 0 && out.length < limit; i--) {
+      const e = r.recent[i]!;
+      if (e.pos <= after) break;
+      if (e.pos <= upTo) out.push(e.eventId);
+    }
+    return out;
+  }
+
+  /** The user's memberships, from memory or `read` (cached unless a member event of theirs raced it). */
+  async membershipsOf(userId: string, read: () => Promise<UserMembership[]>): Promise<UserMembership[]> {
+    const hit = this.memberships.get(userId);
+    if (hit) return hit;
+    const gen = this.generations.get(userId) ?? 0;
+    const rows = await read();
+    if ((this.generations.get(userId) ?? 0) === gen) this.memberships.set(userId, rows);
+    return rows;
+  }
+
+  invalidateMemberships(userId: string): void {
+    this.memberships.delete(userId);
+    this.generations.set(userId, (this.generations.get(userId) ?? 0) + 1);
+  }
+}
+
+/** Feeds `s.sync.streamCache` from every event commit, once it committed. */
+const recordCommits: PersistHook = async (tx, s, _room, events) => {
+  if (!tx.onSettled) throw new Error("events must be committed through sql.transaction (settle signal needed)");
+  tx.onSettled((committed) => {
+    if (committed) s.sync.streamCache.recordCommitted(s, events);
+  });
+};
+
+/** Registers the commit hook (idempotent; done when the sync registry loads). */
+export function installSyncStreamCache(): void {
+  if (!persistHooks.includes(recordCommits)) persistHooks.push(recordCommits);
+}
