@@ -9,7 +9,7 @@ import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 import { V3, deviceKeysFor, expectError, otk, signed, uploadDeviceKeys, uploadKeys, keyPair } from "../helpers/e2ee.ts";
 import { currentDeviceListPosition, deviceListChanges, oneTimeKeyCounts, unusedFallbackKeyTypes } from "../../src/domain/e2ee/sync-data.ts";
-import { syncTokenLayout } from "../../src/domain/e2ee/key-changes.ts";
+import { formatSyncToken, zeroToken } from "../../src/domain/sync/token.ts";
 
 const enc = encodeURIComponent;
 
@@ -187,10 +187,7 @@ describe.each(backends())("keys on %s", (backend) => {
       // Frank leaves: with sync-style tokens carrying the events position, erin learns he left.
       expect((await t.call("POST", `${V3}/rooms/${enc(roomId)}/leave`, { token: frank.access_token, body: {} })).status).toBe(200);
       const e1 = await s.e2ee.maxEventPosition();
-      const token = (events: number, lists: number) => {
-        const parts = syncTokenLayout.map((name) => (name === "events" ? events : name === "device_lists" ? lists : 0));
-        return `s${parts.join("_")}`;
-      };
+      const token = (events: number, lists: number) => formatSyncToken({ ...zeroToken(), events, device_lists: lists });
       const left = await t.call("GET", `${V3}/keys/changes?from=${token(e0, p0)}&to=${token(e1, p1)}`, { token: erin.access_token });
       expect(left.json).toEqual({ changed: [], left: [frank.user_id] });
 

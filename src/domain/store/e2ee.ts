@@ -342,9 +342,14 @@ export class E2eStore {
 
   /** Deletes the device's messages up to `upTo` and records the stream's high-water mark. */
   async deleteToDevice(userId: string, deviceId: string, upTo: number): Promise<number> {
+    // Every /sync acknowledges: a read first, so that a sync with nothing to remove writes nothing.
+    const q = `SELECT MAX(stream_id) AS m FROM to_device_inbox WHERE recipient_user_id = ? AND recipient_device_id = ? AND stream_id <= ?`;
+    if (!(await this.sql.get<{ m: number | null }>(q, [userId, deviceId, upTo]))?.m) return 0;
     return this.sql.transaction(async (tx) => {
+      // The mark is the highest position removed (never the caller's `upTo`, which may lie ahead).
+      const top = n((await tx.get<{ m: number | null }>(q, [userId, deviceId, upTo]))?.m);
       const deleted = await tx.run(`DELETE FROM to_device_inbox WHERE recipient_user_id = ? AND recipient_device_id = ? AND stream_id <= ?`, [userId, deviceId, upTo]);
-      if (deleted > 0) await this.raiseHighWater(tx, "to_device", upTo);
+      if (deleted > 0) await this.raiseHighWater(tx, "to_device", top);
       return deleted;
     });
   }
