@@ -52,7 +52,7 @@ export async function deviceListChanges(s: Services, userId: string, from: Devic
     }
     const joinedNow = new Set(joined);
     const members = await s.e2ee.joinedMembersOf([...roomsIJoined, ...roomsILeft]);
-    for (const room of roomsIJoined) if (joinedNow.has(room)) for (const u of members.get(room) ?? []) changed.add(u);
+    for (const room of roomsIJoined) if (joinedNow.has(room)) for (const u of members.get(room) ?? []) if (u !== userId) changed.add(u);
     for (const room of roomsILeft) if (!joinedNow.has(room)) for (const u of members.get(room) ?? []) maybeLeft.add(u);
   }
   for (const u of changed) if (u !== userId && !sharing.has(u)) changed.delete(u);
