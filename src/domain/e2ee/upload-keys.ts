@@ -55,6 +55,8 @@ export async function uploadKeys(s: Services, r: Requester, body: Json): Promise
 
   const now = s.clock.now();
   const position = await s.storage.sql.transaction(async (tx) => {
+    // Concurrent uploads of one device (clients retry) read and write the same rows: one at a time.
+    await s.e2ee.lock(tx, `e2e_keys:${userId}:${deviceId}`);
     let pos: number | undefined;
     if (dk) {
       const { unsigned: _u, ...stored } = dk;
