@@ -87,6 +87,19 @@ describe.each(backends())("keys on %s", (backend) => {
       expectError(await t.call("POST", `${V3}/keys/upload`, { body: {} }), 401, "M_MISSING_TOKEN");
       expectError(await t.call("POST", `${V3}/keys/upload`, { token: alice.access_token, raw: "{no", headers: { "content-type": "application/json" } }), 400, "M_NOT_JSON");
     });
+
+    it("concurrent identical uploads of one device (a client retrying) all succeed and store the keys once", async () => {
+      const session = await loginUser(t, "alice");
+      const dev = deviceKeysFor(session);
+      const otks = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`signed_curve25519:C${i}`, otk(session, dev, i + 1)]));
+      const body = { device_keys: dev.keys, one_time_keys: otks, fallback_keys: { "signed_curve25519:CF": otk(session, dev, 100, true) } };
+      const results = await Promise.all(Array.from({ length: 8 }, () => uploadKeys(t, session, body)));
+      expect(results.map((r) => r.status), JSON.stringify(results.map((r) => r.json))).toEqual(Array(8).fill(200));
+      for (const r of results) expect(r.json.one_time_key_counts).toEqual({ signed_curve25519: 20 });
+      expect(await unusedFallbackKeyTypes(t.hs.services, session.user_id, session.device_id)).toEqual(["signed_curve25519"]);
+      const q = await query(alice, { [alice.user_id]: [session.device_id] });
+      expect(q.json.device_keys[alice.user_id][session.device_id].keys).toEqual(dev.keys.keys);
+    });
   });
 
   describe("POST /keys/query", () => {
