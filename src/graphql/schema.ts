@@ -15,6 +15,7 @@ import { SearchResolver } from "./resolvers/search.ts";
 import { EventRelationsResolver, ReportResolver, RoomThreadsResolver } from "./resolvers/relations.ts";
 import { SyncResolver, ViewerAccountDataResolver } from "./resolvers/sync.ts";
 import { DirectoryResolver } from "./resolvers/directory.ts";
+import { EphemeralResolver } from "./resolvers/ephemeral.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
 
@@ -39,6 +40,7 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       ViewerAccountDataResolver,
       SearchResolver,
       DirectoryResolver,
+      EphemeralResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),
