@@ -34,10 +34,8 @@ export class TypingState {
   }
 
   private changed(roomId: string, room: RoomTyping): void {
+    // The entry stays when it empties: its position tells incremental syncs the room's typing list emptied.
     room.position = ++this.pos;
-    if (room.users.size === 0) {
-      // Keep the entry (its position tells incremental syncs the room's typing list emptied).
-    }
     for (const fn of this.listeners) fn({ roomId, position: room.position });
   }
 
