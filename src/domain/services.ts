@@ -29,6 +29,9 @@ import { AccountDataStore } from "./store/account-data.ts";
 import { FilterStore } from "./store/filters.ts";
 import { SyncServices } from "./sync/registry.ts";
 import { E2eStore } from "./store/e2ee.ts";
+import { TypingState } from "./typing/typing-state.ts";
+import { ReceiptStore } from "./store/receipts.ts";
+import { PresenceStore } from "./store/presence.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -77,6 +80,12 @@ export interface Services {
   directory: DirectoryStore;
   /** End-to-end encryption data: keys, the device-list and to-device streams, key backups. */
   e2ee: E2eStore;
+  /** The typing stream (in memory): who is typing where, until when. */
+  typing: TypingState;
+  /** Read receipts and the receipts stream. */
+  receipts: ReceiptStore;
+  /** Local users' presence and the presence stream. */
+  presence: PresenceStore;
   /** Called on shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -125,6 +134,9 @@ export function buildServices(opts: {
     sync: new SyncServices(caches.get("sync_lazy_members", 10_000)),
     directory: new DirectoryStore(storage.sql),
     e2ee: new E2eStore(storage.sql),
+    typing: new TypingState(() => clock.now()),
+    receipts: new ReceiptStore(storage.sql),
+    presence: new PresenceStore(storage.sql),
     onClose: [],
   };
   services.onClose.push(() => services.sync.shutdown());
