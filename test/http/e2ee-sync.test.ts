@@ -1,8 +1,8 @@
 // E2EE in GET /sync over HTTP on SQLite and PostgreSQL: to-device messages delivered in order (100 per
 // response), re-delivered when the client repeats a since-token and removed once it syncs with the
 // next_batch; a long poll woken by a to-device message, by a room-mate's new keys and by a deleted device;
-// device_lists.changed when a room-mate uploads keys, adds a device or uploads cross-signing keys, and
-// `left` once the last shared room is left; device_one_time_keys_count (signed_curve25519 always) and
+// device_lists.changed when a room-mate uploads keys, adds a device or uploads cross-signing keys, or
+// is invited, and `left` once the last shared room is left (never for an invitation received); device_one_time_keys_count (signed_curve25519 always) and
 // device_unused_fallback_key_types in every response; GET /keys/changes with real sync tokens.
 // Every /sync answer is checked against the spec's schema.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -244,6 +244,24 @@ describe.each(backends())("E2EE in /sync on %s", (backend) => {
       await post(lou, `/rooms/${enc(room3)}/leave`);
       const r7 = await sync(lou, { since: r6.next_batch });
       expect(r7.device_lists).toEqual({ changed: [], left: [nia.user_id] });
+    });
+
+    it("an invited user is changed for the room's members; the invitee hears of nobody until joining", async () => {
+      const quin = await registerUser(t, "quin");
+      const rex = await registerUser(t, "rex");
+      const roomId = await createRoom(t, quin, { preset: "private_chat" });
+      const [q0, r0] = [await sync(quin), await sync(rex)];
+      await post(quin, `/rooms/${enc(roomId)}/invite`, { user_id: rex.user_id });
+      const q1 = await sync(quin, { since: q0.next_batch });
+      expect(q1.device_lists).toEqual({ changed: [rex.user_id], left: [] });
+      // Rex sees the invite, but no `left` or `changed` for members of a room he never shared.
+      const r1 = await sync(rex, { since: r0.next_batch });
+      expect(Object.keys(r1.rooms.invite)).toEqual([roomId]);
+      expect(r1.device_lists).toBeUndefined();
+      // He rejects: quin no longer shares anything with him.
+      await post(rex, `/rooms/${enc(roomId)}/leave`);
+      const q2 = await sync(quin, { since: q1.next_batch });
+      expect(q2.device_lists).toEqual({ changed: [], left: [rex.user_id] });
     });
   });
 

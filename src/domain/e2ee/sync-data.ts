@@ -20,9 +20,11 @@ export interface DeviceListPositions {
  * (exclusive) and `to` (inclusive):
  * - changed: users sharing a joined room with `userId` (themselves included) whose devices or
  *   cross-signing keys changed in the window; users who newly share a room with them through a
- *   membership change in the window (they joined, or `userId` joined their room); and users whose
- *   master key `userId` signed (changes only they hear of).
- * - left: users who left, or whose room `userId` left, in the window and share no room with them now.
+ *   membership change in the window (they joined, or `userId` joined their room); users invited to
+ *   or knocking on their rooms in the window (clients encrypt for them too; as Synapse); and users
+ *   whose master key `userId` signed (changes only they hear of).
+ * - left: users who left, or whose room `userId` left (or was banned from), in the window and share no
+ *   room with them now. Being invited somewhere changes nothing until `userId` joins.
  * A handful of queries whatever the number of rooms and users.
  */
 export async function deviceListChanges(s: Services, userId: string, from: DeviceListPositions, to: DeviceListPositions): Promise<{ changed: string[]; left: string[] }> {
@@ -39,16 +41,27 @@ export async function deviceListChanges(s: Services, userId: string, from: Devic
   const changed = new Set<string>();
   for (const u of changedDevices) if (u === userId || sharing.has(u)) changed.add(u);
   const maybeLeft = new Set<string>();
+  // Invited or knocking users of the user's rooms: clients encrypt for them too (as Synapse reports them).
+  const newcomers = new Set<string>();
   if (events.length > 0) {
     const roomsIJoined = new Set<string>();
     const roomsILeft = new Set<string>();
     for (const e of events) {
       const membership = (parseJson(e.json).content as { membership?: unknown } | undefined)?.membership;
-      if (e.stateKey === userId) {
+      const u = e.stateKey;
+      if (u === userId) {
         if (membership === "join") roomsIJoined.add(e.roomId);
-        else roomsILeft.add(e.roomId);
-      } else if (membership === "join") changed.add(e.stateKey);
-      else if (membership === "leave" || membership === "ban") maybeLeft.add(e.stateKey);
+        else if (membership === "leave" || membership === "ban") roomsILeft.add(e.roomId);
+      } else if (membership === "join") {
+        changed.add(u);
+        maybeLeft.delete(u);
+      } else if (membership === "invite" || membership === "knock") {
+        newcomers.add(u);
+        maybeLeft.delete(u);
+      } else if (membership === "leave" || membership === "ban") {
+        maybeLeft.add(u);
+        newcomers.delete(u);
+      }
     }
     const joinedNow = new Set(joined);
     const members = await s.e2ee.joinedMembersOf([...roomsIJoined, ...roomsILeft]);
@@ -56,7 +69,8 @@ export async function deviceListChanges(s: Services, userId: string, from: Devic
     for (const room of roomsILeft) if (!joinedNow.has(room)) for (const u of members.get(room) ?? []) maybeLeft.add(u);
   }
   for (const u of changed) if (u !== userId && !sharing.has(u)) changed.delete(u);
-  const left = [...maybeLeft].filter((u) => u !== userId && !sharing.has(u));
+  for (const u of newcomers) changed.add(u);
+  const left = [...maybeLeft].filter((u) => u !== userId && !sharing.has(u) && !changed.has(u));
   return { changed: [...changed].sort(), left: left.sort() };
 }
 
