@@ -1,10 +1,10 @@
 // E2EE in GET /sync over HTTP on SQLite and PostgreSQL: to-device messages delivered in order (100 per
 // response), re-delivered when the client repeats a since-token and removed once it syncs with the
-// next_batch; a long poll woken by a to-device message, by a room-mate's new keys and by a deleted device;
-// device_lists.changed when a room-mate uploads keys, adds a device or uploads cross-signing keys, or
-// is invited, and `left` once the last shared room is left (never for an invitation received); device_one_time_keys_count (signed_curve25519 always) and
-// device_unused_fallback_key_types in every response; GET /keys/changes with real sync tokens.
-// Every /sync answer is checked against the spec's schema.
+// next_batch; a long poll woken by a to-device message, by a room-mate's new keys and by a deleted
+// device; device_lists.changed when a room-mate uploads keys, adds a device, uploads cross-signing keys
+// or is invited, and `left` once the last shared room is left (never for an invitation received);
+// device_one_time_keys_count (signed_curve25519 always) and device_unused_fallback_key_types in every
+// response; GET /keys/changes with real sync tokens. Every /sync answer is checked against the spec.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { loginUser, registerUser, type Session } from "../helpers/users.ts";
