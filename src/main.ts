@@ -66,7 +66,10 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
     async close() {
       if (closed) return;
       closed = true;
+      services.inFlight.draining = true;
+      services.sync.shutdown(); // waiting long polls answer now instead of at their timeout
       await app.close();
+      await services.inFlight.idle(); // handlers whose client went away may still be reading
       for (const fn of [...services.onClose].reverse()) await fn();
       await storage.close();
     },

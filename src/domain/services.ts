@@ -7,6 +7,7 @@ import { CacheRegistry } from "./cache/lru.ts";
 import { InvalidationBus } from "./cache/invalidation.ts";
 import { RateLimiter } from "./ratelimit.ts";
 import { UserStore } from "./store/users.ts";
+import { InFlight } from "./server/in-flight.ts";
 import { SessionStore } from "./store/sessions.ts";
 import { UiaStore } from "./store/uia.ts";
 import { RegistrationTokenStore } from "./store/registration-tokens.ts";
@@ -86,6 +87,8 @@ export interface Services {
   receipts: ReceiptStore;
   /** Local users' presence and the presence stream. */
   presence: PresenceStore;
+  /** Requests being handled, which shutdown waits for before closing storage. */
+  inFlight: InFlight;
   /** Called on shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -137,6 +140,7 @@ export function buildServices(opts: {
     typing: new TypingState(() => clock.now()),
     receipts: new ReceiptStore(storage.sql),
     presence: new PresenceStore(storage.sql),
+    inFlight: new InFlight(),
     onClose: [],
   };
   services.onClose.push(() => services.sync.shutdown());
