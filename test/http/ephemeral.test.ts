@@ -199,7 +199,7 @@ describe.each(backends())("typing, receipts, read markers and presence on %s", (
     const erin = await registerUser(t, "erin");
     const roomId = await createRoom(t, dave, { preset: "public_chat" });
     await call("POST", `/join/${enc(roomId)}`, erin, {});
-    const erinBase = await sync(erin);
+    const erinBase = await sync(erin, undefined, "&set_presence=offline"); // "offline" leaves presence alone
     const carolBase = await sync(carol);
     const status = (user: string) => `/presence/${enc(user)}/status`;
     const put = await call("PUT", status(dave.user_id), dave, { presence: "online", status_msg: "here" });
@@ -213,6 +213,9 @@ describe.each(backends())("typing, receipts, read markers and presence on %s", (
     // Someone sharing no room is refused; a user without presence reads offline.
     expect((await call("GET", status(dave.user_id), carol)).json.errcode).toBe("M_FORBIDDEN");
     expect((await call("GET", status(erin.user_id), dave)).json).toEqual({ presence: "offline" });
+    // A sync without set_presence marks the user online (spec: GET /sync, set_presence).
+    await sync(erin, erinBase.next_batch);
+    expect((await call("GET", status(erin.user_id), dave)).json).toMatchObject({ presence: "online", currently_active: true });
 
     const s1 = await sync(erin, erinBase.next_batch);
     const daveEvents = s1.presence.events.filter((e: any) => e.sender === dave.user_id);
