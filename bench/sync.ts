@@ -5,8 +5,10 @@
 //     p50/p99/max. Long polls use undici's request() over keep-alive connections (one per user).
 // (b) initial sync: one user in N rooms with M events each (and a second member in every room); the time of
 //     GET /sync without since, with the default filter and with lazy-loaded members (median of 5 runs).
+// (c) subscription delivery latency: U GraphQL subscribers (graphql-ws, one socket each) of `roomTimeline` or
+//     `syncUpdates` (--subscription) in one room while one sender sends R events/s for S seconds; as (a).
 // Usage: npm run bench:sync [-- --backend sqlite|postgres] [--users 100] [--rate 100] [--seconds 30]
-//        [--rooms 500] [--events 50] [--only a|b]
+//        [--rooms 500] [--events 50] [--only a|b|c] [--subscription roomTimeline|syncUpdates]
 // WEFT_BENCH_NODE_ARGS passes flags to the server's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -20,6 +22,8 @@ import pg from "pg";
 import YAML from "yaml";
 import { generateConfig } from "../src/config/generate.ts";
 import { sharedSecretMac } from "../src/domain/admin/shared-secret-registration.ts";
+import WebSocket from "ws";
+import { createClient as createWsClient } from "graphql-ws";
 
 const { values } = parseArgs({
   options: {
@@ -30,6 +34,7 @@ const { values } = parseArgs({
     rooms: { type: "string", default: "500" },
     events: { type: "string", default: "50" },
     only: { type: "string" },
+    subscription: { type: "string", default: "roomTimeline" },
   },
 });
 const USERS = Number(values.users);
@@ -267,11 +272,75 @@ async function initialSync(backend: "sqlite" | "postgres"): Promise<string> {
   }
 }
 
+/** (c): delivery latency to GraphQL subscribers (roomTimeline or syncUpdates) of one busy room. */
+async function subscriptionLatency(backend: "sqlite" | "postgres"): Promise<string> {
+  const kind = values.subscription === "syncUpdates" ? "syncUpdates" : "roomTimeline";
+  const srv = await startServer(backend);
+  const clients: ReturnType<typeof createWsClient>[] = [];
+  try {
+    const sender = await srv.register("sender");
+    const room = (await json(`${srv.base}${V3}/createRoom`, { method: "POST", token: sender, body: JSON.stringify({ preset: "public_chat" }) })).room_id as string;
+    const tokens: string[] = [];
+    await pool(Array.from({ length: USERS }, (_, i) => i), 8, async (i) => {
+      const tok = await srv.register(`subscriber${i}`);
+      await json(`${srv.base}${V3}/join/${encodeURIComponent(room)}`, { method: "POST", token: tok, body: "{}" });
+      tokens[i] = tok;
+    });
+    const sentAt = new Map<string, number>();
+    const latencies: number[] = [];
+    const query =
+      kind === "roomTimeline"
+        ? `subscription ($roomId: String!, $since: String) { roomTimeline(roomId: $roomId, since: $since) { event { content } } }`
+        : `subscription ($since: String) { syncUpdates(since: $since) { nextBatch joinedRooms { roomId timeline { content } } } }`;
+    const record = (contents: Record<string, unknown>[]) => {
+      const now = performance.now();
+      for (const c of contents) {
+        const t0 = sentAt.get(c.txn as string);
+        if (t0 !== undefined) latencies.push(now - t0);
+      }
+    };
+    // Every subscriber starts from a /sync token, so nothing sent after it is missed whenever it goes live.
+    await pool(tokens, 8, async (tok) => {
+      const since = (await json(`${srv.base}${V3}/sync?filter=${encodeURIComponent(JSON.stringify({ room: { timeline: { limit: 1 } } }))}`, { token: tok })).next_batch as string;
+      const client = createWsClient({ url: srv.base.replace(/^http/, "ws") + "/graphql", webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${tok}` }, retryAttempts: 0 });
+      clients.push(client);
+      client.subscribe<any>({ query, variables: { roomId: room, since } }, {
+        next: (r) => {
+          if (kind === "roomTimeline") record(r.data?.roomTimeline ? [r.data.roomTimeline.event.content] : []);
+          else record((r.data?.syncUpdates?.joinedRooms ?? []).filter((x: any) => x.roomId === room).flatMap((x: any) => x.timeline.map((e: any) => e.content)));
+        },
+        error: (e) => console.error("subscription error", e),
+        complete: () => {},
+      });
+    });
+    const total = RATE * SECONDS;
+    const started = performance.now();
+    const sends: Promise<unknown>[] = [];
+    for (let i = 0; i < total; i++) {
+      const due = started + (i * 1000) / RATE;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const txn = `c${i}`;
+      sentAt.set(txn, performance.now());
+      sends.push(json(`${srv.base}${V3}/rooms/${encodeURIComponent(room)}/send/m.room.message/${txn}`, { method: "PUT", token: sender, body: JSON.stringify({ msgtype: "m.text", body: `event ${i}`, txn }) }));
+    }
+    await Promise.all(sends);
+    const expected = total * USERS;
+    for (let i = 0; i < 100 && latencies.length < expected; i++) await new Promise((r) => setTimeout(r, 100));
+    latencies.sort((a, b) => a - b);
+    return `${backend}: (c) ${USERS} GraphQL ${kind} subscribers, ${RATE} events/s for ${SECONDS} s: delivered ${latencies.length}/${expected}; latency p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1)?.toFixed(1)} ms`;
+  } finally {
+    await Promise.all(clients.map((c) => c.dispose()));
+    await srv.stop();
+  }
+}
+
 const backends = values.backend ? [values.backend as "sqlite" | "postgres"] : (["sqlite", "postgres"] as const);
 const lines: string[] = [];
 for (const b of backends) {
-  if (values.only !== "b") lines.push(await deliveryLatency(b));
-  if (values.only !== "a") lines.push(await initialSync(b));
+  if (values.only === undefined || values.only === "a") lines.push(await deliveryLatency(b));
+  if (values.only === undefined || values.only === "b") lines.push(await initialSync(b));
+  if (values.only === undefined || values.only === "c") lines.push(await subscriptionLatency(b));
 }
 console.log("\nbench/sync (server in its own process; clients: fetch over undici keep-alive)");
 for (const l of lines) console.log(l);

@@ -15,6 +15,7 @@ import { installSearchHooks } from "./domain/search/index-hooks.ts";
 import { installRelations } from "./domain/relations/install.ts";
 import { installDirectoryHooks } from "./domain/directory/install.ts";
 import { installE2eeHooks } from "./domain/e2ee/install.ts";
+import { installEphemeral } from "./domain/ephemeral/install.ts";
 
 export interface Homeserver {
   services: Services;
@@ -42,6 +43,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   installRelations();
   installDirectoryHooks();
   installE2eeHooks();
+  installEphemeral(services);
 
   const app = createHttpServer(services);
   for (const group of ROUTE_GROUPS) group(app, services);
@@ -64,7 +66,10 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
     async close() {
       if (closed) return;
       closed = true;
+      services.inFlight.draining = true;
+      services.sync.shutdown(); // waiting long polls answer now instead of at their timeout
       await app.close();
+      await services.inFlight.idle(); // handlers whose client went away may still be reading
       for (const fn of [...services.onClose].reverse()) await fn();
       await storage.close();
     },

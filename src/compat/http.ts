@@ -112,12 +112,13 @@ export function route<C extends Call>(app: FastifyInstance, s: Services, fullPat
     app.route({
       method: spec.method,
       url,
-      handler: async (req, reply) => {
-        const call = await makeCall(s, spec as RouteSpec<never>, req, reply);
-        const result = await spec.handler(call as C);
-        if (reply.sent) return reply;
-        return reply.code(reply.statusCode || 200).send(result ?? {});
-      },
+      handler: (req, reply) =>
+        s.inFlight.track(async () => {
+          const call = await makeCall(s, spec as RouteSpec<never>, req, reply);
+          const result = await spec.handler(call as C);
+          if (reply.sent) return reply;
+          return reply.code(reply.statusCode || 200).send(result ?? {});
+        }),
     });
   }
 }

@@ -18,6 +18,7 @@ import { directoryRoutes } from "./client/directory.ts";
 import { e2eKeyRoutes } from "./client/keys.ts";
 import { keyBackupRoutes } from "./client/key-backup.ts";
 import { toDeviceRoutes } from "./client/to-device.ts";
+import { ephemeralRoutes } from "./client/ephemeral.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -40,4 +41,5 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   e2eKeyRoutes,
   keyBackupRoutes,
   toDeviceRoutes,
+  ephemeralRoutes,
 ];

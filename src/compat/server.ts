@@ -48,7 +48,9 @@ export function createHttpServer(s: Services): FastifyInstance {
     bodyLimit: s.config.max_request_body_size,
     trustProxy: s.config.listeners.some((l) => l.x_forwarded),
     routerOptions: { ignoreDuplicateSlashes: true, maxParamLength: 2048 },
-    forceCloseConnections: true,
+    // On close, idle keep-alive connections go at once; requests being handled finish first (sync long
+    // polls answer at once on shutdown), so no client sees its connection cut mid-request.
+    forceCloseConnections: "idle",
   });
 
   // Bodies arrive as raw bytes and are parsed by the route (Call.body()), whatever the Content-Type.
@@ -57,6 +59,9 @@ export function createHttpServer(s: Services): FastifyInstance {
 
   app.addHook("onSend", async (_req, reply, payload) => {
     reply.headers(CORS_HEADERS);
+    // Shutting down: an answer still going out closes its connection, so close() need not wait for
+    // keep-alive to expire.
+    if (s.inFlight.draining) reply.header("connection", "close");
     return payload;
   });
 

@@ -288,7 +288,8 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     user_directory: { enabled: userDirectory.bool("enabled", true), search_all_users: userDirectory.bool("search_all_users", false) },
     default_room_version: r.string("default_room_version", "11"),
     allow_public_rooms_without_auth: r.bool("allow_public_rooms_without_auth", false),
-    use_presence: r.bool("use_presence", true),
+    // Synapse's `presence.enabled` (newer) or `use_presence` (older name).
+    use_presence: r.section("presence").bool("enabled", r.bool("use_presence", true)),
     encryption_enabled_by_default_for_room_type: encryptionDefault,
     app_service_config_files: appFiles,
     app_services: [],

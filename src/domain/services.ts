@@ -7,6 +7,7 @@ import { CacheRegistry } from "./cache/lru.ts";
 import { InvalidationBus } from "./cache/invalidation.ts";
 import { RateLimiter } from "./ratelimit.ts";
 import { UserStore } from "./store/users.ts";
+import { InFlight } from "./server/in-flight.ts";
 import { SessionStore } from "./store/sessions.ts";
 import { UiaStore } from "./store/uia.ts";
 import { RegistrationTokenStore } from "./store/registration-tokens.ts";
@@ -29,6 +30,9 @@ import { AccountDataStore } from "./store/account-data.ts";
 import { FilterStore } from "./store/filters.ts";
 import { SyncServices } from "./sync/registry.ts";
 import { E2eStore } from "./store/e2ee.ts";
+import { TypingState } from "./typing/typing-state.ts";
+import { ReceiptStore } from "./store/receipts.ts";
+import { PresenceStore } from "./store/presence.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -77,6 +81,14 @@ export interface Services {
   directory: DirectoryStore;
   /** End-to-end encryption data: keys, the device-list and to-device streams, key backups. */
   e2ee: E2eStore;
+  /** The typing stream (in memory): who is typing where, until when. */
+  typing: TypingState;
+  /** Read receipts and the receipts stream. */
+  receipts: ReceiptStore;
+  /** Local users' presence and the presence stream. */
+  presence: PresenceStore;
+  /** Requests being handled, which shutdown waits for before closing storage. */
+  inFlight: InFlight;
   /** Called on shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -125,6 +137,10 @@ export function buildServices(opts: {
     sync: new SyncServices(caches.get("sync_lazy_members", 10_000)),
     directory: new DirectoryStore(storage.sql),
     e2ee: new E2eStore(storage.sql),
+    typing: new TypingState(() => clock.now()),
+    receipts: new ReceiptStore(storage.sql),
+    presence: new PresenceStore(storage.sql),
+    inFlight: new InFlight(),
     onClose: [],
   };
   // Notices wait until their stream's position is persisted (no reader may skip an uncommitted position).

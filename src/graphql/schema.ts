@@ -12,9 +12,10 @@ import { ViewerResolver } from "./resolvers/viewer.ts";
 import { RoomResolver, ViewerRoomsResolver } from "./resolvers/rooms.ts";
 import { RoomMutationResolver } from "./resolvers/room-mutations.ts";
 import { SearchResolver } from "./resolvers/search.ts";
-import { EventRelationsResolver, ReportResolver, RoomThreadsResolver } from "./resolvers/relations.ts";
+import { EventRelationsResolver, ReportResolver, RoomThreadsResolver, SpaceHierarchyResolver } from "./resolvers/relations.ts";
 import { SyncResolver, ViewerAccountDataResolver } from "./resolvers/sync.ts";
 import { DirectoryResolver } from "./resolvers/directory.ts";
+import { EphemeralResolver } from "./resolvers/ephemeral.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
 
@@ -35,10 +36,12 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       EventRelationsResolver,
       RoomThreadsResolver,
       ReportResolver,
+      SpaceHierarchyResolver,
       SyncResolver,
       ViewerAccountDataResolver,
       SearchResolver,
       DirectoryResolver,
+      EphemeralResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),

@@ -1,6 +1,7 @@
 // matrix-js-sdk 43 with its real sync loop (startClient) against Weft on SQLite and PostgreSQL: two running
 // clients in one room see each other's messages through /sync long polls (filter upload, initial and
-// incremental syncs, lazy-loaded members), and a room tag set by one client reaches its own sync.
+// incremental syncs, lazy-loaded members), each sees the other's typing notifications and read receipts,
+// and a room tag set by one client reaches its own sync.
 // Push rules arrive with a later capability: until then the clients are given an empty rule set instead
 // of fetching /pushrules/ (which the SDK would otherwise retry forever).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -44,11 +45,11 @@ function timelineEvent(client: sdk.MatrixClient, roomId: string, pred: (e: sdk.M
   });
 }
 
-function waitFor<T>(probe: () => T | undefined, subscribeTo: (wake: () => void) => () => void, ms = 10000): Promise<T> {
+function waitFor<T>(probe: () => T | undefined, subscribeTo: (wake: () => void) => () => void, ms = 10000, what = "a condition"): Promise<T> {
   return new Promise((resolve, reject) => {
     const now = probe();
     if (now !== undefined) return resolve(now);
-    const timer = setTimeout(() => { off(); reject(new Error("timed out")); }, ms);
+    const timer = setTimeout(() => { off(); reject(new Error(`timed out waiting for ${what}`)); }, ms);
     const off = subscribeTo(() => {
       const v = probe();
       if (v !== undefined) { clearTimeout(timer); off(); resolve(v); }
@@ -98,6 +99,56 @@ describe.each(backends())("matrix-js-sdk sync loop on %s", (backend) => {
     // Alice's client knows bob as a member (lazy-loaded with his message or his join).
     expect(alice.getRoom(roomId)!.getMember(bob.getUserId()!)?.membership).toBe("join");
     expect(bob.getRoom(roomId)!.name).toBe("Sync room");
+  });
+
+  it("each client sees the other's typing notification and read receipt", async () => {
+    const { room_id: roomId } = await alice.createRoom({ name: "Ephemeral", invite: [bob.getUserId()!] });
+    await waitFor(
+      () => (bob.getRoom(roomId)?.getMyMembership() === "invite" ? true : undefined),
+      (wake) => {
+        const later = () => setImmediate(wake);
+        bob.on(sdk.RoomEvent.MyMembership, later);
+        bob.on(sdk.ClientEvent.Room, later);
+        return () => { bob.off(sdk.RoomEvent.MyMembership, later); bob.off(sdk.ClientEvent.Room, later); };
+      },
+    );
+    await bob.joinRoom(roomId);
+    await timelineEvent(alice, roomId, (e) => e.getType() === "m.room.member" && e.getStateKey() === bob.getUserId() && e.getContent().membership === "join");
+
+    const typingSeen = (client: sdk.MatrixClient, userId: string, typing: boolean) =>
+      waitFor(
+        () => (client.getRoom(roomId)?.getMember(userId)?.typing === typing ? true : undefined),
+        (wake) => { client.on(sdk.RoomMemberEvent.Typing, wake); return () => client.off(sdk.RoomMemberEvent.Typing, wake); },
+        10000,
+        `${userId} typing=${typing} at ${client.getUserId()}`,
+      );
+    await alice.sendTyping(roomId, true, 30000);
+    await typingSeen(bob, alice.getUserId()!, true);
+    await bob.sendTyping(roomId, true, 30000);
+    await typingSeen(alice, bob.getUserId()!, true);
+    await alice.sendTyping(roomId, false, 0);
+    await typingSeen(bob, alice.getUserId()!, false);
+
+    // A read receipt from each side reaches the other (as m.read in the event's receipts).
+    const readSeen = (client: sdk.MatrixClient, reader: string, eventId: string) =>
+      waitFor(
+        () => {
+          const room = client.getRoom(roomId);
+          const ev = room?.findEventById(eventId);
+          return ev && room!.getReceiptsForEvent(ev).some((r) => r.userId === reader && r.type === "m.read") ? true : undefined;
+        },
+        (wake) => { client.on(sdk.RoomEvent.Receipt, wake); return () => client.off(sdk.RoomEvent.Receipt, wake); },
+        10000,
+        `${reader}'s receipt on ${eventId} at ${client.getUserId()}`,
+      );
+    const fromAlice = await alice.sendTextMessage(roomId, "read me");
+    await bob.sendReadReceipt(await timelineEvent(bob, roomId, (e) => e.getId() === fromAlice.event_id));
+    await readSeen(alice, bob.getUserId()!, fromAlice.event_id);
+    expect(alice.getRoom(roomId)!.getEventReadUpTo(bob.getUserId()!)).toBe(fromAlice.event_id);
+    const fromBob = await bob.sendTextMessage(roomId, "and me");
+    await alice.sendReadReceipt(await timelineEvent(alice, roomId, (e) => e.getId() === fromBob.event_id));
+    await readSeen(bob, alice.getUserId()!, fromBob.event_id);
+    expect(bob.getRoom(roomId)!.getEventReadUpTo(alice.getUserId()!)).toBe(fromBob.event_id);
   });
 
   it("account data (a room tag) reaches the client's own sync", async () => {

@@ -139,6 +139,21 @@ describe.each(backends())("GraphQL relations on %s", (backend) => {
     expect(errcode(bad.body)).toBe("M_INVALID_PARAM");
   });
 
+  it("spaceHierarchy: a public space the viewer has not joined, and a private one refused", async () => {
+    const carol = await registerUser(t, "carol");
+    const space = await createRoom(t, alice, { preset: "public_chat", name: "Open space", creation_content: { type: "m.space" } });
+    const kid = await createRoom(t, alice, { preset: "public_chat", name: "open kid" });
+    expect((await t.call("PUT", `${V3}/rooms/${enc(space)}/state/m.space.child/${enc(kid)}`, { token: alice.access_token, body: { via: ["weft.test"] } })).status).toBe(200);
+    const q = `query ($roomId: String!) { spaceHierarchy(roomId: $roomId) { rooms { roomId name roomType } nextBatch } }`;
+    const res = await gql(t, q, { roomId: space }, carol.access_token);
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data.spaceHierarchy.rooms.map((r: any) => [r.roomId, r.name])).toEqual([[space, "Open space"], [kid, "open kid"]]);
+    // Room(roomId) stays for rooms the viewer can read; the public space is not one of them for carol.
+    expect(errcode((await gql(t, HIERARCHY, { roomId: space }, carol.access_token)).body)).not.toBeUndefined();
+    const closed = await createRoom(t, alice, { preset: "private_chat", name: "Closed", creation_content: { type: "m.space" } });
+    expect(errcode((await gql(t, q, { roomId: closed }, carol.access_token)).body)).toBe("M_FORBIDDEN");
+  });
+
   it("reports, and their errors", async () => {
     const ok = await gql(t, REPORT_EVENT, { roomId, eventId: root, reason: "spam", score: -50 }, bob.access_token);
     expect(ok.body).toEqual({ data: { reportEvent: true } });

@@ -29,9 +29,10 @@ function quietLogger(): SdkLogger {
 /**
  * A client on `baseUrl` whose default prefix (used by every call that does not name its own) is
  * `prefix`. The SDK fixes it to /_matrix/client/v3 at construction; its http options stay writable.
+ * `extra`: more client options (crypto callbacks, ...).
  */
-export function makeClient(baseUrl: string, creds?: Credentials, prefix: ClientPrefixPath = "/_matrix/client/v3"): sdk.MatrixClient {
-  const client = sdk.createClient({ baseUrl, ...(creds ?? {}), logger: quietLogger() });
+export function makeClient(baseUrl: string, creds?: Credentials, prefix: ClientPrefixPath = "/_matrix/client/v3", extra: Partial<sdk.ICreateClientOpts> = {}): sdk.MatrixClient {
+  const client = sdk.createClient({ baseUrl, ...(creds ?? {}), logger: quietLogger(), ...extra });
   (client.http.opts as { prefix: string }).prefix = prefix;
   return client;
 }

@@ -9,7 +9,7 @@ import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 import { V3, deviceKeysFor, expectError, otk, signed, uploadDeviceKeys, uploadKeys, keyPair } from "../helpers/e2ee.ts";
 import { currentDeviceListPosition, deviceListChanges, oneTimeKeyCounts, unusedFallbackKeyTypes } from "../../src/domain/e2ee/sync-data.ts";
-import { syncTokenLayout } from "../../src/domain/e2ee/key-changes.ts";
+import { formatSyncToken, zeroToken } from "../../src/domain/sync/token.ts";
 
 const enc = encodeURIComponent;
 
@@ -86,6 +86,19 @@ describe.each(backends())("keys on %s", (backend) => {
     it("needs a token and a JSON body", async () => {
       expectError(await t.call("POST", `${V3}/keys/upload`, { body: {} }), 401, "M_MISSING_TOKEN");
       expectError(await t.call("POST", `${V3}/keys/upload`, { token: alice.access_token, raw: "{no", headers: { "content-type": "application/json" } }), 400, "M_NOT_JSON");
+    });
+
+    it("concurrent identical uploads of one device (a client retrying) all succeed and store the keys once", async () => {
+      const session = await loginUser(t, "alice");
+      const dev = deviceKeysFor(session);
+      const otks = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`signed_curve25519:C${i}`, otk(session, dev, i + 1)]));
+      const body = { device_keys: dev.keys, one_time_keys: otks, fallback_keys: { "signed_curve25519:CF": otk(session, dev, 100, true) } };
+      const results = await Promise.all(Array.from({ length: 8 }, () => uploadKeys(t, session, body)));
+      expect(results.map((r) => r.status), JSON.stringify(results.map((r) => r.json))).toEqual(Array(8).fill(200));
+      for (const r of results) expect(r.json.one_time_key_counts).toEqual({ signed_curve25519: 20 });
+      expect(await unusedFallbackKeyTypes(t.hs.services, session.user_id, session.device_id)).toEqual(["signed_curve25519"]);
+      const q = await query(alice, { [alice.user_id]: [session.device_id] });
+      expect(q.json.device_keys[alice.user_id][session.device_id].keys).toEqual(dev.keys.keys);
     });
   });
 
@@ -187,10 +200,7 @@ describe.each(backends())("keys on %s", (backend) => {
       // Frank leaves: with sync-style tokens carrying the events position, erin learns he left.
       expect((await t.call("POST", `${V3}/rooms/${enc(roomId)}/leave`, { token: frank.access_token, body: {} })).status).toBe(200);
       const e1 = await s.e2ee.maxEventPosition();
-      const token = (events: number, lists: number) => {
-        const parts = syncTokenLayout.map((name) => (name === "events" ? events : name === "device_lists" ? lists : 0));
-        return `s${parts.join("_")}`;
-      };
+      const token = (events: number, lists: number) => formatSyncToken({ ...zeroToken(), events, device_lists: lists });
       const left = await t.call("GET", `${V3}/keys/changes?from=${token(e0, p0)}&to=${token(e1, p1)}`, { token: erin.access_token });
       expect(left.json).toEqual({ changed: [], left: [frank.user_id] });
 

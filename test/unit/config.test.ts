@@ -170,6 +170,7 @@ describe("invalid options are named in the error", () => {
     ["enable_set_displayname", { enable_set_displayname: 0 }],
     ["default_room_version", { default_room_version: 11 }],
     ["use_presence", { use_presence: "on" }],
+    ["presence.enabled", { presence: { enabled: "no" } }],
     ["app_service_config_files", { app_service_config_files: "as.yaml" }],
     ["app_service_config_files[0]", { app_service_config_files: [7] }],
     ["log_level", { log_level: "loud" }],
@@ -178,6 +179,13 @@ describe("invalid options are named in the error", () => {
   it.each(cases)("%s", (option, patch) => {
     const err = configError(() => parseConfig({ ...base, ...patch }, "/srv/weft"));
     expect(err.message).toContain(`'${option}'`);
+  });
+
+  it("reads presence.enabled (Synapse's newer name) before use_presence", () => {
+    expect(parseConfig({ ...base }).use_presence).toBe(true);
+    expect(parseConfig({ ...base, presence: { enabled: false } }).use_presence).toBe(false);
+    expect(parseConfig({ ...base, use_presence: false }).use_presence).toBe(false);
+    expect(parseConfig({ ...base, use_presence: false, presence: { enabled: true } }).use_presence).toBe(true);
   });
 
   it("refuses a config that is not a mapping", () => {

@@ -65,6 +65,7 @@ export async function uploadCrossSigningKeys(s: Services, r: Requester, body: Js
 
   const now = s.clock.now();
   const notices = await s.storage.sql.transaction(async (tx) => {
+    await s.e2ee.lock(tx, `e2e_cross_signing:${userId}`);
     const out: { pos: number; onlyFor: string | null }[] = [];
     const visible: string[] = [];
     for (const [type, key] of changed) {

@@ -63,12 +63,12 @@ export async function sendToDevice(s: Services, r: Requester, eventType: string,
 }
 
 /**
- * The device's messages after `sinceExclusive`, oldest first, at most `limit`. `position` is the stream
+ * The device's messages after `sinceExclusive` (up to `upToInclusive` when given), oldest first, at most `limit`. `position` is the stream
  * position the caller has seen up to: the last message returned, or `sinceExclusive` when none was;
  * `limited` says more messages are waiting.
  */
-export async function toDeviceFor(s: Services, userId: string, deviceId: string, sinceExclusive: number, limit: number): Promise<{ messages: ToDeviceMessage[]; position: number; limited: boolean }> {
-  const rows = await s.e2ee.toDeviceFor(userId, deviceId, sinceExclusive, undefined, limit + 1);
+export async function toDeviceFor(s: Services, userId: string, deviceId: string, sinceExclusive: number, limit: number, upToInclusive?: number): Promise<{ messages: ToDeviceMessage[]; position: number; limited: boolean }> {
+  const rows = await s.e2ee.toDeviceFor(userId, deviceId, sinceExclusive, upToInclusive, limit + 1);
   const limited = rows.length > limit;
   const page = limited ? rows.slice(0, limit) : rows;
   return {

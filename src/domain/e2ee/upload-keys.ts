@@ -55,7 +55,9 @@ export async function uploadKeys(s: Services, r: Requester, body: Json): Promise
 
   const now = s.clock.now();
   const position = await s.storage.sql.transaction(async (tx) => {
-    let pos: number | undefined;
+    // Concurrent uploads of one device (clients retry) read and write the same rows: one at a time.
+    await s.e2ee.lock(tx, `e2e_keys:${userId}:${deviceId}`);
+    let keysChanged = false;
     if (dk) {
       const { unsigned: _u, ...stored } = dk;
       const json = canonicalJson(stored);
@@ -67,7 +69,7 @@ export async function uploadKeys(s: Services, r: Requester, body: Json): Promise
       }
       if (existing !== json) {
         await s.e2ee.setDeviceKeys(tx, userId, deviceId, json, now);
-        pos = await recordDeviceListChange(s, tx, userId, [deviceId]);
+        keysChanged = true;
       }
     }
     if (otkList.length > 0) {
@@ -87,7 +89,8 @@ export async function uploadKeys(s: Services, r: Requester, body: Json): Promise
       if (old && old.keyId === k.parts[1] && old.json === k.json) continue; // the same key keeps its used flag
       await s.e2ee.setFallbackKey(tx, userId, deviceId, k.parts[0], k.parts[1], k.json);
     }
-    return pos;
+    // Last: the stream position is taken (and ordered) at the end of the transaction.
+    return keysChanged ? recordDeviceListChange(s, tx, userId, [deviceId]) : undefined;
   });
   if (position !== undefined) await announceDeviceListChange(s, userId, position);
   return { one_time_key_counts: await oneTimeKeyCounts(s, userId, deviceId) };

@@ -79,6 +79,17 @@ export class E2eStore {
     this.toDeviceIds = toDeviceAllocator(sql);
   }
 
+  /**
+   * Serializes the transactions `tx` joins with others taking the same `key`, until it ends. SQLite
+   * transactions are serialized already; PostgreSQL takes a transaction-scoped advisory lock. Used for
+   * read-then-write sequences (a device's key upload) and for the to-device and device-list streams,
+   * whose positions must become visible in order: a reader that saw position n never sees n-1 later.
+   * Lock order: per-device / per-user keys first, then "to_device" or "device_lists".
+   */
+  async lock(tx: SqlExecutor, key: string): Promise<void> {
+    if (tx.dialect === "postgres") await tx.get(`SELECT 1 AS x FROM (SELECT pg_advisory_xact_lock(hashtext(?))) l`, [key]);
+  }
+
   // Device keys
 
   async deviceKeysOf(userIds: readonly string[], ex: SqlExecutor = this.sql): Promise<DeviceKeysRow[]> {
@@ -235,6 +246,7 @@ export class E2eStore {
 
   /** Appends rows (one position for the batch) and returns the position. */
   async appendDeviceListChanges(tx: SqlExecutor, userId: string, deviceIds: readonly string[], onlyFor: string | null = null): Promise<number> {
+    await this.lock(tx, "device_lists");
     let pos = 0;
     for (const d of deviceIds) {
       pos = await this.deviceListIds.next(tx);
@@ -315,6 +327,7 @@ export class E2eStore {
   }
 
   async insertToDevice(tx: SqlExecutor, m: { recipientUserId: string; recipientDevice: string; sender: string; type: string; content: string; now: number }): Promise<number> {
+    await this.lock(tx, "to_device");
     const pos = await this.toDeviceIds.next(tx);
     await tx.run(
       `INSERT INTO to_device_inbox (stream_id, recipient_user_id, recipient_device_id, sender, type, content, ts) VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -334,14 +347,20 @@ export class E2eStore {
 
   /** Deletes the device's messages up to `upTo` and records the stream's high-water mark. */
   async deleteToDevice(userId: string, deviceId: string, upTo: number): Promise<number> {
+    // Every /sync acknowledges: a read first, so that a sync with nothing to remove writes nothing.
+    const q = `SELECT MAX(stream_id) AS m FROM to_device_inbox WHERE recipient_user_id = ? AND recipient_device_id = ? AND stream_id <= ?`;
+    if (!(await this.sql.get<{ m: number | null }>(q, [userId, deviceId, upTo]))?.m) return 0;
     return this.sql.transaction(async (tx) => {
+      // The mark is the highest position removed (never the caller's `upTo`, which may lie ahead).
+      const top = n((await tx.get<{ m: number | null }>(q, [userId, deviceId, upTo]))?.m);
       const deleted = await tx.run(`DELETE FROM to_device_inbox WHERE recipient_user_id = ? AND recipient_device_id = ? AND stream_id <= ?`, [userId, deviceId, upTo]);
-      if (deleted > 0) await this.raiseHighWater(tx, "to_device", upTo);
+      if (deleted > 0) await this.raiseHighWater(tx, "to_device", top);
       return deleted;
     });
   }
 
   async raiseHighWater(tx: SqlExecutor, stream: string, position: number): Promise<void> {
+    await this.lock(tx, `high_water:${stream}`);
     const changed = await tx.run(`UPDATE stream_high_water SET position = ? WHERE stream = ? AND position < ?`, [position, stream, position]);
     if (changed === 0 && !(await tx.get(`SELECT 1 AS x FROM stream_high_water WHERE stream = ?`, [stream])))
       await tx.run(`INSERT INTO stream_high_water (stream, position) VALUES (?, ?)`, [stream, position]);

@@ -15,6 +15,8 @@ import { Waiter } from "./wait.ts";
 import { renderEvents } from "./providers/events.ts";
 import { DEFAULT_SYNC_FILTER } from "../filters/sync-filter.ts";
 import type { JsonObject } from "./types.ts";
+import { receiptContent } from "./providers/receipts.ts";
+import { presenceEvent } from "../presence/presence.ts";
 
 type Json = Record<string, unknown>;
 
@@ -48,7 +50,9 @@ export async function legacyInitialSync(s: Services, r: Requester, opts: { limit
     const invite = events.find((e) => typeof e.event_id === "string");
     rooms.push({ room_id: roomId, membership: "invite", ...(invite ? { invite } : {}), messages: { chunk: [], end: `s${ctx.to.events}` }, state: [] });
   }
-  return { end: formatSyncToken(ctx.to), rooms, presence: res.presence.events, account_data: res.account_data.events };
+  // Synapse's extra field: every joined room's receipts as m.receipt events with their room_id.
+  const receipts = Object.entries(res.rooms.join).flatMap(([roomId, room]) => room.ephemeral.events.filter((e) => e.type === "m.receipt").map(withRoom(roomId)));
+  return { end: formatSyncToken(ctx.to), rooms, presence: res.presence.events, receipts, account_data: res.account_data.events };
 }
 
 export async function roomInitialSync(s: Services, r: Requester, roomId: string): Promise<Json> {
@@ -64,8 +68,18 @@ export async function roomInitialSync(s: Services, r: Requester, roomId: string)
     state: await getRoomState(s, r, roomId),
     visibility: room?.isPublic ? "public" : "private",
     account_data: accountData.filter((a) => a.roomId === roomId).map((a) => ({ type: a.type, content: a.content })),
-    presence: [],
+    ...(await roomEphemeral(s, r, roomId, access.membership === "join")),
   };
+}
+
+/** The presence of a room's joined members and its receipts (m.receipt with room_id), for its members only. */
+async function roomEphemeral(s: Services, r: Requester, roomId: string, joined: boolean): Promise<{ presence: JsonObject[]; receipts: JsonObject[] }> {
+  if (!joined) return { presence: [], receipts: [] };
+  const members = (await s.rooms.store.membersOf(roomId)).filter((m) => m.membership === "join").map((m) => m.userId);
+  const now = s.clock.now();
+  const presence = s.config.use_presence ? (await s.presence.ofUsers(members, undefined, Number.MAX_SAFE_INTEGER)).map((p) => presenceEvent(p, now)) : [];
+  const rows = await s.receipts.inRooms([roomId], undefined, Number.MAX_SAFE_INTEGER, r.userId);
+  return { presence, receipts: rows.length > 0 ? [{ type: "m.receipt", room_id: roomId, content: receiptContent(rows) }] : [] };
 }
 
 /** GET /events: new events in the user's joined rooms after `from` (now when absent), waiting up to `timeout`. */

@@ -78,10 +78,10 @@ export async function collectOnce(s: Services, r: Requester, req: SyncRequest, s
 
 export async function sync(s: Services, r: Requester, req: SyncRequest): Promise<SyncResponse> {
   const since = req.since !== undefined ? parseSyncToken(req.since) : undefined;
-  if (req.setPresence !== undefined) {
-    if (!["online", "offline", "unavailable"].includes(req.setPresence)) throw new MatrixError("M_INVALID_PARAM", "set_presence must be online, offline or unavailable", 400);
-    for (const set of s.sync.presenceSetters) await set(s, r, req.setPresence as "online" | "offline" | "unavailable");
-  }
+  // Spec: without `set_presence` the client is marked online by syncing.
+  const setPresence = req.setPresence ?? "online";
+  if (!["online", "offline", "unavailable"].includes(setPresence)) throw new MatrixError("M_INVALID_PARAM", "set_presence must be online, offline or unavailable", 400);
+  for (const set of s.sync.presenceSetters) await set(s, r, setPresence as "online" | "offline" | "unavailable");
   const deadline = Date.now() + Math.min(Math.max(req.timeoutMs, 0), MAX_SYNC_TIMEOUT_MS);
   const signals = [s.sync.shutdownSignal, ...(req.signal ? [req.signal] : [])];
   // Listening starts before the first read: a change committed while reading still wakes the wait.

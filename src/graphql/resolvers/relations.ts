@@ -3,7 +3,7 @@
 // forwards), the bundled aggregations of an event (read from its unsigned m.relations: no query), and
 // the reportEvent / reportRoom mutations (POST /rooms/{roomId}/report[/{eventId}]).
 import "reflect-metadata";
-import { Arg, Ctx, FieldResolver, Int, Mutation, Resolver, Root } from "type-graphql";
+import { Arg, Query, Ctx, FieldResolver, Int, Mutation, Resolver, Root } from "type-graphql";
 import { streamToken } from "../../domain/rooms/read.ts";
 import { roomVersionLookup, serializeEvents } from "../../domain/rooms/serialize.ts";
 import { relationsPage } from "../../domain/relations/get-relations.ts";
@@ -109,13 +109,38 @@ export class RoomThreadsResolver {
     @Arg("after", () => String, { nullable: true, description: "A previous page's nextBatch." }) after: string | null | undefined,
     @Ctx() ctx: GraphqlContext,
   ): Promise<SpaceHierarchy> {
-    const res = await getHierarchy(ctx.s, await ctx.requester(), room.roomId, {
-      suggestedOnly,
-      maxDepth: maxDepth ?? undefined,
-      limit: first ?? undefined,
-      from: after ?? undefined,
-    });
-    return Object.assign(new SpaceHierarchy(), { rooms: res.rooms.map((x) => SpaceHierarchyRoom.from(x)), nextBatch: res.next_batch ?? null });
+    return hierarchyOf(ctx, room.roomId, { suggestedOnly, maxDepth, first, after });
+  }
+}
+
+async function hierarchyOf(
+  ctx: GraphqlContext,
+  roomId: string,
+  a: { suggestedOnly: boolean; maxDepth: number | null | undefined; first: number | null | undefined; after: string | null | undefined },
+): Promise<SpaceHierarchy> {
+  const res = await getHierarchy(ctx.s, await ctx.requester(), roomId, {
+    suggestedOnly: a.suggestedOnly,
+    maxDepth: a.maxDepth ?? undefined,
+    limit: a.first ?? undefined,
+    from: a.after ?? undefined,
+  });
+  return Object.assign(new SpaceHierarchy(), { rooms: res.rooms.map((x) => SpaceHierarchyRoom.from(x)), nextBatch: res.next_batch ?? null });
+}
+
+@Resolver()
+export class SpaceHierarchyResolver {
+  @Query(() => SpaceHierarchy, {
+    description: "The space tree under a space the viewer may peek into without being joined: public, world-readable or joinable through a room they are in (GET /hierarchy).",
+  })
+  async spaceHierarchy(
+    @Arg("roomId", () => String) roomId: string,
+    @Arg("suggestedOnly", () => Boolean, { defaultValue: false }) suggestedOnly: boolean,
+    @Arg("maxDepth", () => Int, { nullable: true }) maxDepth: number | null | undefined,
+    @Arg("first", () => Int, { nullable: true, description: "Page size (at most 50)." }) first: number | null | undefined,
+    @Arg("after", () => String, { nullable: true, description: "A previous page's nextBatch." }) after: string | null | undefined,
+    @Ctx() ctx: GraphqlContext,
+  ): Promise<SpaceHierarchy> {
+    return hierarchyOf(ctx, roomId, { suggestedOnly, maxDepth, first, after });
   }
 }
 

@@ -1,11 +1,25 @@
-// Slot of the typing stream: m.typing events in rooms.join.<id>.ephemeral. A placeholder until its capability lands: position 0, adds
-// nothing. The capability replaces it with `s.sync.register({ stream: "typing", current, collect })` from
-// its install function, and notifies `s.rooms.notifier.notify({ stream: "typing", position, userIds | roomIds })`
-// after each committed change (see src/domain/sync/sync.ts).
+// Sync provider of the typing stream: an `m.typing` event (content.user_ids, no room_id) in
+// rooms.join.<id>.ephemeral for each joined room whose typing list changed in the range — every room
+// where someone is typing on an initial sync. The state is in memory (src/domain/typing/typing-state.ts):
+// a token from before a restart (above the current position) reads as an initial sync of this stream.
+// Spec: Client-Server API "Typing Notifications", "Syncing".
 import type { SyncProvider } from "../types.ts";
+import { filterPlainEvents, roomWanted } from "../../filters/sync-filter.ts";
 
 export const typingProvider: SyncProvider = {
   stream: "typing",
-  current: () => 0,
-  collect: async () => false,
+  current: (s) => s.typing.position,
+  async collect(ctx, from, to) {
+    if (from !== undefined && from > to) from = undefined;
+    if (from !== undefined && from === to) return false;
+    let added = false;
+    for (const roomId of ctx.s.typing.changedRooms(ctx.joinedRooms, from)) {
+      if (!roomWanted(ctx.filter, roomId)) continue;
+      const events = filterPlainEvents(ctx.filter.room.ephemeral, [{ type: "m.typing", content: { user_ids: ctx.s.typing.typingIn(roomId) } }]);
+      if (events.length === 0) continue;
+      ctx.joinedRoom(roomId).ephemeral.events.push(...events);
+      added = true;
+    }
+    return added;
+  },
 };

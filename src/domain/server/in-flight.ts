@@ -1,0 +1,26 @@
+// Requests being handled right now, so that shutdown can wait for them before it closes storage
+// (a handler still querying a closed database pool would answer 500 on its way out).
+
+export class InFlight {
+  private readonly running = new Set<Promise<unknown>>();
+  /** Set when shutdown begins: answers still to come close their connection behind them. */
+  draining = false;
+
+  /** Runs `fn`, remembering it until it settles. */
+  track<T>(fn: () => Promise<T>): Promise<T> {
+    const p = fn();
+    this.running.add(p);
+    const done = () => this.running.delete(p);
+    p.then(done, done);
+    return p;
+  }
+
+  get size(): number {
+    return this.running.size;
+  }
+
+  /** Resolves once everything tracked so far has settled (never rejects). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+}

@@ -1,0 +1,111 @@
+// Repository of local users' presence (presence): one row per user with their state, status message,
+// activity times, and the presence stream position of their last change. Writes are serialized in this
+// process so positions commit in order. Raw SQL: sync reads it. Spec: Client-Server API "Presence".
+import type { Sql } from "../../storage/sql.ts";
+import { idAllocator, type IdAllocator } from "./ids.ts";
+import { KeyedLanes } from "../rooms/lanes.ts";
+
+export type PresenceState = "online" | "unavailable" | "offline";
+
+export interface PresenceRow {
+  userId: string;
+  state: PresenceState;
+  statusMsg: string | null;
+  lastActiveTs: number;
+  lastUserSyncTs: number;
+  currentlyActive: boolean;
+  streamId: number;
+}
+
+interface Row {
+  user_id: string;
+  state: string;
+  status_msg: string | null;
+  last_active_ts: number | string;
+  last_user_sync_ts: number | string;
+  currently_active: boolean | number;
+  stream_id: number | string;
+}
+
+const CHUNK = 500;
+const marks = (n: number) => Array.from({ length: n }, () => "?").join(",");
+
+function toRow(r: Row): PresenceRow {
+  return {
+    userId: r.user_id,
+    state: r.state as PresenceState,
+    statusMsg: r.status_msg,
+    lastActiveTs: Number(r.last_active_ts),
+    lastUserSyncTs: Number(r.last_user_sync_ts),
+    currentlyActive: Boolean(r.currently_active),
+    streamId: Number(r.stream_id),
+  };
+}
+
+export class PresenceStore {
+  private readonly streamIds: IdAllocator;
+  private position: Promise<number> | undefined;
+  private readonly lane = new KeyedLanes();
+
+  constructor(private readonly sql: Sql) {
+    this.streamIds = idAllocator(sql, "presence", "stream_id", "presence_stream_seq");
+  }
+
+  async currentPosition(): Promise<number> {
+    this.position ??= this.sql.get<{ m: number | string | null }>(`SELECT MAX(stream_id) AS m FROM presence`).then((r) => Number(r?.m ?? 0));
+    return this.position;
+  }
+
+  async get(userId: string): Promise<PresenceRow | undefined> {
+    const r = await this.sql.get<Row>(`SELECT * FROM presence WHERE user_id = ?`, [userId]);
+    return r ? toRow(r) : undefined;
+  }
+
+  /**
+   * Read-modify-write of one user's presence, one at a time: `update(current)` returns the new row (without
+   * stream id) or undefined to leave it. Returns the written row with its new position, or undefined.
+   */
+  async update(userId: string, update: (current: PresenceRow | undefined) => Omit<PresenceRow, "streamId"> | undefined): Promise<PresenceRow | undefined> {
+    return this.lane.run("presence", async () => {
+      const next = update(await this.get(userId));
+      if (!next) return undefined;
+      const pos = await this.sql.transaction(async (tx) => {
+        const id = await this.streamIds.next(tx);
+        const vals = [next.state, next.statusMsg, next.lastActiveTs, next.lastUserSyncTs, next.currentlyActive, id];
+        const changed = await tx.run(
+          `UPDATE presence SET state = ?, status_msg = ?, last_active_ts = ?, last_user_sync_ts = ?, currently_active = ?, stream_id = ? WHERE user_id = ?`,
+          [...vals, userId],
+        );
+        if (changed === 0)
+          await tx.run(`INSERT INTO presence (state, status_msg, last_active_ts, last_user_sync_ts, currently_active, stream_id, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)`, [...vals, userId]);
+        return id;
+      });
+      if (pos > (await this.currentPosition())) this.position = Promise.resolve(pos);
+      return { ...next, streamId: pos };
+    });
+  }
+
+  /** Presence rows of these users changed in (after, upTo] (all when `after` is undefined). One query per 500 users. */
+  async ofUsers(userIds: readonly string[], after: number | undefined, upTo: number): Promise<PresenceRow[]> {
+    const out: PresenceRow[] = [];
+    const ids = [...userIds];
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const chunk = ids.slice(i, i + CHUNK);
+      const rows = await this.sql.all<Row>(`SELECT * FROM presence WHERE user_id IN (${marks(chunk.length)}) AND stream_id > ? AND stream_id <= ? ORDER BY stream_id`, [...chunk, after ?? 0, upTo]);
+      for (const r of rows) out.push(toRow(r));
+    }
+    return out;
+  }
+
+  /** Users changed in (after, upTo], whoever they are (an incremental sync's candidates). */
+  async changed(after: number, upTo: number): Promise<PresenceRow[]> {
+    const rows = await this.sql.all<Row>(`SELECT * FROM presence WHERE stream_id > ? AND stream_id <= ? ORDER BY stream_id`, [after, upTo]);
+    return rows.map(toRow);
+  }
+
+  /** Online users idle since before `ts` (the idle sweep's candidates). */
+  async idleOnline(ts: number): Promise<string[]> {
+    const rows = await this.sql.all<{ user_id: string }>(`SELECT user_id FROM presence WHERE state = 'online' AND last_active_ts < ?`, [ts]);
+    return rows.map((r) => r.user_id);
+  }
+}

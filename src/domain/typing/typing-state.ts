@@ -1,0 +1,106 @@
+// The typing stream (spec: Client-Server API "Typing Notifications"): who is typing in which room, held in
+// memory with an expiry per user, and an integer stream position that moves on every change — a user
+// starting, stopping, or timing out (the expiry moves the stream too, so waiting syncs hear of it).
+// Single process: the state and its position live in this process and restart at 0 (a sync token from
+// before a restart reads as "from scratch"). With several workers one writer would own the stream and
+// bridge its positions through the notifier (PostgreSQL LISTEN/NOTIFY), as Synapse's typing writer does.
+
+export interface TypingChange {
+  roomId: string;
+  position: number;
+}
+
+interface RoomTyping {
+  /** User id → expiry timer. */
+  users: Map<string, { expires: number; timer: NodeJS.Timeout }>;
+  /** Position of the room's last change. */
+  position: number;
+}
+
+export class TypingState {
+  private pos = 0;
+  private readonly rooms = new Map<string, RoomTyping>();
+  private readonly listeners: ((c: TypingChange) => void)[] = [];
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  get position(): number {
+    return this.pos;
+  }
+
+  /** Called after every change (start, stop, expiry) with the room and the new position. */
+  onChange(fn: (c: TypingChange) => void): void {
+    this.listeners.push(fn);
+  }
+
+  private changed(roomId: string, room: RoomTyping): void {
+    // The entry stays when it empties: its position tells incremental syncs the room's typing list emptied.
+    room.position = ++this.pos;
+    for (const fn of this.listeners) fn({ roomId, position: room.position });
+  }
+
+  private room(roomId: string): RoomTyping {
+    let r = this.rooms.get(roomId);
+    if (!r) this.rooms.set(roomId, (r = { users: new Map(), position: 0 }));
+    return r;
+  }
+
+  /** Marks `userId` typing in `roomId` for `timeoutMs`. Moves the stream only if they were not typing already. */
+  start(roomId: string, userId: string, timeoutMs: number): void {
+    const room = this.room(roomId);
+    const prev = room.users.get(userId);
+    if (prev) clearTimeout(prev.timer);
+    const timer = setTimeout(() => this.expire(roomId, userId), timeoutMs);
+    timer.unref();
+    room.users.set(userId, { expires: this.now() + timeoutMs, timer });
+    if (!prev) this.changed(roomId, room);
+  }
+
+  /** Marks `userId` as no longer typing; moves the stream if they were. */
+  stop(roomId: string, userId: string): void {
+    const room = this.rooms.get(roomId);
+    const prev = room?.users.get(userId);
+    if (!room || !prev) return;
+    clearTimeout(prev.timer);
+    room.users.delete(userId);
+    this.changed(roomId, room);
+  }
+
+  private expire(roomId: string, userId: string): void {
+    const room = this.rooms.get(roomId);
+    if (!room?.users.has(userId)) return;
+    room.users.delete(userId);
+    this.changed(roomId, room);
+  }
+
+  /** The users typing in `roomId` now. */
+  typingIn(roomId: string): string[] {
+    return [...(this.rooms.get(roomId)?.users.keys() ?? [])];
+  }
+
+  /** Position of the last change in `roomId` (0: never). */
+  roomPosition(roomId: string): number {
+    return this.rooms.get(roomId)?.position ?? 0;
+  }
+
+  /** Rooms that changed after `after` (all rooms with someone typing when `after` is undefined), among `rooms`. */
+  changedRooms(rooms: ReadonlySet<string>, after: number | undefined): string[] {
+    const out: string[] = [];
+    const scan = (roomId: string, r: RoomTyping) => {
+      if (after === undefined ? r.users.size > 0 : r.position > after) out.push(roomId);
+    };
+    if (rooms.size < this.rooms.size) {
+      for (const id of rooms) {
+        const r = this.rooms.get(id);
+        if (r) scan(id, r);
+      }
+    } else for (const [id, r] of this.rooms) if (rooms.has(id)) scan(id, r);
+    return out;
+  }
+
+  /** Stops every expiry timer (shutdown). */
+  close(): void {
+    for (const r of this.rooms.values()) for (const u of r.users.values()) clearTimeout(u.timer);
+    this.rooms.clear();
+  }
+}
