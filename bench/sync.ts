@@ -8,7 +8,7 @@
 // (c) subscription delivery latency: U GraphQL subscribers (graphql-ws, one socket each) of `roomTimeline` or
 //     `syncUpdates` (--subscription) in one room while one sender sends R events/s for S seconds; as (a).
 // Usage: npm run bench:sync [-- --backend sqlite|postgres] [--users 100] [--rate 100] [--seconds 30]
-//        [--rooms 500] [--events 50] [--only a|b|c] [--subscription roomTimeline|syncUpdates]
+//        [--rooms 500] [--events 50] [--only a|b|c] [--subscription roomTimeline|syncUpdates] [--warmup S]
 // WEFT_BENCH_NODE_ARGS passes flags to the server's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -35,11 +35,14 @@ const { values } = parseArgs({
     events: { type: "string", default: "50" },
     only: { type: "string" },
     subscription: { type: "string", default: "roomTimeline" },
+    warmup: { type: "string", default: "0" },
   },
 });
 const USERS = Number(values.users);
 const RATE = Number(values.rate);
 const SECONDS = Number(values.seconds);
+/** (a): seconds of the same traffic before the measured part (both processes' JIT warmed up; not counted). */
+const WARMUP = Number(values.warmup);
 const ROOMS = Number(values.rooms);
 const EVENTS = Number(values.events);
 const PG_URL = process.env.WEFT_TEST_PG_URL ?? "postgresql://weft:weft@127.0.0.1:5432/weft";
@@ -191,10 +194,19 @@ async function deliveryLatency(backend: "sqlite" | "postgres"): Promise<string> 
       }
     });
     const total = RATE * SECONDS;
+    const sendHeaders = { authorization: `Bearer ${sender}`, "content-type": "application/json" };
+    // Warm-up traffic: the same sends, without a timestamp (not measured).
+    const warmStart = performance.now();
+    for (let i = 0; i < RATE * WARMUP; i++) {
+      const wait = warmStart + (i * 1000) / RATE - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      void request(`${srv.base}${V3}/rooms/${encodeURIComponent(room)}/send/m.room.message/w${i}`, { method: "PUT", headers: sendHeaders, body: JSON.stringify({ msgtype: "m.text", body: `warm-up ${i}` }), dispatcher: agent })
+        .then((res) => res.body.text())
+        .catch(() => {});
+    }
     const started = performance.now();
     const cpu0 = { server: srv.cpuSeconds(), client: process.cpuUsage() };
     const sends: Promise<unknown>[] = [];
-    const sendHeaders = { authorization: `Bearer ${sender}`, "content-type": "application/json" };
     for (let i = 0; i < total; i++) {
       const due = started + (i * 1000) / RATE;
       const wait = due - performance.now();
@@ -227,7 +239,7 @@ async function deliveryLatency(backend: "sqlite" | "postgres"): Promise<string> 
         console.log(`second ${sec}: ${l.length} deliveries, p50 ${pct(l, 50).toFixed(0)} ms, p99 ${pct(l, 99).toFixed(0)} ms, max ${l.at(-1)!.toFixed(0)} ms`);
       });
     latencies.sort((a, b) => a - b);
-    return `${backend}: (a) ${USERS} long-polling users, ${RATE} events/s for ${SECONDS} s: delivered ${latencies.length}/${expected}; latency from send start p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1)?.toFixed(1)} ms; from send response p50 ${pct(afterAck, 50).toFixed(1)} ms, p99 ${pct(afterAck, 99).toFixed(1)} ms (${load})`;
+    return `${backend}: (a) ${USERS} long-polling users, ${RATE} events/s for ${SECONDS} s${WARMUP > 0 ? ` after ${WARMUP} s of warm-up` : ""}: delivered ${latencies.length}/${expected}; latency from send start p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1)?.toFixed(1)} ms; from send response p50 ${pct(afterAck, 50).toFixed(1)} ms, p99 ${pct(afterAck, 99).toFixed(1)} ms (${load})`;
   } finally {
     await srv.stop();
   }
