@@ -33,8 +33,9 @@ export async function deviceListChanges(s: Services, userId: string, from: Devic
   let joined: string[] = [];
   let events: { roomId: string; stateKey: string; json: string }[] = [];
   if (from.events !== undefined && to.events !== undefined && to.events > from.events) {
-    joined = await s.e2ee.joinedRooms(userId);
-    events = await s.e2ee.membershipEventsBetween(joined, userId, from.events, to.events);
+    joined = await s.sync.streamCache.joinedRoomIds(s, userId);
+    // Usually no member event moved in the user's rooms: the in-memory index of sync says so without a read.
+    if (await s.sync.streamCache.memberEventsMaybeSince(s, joined, userId, from.events)) events = await s.e2ee.membershipEventsBetween(joined, userId, from.events, to.events);
   }
   if (changedDevices.length === 0 && events.length === 0) return { changed: [], left: [] };
   const sharing = await s.e2ee.usersSharingRoomsWith(userId);

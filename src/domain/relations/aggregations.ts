@@ -23,7 +23,8 @@ export async function bundleAggregations(s: Services, r: Requester | undefined, 
   const parents = new Map<string, StoredEvent>();
   const threadRoots: string[] = [];
   for (const e of events) {
-    if (isStateEvent(e.pdu) || e.rejectedReason) continue;
+    // Events nothing points at (known to the event store for fresh events) need no lookups.
+    if (isStateEvent(e.pdu) || e.rejectedReason || !s.rooms.events.mayHaveChildren(e.eventId)) continue;
     const rel = relationOf(e.pdu);
     if (rel && (rel.relType === "m.annotation" || rel.relType === "m.replace")) continue;
     parents.set(e.eventId, e);

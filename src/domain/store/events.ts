@@ -68,10 +68,41 @@ export class EventStore {
     this.streamIds = idAllocator(sql, "events", "stream_ordering", "events_stream_seq");
   }
 
+  /**
+   * Event ids that some event inserted by this process redacts or relates to (m.relates_to.event_id),
+   * recorded before the child commits. An event inserted by this process (position above the stream's
+   * start, and above `childFloor`) that is not in here has no redaction and no relation: serialization
+   * skips those lookups for it (the usual case for fresh events, read by every syncing member).
+   * Federation (children arriving before their parents) will have to record remote children here too.
+   */
+  private readonly childTargets = new Set<string>();
+  private childFloor = 0;
+  private lastInserted = 0;
+
+  private noteChildOf(target: string): void {
+    if (this.childTargets.size >= 500_000) {
+      this.childTargets.clear();
+      this.childFloor = this.lastInserted;
+    }
+    this.childTargets.add(target);
+  }
+
+  /** False only when `eventId` provably has no redaction or relation pointing at it (see childTargets). */
+  mayHaveChildren(eventId: string): boolean {
+    if (this.childTargets.has(eventId)) return true;
+    const e = this.cache.get(eventId);
+    const start = this.streamIds.seedPosition();
+    return e === undefined || start === undefined || e.outlier || e.streamOrdering <= Math.max(start, this.childFloor);
+  }
+
   /** Writes the event row and its edges, and moves the room's forward extremities. */
   async insert(tx: SqlExecutor, e: NewEvent): Promise<number> {
-    const pos = await this.streamIds.next(tx);
     const p = e.pdu;
+    if (e.redacts) this.noteChildOf(e.redacts);
+    const rel = (p.content as { "m.relates_to"?: { event_id?: unknown } } | undefined)?.["m.relates_to"];
+    if (rel && typeof rel === "object" && typeof rel.event_id === "string") this.noteChildOf(rel.event_id);
+    const pos = await this.streamIds.next(tx);
+    if (pos > this.lastInserted) this.lastInserted = pos;
     const containsUrl = typeof (p.content as Record<string, unknown>)?.url === "string";
     await tx.run(
       `INSERT INTO events (stream_ordering, event_id, room_id, type, state_key, sender, depth, origin_server_ts, json, replaces_state, state_group, outlier, contains_url, txn_device_key, txn_id)
@@ -169,6 +200,7 @@ export class EventStore {
   /** The redaction events that apply to each of `eventIds`. */
   async redactionsOf(eventIds: string[]): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>();
+    eventIds = eventIds.filter((id) => this.mayHaveChildren(id));
     for (let i = 0; i < eventIds.length; i += 500) {
       const chunk = eventIds.slice(i, i + 500);
       if (chunk.length === 0) continue;

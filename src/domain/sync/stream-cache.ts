@@ -12,7 +12,7 @@
 // Several writer processes (later) would feed these from the replicated notifier instead.
 import type { Services } from "../services.ts";
 import type { StoredEvent } from "../store/events.ts";
-import type { UserMembership } from "../store/sync-reads.ts";
+import { SyncReads, type UserMembership } from "../store/sync-reads.ts";
 import { LruCache } from "../cache/lru.ts";
 import { persistHooks, type PersistHook } from "../rooms/persist.ts";
 
@@ -29,6 +29,9 @@ interface RoomRecent {
 
 export class SyncStreamCache {
   private readonly rooms = new Map<string, RoomRecent>();
+  /** Position of the newest member event per room, and per user the member events about them. */
+  private readonly memberEventInRoom = new Map<string, number>();
+  private readonly memberEventAbout = new Map<string, number>();
   private readonly memberships: LruCache<string, UserMembership[]>;
   /** Bumped per user on each invalidation: a read that raced one is not cached. */
   private readonly generations = new Map<string, number>();
@@ -57,7 +60,11 @@ export class SyncStreamCache {
       while (i > 0 && r.recent[i - 1]!.pos > e.streamOrdering) i--;
       r.recent.splice(i, 0, { pos: e.streamOrdering, eventId: e.eventId });
       if (r.recent.length > RECENT_PER_ROOM) r.complete = r.recent.shift()!.pos;
-      if (e.pdu.type === "m.room.member" && e.pdu.state_key !== undefined) this.invalidateMemberships(e.pdu.state_key);
+      if (e.pdu.type === "m.room.member" && e.pdu.state_key !== undefined) {
+        this.invalidateMemberships(e.pdu.state_key);
+        this.memberEventInRoom.set(e.roomId, e.streamOrdering);
+        this.memberEventAbout.set(e.pdu.state_key, e.streamOrdering);
+      }
     }
   }
 
@@ -80,6 +87,16 @@ export class SyncStreamCache {
     return out;
   }
 
+  /**
+   * Whether a member event may have committed after `after` in one of `roomIds` or about `userId`
+   * (false only when memory knows there was none: the device-list stream skips its membership read).
+   */
+  async memberEventsMaybeSince(s: Services, roomIds: readonly string[], userId: string, after: number): Promise<boolean> {
+    if (after < (await this.floorPosition(s))) return true;
+    if ((this.memberEventAbout.get(userId) ?? 0) > after) return true;
+    return roomIds.some((r) => (this.memberEventInRoom.get(r) ?? 0) > after);
+  }
+
   /** The user's memberships, from memory or `read` (cached unless a member event of theirs raced it). */
   async membershipsOf(userId: string, read: () => Promise<UserMembership[]>): Promise<UserMembership[]> {
     const hit = this.memberships.get(userId);
@@ -88,6 +105,12 @@ export class SyncStreamCache {
     const rows = await read();
     if ((this.generations.get(userId) ?? 0) === gen) this.memberships.set(userId, rows);
     return rows;
+  }
+
+  /** The rooms `userId` is joined to now (from the memberships above). */
+  async joinedRoomIds(s: Services, userId: string): Promise<string[]> {
+    const ms = await this.membershipsOf(userId, () => new SyncReads(s.storage.sql).membershipsOf(userId));
+    return ms.filter((m) => m.membership === "join").map((m) => m.roomId);
   }
 
   invalidateMemberships(userId: string): void {
