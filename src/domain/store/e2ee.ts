@@ -7,6 +7,7 @@ import type { Dialect, Param, Sql, SqlExecutor } from "../../storage/sql.ts";
 import { settleHooksOf, toPgPlaceholders } from "../../storage/sql.ts";
 import type { Tx } from "../../storage/database.ts";
 import { idAllocator, type IdAllocator } from "./ids.ts";
+import { LruCache } from "../cache/lru.ts";
 
 const n = (v: unknown): number => Number(v ?? 0);
 const marks = (k: number) => Array.from({ length: k }, () => "?").join(", ");
@@ -133,14 +134,44 @@ export class E2eStore {
 
   async insertOneTimeKey(tx: SqlExecutor, userId: string, deviceId: string, algorithm: string, keyId: string, json: string, seq: number): Promise<void> {
     await tx.run(`INSERT INTO e2e_one_time_keys (user_id, device_id, algorithm, key_id, json, seq) VALUES (?, ?, ?, ?, ?, ?)`, [userId, deviceId, algorithm, keyId, json, seq]);
+    this.keysTouched(tx, userId, [deviceId]);
+  }
+
+  // Every /sync of a device reports its one-time key counts and unused fallback key types: both are
+  // cached per device, dropped by every write of this store to those tables (after the statement and
+  // again when its transaction settles); a read that raced a write is not kept.
+  private readonly keySummaries = new LruCache<string, { otk?: Record<string, number>; fallback?: string[] }>("e2e_key_summaries", 50_000);
+  private keyWrites = 0;
+
+  private keysTouched(tx: SqlExecutor, userId: string, deviceIds: readonly string[]): void {
+    const drop = () => {
+      this.keyWrites++;
+      for (const d of deviceIds) this.keySummaries.delete(`${userId}\u0000${d}`);
+    };
+    drop();
+    tx.onSettled?.(drop);
+  }
+
+  private async keySummary<K extends "otk" | "fallback">(userId: string, deviceId: string, field: K, read: () => Promise<NonNullable<{ otk?: Record<string, number>; fallback?: string[] }[K]>>) {
+    const key = `${userId}\u0000${deviceId}`;
+    const hit = this.keySummaries.get(key)?.[field];
+    if (hit !== undefined) return hit;
+    const writes = this.keyWrites;
+    const value = await read();
+    if (writes === this.keyWrites) this.keySummaries.set(key, { ...this.keySummaries.get(key), [field]: value });
+    return value;
   }
 
   async oneTimeKeyCounts(userId: string, deviceId: string, ex: SqlExecutor = this.sql): Promise<Record<string, number>> {
-    const rows = await ex.all<{ algorithm: string; c: number }>(
-      `SELECT algorithm, COUNT(*) AS c FROM e2e_one_time_keys WHERE user_id = ? AND device_id = ? GROUP BY algorithm`,
-      [userId, deviceId],
-    );
-    return Object.fromEntries(rows.map((r) => [r.algorithm, n(r.c)]));
+    const read = async () => {
+      const rows = await ex.all<{ algorithm: string; c: number }>(
+        `SELECT algorithm, COUNT(*) AS c FROM e2e_one_time_keys WHERE user_id = ? AND device_id = ? GROUP BY algorithm`,
+        [userId, deviceId],
+      );
+      return Object.fromEntries(rows.map((r) => [r.algorithm, n(r.c)]));
+    };
+    // Inside a transaction: its own view, never cached. Callers get a copy (they may add fields).
+    return ex === this.sql ? { ...(await this.keySummary(userId, deviceId, "otk", read)) } : read();
   }
 
   /** Takes the oldest one-time key of the algorithm (deleting it), or undefined when none is left. */
@@ -153,6 +184,7 @@ export class E2eStore {
       if (!row) return undefined;
       // A concurrent claim (PostgreSQL) may have taken it first: then try the next one.
       const gone = await tx.run(`DELETE FROM e2e_one_time_keys WHERE user_id = ? AND device_id = ? AND algorithm = ? AND key_id = ?`, [userId, deviceId, algorithm, row.key_id]);
+      this.keysTouched(tx, userId, [deviceId]);
       if (gone === 1) return { keyId: row.key_id, json: row.json };
     }
     return undefined;
@@ -172,18 +204,23 @@ export class E2eStore {
     const changed = await tx.run(`UPDATE e2e_fallback_keys SET key_id = ?, json = ?, used = ? WHERE user_id = ? AND device_id = ? AND algorithm = ?`, [keyId, json, false, userId, deviceId, algorithm]);
     if (changed === 0)
       await tx.run(`INSERT INTO e2e_fallback_keys (user_id, device_id, algorithm, key_id, json, used) VALUES (?, ?, ?, ?, ?, ?)`, [userId, deviceId, algorithm, keyId, json, false]);
+    this.keysTouched(tx, userId, [deviceId]);
   }
 
   async markFallbackUsed(tx: SqlExecutor, userId: string, deviceId: string, algorithm: string): Promise<void> {
     await tx.run(`UPDATE e2e_fallback_keys SET used = ? WHERE user_id = ? AND device_id = ? AND algorithm = ?`, [true, userId, deviceId, algorithm]);
+    this.keysTouched(tx, userId, [deviceId]);
   }
 
   async unusedFallbackAlgorithms(userId: string, deviceId: string): Promise<string[]> {
-    const rows = await this.sql.all<{ algorithm: string }>(
-      `SELECT algorithm FROM e2e_fallback_keys WHERE user_id = ? AND device_id = ? AND used = ? ORDER BY algorithm`,
-      [userId, deviceId, false],
-    );
-    return rows.map((r) => r.algorithm);
+    const read = async () => {
+      const rows = await this.sql.all<{ algorithm: string }>(
+        `SELECT algorithm FROM e2e_fallback_keys WHERE user_id = ? AND device_id = ? AND used = ? ORDER BY algorithm`,
+        [userId, deviceId, false],
+      );
+      return rows.map((r) => r.algorithm);
+    };
+    return [...(await this.keySummary(userId, deviceId, "fallback", read))];
   }
 
   // Cross-signing keys and signatures
@@ -238,6 +275,7 @@ export class E2eStore {
     await tx.run(`DELETE FROM e2e_device_keys WHERE user_id = ? AND device_id IN (${inList})`, p);
     await tx.run(`DELETE FROM e2e_one_time_keys WHERE user_id = ? AND device_id IN (${inList})`, p);
     await tx.run(`DELETE FROM e2e_fallback_keys WHERE user_id = ? AND device_id IN (${inList})`, p);
+    this.keysTouched(tx, userId, deviceIds);
     await tx.run(`DELETE FROM e2e_cross_signing_signatures WHERE target_user_id = ? AND target_key_id IN (${inList})`, p);
     await tx.run(`DELETE FROM to_device_inbox WHERE recipient_user_id = ? AND recipient_device_id IN (${inList})`, p);
   }

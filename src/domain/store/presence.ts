@@ -4,6 +4,7 @@
 import type { Sql } from "../../storage/sql.ts";
 import { idAllocator, type IdAllocator } from "./ids.ts";
 import { KeyedLanes } from "../rooms/lanes.ts";
+import { LruCache } from "../cache/lru.ts";
 
 export type PresenceState = "online" | "unavailable" | "offline";
 
@@ -46,6 +47,8 @@ export class PresenceStore {
   private readonly streamIds: IdAllocator;
   private position: Promise<number> | undefined;
   private readonly lane = new KeyedLanes();
+  /** Rows by user (null: no row), kept in step by `update`, the only writer: every /sync reads its user's row. */
+  private readonly rows = new LruCache<string, PresenceRow | null>("presence_rows", 50_000);
 
   constructor(private readonly sql: Sql) {
     this.streamIds = idAllocator(sql, "presence", "stream_id", "presence_stream_seq");
@@ -57,9 +60,17 @@ export class PresenceStore {
   }
 
   async get(userId: string): Promise<PresenceRow | undefined> {
+    const hit = this.rows.get(userId);
+    if (hit !== undefined) return hit ?? undefined;
+    const writes = this.writes;
     const r = await this.sql.get<Row>(`SELECT * FROM presence WHERE user_id = ?`, [userId]);
-    return r ? toRow(r) : undefined;
+    const row = r ? toRow(r) : undefined;
+    // Writes run in the lane and refresh the entry after commit; a read that raced any write is not kept.
+    if (writes === this.writes && this.writing === 0) this.rows.set(userId, row ?? null);
+    return row;
   }
+  private writes = 0;
+  private writing = 0;
 
   /**
    * Read-modify-write of one user's presence, one at a time: `update(current)` returns the new row (without
@@ -69,6 +80,9 @@ export class PresenceStore {
     return this.lane.run("presence", async () => {
       const next = update(await this.get(userId));
       if (!next) return undefined;
+      this.writes++;
+      this.writing++;
+      this.rows.delete(userId);
       const pos = await this.sql.transaction(async (tx) => {
         const id = await this.streamIds.next(tx);
         const vals = [next.state, next.statusMsg, next.lastActiveTs, next.lastUserSyncTs, next.currentlyActive, id];
@@ -79,8 +93,12 @@ export class PresenceStore {
         if (changed === 0)
           await tx.run(`INSERT INTO presence (state, status_msg, last_active_ts, last_user_sync_ts, currently_active, stream_id, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)`, [...vals, userId]);
         return id;
+      }).finally(() => {
+        this.writes++;
+        this.writing--;
       });
       if (pos > (await this.currentPosition())) this.position = Promise.resolve(pos);
+      this.rows.set(userId, { ...next, streamId: pos });
       return { ...next, streamId: pos };
     });
   }

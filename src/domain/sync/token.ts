@@ -12,7 +12,9 @@ export const STREAMS: readonly StreamName[] = ["events", "account_data", "receip
 export type SyncToken = Record<StreamName, number>;
 
 export function zeroToken(): SyncToken {
-  return Object.fromEntries(STREAMS.map((s) => [s, 0])) as SyncToken;
+  const t = {} as SyncToken;
+  for (const s of STREAMS) t[s] = 0;
+  return t;
 }
 
 export function formatSyncToken(t: SyncToken): string {
@@ -22,11 +24,12 @@ export function formatSyncToken(t: SyncToken): string {
 export function parseSyncToken(text: string, name = "since"): SyncToken {
   const m = /^s(\d+(?:_\d+)*)$/.exec(text);
   if (!m) throw new MatrixError("M_INVALID_PARAM", `Invalid ${name} token`, 400);
-  const parts = m[1]!.split("_").map(Number);
+  const parts = m[1]!.split("_");
   const t = zeroToken();
-  STREAMS.forEach((s, i) => {
-    if (i < parts.length) t[s] = parts[i]!;
-  });
-  if (Object.values(t).some((n) => !Number.isSafeInteger(n))) throw new MatrixError("M_INVALID_PARAM", `Invalid ${name} token`, 400);
+  for (let i = 0; i < STREAMS.length && i < parts.length; i++) {
+    const n = Number(parts[i]);
+    if (!Number.isSafeInteger(n)) throw new MatrixError("M_INVALID_PARAM", `Invalid ${name} token`, 400);
+    t[STREAMS[i]!] = n;
+  }
   return t;
 }
