@@ -13,10 +13,12 @@ import { legacyEvents, legacyInitialSync, roomInitialSync } from "../../domain/s
 function clientGone(c: AuthedCall): AbortSignal {
   const ac = new AbortController();
   const res = c.reply.raw;
+  if (res.destroyed || !res.socket || res.socket.destroyed) ac.abort();
   // 'close' also follows every completed response: abort (and its DOMException) only when unanswered.
-  res.once("close", () => {
-    if (!res.writableFinished) ac.abort();
-  });
+  else
+    res.once("close", () => {
+      if (!res.writableFinished) ac.abort();
+    });
   return ac.signal;
 }
 
@@ -33,7 +35,8 @@ export function syncRoutes(app: FastifyInstance, s: Services): void {
         fullState: queryBool(c, "full_state") ?? false,
         filter: await resolveSyncFilter(s, c.requester, queryString(c, "filter")),
         setPresence: queryString(c, "set_presence"),
-        signal: clientGone(c),
+        // Built only when the request comes to wait.
+        signal: () => clientGone(c),
       }),
   });
 

@@ -54,6 +54,11 @@ export interface ClientEventOptions {
   membership?: string;
   /** Any other unsigned fields the caller adds (e.g. m.relations). */
   extraUnsigned?: Record<string, unknown>;
+  /**
+   * Share the PDU's content object instead of copying it (the caller serializes the result at once and
+   * never mutates it: /sync, where every member's response carries the same events). Default false.
+   */
+  shareContent?: boolean;
 }
 
 /** Serializes a PDU for clients. No hashes, signatures, auth_events, prev_events, depth or origin. */
@@ -63,7 +68,8 @@ export function toClientEvent(pdu: Pdu, opts: ClientEventOptions): ClientEvent {
   const out: ClientEvent = {
     event_id: eventId,
     type: pdu.type,
-    content: cloneJson(pdu.content ?? {}),
+    // Redactions get `redacts` mirrored into content below: always a copy then.
+    content: opts.shareContent && pdu.type !== "m.room.redaction" ? (pdu.content ?? {}) : cloneJson(pdu.content ?? {}),
     sender: pdu.sender,
     origin_server_ts: pdu.origin_server_ts,
   };

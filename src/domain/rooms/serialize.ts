@@ -13,6 +13,8 @@ export interface SerializeOptions {
   omitRoomId?: boolean;
   /** Extra unsigned fields per event id (e.g. m.relations from the relations capability). */
   extraUnsigned?: Map<string, Record<string, unknown>>;
+  /** Share event content objects instead of copying them (see ClientEventOptions.shareContent). */
+  shareContent?: boolean;
 }
 
 /** Hooks adding unsigned data per batch (relations aggregation arrives with the relations capability). */
@@ -54,6 +56,7 @@ export async function serializeEvents(
         replacesState: e.replacesState ?? undefined,
         redactedBecause: redactedBy ? toClientEvent(redactedBy.pdu, { roomVersion: v, eventId: redactedBy.eventId, roomId: e.roomId, now }) : undefined,
         extraUnsigned: extra.get(e.eventId),
+        shareContent: opts.shareContent,
       }),
     );
   }

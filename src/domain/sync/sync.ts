@@ -34,8 +34,11 @@ export interface SyncRequest {
   fullState: boolean;
   filter: SyncFilter;
   setPresence?: string;
-  /** Aborted when the client goes away. */
-  signal?: AbortSignal;
+  /**
+   * Aborted when the client goes away; or a function making that signal, called only if the request
+   * comes to wait (most answers under load are immediate: no signal is built for them).
+   */
+  signal?: AbortSignal | (() => AbortSignal);
 }
 
 export type SyncResponse = { next_batch: string } & SyncResult;
@@ -83,7 +86,8 @@ export async function sync(s: Services, r: Requester, req: SyncRequest): Promise
   if (!["online", "offline", "unavailable"].includes(setPresence)) throw new MatrixError("M_INVALID_PARAM", "set_presence must be online, offline or unavailable", 400);
   for (const set of s.sync.presenceSetters) await set(s, r, setPresence as "online" | "offline" | "unavailable");
   const deadline = Date.now() + Math.min(Math.max(req.timeoutMs, 0), MAX_SYNC_TIMEOUT_MS);
-  const signals = [s.sync.shutdownSignal, ...(req.signal ? [req.signal] : [])];
+  let signals: AbortSignal[] | undefined;
+  const abortSignals = () => (signals ??= [s.sync.shutdownSignal, ...(req.signal ? [typeof req.signal === "function" ? req.signal() : req.signal] : [])]);
   // Listening starts before the first read: a change committed while reading still wakes the wait.
   const waiter = new Waiter(s.rooms.notifier, r.userId);
   try {
@@ -91,9 +95,9 @@ export async function sync(s: Services, r: Requester, req: SyncRequest): Promise
       const { ctx, added } = await collectOnce(s, r, req, since);
       waiter.rooms = ctx.joinedRooms;
       const remaining = deadline - Date.now();
-      if (added || since === undefined || req.fullState || remaining <= 0 || signals.some((x) => x.aborted)) return { next_batch: formatSyncToken(ctx.to), ...ctx.result };
+      if (added || since === undefined || req.fullState || remaining <= 0 || abortSignals().some((x) => x.aborted)) return { next_batch: formatSyncToken(ctx.to), ...ctx.result };
       waiter.consumed(ctx.to);
-      if (!(await waiter.until(ctx.to, remaining, signals))) return { next_batch: formatSyncToken(ctx.to), ...ctx.result };
+      if (!(await waiter.until(ctx.to, remaining, abortSignals()))) return { next_batch: formatSyncToken(ctx.to), ...ctx.result };
     }
   } finally {
     waiter.dispose();

@@ -49,7 +49,8 @@ interface Timeline {
 export async function renderEvents(s: Services, r: Requester, filter: SyncFilter, events: StoredEvent[], versions: Map<string, string>, omitRoomId = true): Promise<JsonObject[]> {
   if (filter.event_format === "federation") return events.map((e) => pickEventFields(JSON.parse(e.json) as JsonObject, filter.event_fields));
   const lookup = async (roomId: string) => versions.get(roomId) ?? (await s.rooms.store.getRoom(roomId))?.roomVersion ?? "1";
-  const out = await serializeEvents(s, r, lookup, events, { omitRoomId });
+  // The response is serialized at once and never changed: events share their content objects.
+  const out = await serializeEvents(s, r, lookup, events, { omitRoomId, shareContent: true });
   return out.map((e) => pickEventFields(e as unknown as JsonObject, filter.event_fields));
 }
 
