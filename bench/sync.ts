@@ -354,6 +354,6 @@ for (const b of backends) {
   if (values.only === undefined || values.only === "b") lines.push(await initialSync(b));
   if (values.only === undefined || values.only === "c") lines.push(await subscriptionLatency(b));
 }
-console.log("\nbench/sync (server in its own process; clients: fetch over undici keep-alive)");
+console.log("\nbench/sync (server in its own process; clients: undici over keep-alive connections)");
 for (const l of lines) console.log(l);
 await agent.close();
