@@ -26,4 +26,27 @@ describe.each(backends())("shutdown on %s", (backend) => {
       await t.close();
     }
   });
+
+  it("closes promptly after a client gave up on its long poll", async () => {
+    const t = await startTestServer({ backend });
+    try {
+      const alice = await registerUser(t, "alice");
+      const first = await t.call("GET", "/_matrix/client/v3/sync", { token: alice.access_token });
+      const services = t.hs.services;
+      const abort = new AbortController();
+      const poll = fetch(`${t.baseUrl}/_matrix/client/v3/sync?timeout=30000&since=${encodeURIComponent(first.json.next_batch)}`, {
+        headers: { authorization: `Bearer ${alice.access_token}` },
+        signal: abort.signal,
+      }).catch((err: unknown) => err);
+      while (services.inFlight.size === 0) await new Promise((r) => setTimeout(r, 5));
+      abort.abort();
+      expect(await poll).toBeInstanceOf(Error);
+      const started = Date.now();
+      await t.stop();
+      expect(services.inFlight.size).toBe(0);
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      await t.close();
+    }
+  }, 40_000);
 });
