@@ -2,6 +2,7 @@
 // replaceable by the capability that owns the stream), the in-memory record of which member events each
 // device already received (lazy-loading), hooks for `set_presence`, and the shutdown signal that ends
 // waiting long polls. See sync.ts for the plug-in rules.
+import { setMaxListeners } from "node:events";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import type { StreamName } from "../rooms/notifier.ts";
@@ -29,7 +30,7 @@ export class SyncServices {
   readonly presenceSetters: PresenceSetter[] = [];
   /** Per device ("user|device"): room id → member user id → the member event id last sent (lazy-loading). */
   readonly sentMembers: LruCache<string, Map<string, Map<string, string>>>;
-  private readonly closing = new AbortController();
+  private readonly closing = ((c) => (setMaxListeners(0, c.signal), c))(new AbortController()); // one listener per live subscriber
   /** Recent events per room and users' memberships, fed at commit (stream-cache.ts). */
   readonly streamCache = new SyncStreamCache();
 
