@@ -9,7 +9,8 @@ import type { Requester } from "../accounts/requester.ts";
 import { byteLength, MAX_ID_BYTES, parseRoomAlias, parseUserId, tryParseRoomId } from "../ids.ts";
 import { currentStateEvent, loadRoom } from "../rooms/room-cache.ts";
 import { powerLevelsOf } from "../rooms/power-levels.ts";
-import { appendEvent } from "../rooms/append.ts";
+import { appendEvent, type AlreadyDone } from "../rooms/append.ts";
+import { stateKeyOf } from "../store/state-groups.ts";
 import { readAccess } from "../rooms/read-access.ts";
 import type { EventDraft } from "../rooms/build-event.ts";
 import { isInNamespace } from "../accounts/appservices.ts";
@@ -113,24 +114,20 @@ export async function deleteAlias(s: Services, r: Requester, alias: string): Pro
   }
 }
 
-class NothingToDo extends Error {}
-
 async function removeFromCanonicalAlias(s: Services, r: Requester, roomId: string, alias: string): Promise<void> {
   const room = await loadRoom(s, roomId);
   const current = room ? await currentStateEvent(s, room, "m.room.canonical_alias") : undefined;
   if (!current || !mentions(current.content, alias)) return;
-  try {
-    await appendEvent(s, roomId, async (room): Promise<EventDraft> => {
-      const now = await currentStateEvent(s, room, "m.room.canonical_alias");
-      if (!now || !mentions(now.content, alias)) throw new NothingToDo();
-      const content = { ...now.content };
-      if (content.alias === alias) delete content.alias;
-      if (Array.isArray(content.alt_aliases)) content.alt_aliases = content.alt_aliases.filter((a) => a !== alias);
-      return { type: "m.room.canonical_alias", stateKey: "", sender: r.userId, content };
-    });
-  } catch (err) {
-    if (!(err instanceof NothingToDo)) throw err;
-  }
+  await appendEvent(s, roomId, async (room): Promise<EventDraft | AlreadyDone> => {
+    // State is replaced, never removed: the event seen above (or a newer one) is still there.
+    const id = room.state.get(stateKeyOf("m.room.canonical_alias", ""))!;
+    const now = (await s.rooms.events.get(id))!;
+    if (!mentions(now.pdu.content, alias)) return { alreadyDone: now }; // a concurrent request removed it
+    const content = { ...now.pdu.content };
+    if (content.alias === alias) delete content.alias;
+    if (Array.isArray(content.alt_aliases)) content.alt_aliases = content.alt_aliases.filter((a) => a !== alias);
+    return { type: "m.room.canonical_alias", stateKey: "", sender: r.userId, content };
+  });
 }
 
 function mentions(content: Record<string, unknown>, alias: string): boolean {
