@@ -4,18 +4,14 @@
 // Prints messages/s and p50/p99 latency. Usage: npm run bench:send [-- --backend sqlite|postgres] [--count N]
 // --tool wrk [--seconds S] uses wrk (lighter client; needs `apt-get install wrk`) for S seconds per run.
 // WEFT_BENCH_NODE_ARGS passes flags to the server's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
-import pg from "pg";
-import YAML from "yaml";
-import { generateConfig } from "../src/config/generate.ts";
-import { sharedSecretMac } from "../src/domain/admin/shared-secret-registration.ts";
+import { json, startBenchServer, type Backend } from "./homeserver.ts";
 
 const { values } = parseArgs({
   options: {
@@ -28,23 +24,8 @@ const { values } = parseArgs({
 });
 const COUNT = Number(values.count);
 const WARMUP = Number(values.warmup);
-const PG_URL = process.env.WEFT_TEST_PG_URL ?? "postgresql://weft:weft@127.0.0.1:5432/weft";
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
-async function json(url: string, init: RequestInit = {}): Promise<any> {
-  const res = await fetch(url, { ...init, headers: { "content-type": "application/json", ...(init.headers ?? {}) } });
-  const body = await res.json();
-  if (!res.ok) throw new Error(`${init.method ?? "GET"} ${url}: ${res.status} ${JSON.stringify(body)}`);
-  return body;
-}
 
 interface Run {
   label: string;
@@ -130,65 +111,26 @@ end
   return { label, rps: requests / (micros / 1e6), p50: p50 / 1000, p99: p99 / 1000, errors };
 }
 
-async function bench(backend: "sqlite" | "postgres"): Promise<Run[]> {
-  const dir = mkdtempSync(path.join(tmpdir(), "weft-bench-"));
-  const port = await freePort();
-  let dbName: string | undefined;
-  let databaseUrl: string | undefined;
-  if (backend === "postgres") {
-    dbName = `weft_bench_${randomBytes(4).toString("hex")}`;
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    await c.query(`CREATE DATABASE ${dbName}`);
-    await c.end();
-    const u = new URL(PG_URL);
-    u.pathname = `/${dbName}`;
-    databaseUrl = u.toString();
-  }
-  const generated = await generateConfig({ serverName: "bench.local", configPath: path.join(dir, "homeserver.yaml"), port, databaseUrl });
-  const cfg = YAML.parse(readFileSync(generated.configPath, "utf8"));
-  Object.assign(cfg, { rc_message: { per_second: 1e6, burst_count: 1e6 }, log_level: "warn", password_config: { scrypt_log_n: 4 } });
-  writeFileSync(generated.configPath, YAML.stringify(cfg));
-
-  const child: ChildProcess = spawn(process.execPath, [...(process.env.WEFT_BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []), "--import", "tsx", "src/cli.ts", "start", "-c", generated.configPath], { stdio: ["ignore", "inherit", "inherit"] });
-  const base = `http://127.0.0.1:${port}`;
+async function bench(backend: Backend): Promise<Run[]> {
+  const srv = await startBenchServer(backend);
   try {
-    for (let i = 0; ; i++) {
-      try {
-        await json(`${base}/_matrix/client/versions`);
-        break;
-      } catch {
-        if (i > 300) throw new Error("server did not start");
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-    const { nonce } = await json(`${base}/_synapse/admin/v1/register`);
-    const mac = sharedSecretMac(generated.registrationSharedSecret, { nonce, username: "bencher", password: "pw", admin: false });
-    const user = await json(`${base}/_synapse/admin/v1/register`, { method: "POST", body: JSON.stringify({ nonce, username: "bencher", password: "pw", admin: false, mac }) });
-    const room = await json(`${base}/_matrix/client/v3/createRoom`, { method: "POST", body: JSON.stringify({ name: "bench" }), headers: { authorization: `Bearer ${user.access_token}` } });
-    await send(base, user.access_token, room.room_id, WARMUP, 4, "warm-up");
+    const token = await srv.register("bencher");
+    const room = await json(`${srv.base}/_matrix/client/v3/createRoom`, { method: "POST", body: JSON.stringify({ name: "bench" }), token });
+    await send(srv.base, token, room.room_id, WARMUP, 4, "warm-up");
     if (values.tool === "wrk") {
-      const seq = await sendWrk(base, user.access_token, room.room_id, 1, `${backend} sequential (1 connection)`);
-      const con = await sendWrk(base, user.access_token, room.room_id, 10, `${backend} concurrent (10 connections)`);
+      const seq = await sendWrk(srv.base, token, room.room_id, 1, `${backend} sequential (1 connection)`);
+      const con = await sendWrk(srv.base, token, room.room_id, 10, `${backend} concurrent (10 connections)`);
       return [seq, con];
     }
-    const seq = await send(base, user.access_token, room.room_id, COUNT, 1, `${backend} sequential (1 connection)`);
-    const con = await send(base, user.access_token, room.room_id, COUNT, 10, `${backend} concurrent (10 connections)`);
+    const seq = await send(srv.base, token, room.room_id, COUNT, 1, `${backend} sequential (1 connection)`);
+    const con = await send(srv.base, token, room.room_id, COUNT, 10, `${backend} concurrent (10 connections)`);
     return [seq, con];
   } finally {
-    child.kill("SIGTERM");
-    await new Promise((r) => child.once("exit", r));
-    rmSync(dir, { recursive: true, force: true });
-    if (dbName) {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      await c.end();
-    }
+    await srv.stop();
   }
 }
 
-const backends = values.backend ? [values.backend as "sqlite" | "postgres"] : (["sqlite", "postgres"] as const);
+const backends = values.backend ? [values.backend as Backend] : (["sqlite", "postgres"] as const);
 const rows: Run[] = [];
 for (const b of backends) rows.push(...(await bench(b)));
 console.log(

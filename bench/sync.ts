@@ -10,18 +10,9 @@
 // Usage: npm run bench:sync [-- --backend sqlite|postgres] [--users 100] [--rate 100] [--seconds 30]
 //        [--rooms 500] [--events 50] [--only a|b|c] [--subscription roomTimeline|syncUpdates] [--warmup S]
 // WEFT_BENCH_NODE_ARGS passes flags to the server's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
-import { spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { parseArgs } from "node:util";
 import { Agent, fetch as undiciFetch, request, type RequestInit } from "undici";
-import pg from "pg";
-import YAML from "yaml";
-import { generateConfig } from "../src/config/generate.ts";
-import { sharedSecretMac } from "../src/domain/admin/shared-secret-registration.ts";
+import { startBenchServer } from "./homeserver.ts";
 import WebSocket from "ws";
 import { createClient as createWsClient } from "graphql-ws";
 
@@ -45,17 +36,8 @@ const SECONDS = Number(values.seconds);
 const WARMUP = Number(values.warmup);
 const ROOMS = Number(values.rooms);
 const EVENTS = Number(values.events);
-const PG_URL = process.env.WEFT_TEST_PG_URL ?? "postgresql://weft:weft@127.0.0.1:5432/weft";
 const agent = new Agent({ connections: 1000, keepAliveTimeout: 60_000, bodyTimeout: 0, headersTimeout: 0 });
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function json(url: string, init: Omit<RequestInit, "headers"> & { token?: string } = {}): Promise<any> {
   const headers: Record<string, string> = { "content-type": "application/json", ...(init.token ? { authorization: `Bearer ${init.token}` } : {}) };
@@ -78,75 +60,11 @@ async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promis
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
-async function startServer(backend: "sqlite" | "postgres") {
-  const dir = mkdtempSync(path.join(tmpdir(), "weft-bench-"));
-  const port = await freePort();
-  let dbName: string | undefined;
-  let databaseUrl: string | undefined;
-  if (backend === "postgres") {
-    dbName = `weft_bench_${randomBytes(4).toString("hex")}`;
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    await c.query(`CREATE DATABASE ${dbName}`);
-    await c.end();
-    const u = new URL(PG_URL);
-    u.pathname = `/${dbName}`;
-    databaseUrl = u.toString();
-  }
-  const generated = await generateConfig({ serverName: "bench.local", configPath: path.join(dir, "homeserver.yaml"), port, databaseUrl });
-  const cfg = YAML.parse(readFileSync(generated.configPath, "utf8"));
-  Object.assign(cfg, {
-    rc_message: { per_second: 1e6, burst_count: 1e6 },
-    rc_registration: { per_second: 1e6, burst_count: 1e6 },
-    rc_login: { address: { per_second: 1e6, burst_count: 1e6 }, account: { per_second: 1e6, burst_count: 1e6 } },
-    rc_joins: { local: { per_second: 1e6, burst_count: 1e6 } },
-    log_level: "warn",
-    password_config: { scrypt_log_n: 4 },
-  });
-  writeFileSync(generated.configPath, YAML.stringify(cfg));
-  const child: ChildProcess = spawn(process.execPath, [...(process.env.WEFT_BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []), "--import", "tsx", "src/cli.ts", "start", "-c", generated.configPath], { stdio: ["ignore", "inherit", "inherit"] });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    try {
-      await json(`${base}/_matrix/client/versions`);
-      break;
-    } catch {
-      if (i > 300) throw new Error("server did not start");
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  const register = async (username: string): Promise<string> => {
-    const { nonce } = await json(`${base}/_synapse/admin/v1/register`);
-    const mac = sharedSecretMac(generated.registrationSharedSecret, { nonce, username, password: "pw", admin: false });
-    return (await json(`${base}/_synapse/admin/v1/register`, { method: "POST", body: JSON.stringify({ nonce, username, password: "pw", admin: false, mac }) })).access_token;
-  };
-  const stop = async () => {
-    child.kill("SIGTERM");
-    await new Promise((r) => child.once("exit", r));
-    rmSync(dir, { recursive: true, force: true });
-    if (dbName) {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      await c.end();
-    }
-  };
-  /** The server process's CPU time so far (user + system), in seconds (Linux /proc). */
-  const cpuSeconds = (): number => {
-    try {
-      const f = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-      return (Number(f[11]) + Number(f[12])) / 100;
-    } catch {
-      return NaN;
-    }
-  };
-  return { base, register, stop, cpuSeconds };
-}
 
 const V3 = "/_matrix/client/v3";
 
 async function deliveryLatency(backend: "sqlite" | "postgres"): Promise<string> {
-  const srv = await startServer(backend);
+  const srv = await startBenchServer(backend);
   try {
     const sender = await srv.register("sender");
     const room = (await json(`${srv.base}${V3}/createRoom`, { method: "POST", token: sender, body: JSON.stringify({ preset: "public_chat" }) })).room_id as string;
@@ -246,7 +164,7 @@ async function deliveryLatency(backend: "sqlite" | "postgres"): Promise<string> 
 }
 
 async function initialSync(backend: "sqlite" | "postgres"): Promise<string> {
-  const srv = await startServer(backend);
+  const srv = await startBenchServer(backend);
   try {
     const user = await srv.register("many");
     const other = await srv.register("other");
@@ -287,7 +205,7 @@ async function initialSync(backend: "sqlite" | "postgres"): Promise<string> {
 /** (c): delivery latency to GraphQL subscribers (roomTimeline or syncUpdates) of one busy room. */
 async function subscriptionLatency(backend: "sqlite" | "postgres"): Promise<string> {
   const kind = values.subscription === "syncUpdates" ? "syncUpdates" : "roomTimeline";
-  const srv = await startServer(backend);
+  const srv = await startBenchServer(backend);
   const clients: ReturnType<typeof createWsClient>[] = [];
   try {
     const sender = await srv.register("sender");

@@ -1,5 +1,6 @@
 // Small GraphQL clients for the tests: POST /graphql over HTTP (status and JSON body), and a graphql-ws
-// client over the `ws` package that runs one operation and returns its single result.
+// client over the `ws` package that runs one operation and returns its single result, and a collector of
+// a subscription's payloads.
 import WebSocket from "ws";
 import { createClient, type Client } from "graphql-ws";
 import type { FormattedExecutionResult } from "graphql";
@@ -50,3 +51,29 @@ export const LOGIN = `mutation ($input: LoginInput!) {
 export const VIEWER = `{ viewer { userId deviceId isGuest displayName avatarUrl devices { deviceId displayName lastSeenIp lastSeenTs } } }`;
 export const SET_DISPLAY_NAME = `mutation ($name: String) { setDisplayName(displayName: $name) { userId displayName } }`;
 export const SET_AVATAR_URL = `mutation ($url: String) { setAvatarUrl(avatarUrl: $url) { userId avatarUrl displayName } }`;
+
+/** Subscribes over `c` and collects the payloads; `until(n)` waits for the n-th one. */
+export function subscribe(c: Client, query: string, variables: Record<string, unknown>) {
+  const results: any[] = [];
+  const waiters: { n: number; resolve: () => void }[] = [];
+  let error: unknown;
+  const stop = c.subscribe<any>({ query, variables }, {
+    next: (r) => {
+      results.push(r);
+      for (const w of waiters.filter((w) => results.length >= w.n)) w.resolve();
+    },
+    error: (e) => { error = e; for (const w of waiters) w.resolve(); },
+    complete: () => { for (const w of waiters) w.resolve(); },
+  });
+  return {
+    results,
+    get error() { return error; },
+    stop,
+    until: (n: number, ms = 10000) =>
+      new Promise<void>((resolve, reject) => {
+        if (results.length >= n) return resolve();
+        const timer = setTimeout(() => reject(new Error(`only ${results.length} of ${n} results`)), ms);
+        waiters.push({ n, resolve: () => { clearTimeout(timer); resolve(); } });
+      }),
+  };
+}

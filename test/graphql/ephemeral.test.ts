@@ -3,11 +3,10 @@
 // misses nothing; typing and receipts subscriptions (private receipts stay private, non-members are
 // refused); setTyping, markRead (with the read marker) and setPresence / presence.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Client } from "graphql-ws";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
-import { errcode, gql, wsClient } from "./client.ts";
+import { errcode, gql, wsClient, subscribe } from "./client.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -26,32 +25,6 @@ const SET_TYPING = `mutation ($roomId: String!, $typing: Boolean!, $timeout: Int
 const MARK_READ = `mutation ($roomId: String!, $eventId: String!, $threadId: String, $private: Boolean, $fullyRead: Boolean) {
   markRead(roomId: $roomId, eventId: $eventId, threadId: $threadId, private: $private, fullyRead: $fullyRead)
 }`;
-
-/** Subscribes and collects results; `until(n)` waits for the n-th payload. */
-function subscribe(c: Client, query: string, variables: Record<string, unknown>) {
-  const results: any[] = [];
-  const waiters: { n: number; resolve: () => void }[] = [];
-  let error: unknown;
-  const stop = c.subscribe<any>({ query, variables }, {
-    next: (r) => {
-      results.push(r);
-      for (const w of waiters.filter((w) => results.length >= w.n)) w.resolve();
-    },
-    error: (e) => { error = e; for (const w of waiters) w.resolve(); },
-    complete: () => { for (const w of waiters) w.resolve(); },
-  });
-  return {
-    results,
-    get error() { return error; },
-    stop,
-    until: (n: number, ms = 10000) =>
-      new Promise<void>((resolve, reject) => {
-        if (results.length >= n) return resolve();
-        const timer = setTimeout(() => reject(new Error(`only ${results.length} of ${n} results`)), ms);
-        waiters.push({ n, resolve: () => { clearTimeout(timer); resolve(); } });
-      }),
-  };
-}
 
 describe.each(backends())("GraphQL typing, receipts, presence and syncUpdates on %s", (backend) => {
   let t: TestServer;

@@ -3,11 +3,10 @@
 // receiving the same message as a long-polling /sync client, resuming from a cursor without gaps, and
 // refused for rooms the viewer cannot read.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Client } from "graphql-ws";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
-import { errcode, gql, wsClient } from "./client.ts";
+import { errcode, gql, wsClient, subscribe } from "./client.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -15,32 +14,6 @@ const enc = encodeURIComponent;
 const TIMELINE = `subscription ($roomId: String!, $since: String) {
   roomTimeline(roomId: $roomId, since: $since) { cursor event { eventId roomId type sender body } }
 }`;
-
-/** Subscribes and collects results; `next(n)` waits for the n-th payload. */
-function subscribe(c: Client, query: string, variables: Record<string, unknown>) {
-  const results: any[] = [];
-  const waiters: { n: number; resolve: () => void }[] = [];
-  let error: unknown;
-  const stop = c.subscribe<any>({ query, variables }, {
-    next: (r) => {
-      results.push(r);
-      for (const w of waiters.filter((w) => results.length >= w.n)) w.resolve();
-    },
-    error: (e) => { error = e; for (const w of waiters) w.resolve(); },
-    complete: () => { for (const w of waiters) w.resolve(); },
-  });
-  return {
-    results,
-    get error() { return error; },
-    stop,
-    until: (n: number, ms = 10000) =>
-      new Promise<void>((resolve, reject) => {
-        if (results.length >= n) return resolve();
-        const timer = setTimeout(() => reject(new Error(`only ${results.length} of ${n} results`)), ms);
-        waiters.push({ n, resolve: () => { clearTimeout(timer); resolve(); } });
-      }),
-  };
-}
 
 describe.each(backends())("GraphQL sync on %s", (backend) => {
   let t: TestServer;

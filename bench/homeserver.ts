@@ -1,0 +1,108 @@
+// The homeserver a benchmark measures: `weft start` in its own process (as operators run it) on a fresh
+// SQLite file or PostgreSQL database, rate limits lifted, with shared-secret registration of users.
+// WEFT_BENCH_NODE_ARGS passes flags to the server's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import pg from "pg";
+import YAML from "yaml";
+import { generateConfig } from "../src/config/generate.ts";
+import { sharedSecretMac } from "../src/domain/admin/shared-secret-registration.ts";
+
+export type Backend = "sqlite" | "postgres";
+export const PG_URL = process.env.WEFT_TEST_PG_URL ?? "postgresql://weft:weft@127.0.0.1:5432/weft";
+
+export interface BenchServer {
+  base: string;
+  /** Registers `username` (password "pw") and returns its access token. */
+  register(username: string): Promise<string>;
+  stop(): Promise<void>;
+  /** The server process's CPU time so far (user + system), in seconds (Linux /proc). */
+  cpuSeconds(): number;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** A JSON request that throws on a non-2xx answer. */
+export async function json(url: string, init: RequestInit & { token?: string } = {}): Promise<any> {
+  const headers: Record<string, string> = { "content-type": "application/json", ...(init.token ? { authorization: `Bearer ${init.token}` } : {}) };
+  const res = await fetch(url, { ...init, headers });
+  const body = await res.json();
+  if (!res.ok) throw new Error(`${init.method ?? "GET"} ${url}: ${res.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+export async function startBenchServer(backend: Backend): Promise<BenchServer> {
+  const dir = mkdtempSync(path.join(tmpdir(), "weft-bench-"));
+  const port = await freePort();
+  let dbName: string | undefined;
+  let databaseUrl: string | undefined;
+  if (backend === "postgres") {
+    dbName = `weft_bench_${randomBytes(4).toString("hex")}`;
+    const c = new pg.Client({ connectionString: PG_URL });
+    await c.connect();
+    await c.query(`CREATE DATABASE ${dbName}`);
+    await c.end();
+    const u = new URL(PG_URL);
+    u.pathname = `/${dbName}`;
+    databaseUrl = u.toString();
+  }
+  const generated = await generateConfig({ serverName: "bench.local", configPath: path.join(dir, "homeserver.yaml"), port, databaseUrl });
+  const cfg = YAML.parse(readFileSync(generated.configPath, "utf8"));
+  Object.assign(cfg, {
+    rc_message: { per_second: 1e6, burst_count: 1e6 },
+    rc_registration: { per_second: 1e6, burst_count: 1e6 },
+    rc_login: { address: { per_second: 1e6, burst_count: 1e6 }, account: { per_second: 1e6, burst_count: 1e6 } },
+    rc_joins: { local: { per_second: 1e6, burst_count: 1e6 } },
+    log_level: "warn",
+    password_config: { scrypt_log_n: 4 },
+  });
+  writeFileSync(generated.configPath, YAML.stringify(cfg));
+  const child: ChildProcess = spawn(process.execPath, [...(process.env.WEFT_BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []), "--import", "tsx", "src/cli.ts", "start", "-c", generated.configPath], { stdio: ["ignore", "inherit", "inherit"] });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      await json(`${base}/_matrix/client/versions`);
+      break;
+    } catch {
+      if (i > 300) throw new Error("server did not start");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  const register = async (username: string): Promise<string> => {
+    const { nonce } = await json(`${base}/_synapse/admin/v1/register`);
+    const mac = sharedSecretMac(generated.registrationSharedSecret, { nonce, username, password: "pw", admin: false });
+    return (await json(`${base}/_synapse/admin/v1/register`, { method: "POST", body: JSON.stringify({ nonce, username, password: "pw", admin: false, mac }) })).access_token;
+  };
+  const stop = async () => {
+    child.kill("SIGTERM");
+    await new Promise((r) => child.once("exit", r));
+    rmSync(dir, { recursive: true, force: true });
+    if (dbName) {
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+      await c.end();
+    }
+  };
+  /** The server process's CPU time so far (user + system), in seconds (Linux /proc). */
+  const cpuSeconds = (): number => {
+    try {
+      const f = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      return (Number(f[11]) + Number(f[12])) / 100;
+    } catch {
+      return NaN;
+    }
+  };
+  return { base, register, stop, cpuSeconds };
+}
