@@ -7,7 +7,7 @@ import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { writeAccountData } from "../account-data/account-data.ts";
 import { requireJoined } from "../typing/set-typing.ts";
-import { checkEventId, eventInRoom, putReceipt } from "./send-receipt.ts";
+import { checkEventId, eventInRoom, parseThreadId, putReceipt } from "./send-receipt.ts";
 
 /** Sets `m.fully_read` in `roomId` to `eventId` unless the current marker is on a later event. */
 export async function setFullyRead(s: Services, r: Requester, roomId: string, eventId: string): Promise<void> {
@@ -47,4 +47,23 @@ export async function setReadMarkers(s: Services, r: Requester, roomId: string, 
   if (m.fullyRead) await setFullyRead(s, r, roomId, m.fullyRead);
   if (m.read) await putReceipt(s, r, roomId, "m.read", m.read, undefined);
   if (m.readPrivate) await putReceipt(s, r, roomId, "m.read.private", m.readPrivate, undefined);
+}
+
+/**
+ * Marks `eventId` read for `r` (GraphQL markRead): an m.read receipt, or m.read.private; in a thread
+ * (`main` or a thread root) or unthreaded; with `fullyRead` the read marker moves there too. Returns
+ * whether a receipt was stored.
+ */
+export async function markRead(
+  s: Services,
+  r: Requester,
+  roomId: string,
+  eventId: string,
+  opts: { threadId?: string | null; private?: boolean | null; fullyRead?: boolean | null },
+): Promise<boolean> {
+  checkEventId(eventId);
+  const thread = parseThreadId(opts.threadId == null ? {} : { thread_id: opts.threadId });
+  await requireJoined(s, r.userId, roomId);
+  if (opts.fullyRead) await setFullyRead(s, r, roomId, eventId);
+  return putReceipt(s, r, roomId, opts.private ? "m.read.private" : "m.read", eventId, thread);
 }

@@ -10,9 +10,10 @@ import { MatrixError } from "../../domain/errors.ts";
 import type { Services } from "../../domain/services.ts";
 import type { Requester } from "../../domain/accounts/requester.ts";
 import type { ClientEvent } from "../../domain/events/format.ts";
-import { requireJoined, setTyping } from "../../domain/typing/set-typing.ts";
-import { checkEventId, parseThreadId, putReceipt } from "../../domain/receipts/send-receipt.ts";
-import { setFullyRead } from "../../domain/receipts/read-markers.ts";
+import { setTyping } from "../../domain/typing/set-typing.ts";
+import { LiveTyping } from "../../domain/typing/live-typing.ts";
+import { LiveReceipts } from "../../domain/receipts/live-receipts.ts";
+import { markRead } from "../../domain/receipts/read-markers.ts";
 import { getPresence, parsePresenceBody, setPresence, type PresenceContent } from "../../domain/presence/presence.ts";
 import { resolveSyncFilter } from "../../domain/filters/user-filters.ts";
 import { LiveSync } from "../../domain/sync/live-sync.ts";
@@ -221,12 +222,7 @@ export class EphemeralResolver {
     @Arg("fullyRead", () => Boolean, { nullable: true }) fullyRead: boolean | null,
     @Ctx() ctx: GraphqlContext,
   ): Promise<boolean> {
-    const r = await ctx.requester();
-    checkEventId(eventId);
-    const thread = parseThreadId(threadId === null ? {} : { thread_id: threadId });
-    await requireJoined(ctx.s, r.userId, roomId);
-    if (fullyRead) await setFullyRead(ctx.s, r, roomId, eventId);
-    return putReceipt(ctx.s, r, roomId, isPrivate ? "m.read.private" : "m.read", eventId, thread);
+    return markRead(ctx.s, await ctx.requester(), roomId, eventId, { threadId, private: isPrivate, fullyRead });
   }
 
   @Mutation(() => PresenceStatus, { description: "Sets the viewer's presence and status message (PUT /presence/{userId}/status)." })
@@ -250,22 +246,13 @@ export class EphemeralResolver {
     subscribe: async ({ args, context }) => {
       const ctx = context as GraphqlContext;
       const roomId = args.roomId as string;
-      const r = await subscriber(ctx, (s, r) => requireJoined(s, r.userId, roomId));
-      let last: string | undefined;
-      const current = async (): Promise<TypingUpdate[]> => {
-        const member = await ctx.s.rooms.store.membership(roomId, r.userId);
-        if (member?.membership !== "join") return [];
-        const userIds = ctx.s.typing.typingIn(roomId);
-        const key = JSON.stringify(userIds);
-        if (key === last) return [];
-        last = key;
-        return [Object.assign(new TypingUpdate(), { roomId, userIds })];
+      let live: LiveTyping | undefined;
+      await subscriber(ctx, async (s, r) => void (live = await LiveTyping.start(s, r, roomId)));
+      const next = async () => {
+        const userIds = await live!.next();
+        return userIds ? [Object.assign(new TypingUpdate(), { roomId, userIds })] : [];
       };
-      return notifierIterable(ctx.s, {
-        wants: (n) => n.kind === "stream" && n.n.stream === "typing" && (n.n.roomIds?.includes(roomId) ?? false),
-        toPayloads: current,
-        backlog: current,
-      });
+      return notifierIterable(ctx.s, { wants: (n) => n.kind === "stream" && live!.concerns(n.n), toPayloads: next, backlog: next });
     },
   })
   typing(@Root() update: TypingUpdate, @Arg("roomId", () => String) _roomId: string): TypingUpdate {
@@ -279,19 +266,16 @@ export class EphemeralResolver {
     subscribe: async ({ args, context }) => {
       const ctx = context as GraphqlContext;
       const roomId = args.roomId as string;
-      const r = await subscriber(ctx, (s, r) => requireJoined(s, r.userId, roomId));
-      let last = await ctx.s.receipts.currentPosition();
+      let live: LiveReceipts | undefined;
+      await subscriber(ctx, async (s, r) => void (live = await LiveReceipts.start(s, r, roomId)));
+      const update = (rows: ReceiptRow[]) => Object.assign(new ReceiptsUpdate(), { roomId, receipts: rows.map(receiptFromRow) });
       return notifierIterable(ctx.s, {
-        wants: (n) => n.kind === "stream" && n.n.stream === "receipts" && n.n.position > last && ((n.n.roomIds?.includes(roomId) ?? false) || (n.n.userIds?.includes(r.userId) ?? false)),
+        wants: (n) => n.kind === "stream" && live!.concerns(n.n),
         toPayloads: async (n) => {
-          if (n.kind !== "stream" || n.n.position <= last) return [];
-          const member = await ctx.s.rooms.store.membership(roomId, r.userId);
-          const upTo = Math.max(n.n.position, await ctx.s.receipts.currentPosition());
-          const rows = member?.membership === "join" ? await ctx.s.receipts.inRooms([roomId], last, upTo, r.userId) : [];
-          last = upTo;
-          return rows.length > 0 ? [Object.assign(new ReceiptsUpdate(), { roomId, receipts: rows.map(receiptFromRow) })] : [];
+          const rows = n.kind === "stream" ? await live!.next(n.n.position) : [];
+          return rows.length > 0 ? [update(rows)] : [];
         },
-        backlog: async () => [Object.assign(new ReceiptsUpdate(), { roomId, receipts: (await ctx.s.receipts.inRooms([roomId], undefined, last, r.userId)).map(receiptFromRow) })],
+        backlog: async () => [update(await live!.backlog())],
       });
     },
   })
