@@ -13,6 +13,7 @@ import { UiaStore } from "./store/uia.ts";
 import { RegistrationTokenStore } from "./store/registration-tokens.ts";
 import { NonceStore } from "./store/nonces.ts";
 import type { SigningKey } from "./signing-key.ts";
+import { LocalKeyRing, type KeyRing } from "./keys/key-ring.ts";
 import { DeviceActivity } from "./devices/activity.ts";
 import { LruCache } from "./cache/lru.ts";
 import { EventStore, type StoredEvent } from "./store/events.ts";
@@ -55,6 +56,8 @@ export interface Services {
   log: Logger;
   clock: Clock;
   signingKeys: SigningKey[];
+  /** Verify keys of servers (own keys; remote ones once federation fetches them). */
+  keyRing: KeyRing;
   caches: CacheRegistry;
   invalidations: InvalidationBus;
   ratelimiter: RateLimiter;
@@ -111,6 +114,7 @@ export function buildServices(opts: {
     log,
     clock,
     signingKeys: opts.signingKeys,
+    keyRing: new LocalKeyRing(config.server_name, opts.signingKeys),
     caches,
     invalidations: new InvalidationBus(),
     ratelimiter: new RateLimiter(() => clock.now()),
