@@ -1,6 +1,7 @@
 // The events one state resolution works over, loaded once per call: by id in batches (one `loadEvents`
 // call per frontier of the auth graph, never one per event), with each event's auth event ids memoized.
 // Spec: Server-Server API "Room State Resolution"; Room Versions v2 "Auth chain"; v12 (create event implied).
+import { stateMapKey } from "../auth/index.ts";
 import { authEventIds, type Pdu } from "../events/types.ts";
 import type { RoomVersion } from "../rooms/room-versions.ts";
 
@@ -18,6 +19,7 @@ export class EventGraph {
   private readonly missing = new Set<string>();
   private readonly authCache = new Map<string, readonly string[]>();
   private readonly parentPowerLevelsCache = new Map<string, string | null>();
+  private readonly stateKeyCache = new Map<string, string | null>();
 
   constructor(
     readonly version: RoomVersion,
@@ -36,6 +38,18 @@ export class EventGraph {
   usable(id: string): Pdu | undefined {
     const e = this.events.get(id);
     return e && !this.isRejected(id) ? e : undefined;
+  }
+
+  /** The state map key ("type\u0000state_key") of a loaded state event, memoized; undefined otherwise. */
+  stateKeyOf(id: string): string | undefined {
+    let key = this.stateKeyCache.get(id);
+    if (key === undefined) {
+      const e = this.events.get(id);
+      if (!e) return undefined;
+      key = typeof e.state_key === "string" ? stateMapKey(e.type, e.state_key) : null;
+      this.stateKeyCache.set(id, key);
+    }
+    return key ?? undefined;
   }
 
   /**

@@ -9,32 +9,36 @@ import type { EventGraph } from "./event-graph.ts";
 /** Runs the iterative auth checks of `ids` (in order) over `state`, which is updated in place. */
 export function iterativeAuthChecks(graph: EventGraph, ids: readonly string[], state: Map<string, string>, options: AuthOptions): Map<string, string> {
   const v = graph.version;
+  const createKey = stateMapKey("m.room.create", "");
   for (const id of ids) {
     const event = graph.get(id);
-    if (!event || typeof event.state_key !== "string" || graph.isRejected(id)) continue;
+    const key = graph.stateKeyOf(id);
+    if (!event || key === undefined || graph.isRejected(id)) continue;
 
+    // The event's own auth events first, then what the state being built holds for the keys the rules read.
     const authState = new Map<string, Pdu>();
     let createId: string | undefined;
-    const use = (eventId: string): void => {
-      const ae = graph.usable(eventId);
-      if (!ae || typeof ae.state_key !== "string") return;
-      authState.set(stateMapKey(ae.type, ae.state_key), ae);
-      if (ae.type === "m.room.create" && ae.state_key === "") createId = eventId;
-    };
-    for (const a of graph.authIds(id)) use(a);
+    const candidates = [...graph.authIds(id)];
     for (const [type, stateKey] of authTypesForEvent(v, event.type, event.state_key, event.sender, event.content)) {
       const current = state.get(stateMapKey(type, stateKey));
-      if (current !== undefined) use(current);
+      if (current !== undefined) candidates.push(current);
     }
-    const current = state.get(stateMapKey("m.room.create", ""));
-    if (current !== undefined) use(current);
+    const currentCreate = state.get(createKey);
+    if (currentCreate !== undefined) candidates.push(currentCreate);
+    for (const candidate of candidates) {
+      const ae = graph.usable(candidate);
+      const aeKey = ae && graph.stateKeyOf(candidate);
+      if (aeKey === undefined) continue;
+      authState.set(aeKey, ae!);
+      if (aeKey === createKey) createId = candidate;
+    }
 
     try {
       checkAuth(event, authState, v, { ...options, createEventId: createId });
     } catch {
       continue; // not allowed (or malformed beyond what the rules can read): ignored
     }
-    state.set(stateMapKey(event.type, event.state_key), id);
+    state.set(key, id);
   }
   return state;
 }
