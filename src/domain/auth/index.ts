@@ -36,7 +36,7 @@ export {
 } from "./power-levels.ts";
 export { shouldApplyRedaction } from "./redaction.ts";
 export { authTypesForEvent, checkAuthEventsList, type AuthEventsCheckOptions } from "./selection.ts";
-export { thirdPartyInvitePublicKeys, thirdPartyInviteToken } from "./third-party-invite.ts";
+export { thirdPartyInvitePublicKeys, thirdPartyInviteToken, verifyThirdPartyInviteSigned } from "./third-party-invite.ts";
 
 /**
  * Throws an `AuthError` (M_FORBIDDEN, with `rule`) unless `event` is allowed by the authorization rules of

@@ -3,6 +3,7 @@
 // rule for sending `m.room.third_party_invite` events (invite level).
 // Spec: Room Versions "Authorisation rules" (member invite sub-rule 1, third_party_invite rule);
 // Server-Server API "Third-party invites".
+import { ED25519, verifyJsonSignature } from "../signing.ts";
 import { forbid, isPlainObject, type AuthContext } from "./context.ts";
 import { stateLevel, userPowerLevel } from "./power-levels.ts";
 
@@ -24,6 +25,22 @@ export function thirdPartyInviteToken(content: Record<string, unknown>): string 
   const signed = tpi["signed"];
   if (!isPlainObject(signed)) return undefined;
   return typeof signed["token"] === "string" ? signed["token"] : undefined;
+}
+
+/**
+ * Does any ed25519 signature in `signed` (the `third_party_invite.signed` object) verify with `publicKey`
+ * (unpadded base64)? The default `verifyThirdPartyInviteSignature` for callers holding no other policy.
+ */
+export function verifyThirdPartyInviteSigned(signed: Record<string, unknown>, publicKey: string): boolean {
+  const signatures = signed["signatures"];
+  if (!isPlainObject(signatures)) return false;
+  for (const [signer, keys] of Object.entries(signatures)) {
+    if (!isPlainObject(keys)) continue;
+    for (const keyId of Object.keys(keys)) {
+      if (keyId.startsWith(ED25519 + ":") && verifyJsonSignature(signed, signer, keyId, publicKey)) return true;
+    }
+  }
+  return false;
 }
 
 /** Member invite with `content.third_party_invite`: allowed or throws. */
