@@ -9,7 +9,8 @@ import type { Requester } from "../accounts/requester.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { appendEvent } from "./append.ts";
 import { currentStateEvent, requireRoom } from "./room-cache.ts";
-import { checkPowerLevelsContent, powerLevelsOf } from "./power-levels.ts";
+import { checkPowerLevelsContent } from "./power-levels.ts";
+import { authStateFromEvents, redactionTakesEffect } from "../auth/index.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 import { joinRoom, leaveRoom } from "./membership.ts";
 
@@ -144,11 +145,17 @@ async function redactDraft(
     async (room) => {
       const target = await s.rooms.events.get(redacts);
       if (!target || target.roomId !== roomId) throw new MatrixError("M_NOT_FOUND", "Event not found", 404);
-      if (target.pdu.sender !== r.userId) {
-        const powers = await powerLevelsOf(s, room);
-        if (powers.user(r.userId) < powers.named("redact"))
-          throw new MatrixError("M_FORBIDDEN", "You don't have permission to redact events of other users", 403);
-      }
+      // The one rule of who may redact (auth/redaction.ts), against the state the redaction will be
+      // authorised against: the commit applies it again, and so does every read of the target.
+      const powerLevels = await currentStateEvent(s, room, "m.room.power_levels");
+      const allowed = redactionTakesEffect({
+        redaction: { type: "m.room.redaction", sender: r.userId, isState: false, roomId, redacts },
+        target: { eventId: target.eventId, roomId: target.roomId, sender: target.pdu.sender },
+        authState: authStateFromEvents(powerLevels ? [room.createEvent, powerLevels] : [room.createEvent]),
+        version: room.version,
+        localServer: s.config.server_name,
+      });
+      if (!allowed) throw new MatrixError("M_FORBIDDEN", "You don't have permission to redact events of other users", 403);
       const content: Record<string, unknown> = {};
       if (typeof body.reason === "string") content.reason = body.reason;
       if (room.version.redactsInContent) content.redacts = redacts;
