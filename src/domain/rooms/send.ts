@@ -13,6 +13,7 @@ import { checkPowerLevelsContent } from "./power-levels.ts";
 import { authStateFromEvents, redactionTakesEffect } from "../auth/index.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 import { joinRoom, leaveRoom } from "./membership.ts";
+import { requireNotGuest, type GuestRefusedOperation } from "../accounts/guest-access.ts";
 
 export function deviceKeyOf(r: Requester): string {
   return r.deviceId ?? (r.accessTokenId ? `token:${r.accessTokenId}` : `as:${r.appserviceId ?? ""}`);
@@ -116,6 +117,14 @@ export const stateEventChecks: ((s: Services, r: Requester, roomId: string, type
 
 const MEMBERSHIPS = ["join", "invite", "leave", "ban", "knock"];
 
+/** The operation a membership set through the state API amounts to (someone else's join: the auth rules refuse it). */
+const MEMBERSHIP_OPERATION: Partial<Record<string, GuestRefusedOperation>> = {
+  invite: "inviteUser",
+  leave: "kickUser",
+  ban: "banUser",
+  knock: "knockRoom",
+};
+
 /** m.room.member through the state API goes through the membership rules, like /join or /leave. */
 async function sendMemberState(s: Services, r: Requester, roomId: string, stateKey: string, content: Record<string, unknown>): Promise<{ event_id: string }> {
   const membership = content.membership;
@@ -124,6 +133,9 @@ async function sendMemberState(s: Services, r: Requester, roomId: string, stateK
   if (stateKey === r.userId && membership === "join") await joinRoom(s, r, roomId, {}, content);
   else if (stateKey === r.userId && membership === "leave") await leaveRoom(s, r, roomId, content);
   else {
+    // The guest rule of the membership operation this amounts to (invite, ban, knock, kick or unban).
+    const op = MEMBERSHIP_OPERATION[membership];
+    if (op) requireNotGuest(r, op);
     const e = await appendEvent(s, roomId, { type: "m.room.member", stateKey, sender: r.userId, content });
     return { event_id: e.eventId };
   }
