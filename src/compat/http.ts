@@ -6,6 +6,7 @@ import { MatrixError } from "../domain/errors.ts";
 import type { Services } from "../domain/services.ts";
 import type { Requester } from "../domain/accounts/requester.ts";
 import { authenticate } from "../domain/accounts/authenticate.ts";
+import { bearerToken } from "../shared/http-auth.ts";
 import { requireNotGuest, type GuestRefusedOperation } from "../domain/accounts/guest-access.ts";
 
 export const BRANDS = ["_matrix", "_proto"] as const;
@@ -49,17 +50,6 @@ export interface RouteSpec<C extends Call = Call> {
    */
   op?: GuestRefusedOperation;
   handler: (call: C) => Promise<unknown> | unknown;
-}
-
-/** Reads the access token: `Authorization: Bearer` or the `access_token` query parameter. */
-export function bearerToken(req: FastifyRequest): string | undefined {
-  const h = req.headers.authorization;
-  if (typeof h === "string") {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
-    if (m) return m[1];
-  }
-  const q = (req.query as Record<string, unknown>).access_token;
-  return typeof q === "string" && q !== "" ? q : undefined;
 }
 
 function parseBody(req: FastifyRequest): Record<string, unknown> | undefined {
