@@ -147,7 +147,7 @@ async function commit(s: Services, room: RoomSnapshot, planned: Planned[], opts:
   let settleLater: (() => void) | undefined;
   // Redactions record their target only when they take effect (the one rule: auth/redaction.ts); a
   // state-keyed or refused m.room.redaction is stored as a plain event. Decided before the transaction.
-  const redactionTargets = await redactionsToRecord(s, room, planned, new Map(planned.map((p) => [p.eventId, p.pdu])));
+  const redactionTargets = await redactionsToRecord(s, room, planned);
   const stored = await s.storage.sql.transaction(async (tx) => {
     await opts.alsoWrite?.(tx);
     const out: StoredEvent[] = [];

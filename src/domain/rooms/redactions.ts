@@ -19,19 +19,19 @@ function createEventIdOf(roomId: string, v: RoomVersion): string | undefined {
 /**
  * The redactions of a commit batch that record their target, as redaction id → target id: those the rule
  * lets take effect, and those whose target this server does not have yet (the spec keeps them to check
- * when the target arrives; serving checks them then). `inBatch` holds the batch's events by id (targets
- * and auth events may be among them). Other m.room.redaction events (state-keyed, refused) are stored as
- * plain events that redact nothing.
+ * when the target arrives; serving checks them then). `events` is the whole batch, in order: targets and
+ * auth events may be among them. Other m.room.redaction events (state-keyed, refused) are stored as plain
+ * events that redact nothing.
  */
 export async function redactionsToRecord(
   s: Services,
   room: { roomId: string; version: RoomVersion; createEvent: Pdu },
-  events: { eventId: string; pdu: Pdu }[],
-  inBatch: ReadonlyMap<string, Pdu>,
+  events: readonly { eventId: string; pdu: Pdu }[],
 ): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const redactions = events.filter((e) => e.pdu.type === "m.room.redaction" && typeof e.pdu.state_key !== "string");
   if (redactions.length === 0) return out;
+  const inBatch = new Map(events.map((e) => [e.eventId, e.pdu]));
   const v = room.version;
   const wanted = new Set<string>();
   for (const e of redactions) {
