@@ -6,18 +6,23 @@ import { MatrixError } from "../domain/errors.ts";
 import type { Services } from "../domain/services.ts";
 import type { Requester } from "../domain/accounts/requester.ts";
 import { authenticate } from "../domain/accounts/authenticate.ts";
+import { bearerToken } from "../shared/http-auth.ts";
+import { requireNotGuest, type GuestRefusedOperation } from "../domain/accounts/guest-access.ts";
 
 export const BRANDS = ["_matrix", "_proto"] as const;
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
 
-/** none: no token read; optional: a token is checked if sent; user: guests refused; guest: guests allowed. */
-export type AuthRule = "none" | "optional" | "user" | "guest";
+/**
+ * none: no token read; optional: a token is checked if sent; token: an access token is needed, a guest's
+ * too — what a guest may do is the domain's rule (src/domain/accounts/guest-access.ts), see RouteSpec.op.
+ */
+export type AuthRule = "none" | "optional" | "token";
 
 export interface Call {
   req: FastifyRequest;
   reply: FastifyReply;
   s: Services;
-  /** Set for authenticated calls (always for user/guest rules). */
+  /** Set for authenticated calls (always for the token rule). */
   requester: Requester | undefined;
   params: Record<string, string>;
   query: Record<string, string | string[] | undefined>;
@@ -39,18 +44,12 @@ export interface RouteSpec<C extends Call = Call> {
   /** Path after the prefix, e.g. "/login" or "/rooms/:roomId/send/:eventType/:txnId". */
   path: string;
   auth: AuthRule;
+  /**
+   * The domain operation the route calls, when guests may not use it. The operation refuses guests itself;
+   * the route asks the same rule before it reads the request, so a guest's malformed request is refused alike.
+   */
+  op?: GuestRefusedOperation;
   handler: (call: C) => Promise<unknown> | unknown;
-}
-
-/** Reads the access token: `Authorization: Bearer` or the `access_token` query parameter. */
-export function bearerToken(req: FastifyRequest): string | undefined {
-  const h = req.headers.authorization;
-  if (typeof h === "string") {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
-    if (m) return m[1];
-  }
-  const q = (req.query as Record<string, unknown>).access_token;
-  return typeof q === "string" && q !== "" ? q : undefined;
 }
 
 function parseBody(req: FastifyRequest): Record<string, unknown> | undefined {
@@ -82,10 +81,8 @@ async function makeCall(s: Services, spec: RouteSpec<never>, req: FastifyRequest
       seen: { ip: clientIp, userAgent: req.headers["user-agent"] ?? null },
     });
   }
-  if ((spec.auth === "user" || spec.auth === "guest") && !requester)
-    throw new MatrixError("M_MISSING_TOKEN", "Missing access token", 401);
-  if (spec.auth === "user" && requester?.isGuest)
-    throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guest access not allowed", 403);
+  if (spec.auth === "token" && !requester) throw new MatrixError("M_MISSING_TOKEN", "Missing access token", 401);
+  if (spec.op && requester) requireNotGuest(requester, spec.op);
   let cached: Record<string, unknown> | undefined | null = null;
   const body = () => (cached === null ? (cached = parseBody(req)) : cached);
   return {

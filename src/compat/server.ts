@@ -2,9 +2,10 @@
 // (clients omit Content-Type), every error becomes {errcode, error}, unknown paths are 404 and wrong
 // methods 405 M_UNRECOGNIZED, every path answers OPTIONS with the spec's CORS headers (spec: Client-Server
 // API "Web Browser Clients"), and M_LIMIT_EXCEEDED carries a Retry-After header.
-import Fastify, { LogController, type FastifyError, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyInstance } from "fastify";
 import { MatrixError } from "../domain/errors.ts";
 import type { Services } from "../domain/services.ts";
+import { toMatrixError } from "../shared/http-errors.ts";
 
 export const CORS_HEADERS = {
   "access-control-allow-origin": "*",
@@ -19,26 +20,6 @@ function sendError(reply: import("fastify").FastifyReply, err: MatrixError) {
   if (err.errcode === "M_LIMIT_EXCEEDED" && typeof err.extra.retry_after_ms === "number")
     reply.header("retry-after", String(Math.max(1, Math.ceil(err.extra.retry_after_ms / 1000))));
   return reply.code(err.httpStatus).type("application/json").send(JSON.stringify(err.toJSON()));
-}
-
-/** Maps anything thrown to a MatrixError; unexpected errors become 500 M_UNKNOWN (and are logged). */
-export function toMatrixError(err: unknown): { error: MatrixError; unexpected: boolean } {
-  if (err instanceof MatrixError) return { error: err, unexpected: false };
-  const e = err as FastifyError;
-  switch (e?.code) {
-    case "FST_ERR_CTP_BODY_TOO_LARGE":
-      return { error: new MatrixError("M_TOO_LARGE", "Request body too large", 413), unexpected: false };
-    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
-    case "FST_ERR_CTP_EMPTY_JSON_BODY":
-    case "FST_ERR_CTP_INVALID_JSON_BODY":
-      return { error: new MatrixError("M_NOT_JSON", "Content not JSON.", 400), unexpected: false };
-    case "FST_ERR_BAD_URL":
-    case "FST_ERR_ASYNC_CONSTRAINT":
-      return { error: new MatrixError("M_UNRECOGNIZED", "Unrecognized request", 400), unexpected: false };
-  }
-  if (typeof e?.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500)
-    return { error: new MatrixError("M_UNKNOWN", e.message, e.statusCode), unexpected: false };
-  return { error: new MatrixError("M_UNKNOWN", "Internal server error", 500), unexpected: true };
 }
 
 export function createHttpServer(s: Services): FastifyInstance {

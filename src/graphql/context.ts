@@ -6,7 +6,7 @@ import { MatrixError } from "../domain/errors.ts";
 import type { Services } from "../domain/services.ts";
 import type { Requester } from "../domain/accounts/requester.ts";
 import { authenticate } from "../domain/accounts/authenticate.ts";
-import { bearerToken } from "../compat/http.ts";
+import { bearerToken, parseBearer } from "../shared/http-auth.ts";
 import { createLoaders, type Loaders } from "./loaders.ts";
 
 export interface GraphqlContext {
@@ -58,11 +58,8 @@ export function wsContext(s: Services, payload: Record<string, unknown> | undefi
 
 /** Reads the access token from a connection_init payload (absent when none is given). */
 export function connectionToken(payload: Record<string, unknown> | undefined): string | undefined {
-  const authz = payload?.authorization ?? payload?.Authorization;
-  if (typeof authz === "string") {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
-    if (m) return m[1];
-  }
+  const fromHeader = parseBearer(payload?.authorization ?? payload?.Authorization);
+  if (fromHeader) return fromHeader;
   const t = payload?.access_token;
   return typeof t === "string" && t !== "" ? t : undefined;
 }

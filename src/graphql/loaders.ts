@@ -5,6 +5,7 @@ import DataLoader from "dataloader";
 import { MatrixError } from "../domain/errors.ts";
 import { getProfile, type Profile } from "../domain/profile/profile.ts";
 import { roomSummaries, type RoomSummary } from "../domain/rooms/batch-reads.ts";
+import { aliasesOfRooms } from "../domain/directory/aliases.ts";
 import type { GraphqlContext } from "./context.ts";
 
 export interface Loaders {
@@ -19,7 +20,7 @@ export interface Loaders {
    * Mutations clear the rooms they change.
    */
   roomSummary: DataLoader<string, RoomSummary | null>;
-  /** Local aliases by room id (no access check: the field resolver checks first). One query per batch. */
+  /** Local aliases by room id, as the requester may list them (the domain's rule; a refusal loads as its error). */
   roomAliases: DataLoader<string, string[]>;
 }
 
@@ -41,8 +42,8 @@ export function createLoaders(ctx: GraphqlContext): Loaders {
       return roomIds.map((id) => found.get(id) ?? null);
     }),
     roomAliases: new DataLoader<string, string[]>(async (roomIds) => {
-      const found = await ctx.s.directory.aliasesOfRooms(roomIds);
-      return roomIds.map((id) => found.get(id) ?? []);
+      const found = await aliasesOfRooms(ctx.s, await ctx.requester(), roomIds);
+      return roomIds.map((id) => found.get(id)!);
     }),
   };
 }

@@ -8,7 +8,7 @@ import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/dis
 import { fastifyApolloHandler } from "@as-integrations/fastify";
 import { makeHandler } from "graphql-ws/use/@fastify/websocket";
 import type { Services } from "../domain/services.ts";
-import { toMatrixError } from "../compat/server.ts";
+import { toMatrixError } from "../shared/http-errors.ts";
 import { httpContext, wsContext, type GraphqlContext } from "./context.ts";
 import { errorFormatter, matrixErrorExtensions } from "./errors.ts";
 import { buildWeftSchema, createWeftPubSub } from "./schema.ts";

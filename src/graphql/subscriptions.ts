@@ -64,7 +64,9 @@ export function notifierIterable<T>(
           ready.push(...(await opts.toPayloads(n)));
           continue;
         }
+        const unpark = s.rooms.notifier.park();
         await new Promise<void>((resolve) => (wake = resolve));
+        unpark();
         wake = undefined;
       }
     },

@@ -3,8 +3,9 @@
 // without room_id, top-level m.presence to room-mates only) validated against the spec, a typing
 // timeout that wakes a waiting sync, threaded and private receipts, read markers, use_presence off, and
 // the legacy /initialSync fields.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
+import { withServer } from "../helpers/with-server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
@@ -14,21 +15,8 @@ const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
 
 describe.each(backends())("typing, receipts, read markers and presence on %s", (backend) => {
-  let t: TestServer;
-  let alice: Session;
-  let bob: Session;
-  let carol: Session;
+  const { t, users: { alice, bob, carol } } = withServer({ backend, users: ["alice", "bob", "carol"] });
   let txn = 0;
-
-  beforeAll(async () => {
-    t = await startTestServer({ backend });
-    alice = await registerUser(t, "alice");
-    bob = await registerUser(t, "bob");
-    carol = await registerUser(t, "carol");
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
 
   const call = (method: string, path: string, who: Session | undefined, body?: unknown) => t.call(method, `${V3}${path}`, { token: who?.access_token, body });
   const send = async (who: Session, roomId: string, content: Record<string, unknown> = { msgtype: "m.text", body: "hi" }) => {

@@ -3,9 +3,10 @@
 // (root, replies from two users) aggregated in unsigned as /messages, /event and /context return it,
 // /threads with both include filters; edits (latest valid edit by the original sender, the content
 // kept), references, reactions not bundled, redacted relations dropping out.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
-import { registerUser, type Session } from "../helpers/users.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { backends } from "../helpers/server.ts";
+import { withServer } from "../helpers/with-server.ts";
+import type { Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 
@@ -14,21 +15,8 @@ const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
 
 describe.each(backends())("relations on %s", (backend) => {
-  let t: TestServer;
-  let alice: Session;
-  let bob: Session;
-  let eve: Session;
+  const { t, users: { alice, bob, eve } } = withServer({ backend, users: ["alice", "bob", "eve"] });
   let txn = 0;
-
-  beforeAll(async () => {
-    t = await startTestServer({ backend });
-    alice = await registerUser(t, "alice");
-    bob = await registerUser(t, "bob");
-    eve = await registerUser(t, "eve");
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
 
   async function send(who: Session, roomId: string, content: Record<string, unknown>, type = "m.room.message"): Promise<string> {
     const p = `${V3}/rooms/${enc(roomId)}/send/${enc(type)}/t${++txn}`;

@@ -1,8 +1,9 @@
 // Room membership over HTTP on SQLite and PostgreSQL: join (by id, by /rooms/{id}/join), leave, rejoin,
 // forget, invite/kick/ban/unban with power checks, knock (v7+), restricted joins (v8+), guests, and the
 // member lists (/joined_rooms, /joined_members, /members with membership, not_membership and at).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { backends } from "../helpers/server.ts";
+import { withServer } from "../helpers/with-server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
@@ -11,25 +12,13 @@ const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
 
 describe.each(backends())("room membership on %s", (backend) => {
-  let t: TestServer;
-  let alice: Session;
-  let bob: Session;
-  let carol: Session;
-  let dave: Session;
+  const { t, users: { alice, bob, carol, dave } } = withServer({ backend, users: ["alice", "bob", "carol", "dave"] });
   let n = 0;
 
   beforeAll(async () => {
-    t = await startTestServer({ backend });
-    alice = await registerUser(t, "alice");
-    bob = await registerUser(t, "bob");
-    carol = await registerUser(t, "carol");
-    dave = await registerUser(t, "dave");
     const p = `${V3}/profile/${enc(bob.user_id)}/displayname`;
     const set = await t.call("PUT", p, { token: bob.access_token, body: { displayname: "Bob B" } });
     expect(set.status, JSON.stringify(set.json)).toBe(200);
-  });
-  afterAll(async () => {
-    await t?.close();
   });
 
   const create = (body: Record<string, unknown> = {}, who: Session = alice) => createRoom(t, who, body);

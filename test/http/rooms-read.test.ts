@@ -1,9 +1,10 @@
 // Reading rooms over HTTP on SQLite and PostgreSQL: one event, /messages in both directions (from, to,
 // limit, filters, lazy-loaded members, the end of history, continuity across pages), /context, and history
 // visibility (joined, invited, shared, world_readable, former members, guests) applied to every read.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
-import { registerUser, type Session } from "../helpers/users.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { backends } from "../helpers/server.ts";
+import { withServer } from "../helpers/with-server.ts";
+import type { Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 
@@ -11,21 +12,8 @@ const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
 
 describe.each(backends())("room reads on %s", (backend) => {
-  let t: TestServer;
-  let alice: Session;
-  let bob: Session;
-  let carol: Session;
+  const { t, users: { alice, bob, carol } } = withServer({ backend, users: ["alice", "bob", "carol"] });
   let txn = 0;
-
-  beforeAll(async () => {
-    t = await startTestServer({ backend });
-    alice = await registerUser(t, "alice");
-    bob = await registerUser(t, "bob");
-    carol = await registerUser(t, "carol");
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
 
   const create = (body: Record<string, unknown> = {}, who: Session = alice) => createRoom(t, who, body);
 

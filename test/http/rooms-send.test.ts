@@ -4,7 +4,8 @@
 // malformed bodies, oversize events, overlong types, a reused txnId, rate limits — which stores nothing.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
-import { loginUser, registerUser, type Session } from "../helpers/users.ts";
+import { withServer } from "../helpers/with-server.ts";
+import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 
@@ -12,23 +13,8 @@ const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
 
 describe.each(backends())("sending on %s", (backend) => {
-  let t: TestServer;
-  let alice: Session;
-  let alice2: Session;
-  let bob: Session;
-  let carol: Session;
+  const { t, users: { alice, bob, carol, alice2 } } = withServer({ backend, config: { max_request_body_size: 1024 * 1024 }, users: ["alice", "bob", "carol"], logins: { alice2: "alice" } });
   let txn = 0;
-
-  beforeAll(async () => {
-    t = await startTestServer({ backend, config: { max_request_body_size: 1024 * 1024 } });
-    alice = await registerUser(t, "alice");
-    alice2 = await loginUser(t, "alice");
-    bob = await registerUser(t, "bob");
-    carol = await registerUser(t, "carol");
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
 
   const nextTxn = () => `txn${++txn}`;
   const sendPath = (roomId: string, type: string, txnId: string) => `${V3}/rooms/${enc(roomId)}/send/${enc(type)}/${enc(txnId)}`;

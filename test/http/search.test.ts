@@ -2,9 +2,10 @@
 // all words), keys, order_by rank vs recent, filters by room and sender, next_batch pagination (also
 // per group), event_context with profiles, include_state, groupings, history visibility (a later joiner
 // of a `joined` room, a member who left), redacted events, rooms never joined, and bad requests.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
-import { registerUser, type Session } from "../helpers/users.ts";
+import { describe, expect, it } from "vitest";
+import { backends } from "../helpers/server.ts";
+import { withServer } from "../helpers/with-server.ts";
+import type { Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 
@@ -12,23 +13,8 @@ const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
 
 describe.each(backends())("search on %s", (backend) => {
-  let t: TestServer;
-  let alice: Session;
-  let bob: Session;
-  let carol: Session;
-  let dave: Session;
+  const { t, users: { alice, bob, carol, dave } } = withServer({ backend, users: ["alice", "bob", "carol", "dave"] });
   let txn = 0;
-
-  beforeAll(async () => {
-    t = await startTestServer({ backend });
-    alice = await registerUser(t, "alice");
-    bob = await registerUser(t, "bob");
-    carol = await registerUser(t, "carol");
-    dave = await registerUser(t, "dave");
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
 
   async function join(who: Session, roomId: string) {
     const res = await t.call("POST", `${V3}/join/${enc(roomId)}`, { token: who.access_token, body: {} });

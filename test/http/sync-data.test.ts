@@ -7,6 +7,7 @@ import { backends, startTestServer, type TestServer } from "../helpers/server.ts
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
+import { parkedNow, untilParked } from "../helpers/parked.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -168,8 +169,9 @@ describe.each(backends())("filters, account data and legacy reads on %s", (backe
     const roomId = await createRoom(t, alice);
     const init = await call("GET", `/initialSync?limit=1`, alice);
     const started = Date.now();
+    const parked = parkedNow(t);
     const poll = call("GET", `/events?from=${enc(init.json.end)}&timeout=30000`, alice);
-    await new Promise((r) => setTimeout(r, 100));
+    await untilParked(t, parked + 1);
     await call("PUT", `/rooms/${enc(roomId)}/send/m.room.message/e${++txn}`, alice, { msgtype: "m.text", body: "event stream" });
     const res = await poll;
     expect(Date.now() - started).toBeLessThan(5000);

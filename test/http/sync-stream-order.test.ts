@@ -12,6 +12,7 @@ import { persistHooks, type PersistHook } from "../../src/domain/rooms/persist.t
 import { idAllocator, type StreamIdTracker } from "../../src/domain/store/ids.ts";
 import { parseSyncToken } from "../../src/domain/sync/token.ts";
 import type { SqlExecutor } from "../../src/storage/sql.ts";
+import { parkedNow, untilParked } from "../helpers/parked.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -85,12 +86,14 @@ describe.each(backends().filter((b) => b === "postgres"))("stream positions comm
     const between = await sync(bob, { since, timeout: 0 });
     expect(parseSyncToken(between.next_batch as string).events).toBeLessThan(heldPosition);
     expect(bodies(between, roomB)).toEqual([]);
-    // A long poll started now is not woken by B alone (its notice waits for A)...
+    // A long poll started now is not woken by B alone (its notice waits for A): it parks and stays parked...
+    const parked = parkedNow(t);
     const poll = sync(bob, { since: between.next_batch as string, timeout: 10_000 });
     let polled = false;
     void poll.then(() => (polled = true));
-    await new Promise((r) => setTimeout(r, 300));
+    await untilParked(t, parked + 1);
     expect(polled).toBe(false);
+    expect(parkedNow(t)).toBe(parked + 1);
 
     // ...and once A commits, it returns both events, in stream order.
     release.open();

@@ -8,6 +8,7 @@ import { backends, startTestServer, type TestServer } from "../helpers/server.ts
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
+import { parkedNow, untilParked } from "../helpers/parked.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -98,8 +99,9 @@ describe.each(backends())("sync on %s", (backend) => {
     const roomId = await createRoom(t, alice);
     const base = await sync(alice);
     const started = Date.now();
+    const parked = parkedNow(t);
     const pending = sync(alice, { since: base.next_batch, timeout: 30000 });
-    await new Promise((r) => setTimeout(r, 100));
+    await untilParked(t, parked + 1);
     await send(alice, roomId, "wake up");
     const r = await pending;
     expect(Date.now() - started).toBeLessThan(5000);
@@ -279,9 +281,10 @@ describe.each(backends())("sync on %s", (backend) => {
   it("account data and tags arrive in sync, waking a long poll", async () => {
     const roomId = await createRoom(t, alice);
     const base = await sync(alice);
+    const parked = parkedNow(t);
     const poll = sync(alice, { since: base.next_batch, timeout: 30000 });
     const started = Date.now();
-    await new Promise((r) => setTimeout(r, 50));
+    await untilParked(t, parked + 1);
     const put = await t.call("PUT", `${V3}/user/${enc(alice.user_id)}/account_data/org.example.config`, { token: alice.access_token, body: { a: 1 } });
     expect(put.status).toBe(200);
     const r = await poll;

@@ -2,8 +2,9 @@
 // per sending device and txnId, relayed unchanged with sender and type, read and acknowledged through the
 // functions /sync will call (toDeviceFor / ackToDevice), notifier notices, positions surviving a
 // restart after acknowledgement, other servers' users skipped, and bad input.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
+import { describe, expect, it } from "vitest";
+import { backends } from "../helpers/server.ts";
+import { withServer } from "../helpers/with-server.ts";
 import { loginUser, registerUser, type Session } from "../helpers/users.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 import { V3, expectError } from "../helpers/e2ee.ts";
@@ -12,21 +13,8 @@ import { currentToDevicePosition } from "../../src/domain/e2ee/sync-data.ts";
 import type { StreamNotice } from "../../src/domain/rooms/notifier.ts";
 
 describe.each(backends())("to-device on %s", (backend) => {
-  let t: TestServer;
-  let alice: Session;
-  let bob: Session;
-  let bob2: Session;
+  const { t, users: { alice, bob, bob2 } } = withServer({ backend, users: ["alice", "bob"], logins: { bob2: "bob" } });
   let txn = 0;
-
-  beforeAll(async () => {
-    t = await startTestServer({ backend });
-    alice = await registerUser(t, "alice");
-    bob = await registerUser(t, "bob");
-    bob2 = await loginUser(t, "bob");
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
 
   const send = (who: Session, type: string, messages: unknown, txnId = `t${++txn}`) =>
     t.call("PUT", `${V3}/sendToDevice/${encodeURIComponent(type)}/${txnId}`, { token: who.access_token, body: { messages } });

@@ -7,7 +7,7 @@ import { listEventReports } from "../../domain/admin/event-reports.ts";
 
 export function eventReportRoutes(app: FastifyInstance, s: Services): void {
   adminRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/event_reports", auth: "user",
+    method: "GET", path: "/event_reports", auth: "token", op: "admin",
     handler: (c) =>
       listEventReports(s, c.requester, {
         from: queryInt(c, "from"),

@@ -13,27 +13,27 @@ import {
 
 export function registrationTokenRoutes(app: FastifyInstance, s: Services): void {
   adminRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/registration_tokens", auth: "user",
+    method: "GET", path: "/registration_tokens", auth: "token", op: "admin",
     handler: async (c) => ({ registration_tokens: await listRegistrationTokens(s, c.requester, queryBool(c, "valid")) }),
   });
 
   adminRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/registration_tokens/new", auth: "user",
+    method: "POST", path: "/registration_tokens/new", auth: "token", op: "admin",
     handler: (c) => createRegistrationToken(s, c.requester, c.bodyOrEmpty()),
   });
 
   adminRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/registration_tokens/:token", auth: "user",
+    method: "GET", path: "/registration_tokens/:token", auth: "token", op: "admin",
     handler: (c) => getRegistrationToken(s, c.requester, c.params.token!),
   });
 
   adminRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/registration_tokens/:token", auth: "user",
+    method: "PUT", path: "/registration_tokens/:token", auth: "token", op: "admin",
     handler: (c) => updateRegistrationToken(s, c.requester, c.params.token!, c.bodyOrEmpty()),
   });
 
   adminRoute<AuthedCall>(app, s, {
-    method: "DELETE", path: "/registration_tokens/:token", auth: "user",
+    method: "DELETE", path: "/registration_tokens/:token", auth: "token", op: "admin",
     handler: async (c) => { await deleteRegistrationToken(s, c.requester, c.params.token!); return {}; },
   });
 }

@@ -46,8 +46,8 @@ export function accountRoutes(app: FastifyInstance, s: Services): void {
     handler: async (c) => ({ valid: await registrationTokenValid(s, queryString(c, "token", true), c.clientIp) }),
   });
 
-  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/logout", auth: "guest", handler: async (c) => { await logout(s, c.requester); return {}; } });
-  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/logout/all", auth: "guest", handler: async (c) => { await logoutAll(s, c.requester); return {}; } });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/logout", auth: "token", handler: async (c) => { await logout(s, c.requester); return {}; } });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/logout/all", auth: "token", handler: async (c) => { await logoutAll(s, c.requester); return {}; } });
 
   clientRoute(app, s, {
     method: "POST", path: "/refresh", auth: "none", versions: ["v1", "v3"],
@@ -60,22 +60,22 @@ export function accountRoutes(app: FastifyInstance, s: Services): void {
   });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/account/whoami", auth: "guest",
+    method: "GET", path: "/account/whoami", auth: "token",
     handler: ({ requester: r }) => ({ user_id: r.userId, is_guest: r.isGuest, ...(r.deviceId ? { device_id: r.deviceId } : {}) }),
   });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/account/password", auth: "guest",
+    method: "POST", path: "/account/password", auth: "token",
     handler: async (c) => { await changePassword(s, c.requester, { ...uiaRequest(c), body: c.body() }); return {}; },
   });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/account/deactivate", auth: "guest",
+    method: "POST", path: "/account/deactivate", auth: "token",
     handler: (c) => deactivateOwnAccount(s, c.requester, uiaRequest(c)),
   });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/login/get_token", auth: "guest", versions: ["v1"],
+    method: "POST", path: "/login/get_token", auth: "token", versions: ["v1"],
     handler: (c) => getLoginToken(s, c.requester, uiaRequest(c)),
   });
 }

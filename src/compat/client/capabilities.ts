@@ -5,5 +5,5 @@ import { clientRoute } from "../http.ts";
 import { capabilities } from "../../domain/server/capabilities.ts";
 
 export function capabilityRoutes(app: FastifyInstance, s: Services): void {
-  clientRoute(app, s, { method: "GET", path: "/capabilities", auth: "guest", handler: () => capabilities(s) });
+  clientRoute(app, s, { method: "GET", path: "/capabilities", auth: "token", handler: () => capabilities(s) });
 }

@@ -23,17 +23,17 @@ const uiaRequest = (c: AuthedCall, body: Record<string, unknown>): UiaRequest =>
 
 export function deviceRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/devices", auth: "guest",
+    method: "GET", path: "/devices", auth: "token",
     handler: async (c) => ({ devices: await listDevices(s, c.requester) }),
   });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/devices/:deviceId", auth: "guest",
+    method: "GET", path: "/devices/:deviceId", auth: "token",
     handler: (c) => getDevice(s, c.requester, c.params.deviceId!),
   });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/devices/:deviceId", auth: "guest",
+    method: "PUT", path: "/devices/:deviceId", auth: "token",
     handler: async (c) => {
       const name = c.body().display_name;
       if (name !== undefined && name !== null && typeof name !== "string") throw badJson("display_name must be a string");
@@ -44,7 +44,7 @@ export function deviceRoutes(app: FastifyInstance, s: Services): void {
   });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "DELETE", path: "/devices/:deviceId", auth: "user",
+    method: "DELETE", path: "/devices/:deviceId", auth: "token", op: "deleteDevices",
     handler: async (c) => {
       const body = lenientBody(c);
       await deleteOwnDevices(s, c.requester, [c.params.deviceId!], uiaRequest(c, body));
@@ -53,7 +53,7 @@ export function deviceRoutes(app: FastifyInstance, s: Services): void {
   });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/delete_devices", auth: "user",
+    method: "POST", path: "/delete_devices", auth: "token", op: "deleteDevices",
     handler: async (c) => {
       const body = lenientBody(c);
       const ids = body.devices;

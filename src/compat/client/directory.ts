@@ -7,33 +7,36 @@ import type { Services } from "../../domain/services.ts";
 import { clientRoute, queryInt, queryString, type AuthedCall, type Call } from "../http.ts";
 import { createAlias, deleteAlias, getAlias, localAliases } from "../../domain/directory/aliases.ts";
 import { getDirectoryVisibility, setDirectoryVisibility } from "../../domain/directory/visibility.ts";
-import { listPublicRooms, type PublicRoomsPage } from "../../domain/directory/public-rooms.ts";
+import { listPublicRooms, requirePublicRoomsAccess, type PublicRoomsPage } from "../../domain/directory/public-rooms.ts";
 
 /** The spec's response: the page without the GraphQL cursors. */
 const publicRoomsJson = ({ cursors: _c, ...res }: PublicRoomsPage) => res;
 
 export function directoryRoutes(app: FastifyInstance, s: Services): void {
   const alias = "/directory/room/:roomAlias";
-  clientRoute<AuthedCall>(app, s, { method: "PUT", path: alias, auth: "user", handler: async (c) => (await createAlias(s, c.requester, c.params.roomAlias!, c.body()), {}) });
+  clientRoute<AuthedCall>(app, s, { method: "PUT", path: alias, auth: "token", op: "createAlias", handler: async (c) => (await createAlias(s, c.requester, c.params.roomAlias!, c.body()), {}) });
   clientRoute<Call>(app, s, { method: "GET", path: alias, auth: "none", handler: (c) => getAlias(s, c.params.roomAlias!) });
-  clientRoute<AuthedCall>(app, s, { method: "DELETE", path: alias, auth: "user", handler: async (c) => (await deleteAlias(s, c.requester, c.params.roomAlias!), {}) });
-  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/aliases", auth: "user", handler: (c) => localAliases(s, c.requester, c.params.roomId!) });
+  clientRoute<AuthedCall>(app, s, { method: "DELETE", path: alias, auth: "token", op: "deleteAlias", handler: async (c) => (await deleteAlias(s, c.requester, c.params.roomAlias!), {}) });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/aliases", auth: "token", op: "localAliases", handler: (c) => localAliases(s, c.requester, c.params.roomId!) });
 
   const list = "/directory/list/room/:roomId";
   clientRoute<Call>(app, s, { method: "GET", path: list, auth: "none", handler: (c) => getDirectoryVisibility(s, c.params.roomId!) });
-  clientRoute<AuthedCall>(app, s, { method: "PUT", path: list, auth: "user", handler: async (c) => (await setDirectoryVisibility(s, c.requester, c.params.roomId!, c.body()), {}) });
+  clientRoute<AuthedCall>(app, s, { method: "PUT", path: list, auth: "token", op: "setDirectoryVisibility", handler: async (c) => (await setDirectoryVisibility(s, c.requester, c.params.roomId!, c.body()), {}) });
 
   clientRoute<Call>(app, s, {
-    method: "GET", path: "/publicRooms", auth: s.config.allow_public_rooms_without_auth ? "optional" : "guest",
-    handler: async (c) => publicRoomsJson(await listPublicRooms(s, { limit: queryInt(c, "limit", { min: 0 }), since: queryString(c, "since"), server: queryString(c, "server") })),
+    method: "GET", path: "/publicRooms", auth: "optional",
+    handler: async (c) => {
+      requirePublicRoomsAccess(s, c.requester); // before the query is read, as for any route needing a token
+      return publicRoomsJson(await listPublicRooms(s, c.requester, { limit: queryInt(c, "limit", { min: 0 }), since: queryString(c, "since"), server: queryString(c, "server") }));
+    },
   });
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/publicRooms", auth: "guest",
+    method: "POST", path: "/publicRooms", auth: "token",
     handler: async (c) => {
       const b = c.bodyOrEmpty();
       if (b.limit !== undefined && b.limit !== null && typeof b.limit !== "number") throw new MatrixError("M_BAD_JSON", "limit must be an integer", 400);
       if (b.since !== undefined && b.since !== null && typeof b.since !== "string") throw new MatrixError("M_BAD_JSON", "since must be a string", 400);
-      return publicRoomsJson(await listPublicRooms(s, { limit: (b.limit as number | null) ?? undefined, since: (b.since as string | null) ?? undefined, server: queryString(c, "server"), filter: b.filter }));
+      return publicRoomsJson(await listPublicRooms(s, c.requester, { limit: (b.limit as number | null) ?? undefined, since: (b.since as string | null) ?? undefined, server: queryString(c, "server"), filter: b.filter }));
     },
   });
 }

@@ -11,23 +11,24 @@ import { checkUserId, getPresence, parsePresenceBody, setPresence } from "../../
 
 export function ephemeralRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/rooms/:roomId/typing/:userId", auth: "guest",
+    method: "PUT", path: "/rooms/:roomId/typing/:userId", auth: "token",
     handler: async (c) => (await setTyping(s, c.requester, c.params.roomId!, c.params.userId!, parseTypingBody(c.body())), {}),
   });
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/rooms/:roomId/receipt/:receiptType/:eventId", auth: "guest",
+    method: "POST", path: "/rooms/:roomId/receipt/:receiptType/:eventId", auth: "token",
     handler: async (c) => (await sendReceipt(s, c.requester, c.params.roomId!, c.params.receiptType!, c.params.eventId!, c.bodyOrEmpty()), {}),
   });
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/rooms/:roomId/read_markers", auth: "guest",
+    method: "POST", path: "/rooms/:roomId/read_markers", auth: "token",
     handler: async (c) => (await setReadMarkers(s, c.requester, c.params.roomId!, parseReadMarkers(c.body())), {}),
   });
   clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/presence/:userId/status", auth: "guest",
+    method: "PUT", path: "/presence/:userId/status", auth: "token",
+    // The user id is checked before the body is read (setPresence checks it too).
     handler: async (c) => (checkUserId(c.params.userId!), await setPresence(s, c.requester, c.params.userId!, parsePresenceBody(c.body())), {}),
   });
   clientRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/presence/:userId/status", auth: "guest",
-    handler: (c) => (checkUserId(c.params.userId!), getPresence(s, c.requester, c.params.userId!)),
+    method: "GET", path: "/presence/:userId/status", auth: "token",
+    handler: (c) => getPresence(s, c.requester, c.params.userId!),
   });
 }

@@ -20,27 +20,27 @@ function version(c: Call): string {
 }
 
 export function keyBackupRoutes(app: FastifyInstance, s: Services): void {
-  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/room_keys/version", auth: "user", handler: (c) => createBackupVersion(s, c.requester, c.body()) });
-  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/room_keys/version", auth: "user", handler: (c) => getBackupVersion(s, c.requester) });
-  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/room_keys/version/:version", auth: "user", handler: (c) => getBackupVersion(s, c.requester, c.params.version!) });
-  clientRoute<AuthedCall>(app, s, { method: "PUT", path: "/room_keys/version/:version", auth: "user", handler: (c) => updateBackupVersion(s, c.requester, c.params.version!, c.body()) });
-  clientRoute<AuthedCall>(app, s, { method: "DELETE", path: "/room_keys/version/:version", auth: "user", handler: (c) => deleteBackupVersion(s, c.requester, c.params.version!) });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/room_keys/version", auth: "token", op: "keyBackup", handler: (c) => createBackupVersion(s, c.requester, c.body()) });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/room_keys/version", auth: "token", op: "keyBackup", handler: (c) => getBackupVersion(s, c.requester) });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/room_keys/version/:version", auth: "token", op: "keyBackup", handler: (c) => getBackupVersion(s, c.requester, c.params.version!) });
+  clientRoute<AuthedCall>(app, s, { method: "PUT", path: "/room_keys/version/:version", auth: "token", op: "keyBackup", handler: (c) => updateBackupVersion(s, c.requester, c.params.version!, c.body()) });
+  clientRoute<AuthedCall>(app, s, { method: "DELETE", path: "/room_keys/version/:version", auth: "token", op: "keyBackup", handler: (c) => deleteBackupVersion(s, c.requester, c.params.version!) });
 
-  clientRoute<AuthedCall>(app, s, { method: "PUT", path: "/room_keys/keys", auth: "user", handler: (c) => putRoomKeys(s, c.requester, version(c), readRoomsBody(c.body())) });
-  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/room_keys/keys", auth: "user", handler: (c) => getAllRoomKeys(s, c.requester, version(c)) });
-  clientRoute<AuthedCall>(app, s, { method: "DELETE", path: "/room_keys/keys", auth: "user", handler: (c) => deleteRoomKeys(s, c.requester, version(c)) });
+  clientRoute<AuthedCall>(app, s, { method: "PUT", path: "/room_keys/keys", auth: "token", op: "keyBackup", handler: (c) => putRoomKeys(s, c.requester, version(c), readRoomsBody(c.body())) });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/room_keys/keys", auth: "token", op: "keyBackup", handler: (c) => getAllRoomKeys(s, c.requester, version(c)) });
+  clientRoute<AuthedCall>(app, s, { method: "DELETE", path: "/room_keys/keys", auth: "token", op: "keyBackup", handler: (c) => deleteRoomKeys(s, c.requester, version(c)) });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/room_keys/keys/:roomId", auth: "user",
+    method: "PUT", path: "/room_keys/keys/:roomId", auth: "token", op: "keyBackup",
     handler: (c) => putRoomKeys(s, c.requester, version(c), new Map([[c.params.roomId!, readSessionsBody(c.body())]])),
   });
-  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/room_keys/keys/:roomId", auth: "user", handler: (c) => getRoomRoomKeys(s, c.requester, version(c), c.params.roomId!) });
-  clientRoute<AuthedCall>(app, s, { method: "DELETE", path: "/room_keys/keys/:roomId", auth: "user", handler: (c) => deleteRoomKeys(s, c.requester, version(c), c.params.roomId!) });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/room_keys/keys/:roomId", auth: "token", op: "keyBackup", handler: (c) => getRoomRoomKeys(s, c.requester, version(c), c.params.roomId!) });
+  clientRoute<AuthedCall>(app, s, { method: "DELETE", path: "/room_keys/keys/:roomId", auth: "token", op: "keyBackup", handler: (c) => deleteRoomKeys(s, c.requester, version(c), c.params.roomId!) });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/room_keys/keys/:roomId/:sessionId", auth: "user",
+    method: "PUT", path: "/room_keys/keys/:roomId/:sessionId", auth: "token", op: "keyBackup",
     handler: (c) => putRoomKeys(s, c.requester, version(c), new Map([[c.params.roomId!, new Map([[c.params.sessionId!, readKeyData(c.body(), "body")]])]])),
   });
-  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/room_keys/keys/:roomId/:sessionId", auth: "user", handler: (c) => getSessionRoomKey(s, c.requester, version(c), c.params.roomId!, c.params.sessionId!) });
-  clientRoute<AuthedCall>(app, s, { method: "DELETE", path: "/room_keys/keys/:roomId/:sessionId", auth: "user", handler: (c) => deleteRoomKeys(s, c.requester, version(c), c.params.roomId!, c.params.sessionId!) });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/room_keys/keys/:roomId/:sessionId", auth: "token", op: "keyBackup", handler: (c) => getSessionRoomKey(s, c.requester, version(c), c.params.roomId!, c.params.sessionId!) });
+  clientRoute<AuthedCall>(app, s, { method: "DELETE", path: "/room_keys/keys/:roomId/:sessionId", auth: "token", op: "keyBackup", handler: (c) => deleteRoomKeys(s, c.requester, version(c), c.params.roomId!, c.params.sessionId!) });
 }

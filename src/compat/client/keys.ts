@@ -13,27 +13,27 @@ import { uploadSignatures } from "../../domain/e2ee/signatures.ts";
 
 export function e2eKeyRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/keys/upload", auth: "guest",
+    method: "POST", path: "/keys/upload", auth: "token",
     handler: (c) => uploadKeys(s, c.requester, c.body()),
   });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/keys/query", auth: "guest",
+    method: "POST", path: "/keys/query", auth: "token",
     handler: (c) => queryKeys(s, c.requester, c.body()),
   });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/keys/claim", auth: "guest",
+    method: "POST", path: "/keys/claim", auth: "token",
     handler: (c) => claimKeys(s, c.body()),
   });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/keys/changes", auth: "guest",
+    method: "GET", path: "/keys/changes", auth: "token",
     handler: (c) => keyChanges(s, c.requester, queryString(c, "from", true), queryString(c, "to", true)),
   });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/keys/device_signing/upload", auth: "user",
+    method: "POST", path: "/keys/device_signing/upload", auth: "token", op: "uploadCrossSigningKeys",
     handler: (c) => {
       const body = c.body();
       return uploadCrossSigningKeys(s, c.requester, body, { path: c.req.url, method: c.req.method, body, clientIp: c.clientIp });
@@ -41,7 +41,7 @@ export function e2eKeyRoutes(app: FastifyInstance, s: Services): void {
   });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/keys/signatures/upload", auth: "user",
+    method: "POST", path: "/keys/signatures/upload", auth: "token", op: "uploadSignatures",
     handler: (c) => uploadSignatures(s, c.requester, c.body()),
   });
 }

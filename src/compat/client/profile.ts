@@ -28,7 +28,7 @@ export function profileRoutes(app: FastifyInstance, s: Services): void {
   }
 
   clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/profile/:userId/displayname", auth: "guest",
+    method: "PUT", path: "/profile/:userId/displayname", auth: "token",
     handler: async (c) => {
       await setDisplayName(s, c.requester, c.params.userId!, newValue(c.body(), "displayname"));
       return {};
@@ -36,7 +36,7 @@ export function profileRoutes(app: FastifyInstance, s: Services): void {
   });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/profile/:userId/avatar_url", auth: "user",
+    method: "PUT", path: "/profile/:userId/avatar_url", auth: "token", op: "setAvatarUrl",
     handler: async (c) => {
       await setAvatarUrl(s, c.requester, c.params.userId!, newValue(c.body(), "avatar_url"));
       return {};

@@ -18,7 +18,7 @@ function dirParam(c: Call, fallback?: "b" | "f"): "b" | "f" {
 export function relationRoutes(app: FastifyInstance, s: Services): void {
   for (const path of ["/rooms/:roomId/relations/:eventId", "/rooms/:roomId/relations/:eventId/:relType", "/rooms/:roomId/relations/:eventId/:relType/:eventType"]) {
     clientRoute<AuthedCall>(app, s, {
-      method: "GET", path, auth: "guest", versions: ["v1"],
+      method: "GET", path, auth: "token", versions: ["v1"],
       handler: (c) =>
         getRelations(s, c.requester, c.params.roomId!, c.params.eventId!, {
           relType: c.params.relType,
@@ -32,7 +32,7 @@ export function relationRoutes(app: FastifyInstance, s: Services): void {
     });
   }
   clientRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/rooms/:roomId/threads", auth: "guest", versions: ["v1"],
+    method: "GET", path: "/rooms/:roomId/threads", auth: "token", versions: ["v1"],
     handler: (c) => {
       const include = queryString(c, "include") ?? "all";
       if (include !== "all" && include !== "participated") throw new MatrixError("M_INVALID_PARAM", "include must be all or participated", 400);
@@ -40,7 +40,7 @@ export function relationRoutes(app: FastifyInstance, s: Services): void {
     },
   });
   clientRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/rooms/:roomId/timestamp_to_event", auth: "guest", versions: ["v1"],
+    method: "GET", path: "/rooms/:roomId/timestamp_to_event", auth: "token", versions: ["v1"],
     handler: (c) => {
       const ts = queryString(c, "ts", true);
       if (!/^\d+$/.test(ts)) throw new MatrixError("M_INVALID_PARAM", "ts must be a non-negative integer", 400);

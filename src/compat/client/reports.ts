@@ -7,11 +7,11 @@ import { reportEvent, reportRoom } from "../../domain/reports/report.ts";
 
 export function reportRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/rooms/:roomId/report/:eventId", auth: "user",
+    method: "POST", path: "/rooms/:roomId/report/:eventId", auth: "token", op: "reportEvent",
     handler: async (c) => (await reportEvent(s, c.requester, c.params.roomId!, c.params.eventId!, c.body()), {}),
   });
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/rooms/:roomId/report", auth: "user",
+    method: "POST", path: "/rooms/:roomId/report", auth: "token", op: "reportRoom",
     handler: async (c) => (await reportRoom(s, c.requester, c.params.roomId!, c.body()), {}),
   });
 }

@@ -15,38 +15,38 @@ import { upgradeRoom } from "../../domain/rooms/upgrade.ts";
 const ok = () => ({});
 
 export function roomRoutes(app: FastifyInstance, s: Services): void {
-  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/createRoom", auth: "user", handler: (c) => createRoom(s, c.requester, c.body()) });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/createRoom", auth: "token", op: "createRoom", handler: (c) => createRoom(s, c.requester, c.body()) });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/join/:roomIdOrAlias", auth: "guest",
+    method: "POST", path: "/join/:roomIdOrAlias", auth: "token",
     handler: (c) => joinRoom(s, c.requester, c.params.roomIdOrAlias!, c.bodyOrEmpty()),
   });
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/rooms/:roomId/join", auth: "guest",
+    method: "POST", path: "/rooms/:roomId/join", auth: "token",
     handler: (c) => joinRoom(s, c.requester, c.params.roomId!, c.bodyOrEmpty()),
   });
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/knock/:roomIdOrAlias", auth: "user",
+    method: "POST", path: "/knock/:roomIdOrAlias", auth: "token", op: "knockRoom",
     handler: (c) => knockRoom(s, c.requester, c.params.roomIdOrAlias!, c.bodyOrEmpty()),
   });
-  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/leave", auth: "guest", handler: async (c) => (await leaveRoom(s, c.requester, c.params.roomId!, c.bodyOrEmpty()), {}) });
-  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/forget", auth: "guest", handler: async (c) => (await forgetRoom(s, c.requester, c.params.roomId!), {}) });
-  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/invite", auth: "user", handler: async (c) => (await inviteUser(s, c.requester, c.params.roomId!, c.body()), ok()) });
-  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/kick", auth: "user", handler: async (c) => (await kickUser(s, c.requester, c.params.roomId!, c.body()), ok()) });
-  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/ban", auth: "user", handler: async (c) => (await banUser(s, c.requester, c.params.roomId!, c.body()), ok()) });
-  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/unban", auth: "user", handler: async (c) => (await unbanUser(s, c.requester, c.params.roomId!, c.body()), ok()) });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/leave", auth: "token", handler: async (c) => (await leaveRoom(s, c.requester, c.params.roomId!, c.bodyOrEmpty()), {}) });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/forget", auth: "token", handler: async (c) => (await forgetRoom(s, c.requester, c.params.roomId!), {}) });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/invite", auth: "token", op: "inviteUser", handler: async (c) => (await inviteUser(s, c.requester, c.params.roomId!, c.body()), ok()) });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/kick", auth: "token", op: "kickUser", handler: async (c) => (await kickUser(s, c.requester, c.params.roomId!, c.body()), ok()) });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/ban", auth: "token", op: "banUser", handler: async (c) => (await banUser(s, c.requester, c.params.roomId!, c.body()), ok()) });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/unban", auth: "token", op: "unbanUser", handler: async (c) => (await unbanUser(s, c.requester, c.params.roomId!, c.body()), ok()) });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/rooms/:roomId/send/:eventType/:txnId", auth: "guest",
+    method: "PUT", path: "/rooms/:roomId/send/:eventType/:txnId", auth: "token",
     handler: (c) => sendMessage(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.txnId!, c.body()),
   });
   for (const path of ["/rooms/:roomId/state/:eventType", "/rooms/:roomId/state/:eventType/", "/rooms/:roomId/state/:eventType/:stateKey"]) {
     clientRoute<AuthedCall>(app, s, {
-      method: "PUT", path, auth: "guest",
+      method: "PUT", path, auth: "token",
       handler: (c) => sendStateEvent(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.stateKey ?? "", c.body()),
     });
     clientRoute<AuthedCall>(app, s, {
-      method: "GET", path, auth: "guest",
+      method: "GET", path, auth: "token",
       handler: async (c) => {
         const event = await getRoomStateEvent(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.stateKey ?? "");
         return queryString(c, "format") === "event" ? event : event.content;
@@ -54,14 +54,14 @@ export function roomRoutes(app: FastifyInstance, s: Services): void {
     });
   }
   clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/rooms/:roomId/redact/:eventId/:txnId", auth: "guest",
+    method: "PUT", path: "/rooms/:roomId/redact/:eventId/:txnId", auth: "token",
     handler: (c) => redactEvent(s, c.requester, c.params.roomId!, c.params.eventId!, c.params.txnId!, c.bodyOrEmpty()),
   });
 
-  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/state", auth: "guest", handler: (c) => getRoomState(s, c.requester, c.params.roomId!) });
-  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/event/:eventId", auth: "guest", handler: (c) => getRoomEvent(s, c.requester, c.params.roomId!, c.params.eventId!) });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/state", auth: "token", handler: (c) => getRoomState(s, c.requester, c.params.roomId!) });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/event/:eventId", auth: "token", handler: (c) => getRoomEvent(s, c.requester, c.params.roomId!, c.params.eventId!) });
   clientRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/rooms/:roomId/messages", auth: "guest",
+    method: "GET", path: "/rooms/:roomId/messages", auth: "token",
     handler: (c) => {
       // The spec requires dir; without it Synapse paginates forwards, and so do we.
       const dir = queryString(c, "dir") ?? "f";
@@ -76,11 +76,11 @@ export function roomRoutes(app: FastifyInstance, s: Services): void {
     },
   });
   clientRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/rooms/:roomId/context/:eventId", auth: "guest",
+    method: "GET", path: "/rooms/:roomId/context/:eventId", auth: "token",
     handler: (c) => getContext(s, c.requester, c.params.roomId!, c.params.eventId!, queryInt(c, "limit", { min: 0 }) ?? 10, parseFilterParam(queryString(c, "filter"))),
   });
   clientRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/rooms/:roomId/members", auth: "guest",
+    method: "GET", path: "/rooms/:roomId/members", auth: "token",
     handler: async (c) => ({
       chunk: await getMembers(s, c.requester, c.params.roomId!, {
         at: queryString(c, "at"),
@@ -89,7 +89,7 @@ export function roomRoutes(app: FastifyInstance, s: Services): void {
       }),
     }),
   });
-  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/joined_members", auth: "guest", handler: (c) => getJoinedMembers(s, c.requester, c.params.roomId!) });
-  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/upgrade", auth: "user", handler: (c) => upgradeRoom(s, c.requester, c.params.roomId!, c.body()) });
-  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/joined_rooms", auth: "guest", handler: (c) => getJoinedRooms(s, c.requester) });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/joined_members", auth: "token", handler: (c) => getJoinedMembers(s, c.requester, c.params.roomId!) });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/upgrade", auth: "token", op: "upgradeRoom", handler: (c) => upgradeRoom(s, c.requester, c.params.roomId!, c.body()) });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/joined_rooms", auth: "token", handler: (c) => getJoinedRooms(s, c.requester) });
 }

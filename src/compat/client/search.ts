@@ -8,14 +8,14 @@ import { parseSearchRequest, searchRoomEvents } from "../../domain/search/search
 
 export function searchRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/user_directory/search", auth: "user",
+    method: "POST", path: "/user_directory/search", auth: "token", op: "searchUserDirectory",
     handler: (c) => {
       const { term, limit } = parseDirectoryRequest(c.body());
       return searchUserDirectory(s, c.requester, term, limit);
     },
   });
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/search", auth: "user",
+    method: "POST", path: "/search", auth: "token", op: "searchRoomEvents",
     handler: async (c) => {
       const criteria = parseSearchRequest(c.body());
       const nextBatch = queryString(c, "next_batch");

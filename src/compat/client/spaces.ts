@@ -6,7 +6,7 @@ import { getHierarchy } from "../../domain/spaces/hierarchy.ts";
 
 export function spaceRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/rooms/:roomId/hierarchy", auth: "guest", versions: ["v1"],
+    method: "GET", path: "/rooms/:roomId/hierarchy", auth: "token", versions: ["v1"],
     handler: (c) =>
       getHierarchy(s, c.requester, c.params.roomId!, {
         suggestedOnly: queryBool(c, "suggested_only"),

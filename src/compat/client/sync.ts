@@ -27,7 +27,7 @@ export function syncRoutes(app: FastifyInstance, s: Services): void {
   app.addHook("preClose", async () => s.sync.shutdown());
 
   clientRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/sync", auth: "guest",
+    method: "GET", path: "/sync", auth: "token",
     handler: async (c) =>
       sync(s, c.requester, {
         since: queryString(c, "since"),
@@ -40,40 +40,40 @@ export function syncRoutes(app: FastifyInstance, s: Services): void {
       }),
   });
 
-  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/user/:userId/filter", auth: "guest", handler: (c) => createFilter(s, c.requester, c.params.userId!, c.body()) });
-  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/user/:userId/filter/:filterId", auth: "guest", handler: (c) => getFilter(s, c.requester, c.params.userId!, c.params.filterId!) });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/user/:userId/filter", auth: "token", handler: (c) => createFilter(s, c.requester, c.params.userId!, c.body()) });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/user/:userId/filter/:filterId", auth: "token", handler: (c) => getFilter(s, c.requester, c.params.userId!, c.params.filterId!) });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/user/:userId/account_data/:type", auth: "guest",
+    method: "PUT", path: "/user/:userId/account_data/:type", auth: "token",
     handler: async (c) => (await setAccountData(s, c.requester, c.params.userId!, undefined, c.params.type!, c.body()), {}),
   });
-  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/user/:userId/account_data/:type", auth: "guest", handler: (c) => getAccountData(s, c.requester, c.params.userId!, undefined, c.params.type!) });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/user/:userId/account_data/:type", auth: "token", handler: (c) => getAccountData(s, c.requester, c.params.userId!, undefined, c.params.type!) });
   clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/user/:userId/rooms/:roomId/account_data/:type", auth: "guest",
+    method: "PUT", path: "/user/:userId/rooms/:roomId/account_data/:type", auth: "token",
     handler: async (c) => (await setAccountData(s, c.requester, c.params.userId!, c.params.roomId!, c.params.type!, c.body()), {}),
   });
   clientRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/user/:userId/rooms/:roomId/account_data/:type", auth: "guest",
+    method: "GET", path: "/user/:userId/rooms/:roomId/account_data/:type", auth: "token",
     handler: (c) => getAccountData(s, c.requester, c.params.userId!, c.params.roomId!, c.params.type!),
   });
 
-  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/user/:userId/rooms/:roomId/tags", auth: "guest", handler: (c) => getTags(s, c.requester, c.params.userId!, c.params.roomId!) });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/user/:userId/rooms/:roomId/tags", auth: "token", handler: (c) => getTags(s, c.requester, c.params.userId!, c.params.roomId!) });
   clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/user/:userId/rooms/:roomId/tags/:tag", auth: "guest",
+    method: "PUT", path: "/user/:userId/rooms/:roomId/tags/:tag", auth: "token",
     handler: async (c) => (await setTag(s, c.requester, c.params.userId!, c.params.roomId!, c.params.tag!, c.body()), {}),
   });
   clientRoute<AuthedCall>(app, s, {
-    method: "DELETE", path: "/user/:userId/rooms/:roomId/tags/:tag", auth: "guest",
+    method: "DELETE", path: "/user/:userId/rooms/:roomId/tags/:tag", auth: "token",
     handler: async (c) => (await deleteTag(s, c.requester, c.params.userId!, c.params.roomId!, c.params.tag!), {}),
   });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/initialSync", auth: "guest",
+    method: "GET", path: "/initialSync", auth: "token",
     handler: (c) => legacyInitialSync(s, c.requester, { limit: queryInt(c, "limit", { min: 0 }), archived: queryBool(c, "archived") }),
   });
-  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/initialSync", auth: "guest", handler: (c) => roomInitialSync(s, c.requester, c.params.roomId!) });
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/initialSync", auth: "token", handler: (c) => roomInitialSync(s, c.requester, c.params.roomId!) });
   clientRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/events", auth: "guest",
+    method: "GET", path: "/events", auth: "token",
     handler: (c) => legacyEvents(s, c.requester, { from: queryString(c, "from"), timeoutMs: queryInt(c, "timeout", { min: 0 }), signal: clientGone(c) }),
   });
 }

@@ -6,7 +6,7 @@ import { sendToDevice } from "../../domain/e2ee/to-device.ts";
 
 export function toDeviceRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/sendToDevice/:eventType/:txnId", auth: "guest",
+    method: "PUT", path: "/sendToDevice/:eventType/:txnId", auth: "token",
     handler: (c) => sendToDevice(s, c.requester, c.params.eventType!, c.params.txnId!, c.body()),
   });
 }

@@ -2,9 +2,11 @@
 // rights). Callers that reach here are authenticated; everyone else but admins gets 403 M_FORBIDDEN.
 import { MatrixError } from "../errors.ts";
 import type { Requester } from "../accounts/requester.ts";
+import { requireNotGuest } from "../accounts/guest-access.ts";
 
-/** Throws 403 M_FORBIDDEN unless the requester is a server admin. */
+/** Throws 403 M_FORBIDDEN unless the requester is a server admin (guests: M_GUEST_ACCESS_FORBIDDEN). */
 export function requireAdmin(requester: Requester): void {
+  requireNotGuest(requester, "admin");
   if (!requester.isAdmin)
     throw new MatrixError("M_FORBIDDEN", "You are not a server admin", 403);
 }

@@ -34,7 +34,7 @@ export {
   userPowerLevel,
   type NamedLevel,
 } from "./power-levels.ts";
-export { shouldApplyRedaction } from "./redaction.ts";
+export { redactionFacts, redactionTakesEffect, type RedactionCase, type RedactionFacts } from "./redaction.ts";
 export { authTypesForEvent, checkAuthEventsList, type AuthEventsCheckOptions } from "./selection.ts";
 export { thirdPartyInvitePublicKeys, thirdPartyInviteToken, verifyThirdPartyInviteSigned } from "./third-party-invite.ts";
 

@@ -1,11 +1,13 @@
-// Redactions and authority: in v1–2 the auth rules check `m.room.redaction` events (rule 11); from v3 the
-// auth rules treat them like any event and the check moves to when the redaction is applied.
-// Spec: Room Versions v1 "Authorisation rules" rule 11; v3+ "Handling redactions".
-import { eventIdOf, roomIdOf } from "../events/hashes.ts";
+// Who may redact, in one place. In v1–2 the auth rules also check `m.room.redaction` events (rule 11);
+// in every version `redactionTakesEffect` decides whether a redaction is applied to the event it names.
+// It is called where a redaction takes effect: when it is stored (rooms/persist.ts via rooms/redactions.ts),
+// when the redacted event is served (rooms/redactions.ts), and before a local user's redaction is built
+// (rooms/send.ts: its 403). Spec: Room Versions v1 "Authorisation rules" rule 11, v3+ "Handling
+// redactions"; Client-Server API "Redactions".
 import { redactsOf } from "../events/redaction.ts";
 import type { Pdu } from "../events/types.ts";
-import { resolveRoomVersion, type RoomVersion } from "../rooms/room-versions.ts";
-import { AuthContext, forbid, serverOf, type AuthState } from "./context.ts";
+import type { RoomVersion } from "../rooms/room-versions.ts";
+import { AuthContext, forbid, serverOf, stateMapKey, type AuthState } from "./context.ts";
 import { stateLevel, userPowerLevel } from "./power-levels.ts";
 
 /** v1–2 rule 11: redact level, or the redacted event's id has the redaction's event-id domain. */
@@ -19,21 +21,59 @@ export function checkRedactionEventV1(ctx: AuthContext): void {
   forbid("redaction.power", "the sender's power level is below the redact level and the event is from another server");
 }
 
+/** The facts of a redaction the rule reads: a built event (`redactionFacts`), or a local draft about to be built. */
+export interface RedactionFacts {
+  type: string;
+  sender: string;
+  /** A state-keyed m.room.redaction is a state event like any other, never a redaction. */
+  isState: boolean;
+  roomId: string;
+  /** The event it names (`redacts`: top level in v1–10, in content from v11). */
+  redacts: string | undefined;
+  /** Its event id (v1–2 read the id's domain); absent for a draft. */
+  eventId?: string;
+}
+
+export interface RedactionCase {
+  redaction: RedactionFacts;
+  /** The event it names, when this server has it. */
+  target: { eventId: string; roomId: string; sender: string } | undefined;
+  /**
+   * The state the redaction is authorised against (its auth events): the power levels event, and the create
+   * event unless given as `createEvent` (v12 leaves it out of auth events).
+   */
+  authState: AuthState;
+  createEvent?: Pdu;
+  version: RoomVersion;
+  /** This server's name: its own users are held to "their own events", which other servers vouch for theirs. */
+  localServer: string;
+}
+
+/** The facts of a stored or received redaction event. */
+export function redactionFacts(pdu: Pdu, eventId: string, roomId: string, v: RoomVersion): RedactionFacts {
+  return { type: pdu.type, sender: pdu.sender, isState: typeof pdu.state_key === "string", roomId, redacts: redactsOf(pdu, v), eventId };
+}
+
 /**
- * Whether a received, authorised redaction should be applied to `target` (and the redaction shown to
- * clients). `stateAtRedaction` is the room state the redaction was authorised against (at least the
- * create and power levels events). v3+: the sender has the redact level, or the sender's server is the
- * original sender's server. v1–2: the same decision the auth rules made (redact level or event-id domain).
+ * Does `redaction` take effect on `target`? Only a non-state m.room.redaction naming an event of its own
+ * room does, and then when its sender sent that event, or has the redact level in the state the redaction
+ * was authorised against (a later change of power levels neither grants nor revokes it). Without either,
+ * a user of another server may still redact when their server vouches for it (as the spec's server-level
+ * rule has it): v3+ when the sender's server is the original sender's, v1–2 when the event ids share a
+ * domain (rule 11). This server's own users are held to their own events, as Synapse does. A redaction
+ * whose target is unknown takes no effect (yet).
  */
-export function shouldApplyRedaction(redaction: Pdu, target: Pdu, stateAtRedaction: AuthState, version: string | RoomVersion): boolean {
-  const v = resolveRoomVersion(version);
-  if (redaction.type !== "m.room.redaction") return false;
-  if (redactsOf(redaction, v) !== eventIdOf(target, v)) return false;
-  if (roomIdOf(redaction, v) !== roomIdOf(target, v)) return false;
-  const ctx = new AuthContext(redaction, stateAtRedaction, v, {});
-  if (userPowerLevel(ctx, redaction.sender) >= stateLevel(ctx, "redact")) return true;
-  if (v.redactionAuthInRules) {
-    return typeof redaction.event_id === "string" && typeof target.event_id === "string" && serverOf(redaction.event_id) === serverOf(target.event_id);
+export function redactionTakesEffect(c: RedactionCase): boolean {
+  const { redaction: r, target, version: v } = c;
+  if (r.type !== "m.room.redaction" || r.isState) return false;
+  if (!target || r.redacts !== target.eventId || r.roomId !== target.roomId) return false;
+  if (r.sender === target.sender) return true;
+  const create = c.authState.get(stateMapKey("m.room.create", "")) ?? c.createEvent;
+  if (create) {
+    const ctx = new AuthContext(create, c.authState, v, { createEvent: c.createEvent });
+    if (userPowerLevel(ctx, r.sender) >= stateLevel(ctx, "redact")) return true;
   }
-  return serverOf(redaction.sender) === serverOf(target.sender);
+  if (serverOf(r.sender) === c.localServer) return false;
+  if (v.redactionAuthInRules) return r.eventId !== undefined && serverOf(r.eventId) !== "" && serverOf(r.eventId) === serverOf(target.eventId);
+  return serverOf(r.sender) === serverOf(target.sender);
 }

@@ -5,8 +5,10 @@ import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
 import { deleteDevices } from "./delete-devices.ts";
+import { requireNotGuest } from "../accounts/guest-access.ts";
 
 export async function deleteOwnDevices(s: Services, r: Requester, deviceIds: string[], req: UiaRequest): Promise<void> {
+  requireNotGuest(r, "deleteDevices");
   const uia = r.appserviceId
     ? undefined
     : await checkUia(s, { ...req, requester: r }, { flows: [["m.login.password"]], description: "remove device(s) from your account" });

@@ -11,9 +11,11 @@ import { currentStateEvent, loadRoom } from "../rooms/room-cache.ts";
 import { powerLevelsOf } from "../rooms/power-levels.ts";
 import { appendEvent, type AlreadyDone } from "../rooms/append.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
-import { readAccess } from "../rooms/read-access.ts";
+import { roomNotVisible } from "../rooms/read-access.ts";
+import { roomSummaries } from "../rooms/batch-reads.ts";
 import type { EventDraft } from "../rooms/build-event.ts";
 import { isInNamespace } from "../accounts/appservices.ts";
+import { requireNotGuest } from "../accounts/guest-access.ts";
 
 const WHITESPACE = /\s/u;
 
@@ -70,6 +72,7 @@ export async function canEditDirectoryEntry(s: Services, r: Requester, roomId: s
 
 /** PUT /directory/room/{roomAlias}. */
 export async function createAlias(s: Services, r: Requester, alias: string, body: Record<string, unknown>): Promise<void> {
+  requireNotGuest(r, "createAlias");
   const { serverName } = parseAliasParam(alias);
   if (!isLocal(s, serverName)) throw new MatrixError("M_INVALID_PARAM", "Room alias must be local", 400);
   const roomId = roomIdParam(body.room_id);
@@ -99,6 +102,7 @@ export async function getAlias(s: Services, alias: string): Promise<{ room_id: s
  * the deletion stands even if the requester may not change that event (the spec's recommendation).
  */
 export async function deleteAlias(s: Services, r: Requester, alias: string): Promise<void> {
+  requireNotGuest(r, "deleteAlias");
   const { serverName } = parseAliasParam(alias);
   if (!isLocal(s, serverName)) throw new MatrixError("M_INVALID_PARAM", "Room alias must be local", 400);
   const row = await s.directory.getAlias(alias);
@@ -134,15 +138,39 @@ function mentions(content: Record<string, unknown>, alias: string): boolean {
   return content.alias === alias || (Array.isArray(content.alt_aliases) && content.alt_aliases.includes(alias));
 }
 
-/** GET /rooms/{roomId}/aliases: members (or anyone, in a world_readable room; server admins too) see them. */
+/**
+ * Who may list a room's local aliases (GET /rooms/{roomId}/aliases), for many rooms at once: server admins
+ * (any existing room), joined members, and anyone while the room is world_readable; never guests. Each
+ * room maps to its aliases or to the refusal. A few queries for the whole batch (the room summaries).
+ */
+export async function aliasesOfRooms(s: Services, r: Requester, roomIds: readonly string[]): Promise<Map<string, string[] | MatrixError>> {
+  requireNotGuest(r, "localAliases");
+  const out = new Map<string, string[] | MatrixError>();
+  const allowed: string[] = [];
+  const summaries = r.isAdmin ? undefined : await roomSummaries(s, r, roomIds);
+  for (const roomId of new Set(roomIds)) {
+    if (!tryParseRoomId(roomId)) out.set(roomId, new MatrixError("M_INVALID_PARAM", `Invalid room id: ${JSON.stringify(roomId)}`, 400));
+    else if (!summaries) {
+      if (await loadRoom(s, roomId)) allowed.push(roomId);
+      else out.set(roomId, new MatrixError("M_NOT_FOUND", "Room not found", 404));
+    } else {
+      const summary = summaries.get(roomId);
+      if (!summary) out.set(roomId, roomNotVisible());
+      // Former members read history up to their leave, but are no longer "in the room".
+      else if (summary.membership !== "join" && !summary.worldReadable) out.set(roomId, new MatrixError("M_FORBIDDEN", "You are not in this room", 403));
+      else allowed.push(roomId);
+    }
+  }
+  const aliases = await s.directory.aliasesOfRooms(allowed);
+  for (const roomId of allowed) out.set(roomId, aliases.get(roomId) ?? []);
+  return out;
+}
+
+/** GET /rooms/{roomId}/aliases. */
 export async function localAliases(s: Services, r: Requester, roomId: string): Promise<{ aliases: string[] }> {
-  if (!tryParseRoomId(roomId)) throw new MatrixError("M_INVALID_PARAM", `Invalid room id: ${JSON.stringify(roomId)}`, 400);
-  if (!r.isAdmin) {
-    const access = await readAccess(s, r, roomId);
-    // Former members read history up to their leave, but are no longer "in the room".
-    if (access.membership !== "join" && access.upTo !== undefined) throw new MatrixError("M_FORBIDDEN", "You are not in this room", 403);
-  } else if (!(await loadRoom(s, roomId))) throw new MatrixError("M_NOT_FOUND", "Room not found", 404);
-  return { aliases: await s.directory.aliasesOf(roomId) };
+  const found = (await aliasesOfRooms(s, r, [roomId])).get(roomId)!;
+  if (found instanceof MatrixError) throw found;
+  return { aliases: found };
 }
 
 // ---------------------------------------------------------------------------------------------------

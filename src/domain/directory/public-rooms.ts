@@ -8,6 +8,7 @@ import { isPlainObject } from "../events/types.ts";
 import { isValidServerName } from "../ids.ts";
 import type { DirectoryPosition, DirectoryStats } from "../store/directory.ts";
 import { backfillDirectoryStats } from "./stats.ts";
+import type { Requester } from "../accounts/requester.ts";
 
 /** Largest page one call returns (a request without a limit gets this many). */
 export const MAX_PUBLIC_ROOMS_PAGE = 1000;
@@ -101,7 +102,14 @@ function chunkOf(d: DirectoryStats): PublicRoomsChunk {
 
 const backfilled = new WeakSet<Services>();
 
-export async function listPublicRooms(s: Services, req: PublicRoomsRequest): Promise<PublicRoomsPage> {
+/** Who may list the directory: anyone with an access token; without one, only if allow_public_rooms_without_auth. */
+export function requirePublicRoomsAccess(s: Services, r: Requester | undefined): void {
+  if (!r && !s.config.allow_public_rooms_without_auth) throw new MatrixError("M_MISSING_TOKEN", "Missing access token", 401);
+}
+
+/** GET/POST /publicRooms for `r` (undefined: a request without an access token). */
+export async function listPublicRooms(s: Services, r: Requester | undefined, req: PublicRoomsRequest): Promise<PublicRoomsPage> {
+  requirePublicRoomsAccess(s, r);
   if (req.server !== undefined && req.server !== s.config.server_name) {
     if (!isValidServerName(req.server)) throw new MatrixError("M_INVALID_PARAM", `Invalid server name: ${req.server}`, 400);
     // Another server's directory is fetched over federation (Synapse answers 502 when it cannot reach it).

@@ -7,6 +7,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { tryParseRoomId } from "../ids.ts";
 import { canEditDirectoryEntry } from "./aliases.ts";
 import { backfillDirectoryStats } from "./stats.ts";
+import { requireNotGuest } from "../accounts/guest-access.ts";
 
 export type DirectoryVisibility = "public" | "private";
 
@@ -22,6 +23,7 @@ export async function getDirectoryVisibility(s: Services, roomId: string): Promi
 }
 
 export async function setDirectoryVisibility(s: Services, r: Requester, roomId: string, body: Record<string, unknown>): Promise<void> {
+  requireNotGuest(r, "setDirectoryVisibility");
   const visibility = body.visibility ?? "public";
   if (visibility !== "public" && visibility !== "private") throw new MatrixError("M_INVALID_PARAM", "visibility must be public or private", 400);
   await knownRoom(s, roomId);

@@ -12,6 +12,7 @@ import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
 import { isPlainObject, objectField, parseJson, type Json } from "./json.ts";
 import { crossSigningPublicKey } from "./query-keys.ts";
 import { announceDeviceListChange, recordDeviceListChange } from "./device-lists.ts";
+import { requireNotGuest } from "../accounts/guest-access.ts";
 
 export const KEY_TYPES = [
   ["master_key", "master"],
@@ -34,6 +35,7 @@ export function checkCrossSigningKey(key: Json, userId: string, usage: KeyType):
 }
 
 export async function uploadCrossSigningKeys(s: Services, r: Requester, body: Json, uiaReq: UiaRequest): Promise<Record<string, never>> {
+  requireNotGuest(r, "uploadCrossSigningKeys");
   const userId = r.userId;
   const given = new Map<KeyType, Json>();
   for (const [field, type] of KEY_TYPES) {

@@ -11,6 +11,7 @@ import type { SqlExecutor } from "../../storage/sql.ts";
 import type { BackupVersionRow, RoomKeyRow } from "../store/e2ee.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { isPlainObject, parseJson, type Json } from "./json.ts";
+import { requireNotGuest } from "../accounts/guest-access.ts";
 
 export interface BackupVersionInfo {
   algorithm: string;
@@ -45,6 +46,7 @@ function readAlgorithmAndAuthData(body: Json): { algorithm: string; authData: Js
 }
 
 export async function createBackupVersion(s: Services, r: Requester, body: Json): Promise<{ version: string }> {
+  requireNotGuest(r, "keyBackup");
   const { algorithm, authData } = readAlgorithmAndAuthData(body);
   const version = await s.storage.sql.transaction((tx) => s.e2ee.createBackupVersion(tx, r.userId, algorithm, JSON.stringify(authData)));
   return { version: String(version) };
@@ -52,6 +54,7 @@ export async function createBackupVersion(s: Services, r: Requester, body: Json)
 
 /** The current version (no `version`) or the given one; M_NOT_FOUND when there is none. */
 export async function getBackupVersion(s: Services, r: Requester, version?: string): Promise<BackupVersionInfo> {
+  requireNotGuest(r, "keyBackup");
   const n = version === undefined ? undefined : versionNumber(version);
   if (version !== undefined && n === undefined) throw noBackup();
   const row = await s.e2ee.backupVersion(r.userId, n);
@@ -61,6 +64,7 @@ export async function getBackupVersion(s: Services, r: Requester, version?: stri
 
 /** PUT /room_keys/version/{version}: only auth_data may change; a `version` in the body must match. */
 export async function updateBackupVersion(s: Services, r: Requester, version: string, body: Json): Promise<Record<string, never>> {
+  requireNotGuest(r, "keyBackup");
   if (body.version !== undefined && body.version !== version) throw new MatrixError("M_INVALID_PARAM", "The version in the body does not match the version in the path", 400);
   const { algorithm, authData } = readAlgorithmAndAuthData(body);
   const n = versionNumber(version);
@@ -73,6 +77,7 @@ export async function updateBackupVersion(s: Services, r: Requester, version: st
 
 /** DELETE /room_keys/version/{version}: the version and its keys; deleting it again succeeds. */
 export async function deleteBackupVersion(s: Services, r: Requester, version: string): Promise<Record<string, never>> {
+  requireNotGuest(r, "keyBackup");
   const n = versionNumber(version);
   if (n === undefined || !(await s.e2ee.deleteBackupVersion(r.userId, n))) throw unknownVersion();
   return {};
@@ -133,6 +138,7 @@ async function writableVersion(s: Services, tx: SqlExecutor, userId: string, ver
 
 /** Stores keys in the current backup version; returns the etag and count after. */
 export async function putRoomKeys(s: Services, r: Requester, version: string, rooms: Map<string, Map<string, KeyBackupData>>): Promise<{ etag: string; count: number }> {
+  requireNotGuest(r, "keyBackup");
   const userId = r.userId;
   return s.storage.sql.transaction(async (tx) => {
     const v = await writableVersion(s, tx, userId, version);
@@ -169,6 +175,7 @@ async function readableVersion(s: Services, userId: string, version: string): Pr
 
 /** GET /room_keys/keys: every room's sessions (`{rooms: {}}` when none). */
 export async function getAllRoomKeys(s: Services, r: Requester, version: string): Promise<{ rooms: Record<string, { sessions: Record<string, KeyBackupData> }> }> {
+  requireNotGuest(r, "keyBackup");
   const v = await readableVersion(s, r.userId, version);
   const rooms: Record<string, { sessions: Record<string, KeyBackupData> }> = {};
   for (const k of await s.e2ee.roomKeys(r.userId, v.version)) (rooms[k.roomId] ??= { sessions: {} }).sessions[k.sessionId] = toData(k);
@@ -177,6 +184,7 @@ export async function getAllRoomKeys(s: Services, r: Requester, version: string)
 
 /** GET /room_keys/keys/{roomId}: the room's sessions (`{sessions: {}}` when none, as the spec says). */
 export async function getRoomRoomKeys(s: Services, r: Requester, version: string, roomId: string): Promise<{ sessions: Record<string, KeyBackupData> }> {
+  requireNotGuest(r, "keyBackup");
   const v = await readableVersion(s, r.userId, version);
   const sessions: Record<string, KeyBackupData> = {};
   for (const k of await s.e2ee.roomKeys(r.userId, v.version, roomId)) sessions[k.sessionId] = toData(k);
@@ -185,6 +193,7 @@ export async function getRoomRoomKeys(s: Services, r: Requester, version: string
 
 /** GET /room_keys/keys/{roomId}/{sessionId}: one session; M_NOT_FOUND when it was not backed up. */
 export async function getSessionRoomKey(s: Services, r: Requester, version: string, roomId: string, sessionId: string): Promise<KeyBackupData> {
+  requireNotGuest(r, "keyBackup");
   const v = await readableVersion(s, r.userId, version);
   const [k] = await s.e2ee.roomKeys(r.userId, v.version, roomId, sessionId);
   if (!k) throw new MatrixError("M_NOT_FOUND", "No room_keys found", 404);
@@ -193,6 +202,7 @@ export async function getSessionRoomKey(s: Services, r: Requester, version: stri
 
 /** DELETE /room_keys/keys[/{roomId}[/{sessionId}]]: removes keys of any existing version; etag moves. */
 export async function deleteRoomKeys(s: Services, r: Requester, version: string, roomId?: string, sessionId?: string): Promise<{ etag: string; count: number }> {
+  requireNotGuest(r, "keyBackup");
   const userId = r.userId;
   const n = versionNumber(version);
   return s.storage.sql.transaction(async (tx) => {

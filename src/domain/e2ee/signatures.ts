@@ -12,6 +12,7 @@ import type { SignatureRow } from "../store/e2ee.ts";
 import { isPlainObject, parseJson, signedPart, type Json } from "./json.ts";
 import { crossSigningPublicKey } from "./query-keys.ts";
 import { announceDeviceListChange, recordDeviceListChange } from "./device-lists.ts";
+import { requireNotGuest } from "../accounts/guest-access.ts";
 
 type Failure = { errcode: string; error: string };
 const failure = (errcode: "M_INVALID_SIGNATURE" | "M_NOT_FOUND", error: string) => new MatrixError(errcode, error, errcode === "M_NOT_FOUND" ? 404 : 400);
@@ -24,6 +25,7 @@ function newSignatures(signed: Json, stored: Json, signer: string): [string, str
 }
 
 export async function uploadSignatures(s: Services, r: Requester, body: Json): Promise<{ failures: Record<string, Record<string, Failure>> }> {
+  requireNotGuest(r, "uploadSignatures");
   const me = r.userId;
   for (const [userId, keys] of Object.entries(body)) {
     parseUserId(userId);

@@ -70,6 +70,7 @@ export function parsePresenceBody(body: Record<string, unknown>): PresenceUpdate
 
 /** PUT /presence/{userId}/status: one's own state and status message (cleared when absent, as in Synapse). */
 export async function setPresence(s: Services, r: Requester, userId: string, u: PresenceUpdate): Promise<void> {
+  checkUserId(userId);
   if (r.userId !== userId) throw new MatrixError("M_FORBIDDEN", "You cannot set the presence of another user", 403);
   await change(s, userId, (cur, now) => ({
     userId,
@@ -83,6 +84,7 @@ export async function setPresence(s: Services, r: Requester, userId: string, u: 
 
 /** GET /presence/{userId}/status: oneself, or a user who shares a room with the requester (M_FORBIDDEN otherwise). */
 export async function getPresence(s: Services, r: Requester, userId: string): Promise<PresenceContent> {
+  checkUserId(userId);
   if (r.userId !== userId && !(await s.e2ee.usersSharingRoomsWith(r.userId)).has(userId))
     throw new MatrixError("M_FORBIDDEN", "You are not allowed to see their presence", 403);
   if (!s.config.use_presence) return { presence: "offline" };

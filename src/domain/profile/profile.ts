@@ -5,6 +5,7 @@ import { MatrixError, forbidden, notFound } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { parseUserId } from "../ids.ts";
+import { requireNotGuest } from "../accounts/guest-access.ts";
 
 export type ProfileField = "displayname" | "avatar_url";
 
@@ -76,9 +77,9 @@ export async function getProfileField(s: Services, requester: Requester | undefi
 }
 
 async function setField(s: Services, r: Requester, userId: string, field: ProfileField, value: string | null): Promise<void> {
+  if (field === "avatar_url") requireNotGuest(r, "setAvatarUrl");
   const { serverName } = parseUserId(userId);
   if (r.userId !== userId && !r.isAdmin) throw forbidden(`Cannot set another user's ${field}`);
-  if (field === "avatar_url" && r.isGuest) throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guests cannot set an avatar", 403);
   if (serverName !== s.config.server_name) throw new MatrixError("M_INVALID_PARAM", "User is not hosted on this homeserver", 400);
   const user = await s.users.get(userId);
   if (!user || user.deactivated) throw notFound("User not found");

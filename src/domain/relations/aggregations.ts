@@ -10,6 +10,7 @@ import type { Requester } from "../accounts/requester.ts";
 import type { StoredEvent } from "../store/events.ts";
 import { isStateEvent } from "../events/types.ts";
 import { roomVersionLookup, serializeEvents } from "../rooms/serialize.ts";
+import { effectiveRedactions } from "../rooms/redactions.ts";
 import { relationOf } from "./parse.ts";
 
 export interface ThreadAggregation {
@@ -42,8 +43,11 @@ export async function bundleAggregations(s: Services, r: Requester | undefined, 
   const rows = await s.relations.relationsOfTypes(ids, ["m.reference", "m.replace"]);
   const editRows = rows.filter((x) => x.relType === "m.replace");
   const [editEvents, redactions] = editRows.length > 0
-    ? await Promise.all([s.rooms.events.getMany(editRows.map((x) => x.eventId)), s.rooms.events.redactionsOf(editRows.map((x) => x.relatesToId))])
-    : [new Map<string, StoredEvent>(), new Map<string, string[]>()];
+    ? await Promise.all([
+        s.rooms.events.getMany(editRows.map((x) => x.eventId)),
+        effectiveRedactions(s, [...new Set(editRows.map((x) => x.relatesToId))].map((id) => parents.get(id)!), roomVersionLookup(s)),
+      ])
+    : [new Map<string, StoredEvent>(), new Map<string, StoredEvent>()];
   const references = new Map<string, { event_id: string }[]>();
   const latestEdit = new Map<string, StoredEvent>();
   for (const row of rows) {

@@ -5,7 +5,6 @@
 // "Forming relationships between events", "Threading", "Redactions".
 import type { PersistHook } from "../rooms/persist.ts";
 import type { RelationRow } from "../store/relations.ts";
-import { redactsOf } from "../events/redaction.ts";
 import { relationOf } from "./parse.ts";
 
 export const indexRelations: PersistHook = async (tx, s, room, events) => {
@@ -13,8 +12,8 @@ export const indexRelations: PersistHook = async (tx, s, room, events) => {
   const redacted: string[] = [];
   for (const e of events) {
     if (e.pdu.type === "m.room.redaction") {
-      const target = redactsOf(e.pdu, room.version);
-      if (target) redacted.push(target);
+      // Only a redaction that took effect (the commit decided: e.redacts) drops its target's relation.
+      if (e.redacts) redacted.push(e.redacts);
       continue;
     }
     const rel = relationOf(e.pdu);

@@ -9,6 +9,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { readAccess } from "../rooms/read-access.ts";
 import { filterVisible } from "../rooms/visibility.ts";
 import { loadRoom } from "../rooms/room-cache.ts";
+import { requireNotGuest } from "../accounts/guest-access.ts";
 
 function reasonOf(body: Record<string, unknown>, required: boolean): string | null {
   const reason = body.reason;
@@ -29,6 +30,7 @@ function scoreOf(body: Record<string, unknown>): number | null {
 }
 
 export async function reportEvent(s: Services, r: Requester, roomId: string, eventId: string, body: Record<string, unknown>): Promise<void> {
+  requireNotGuest(r, "reportEvent");
   const reason = reasonOf(body, false);
   const score = scoreOf(body);
   const notFound = () => new MatrixError("M_NOT_FOUND", "The event was not found or you are not joined to the room.", 404);
@@ -43,6 +45,7 @@ export async function reportEvent(s: Services, r: Requester, roomId: string, eve
 }
 
 export async function reportRoom(s: Services, r: Requester, roomId: string, body: Record<string, unknown>): Promise<void> {
+  requireNotGuest(r, "reportRoom");
   const reason = reasonOf(body, true);
   if (!(await loadRoom(s, roomId))) throw new MatrixError("M_NOT_FOUND", "The room was not found.", 404);
   await s.reports.add({ receivedTs: s.clock.now(), roomId, eventId: null, userId: r.userId, reason, score: null });

@@ -15,6 +15,7 @@ import { memberContentFor } from "./membership.ts";
 import { NAMED_LEVEL_DEFAULTS } from "../auth/index.ts";
 import { checkPowerLevelsContent } from "./power-levels.ts";
 import type { SqlExecutor } from "../../storage/sql.ts";
+import { requireNotGuest } from "../accounts/guest-access.ts";
 
 export interface CreateRoomRequest {
   visibility?: unknown;
@@ -101,6 +102,7 @@ function parseRequest(s: Services, req: CreateRoomRequest) {
 }
 
 export async function createRoom(s: Services, r: Requester, req: CreateRoomRequest, internal: CreateRoomInternal = {}): Promise<{ room_id: string }> {
+  requireNotGuest(r, "createRoom");
   const p = parseRequest(s, req);
   const { v } = p;
   const me = r.userId;

@@ -13,6 +13,7 @@ import { currentStateEvent, loadRoom, type RoomSnapshot } from "./room-cache.ts"
 import { stateKeyOf } from "../store/state-groups.ts";
 import { powerLevelsOf } from "./power-levels.ts";
 import type { EventDraft } from "./build-event.ts";
+import { requireNotGuest } from "../accounts/guest-access.ts";
 
 /** Resolves a room alias to a room id; registered by the directory (aliases) capability. */
 export const aliasResolvers: ((s: Services, alias: string) => Promise<string | undefined>)[] = [];
@@ -153,6 +154,7 @@ export async function leaveRoom(s: Services, r: Requester, roomId: string, body:
 }
 
 export async function inviteUser(s: Services, r: Requester, roomId: string, body: Record<string, unknown>): Promise<void> {
+  requireNotGuest(r, "inviteUser");
   const target = body.user_id;
   if (target === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing user_id", 400);
   if (typeof target !== "string") throw new MatrixError("M_BAD_JSON", "user_id must be a string");
@@ -173,6 +175,7 @@ function targetOf(body: Record<string, unknown>): string {
 }
 
 export async function kickUser(s: Services, r: Requester, roomId: string, body: Record<string, unknown>): Promise<void> {
+  requireNotGuest(r, "kickUser");
   const target = targetOf(body);
   await changeMembership(s, r, roomId, target, "leave", body, (current) => {
     if (current !== "join" && current !== "invite" && current !== "knock")
@@ -181,10 +184,12 @@ export async function kickUser(s: Services, r: Requester, roomId: string, body: 
 }
 
 export async function banUser(s: Services, r: Requester, roomId: string, body: Record<string, unknown>): Promise<void> {
+  requireNotGuest(r, "banUser");
   await changeMembership(s, r, roomId, targetOf(body), "ban", body);
 }
 
 export async function unbanUser(s: Services, r: Requester, roomId: string, body: Record<string, unknown>): Promise<void> {
+  requireNotGuest(r, "unbanUser");
   const target = targetOf(body);
   await changeMembership(s, r, roomId, target, "leave", body, (current) => {
     if (current !== "ban") throw new MatrixError("M_FORBIDDEN", "The target user is not banned", 403);
@@ -192,6 +197,7 @@ export async function unbanUser(s: Services, r: Requester, roomId: string, body:
 }
 
 export async function knockRoom(s: Services, r: Requester, roomIdOrAlias: string, body: Record<string, unknown>): Promise<{ room_id: string }> {
+  requireNotGuest(r, "knockRoom");
   const roomId = await resolveRoomIdOrAlias(s, roomIdOrAlias);
   const room = requireLocalRoom(await loadRoom(s, roomId));
   if (!room.version.knock) throw new MatrixError("M_FORBIDDEN", `Room version ${room.version.id} does not support knocking`, 403);

@@ -35,6 +35,22 @@ export interface StreamNotice {
 export class Notifier {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
   private readonly gates = new Map<StreamName, PositionGate>();
+  private parkedReaders = 0;
+
+  /** Readers parked until a notice wakes them (long polls, live subscriptions between updates). */
+  get waiting(): number {
+    return this.parkedReaders;
+  }
+
+  /** Counts one reader as parked until the returned function is called (once). */
+  park(): () => void {
+    this.parkedReaders++;
+    let done = false;
+    return () => {
+      if (!done) this.parkedReaders--;
+      done = true;
+    };
+  }
 
   /**
    * Holds notices of `stream` back until its position is persisted (every lower position committed or

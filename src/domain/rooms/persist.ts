@@ -8,13 +8,13 @@ import type { Services } from "../services.ts";
 import type { Pdu } from "../events/types.ts";
 import { authEventIds, isStateEvent, prevEventIds } from "../events/types.ts";
 import { checkAuth, checkAuthEventsList, stateMapKey } from "../auth/index.ts";
-import { redactsOf } from "../events/redaction.ts";
 import { MatrixError } from "../errors.ts";
 import type { StoredEvent } from "../store/events.ts";
 import type { SqlExecutor } from "../../storage/sql.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 import { buildEvent, type BuiltEvent, type EventDraft } from "./build-event.ts";
 import type { RoomSnapshot } from "./room-cache.ts";
+import { redactionsToRecord } from "./redactions.ts";
 
 export interface PersistOptions {
   /** Records the client's transaction id (for the last event of the batch) in the same transaction. */
@@ -145,6 +145,9 @@ async function commit(s: Services, room: RoomSnapshot, planned: Planned[], opts:
   const now = s.clock.now();
   let group = room.stateGroup;
   let settleLater: (() => void) | undefined;
+  // Redactions record their target only when they take effect (the one rule: auth/redaction.ts); a
+  // state-keyed or refused m.room.redaction is stored as a plain event. Decided before the transaction.
+  const redactionTargets = await redactionsToRecord(s, room, planned);
   const stored = await s.storage.sql.transaction(async (tx) => {
     await opts.alsoWrite?.(tx);
     const out: StoredEvent[] = [];
@@ -155,7 +158,7 @@ async function commit(s: Services, room: RoomSnapshot, planned: Planned[], opts:
         const prev = group !== undefined ? { id: group, state: p.stateBefore } : undefined;
         group = await s.rooms.stateGroups.create(tx, room.roomId, eventId, p.stateAfter, prev);
       }
-      const redacts = pdu.type === "m.room.redaction" ? redactsOf(pdu, room.version) : undefined;
+      const redacts = redactionTargets.get(eventId);
       const txnHere = p.txn ? { deviceKey: p.txn.deviceKey, txnId: p.txn.txnId } : undefined;
       const streamOrdering = await s.rooms.events.insert(tx, {
         eventId,
@@ -185,7 +188,7 @@ async function commit(s: Services, room: RoomSnapshot, planned: Planned[], opts:
         }
       }
       if (p.txn) await s.rooms.events.insertTxn(tx, { ...p.txn, eventId, roomId: room.roomId, now });
-      out.push({ eventId, ...(txnHere ? { txn: txnHere } : {}), roomId: room.roomId, streamOrdering, stateGroup: group, replacesState: p.replacesState, rejectedReason: null, outlier: false, pdu, json: p.json });
+      out.push({ eventId, ...(txnHere ? { txn: txnHere } : {}), ...(redacts ? { redacts } : {}), roomId: room.roomId, streamOrdering, stateGroup: group, replacesState: p.replacesState, rejectedReason: null, outlier: false, pdu, json: p.json });
     }
     for (const hook of persistHooks) await hook(tx, s, room, out);
     // The room's snapshot moves in the same step as the stream position (at COMMIT, before any other

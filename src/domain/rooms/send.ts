@@ -9,9 +9,11 @@ import type { Requester } from "../accounts/requester.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { appendEvent } from "./append.ts";
 import { currentStateEvent, requireRoom } from "./room-cache.ts";
-import { checkPowerLevelsContent, powerLevelsOf } from "./power-levels.ts";
+import { checkPowerLevelsContent } from "./power-levels.ts";
+import { authStateFromEvents, redactionTakesEffect } from "../auth/index.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 import { joinRoom, leaveRoom } from "./membership.ts";
+import { requireNotGuest, type GuestRefusedOperation } from "../accounts/guest-access.ts";
 
 export function deviceKeyOf(r: Requester): string {
   return r.deviceId ?? (r.accessTokenId ? `token:${r.accessTokenId}` : `as:${r.appserviceId ?? ""}`);
@@ -115,6 +117,14 @@ export const stateEventChecks: ((s: Services, r: Requester, roomId: string, type
 
 const MEMBERSHIPS = ["join", "invite", "leave", "ban", "knock"];
 
+/** The operation a membership set through the state API amounts to (someone else's join: the auth rules refuse it). */
+const MEMBERSHIP_OPERATION: Partial<Record<string, GuestRefusedOperation>> = {
+  invite: "inviteUser",
+  leave: "kickUser",
+  ban: "banUser",
+  knock: "knockRoom",
+};
+
 /** m.room.member through the state API goes through the membership rules, like /join or /leave. */
 async function sendMemberState(s: Services, r: Requester, roomId: string, stateKey: string, content: Record<string, unknown>): Promise<{ event_id: string }> {
   const membership = content.membership;
@@ -123,6 +133,9 @@ async function sendMemberState(s: Services, r: Requester, roomId: string, stateK
   if (stateKey === r.userId && membership === "join") await joinRoom(s, r, roomId, {}, content);
   else if (stateKey === r.userId && membership === "leave") await leaveRoom(s, r, roomId, content);
   else {
+    // The guest rule of the membership operation this amounts to (invite, ban, knock, kick or unban).
+    const op = MEMBERSHIP_OPERATION[membership];
+    if (op) requireNotGuest(r, op);
     const e = await appendEvent(s, roomId, { type: "m.room.member", stateKey, sender: r.userId, content });
     return { event_id: e.eventId };
   }
@@ -144,11 +157,17 @@ async function redactDraft(
     async (room) => {
       const target = await s.rooms.events.get(redacts);
       if (!target || target.roomId !== roomId) throw new MatrixError("M_NOT_FOUND", "Event not found", 404);
-      if (target.pdu.sender !== r.userId) {
-        const powers = await powerLevelsOf(s, room);
-        if (powers.user(r.userId) < powers.named("redact"))
-          throw new MatrixError("M_FORBIDDEN", "You don't have permission to redact events of other users", 403);
-      }
+      // The one rule of who may redact (auth/redaction.ts), against the state the redaction will be
+      // authorised against: the commit applies it again, and so does every read of the target.
+      const powerLevels = await currentStateEvent(s, room, "m.room.power_levels");
+      const allowed = redactionTakesEffect({
+        redaction: { type: "m.room.redaction", sender: r.userId, isState: false, roomId, redacts },
+        target: { eventId: target.eventId, roomId: target.roomId, sender: target.pdu.sender },
+        authState: authStateFromEvents(powerLevels ? [room.createEvent, powerLevels] : [room.createEvent]),
+        version: room.version,
+        localServer: s.config.server_name,
+      });
+      if (!allowed) throw new MatrixError("M_FORBIDDEN", "You don't have permission to redact events of other users", 403);
       const content: Record<string, unknown> = {};
       if (typeof body.reason === "string") content.reason = body.reason;
       if (room.version.redactsInContent) content.redacts = redacts;

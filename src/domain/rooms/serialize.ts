@@ -8,6 +8,7 @@ import { toClientEvent, type ClientEvent } from "../events/format.ts";
 import { redactEvent } from "../events/redaction.ts";
 import { resolveRoomVersion } from "./room-versions.ts";
 import { deviceKeyOf } from "./send.ts";
+import { effectiveRedactions } from "./redactions.ts";
 
 export interface SerializeOptions {
   omitRoomId?: boolean;
@@ -28,11 +29,10 @@ export async function serializeEvents(
   opts: SerializeOptions = {},
 ): Promise<ClientEvent[]> {
   if (events.length === 0) return [];
-  const ids = events.map((e) => e.eventId);
   const now = s.clock.now();
   const replaced = await s.rooms.events.getMany(events.map((e) => e.replacesState).filter((x): x is string => !!x));
-  const redactions = await s.rooms.events.redactionsOf(ids);
-  const redactionEvents = await s.rooms.events.getMany([...redactions.values()].flat());
+  // Redactions apply only when the one rule holds (rooms/redactions.ts), whatever their source.
+  const redactions = await effectiveRedactions(s, events, roomVersionOf);
   const myDevice = r ? deviceKeyOf(r) : undefined;
   const extra = new Map(opts.extraUnsigned ?? []);
   for (const hook of unsignedHooks) for (const [id, fields] of await hook(s, r, events)) extra.set(id, { ...extra.get(id), ...fields });
@@ -40,7 +40,7 @@ export async function serializeEvents(
   const out: ClientEvent[] = [];
   for (const e of events) {
     const v = resolveRoomVersion(await roomVersionOf(e.roomId));
-    const redactedBy = (redactions.get(e.eventId) ?? []).map((id) => redactionEvents.get(id)).find((x) => x !== undefined);
+    const redactedBy = redactions.get(e.eventId);
     const prev = e.replacesState ? replaced.get(e.replacesState) : undefined;
     const pdu = redactedBy ? redactEvent(e.pdu, v) : e.pdu;
     out.push(

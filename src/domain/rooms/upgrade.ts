@@ -19,6 +19,7 @@ import { powerLevelsOf } from "./power-levels.ts";
 import { buildEvent, type BuiltEvent, type EventDraft } from "./build-event.ts";
 import { authorizeEvent, persistDrafts } from "./persist.ts";
 import { createRoom } from "./create-room.ts";
+import { requireNotGuest } from "../accounts/guest-access.ts";
 
 /** State copied as is (any state key for the space types). */
 const COPIED_TYPES = [
@@ -99,6 +100,7 @@ async function buildTombstone(s: Services, old: RoomSnapshot, me: string, replac
 }
 
 export async function upgradeRoom(s: Services, r: Requester, roomId: string, body: Record<string, unknown>): Promise<{ replacement_room: string }> {
+  requireNotGuest(r, "upgradeRoom");
   const { version: v, additionalCreators } = parseRequest(body);
   const me = r.userId;
   return s.rooms.lanes.run(roomId, async () => {

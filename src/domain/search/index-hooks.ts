@@ -8,7 +8,6 @@ import type { StoredEvent } from "../store/events.ts";
 import type { SearchEntry } from "../store/search.ts";
 import type { SqlExecutor } from "../../storage/sql.ts";
 import { persistHooks, type PersistHook } from "../rooms/persist.ts";
-import { redactsOf } from "../events/redaction.ts";
 import type { RoomSnapshot } from "../rooms/room-cache.ts";
 import { isStateEvent } from "../events/types.ts";
 
@@ -33,8 +32,8 @@ const indexEvents: PersistHook = async (tx: SqlExecutor, s: Services, room: Room
     if (e.outlier || e.rejectedReason !== null) continue;
     const text = searchableText(e);
     if (text !== undefined) entries.push({ streamOrdering: e.streamOrdering, value: text });
-    const target = redactsOf(e.pdu, room.version);
-    if (target) redacted.push(target);
+    // Only a redaction that took effect (the commit decided: e.redacts) takes its target out of the index.
+    if (e.redacts) redacted.push(e.redacts);
     if (isStateEvent(e.pdu) && e.pdu.state_key === "") {
       const c = e.pdu.content as Record<string, unknown>;
       if (e.pdu.type === "m.room.join_rules")

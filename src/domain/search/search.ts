@@ -15,6 +15,7 @@ import { roomVersionLookup, serializeEvents } from "../rooms/serialize.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 import { SEARCH_KEYS, type SearchKey } from "./index-hooks.ts";
 import { decodeBatchToken, encodeBatchToken, findEvents, type BatchToken, type EventSearch, type EventSearchHit } from "./find-events.ts";
+import { requireNotGuest } from "../accounts/guest-access.ts";
 
 type GroupKey = "room_id" | "sender";
 
@@ -144,6 +145,7 @@ async function contextOf(
 
 /** POST /search for the room_events category: the `room_events` object of the response. */
 export async function searchRoomEvents(s: Services, r: Requester, criteria: RoomEventsCriteria, nextBatch?: string): Promise<Record<string, unknown>> {
+  requireNotGuest(r, "searchRoomEvents");
   const batch: BatchToken | undefined = nextBatch === undefined ? undefined : decodeBatchToken(nextBatch);
   const page = await findEvents(s, r, criteria, batch);
   const versions = roomVersionLookup(s);
@@ -210,6 +212,8 @@ export async function searchMessages(
   r: Requester,
   req: EventSearch & { after?: string },
 ): Promise<SerializedSearchPage> {
+  requireNotGuest(r, "searchRoomEvents");
+  if (req.filter?.limit === 0) return { hits: [], count: 0, highlights: [], next: undefined };
   const batch = req.after === undefined ? undefined : decodeBatchToken(req.after);
   const page = await findEvents(s, r, req, batch);
   const events = await serializeEvents(s, r, roomVersionLookup(s), page.hits.map((h) => h.event));

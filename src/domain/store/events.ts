@@ -9,6 +9,12 @@ export interface StoredEvent {
   eventId: string;
   /** The sending device and transaction id (local events sent with one). */
   txn?: { deviceKey: string; txnId: string };
+  /**
+   * On a redaction this process just committed that took effect: the event it redacts (what the commit
+   * recorded in `redactions`), for the indexers running inside the commit. Not read back from storage:
+   * serving asks rooms/redactions.ts.
+   */
+  redacts?: string;
   roomId: string;
   streamOrdering: number;
   stateGroup: number;

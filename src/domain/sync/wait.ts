@@ -13,7 +13,7 @@ export class Waiter {
   /** Rooms whose events concern the user (joined rooms); set once known, may be replaced. */
   rooms: ReadonlySet<string> = new Set();
 
-  constructor(notifier: Notifier, private readonly userId: string) {
+  constructor(private readonly notifier: Notifier, private readonly userId: string) {
     this.off = notifier.onStream((n) => {
       this.seen.push(n);
       if (this.seen.length > 1000) this.seen.splice(0, 500);
@@ -41,7 +41,9 @@ export class Waiter {
     if (this.pending(after)) return Promise.resolve(true);
     if (timeoutMs <= 0 || list.some((x) => x.aborted)) return Promise.resolve(false);
     return new Promise((resolve) => {
+      const unpark = this.notifier.park();
       const done = (woken: boolean) => {
+        unpark();
         clearTimeout(timer);
         for (const x of list) x.removeEventListener("abort", onAbort);
         this.wake = undefined;

@@ -9,6 +9,7 @@ import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import type { DirectoryCandidate } from "../store/user-directory.ts";
+import { requireNotGuest } from "../accounts/guest-access.ts";
 
 export interface DirectoryUser {
   user_id: string;
@@ -53,6 +54,7 @@ function score(c: DirectoryCandidate, term: string, words: string[]): number {
 }
 
 export async function searchUserDirectory(s: Services, r: Requester, term: string, limit: number): Promise<DirectoryResult> {
+  requireNotGuest(r, "searchUserDirectory");
   const cfg = s.config.user_directory;
   const max = Math.min(limit, MAX_LIMIT);
   const words = [...new Set(wordsOf(term))];

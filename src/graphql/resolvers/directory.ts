@@ -5,7 +5,6 @@
 // (PUT /directory/list/room/{roomId}) and upgradeRoom (POST /rooms/{roomId}/upgrade).
 import "reflect-metadata";
 import { Arg, Ctx, FieldResolver, Int, Mutation, Query, Resolver, Root } from "type-graphql";
-import { MatrixError } from "../../domain/errors.ts";
 import { createAlias, deleteAlias } from "../../domain/directory/aliases.ts";
 import { setDirectoryVisibility } from "../../domain/directory/visibility.ts";
 import { listPublicRooms } from "../../domain/directory/public-rooms.ts";
@@ -30,8 +29,7 @@ export class DirectoryResolver {
     @Arg("server", () => String, { nullable: true, description: "Whose directory (default: this server's)." }) server: string | null | undefined,
     @Ctx() ctx: GraphqlContext,
   ): Promise<PublicRoomConnection> {
-    if (!ctx.s.config.allow_public_rooms_without_auth || ctx.bearerToken !== undefined) await ctx.requester();
-    const page = await listPublicRooms(ctx.s, {
+    const page = await listPublicRooms(ctx.s, ctx.bearerToken === undefined ? undefined : await ctx.requester(), {
       limit: pageSize(first, 20, "first"),
       since: after ?? undefined,
       server: server ?? undefined,
@@ -49,12 +47,6 @@ export class DirectoryResolver {
     description: "The room's local aliases (GET /rooms/{roomId}/aliases): for members and, in world_readable rooms, anyone.",
   })
   async aliases(@Root() room: Room, @Ctx() ctx: GraphqlContext): Promise<string[]> {
-    const r = await ctx.requester();
-    const summary = await ctx.loaders.roomSummary.load(room.roomId);
-    if (!r.isAdmin && (!summary || (summary.membership !== "join" && !summary.worldReadable))) {
-      if (!summary) throw roomNotVisible();
-      throw new MatrixError("M_FORBIDDEN", "You are not in this room", 403);
-    }
     return ctx.loaders.roomAliases.load(room.roomId);
   }
 

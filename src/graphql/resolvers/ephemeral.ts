@@ -6,11 +6,10 @@
 import "reflect-metadata";
 import { Arg, Ctx, Field, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription } from "type-graphql";
 import { GraphQLJSONObject } from "graphql-scalars";
-import { MatrixError } from "../../domain/errors.ts";
 import type { Services } from "../../domain/services.ts";
 import type { Requester } from "../../domain/accounts/requester.ts";
 import type { ClientEvent } from "../../domain/events/format.ts";
-import { setTyping } from "../../domain/typing/set-typing.ts";
+import { parseTypingBody, setTyping } from "../../domain/typing/set-typing.ts";
 import { LiveTyping } from "../../domain/typing/live-typing.ts";
 import { LiveReceipts } from "../../domain/receipts/live-receipts.ts";
 import { markRead } from "../../domain/receipts/read-markers.ts";
@@ -204,8 +203,7 @@ export class EphemeralResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<boolean> {
     const r = await ctx.requester();
-    if (timeout !== null && timeout < 0) throw new MatrixError("M_BAD_JSON", "timeout must be a non-negative integer", 400);
-    await setTyping(ctx.s, r, roomId, r.userId, { typing, timeoutMs: timeout ?? undefined });
+    await setTyping(ctx.s, r, roomId, r.userId, parseTypingBody(timeout === null ? { typing } : { typing, timeout }));
     return true;
   }
 

@@ -29,17 +29,12 @@ export class SearchResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<SearchResultConnection> {
     const limit = pageSize(first, 10, "first");
-    const r = await ctx.requester();
-    if (r.isGuest) throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guest access not allowed", 403);
-    const page =
-      limit === 0
-        ? { hits: [], count: 0, highlights: [], next: undefined }
-        : await searchMessages(ctx.s, r, {
-            term,
-            orderBy: orderBy ?? SearchOrder.RANK,
-            filter: { limit, ...(roomIds ? { rooms: roomIds } : {}) },
-            after: after ?? undefined,
-          });
+    const page = await searchMessages(ctx.s, await ctx.requester(), {
+      term,
+      orderBy: orderBy ?? SearchOrder.RANK,
+      filter: { limit, ...(roomIds ? { rooms: roomIds } : {}) },
+      after: after ?? undefined,
+    });
     const edges = page.hits.map((h) =>
       Object.assign(new SearchResultEdge(), {
         node: Object.assign(new SearchResult(), { rank: h.rank, event: Event.from(h.event, h.roomId), room: Room.of(h.roomId) }),
@@ -64,9 +59,7 @@ export class SearchResolver {
   ): Promise<UserDirectoryResult> {
     const n = limit ?? DEFAULT_DIRECTORY_LIMIT;
     if (!Number.isInteger(n) || n < 0) throw new MatrixError("M_INVALID_PARAM", "limit must be a non-negative integer", 400);
-    const r = await ctx.requester();
-    if (r.isGuest) throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guest access not allowed", 403);
-    const found = await searchUserDirectory(ctx.s, r, term, n);
+    const found = await searchUserDirectory(ctx.s, await ctx.requester(), term, n);
     return Object.assign(new UserDirectoryResult(), {
       limited: found.limited,
       results: found.results.map((u) =>

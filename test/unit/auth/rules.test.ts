@@ -1,7 +1,9 @@
-// The remaining rules: `@` state keys, redactions (v1–2 in the auth rules, v3+ when applied), and the
-// error shape.
+// The remaining rules: `@` state keys, redactions (v1–2 in the auth rules; in every version the one rule of
+// whether a redaction takes effect), and the error shape.
 import { describe, expect, it } from "vitest";
-import { AuthError, checkAuth, shouldApplyRedaction } from "../../../src/domain/auth/index.ts";
+import { AuthError, checkAuth, redactionFacts, redactionTakesEffect, stateMapKey, type AuthState } from "../../../src/domain/auth/index.ts";
+import { eventIdOf, roomIdOf } from "../../../src/domain/events/hashes.ts";
+import type { Pdu } from "../../../src/domain/events/types.ts";
 import { MatrixError } from "../../../src/domain/errors.ts";
 import { getRoomVersion } from "../../../src/domain/rooms/room-versions.ts";
 import { expectAllowed, expectRule } from "./expect.ts";
@@ -20,6 +22,21 @@ describe("state keys starting with @", () => {
     expectAllowed(() => room.check(room.event("m.custom.owned", "not-a-user", BOB, {})));
   });
 });
+
+/** Does `redaction` take effect on `target`, judged by a server named `localServer` (none of the test users' by default)? */
+function takesEffect(redaction: Pdu, target: Pdu, state: AuthState, version: string, localServer = "elsewhere.example"): boolean {
+  const v = getRoomVersion(version)!;
+  const roomId = roomIdOf(redaction, v) ?? "";
+  const targetId = eventIdOf(target, v);
+  return redactionTakesEffect({
+    redaction: redactionFacts(redaction, eventIdOf(redaction, v), roomId, v),
+    target: { eventId: targetId, roomId: roomIdOf(target, v) ?? "", sender: target.sender },
+    authState: state,
+    createEvent: state.get(stateMapKey("m.room.create", "")),
+    version: v,
+    localServer,
+  });
+}
 
 describe("redactions", () => {
   function setup(v: string) {
@@ -54,12 +71,12 @@ describe("redactions", () => {
       // v3+: the auth rules let them all through; the decision moves to applying the redaction.
       for (const r of [bobRedactsAlice, bobRedactsOwn, daveRedactsBob, aliceRedactsBob]) expectAllowed(() => room.check(r));
     }
-    expect(shouldApplyRedaction(bobRedactsAlice, aliceMsg, room.state, v)).toBe(false);
-    expect(shouldApplyRedaction(daveRedactsBob, bobMsg, room.state, v)).toBe(false);
-    expect(shouldApplyRedaction(bobRedactsOwn, bobMsg, room.state, v)).toBe(true);
-    expect(shouldApplyRedaction(aliceRedactsBob, bobMsg, room.state, v)).toBe(true);
+    expect(takesEffect(bobRedactsAlice, aliceMsg, room.state, v)).toBe(false);
+    expect(takesEffect(daveRedactsBob, bobMsg, room.state, v)).toBe(false);
+    expect(takesEffect(bobRedactsOwn, bobMsg, room.state, v)).toBe(true);
+    expect(takesEffect(aliceRedactsBob, bobMsg, room.state, v)).toBe(true);
     // A redaction only applies to the event it names.
-    expect(shouldApplyRedaction(aliceRedactsBob, aliceMsg, room.state, v)).toBe(false);
+    expect(takesEffect(aliceRedactsBob, aliceMsg, room.state, v)).toBe(false);
   });
 
   it("v3+: a user on the original sender's server may redact (same server, different user)", () => {
@@ -70,7 +87,41 @@ describe("redactions", () => {
     const carolServerUser = "@other:b.example";
     room.join(carolServerUser);
     const r = room.event("m.room.redaction", undefined, carolServerUser, { redacts: room.id(bobMsg) });
-    expect(shouldApplyRedaction(r, bobMsg, room.state, "11")).toBe(true);
+    expect(takesEffect(r, bobMsg, room.state, "11")).toBe(true);
+  });
+
+  it.each(ALL_VERSIONS)("v%s: this server's own users redact only their own events without the redact level", (v) => {
+    const { room, aliceMsg, bobMsg, redaction } = setup(v);
+    // Judged by b.example, bob's own server: he redacts his own message, not alice's.
+    expect(takesEffect(redaction(BOB, bobMsg), bobMsg, room.state, v, "b.example")).toBe(true);
+    expect(takesEffect(redaction(BOB, aliceMsg), aliceMsg, room.state, v, "b.example")).toBe(false);
+    // Judged by a.example: dave (a.example, level 0) may not redact alice's (a.example) message, though a
+    // remote server's user in his place would be vouched for by his server.
+    expect(takesEffect(redaction(DAVE, aliceMsg), aliceMsg, room.state, v, "a.example")).toBe(false);
+    // The redact level is enough wherever the sender is.
+    expect(takesEffect(redaction(ALICE, bobMsg), bobMsg, room.state, v, "a.example")).toBe(true);
+  });
+
+  it.each(ALL_VERSIONS)("v%s: a state-keyed m.room.redaction never takes effect, whoever sends it", (v) => {
+    const { room, bobMsg } = setup(v);
+    const id = room.id(bobMsg);
+    const f = getRoomVersion(v)!;
+    const stateKeyed = f.redactsInContent
+      ? room.event("m.room.redaction", "x", ALICE, { redacts: id })
+      : room.event("m.room.redaction", "x", ALICE, {}, { redacts: id });
+    expect(takesEffect(stateKeyed, bobMsg, room.state, v)).toBe(false);
+    expect(takesEffect(stateKeyed, bobMsg, room.state, v, "b.example")).toBe(false);
+  });
+
+  it("a redaction takes no effect on an event of another room, nor on an unknown one", () => {
+    const { room, bobMsg, redaction } = setup("11");
+    const other = new RoomBuilder("11");
+    const otherMsg = other.send(other.event("m.room.message", undefined, ALICE, { body: "elsewhere" }));
+    const r = room.event("m.room.redaction", undefined, ALICE, { redacts: other.id(otherMsg) });
+    expect(takesEffect(r, otherMsg, room.state, "11")).toBe(false);
+    const v = getRoomVersion("11")!;
+    const known = redaction(ALICE, bobMsg);
+    expect(redactionTakesEffect({ redaction: redactionFacts(known, eventIdOf(known, v), room.roomId, v), target: undefined, authState: room.state, version: v, localServer: "x" })).toBe(false);
   });
 
   it.each(ALL_VERSIONS)("v%s: redaction events are still subject to events / events_default", (v) => {
@@ -82,7 +133,7 @@ describe("redactions", () => {
   it("the redact level is read from the state the redaction was authorised against", () => {
     const { room, aliceMsg, redaction } = setup("10");
     room.setPowerLevels({ users: room.adminUsers(), redact: 0 });
-    expect(shouldApplyRedaction(redaction(BOB, aliceMsg), aliceMsg, room.state, "10")).toBe(true);
+    expect(takesEffect(redaction(BOB, aliceMsg), aliceMsg, room.state, "10")).toBe(true);
   });
 });
 

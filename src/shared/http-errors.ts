@@ -1,0 +1,25 @@
+// Failures of the HTTP layer itself (Fastify: bodies too large, unparsable JSON, bad URLs) as the one error
+// type, MatrixError, for both faces to shape: REST as {errcode, error}, GraphQL as errors with
+// extensions.errcode. Anything unexpected is a 500 M_UNKNOWN the caller logs.
+import type { FastifyError } from "fastify";
+import { MatrixError } from "../domain/errors.ts";
+
+/** Maps anything thrown to a MatrixError; unexpected errors become 500 M_UNKNOWN (and are logged). */
+export function toMatrixError(err: unknown): { error: MatrixError; unexpected: boolean } {
+  if (err instanceof MatrixError) return { error: err, unexpected: false };
+  const e = err as FastifyError;
+  switch (e?.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return { error: new MatrixError("M_TOO_LARGE", "Request body too large", 413), unexpected: false };
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+      return { error: new MatrixError("M_NOT_JSON", "Content not JSON.", 400), unexpected: false };
+    case "FST_ERR_BAD_URL":
+    case "FST_ERR_ASYNC_CONSTRAINT":
+      return { error: new MatrixError("M_UNRECOGNIZED", "Unrecognized request", 400), unexpected: false };
+  }
+  if (typeof e?.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500)
+    return { error: new MatrixError("M_UNKNOWN", e.message, e.statusCode), unexpected: false };
+  return { error: new MatrixError("M_UNKNOWN", "Internal server error", 500), unexpected: true };
+}

@@ -1,0 +1,283 @@
+// What a guest may do is decided by the domain operation (src/domain/accounts/guest-access.ts), so both
+// faces answer alike. The walk calls every root field of the GraphQL schema (mutations, queries and
+// subscriptions) as a guest and the REST endpoint of the same operation as another guest, and expects the
+// same outcome from both: success, or the same errcode. It fails when the schema gains a root field that
+// has no REST twin below.
+import { describe, expect, it } from "vitest";
+import { buildWeftSchema } from "../../src/graphql/schema.ts";
+import { backends } from "../helpers/server.ts";
+import { withServer } from "../helpers/with-server.ts";
+import { createRoom } from "../helpers/rooms.ts";
+import type { Session } from "../helpers/users.ts";
+import { errcode, gql, subscribe, wsClient } from "./client.ts";
+
+const V3 = "/_matrix/client/v3";
+const enc = encodeURIComponent;
+const GUEST_FORBIDDEN = "M_GUEST_ACCESS_FORBIDDEN";
+
+/** What a case sees of the world: the shared room, alice (its creator), a message of hers, a fresh txn id. */
+interface World {
+  roomId: string;
+  alice: Session;
+  aliceMessage: string;
+  /** The guest calling this face (joined to the room) and an event they sent there. */
+  guest: Session;
+  guestMessage: string;
+  txn: string;
+}
+
+interface Case {
+  /** The GraphQL root field (Mutation, Query or Subscription) the case walks; several cases may share one. */
+  field: string;
+  /** What both faces must answer: "ok", or an errcode. */
+  expect: string;
+  graphql: (w: World) => { query: string; variables?: Record<string, unknown>; subscription?: boolean };
+  /** The REST call: a path under /_matrix/client/v3 unless it starts with /_matrix/. */
+  rest: (w: World) => { method: string; path: string; body?: unknown };
+}
+
+const room = (w: World) => enc(w.roomId);
+
+const CASES: Case[] = [
+  // Mutations
+  { field: "createRoom", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `mutation { createRoom(input: {}) { roomId } }` }), rest: () => ({ method: "POST", path: "/createRoom", body: {} }) },
+  {
+    field: "upgradeRoom", expect: GUEST_FORBIDDEN,
+    graphql: (w) => ({ query: `mutation ($r: String!) { upgradeRoom(roomId: $r, newVersion: "11") { roomId } }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "POST", path: `/rooms/${room(w)}/upgrade`, body: { new_version: "11" } }),
+  },
+  ...(["invite", "kick", "ban", "unban"] as const).map((op): Case => ({
+    field: op, expect: GUEST_FORBIDDEN,
+    graphql: (w) => ({ query: `mutation ($r: String!, $u: String!) { ${op}(roomId: $r, userId: $u) { roomId } }`, variables: { r: w.roomId, u: w.alice.user_id } }),
+    rest: (w) => ({ method: "POST", path: `/rooms/${room(w)}/${op}`, body: { user_id: w.alice.user_id } }),
+  })),
+  {
+    field: "joinRoom", expect: "ok",
+    graphql: (w) => ({ query: `mutation ($r: String!) { joinRoom(roomIdOrAlias: $r) { roomId } }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "POST", path: `/join/${room(w)}`, body: {} }),
+  },
+  {
+    field: "leaveRoom", expect: "ok",
+    graphql: (w) => ({ query: `mutation ($r: String!) { leaveRoom(roomId: $r) }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "POST", path: `/rooms/${room(w)}/leave`, body: {} }),
+  },
+  {
+    field: "sendMessage", expect: "ok",
+    graphql: (w) => ({ query: `mutation ($r: String!, $t: String!) { sendMessage(roomId: $r, txnId: $t, body: "hi") { eventId } }`, variables: { r: w.roomId, t: w.txn } }),
+    rest: (w) => ({ method: "PUT", path: `/rooms/${room(w)}/send/m.room.message/${w.txn}`, body: { msgtype: "m.text", body: "hi" } }),
+  },
+  {
+    field: "sendStateEvent", expect: "ok",
+    graphql: (w) => ({ query: `mutation ($r: String!) { sendStateEvent(roomId: $r, type: "com.example.guest", content: { a: 1 }) { eventId } }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "PUT", path: `/rooms/${room(w)}/state/com.example.guest`, body: { a: 1 } }),
+  },
+  // Inviting through the state API is inviting: refused to guests like /invite.
+  {
+    field: "sendStateEvent", expect: GUEST_FORBIDDEN,
+    graphql: (w) => ({
+      query: `mutation ($r: String!, $u: String!) { sendStateEvent(roomId: $r, type: "m.room.member", stateKey: $u, content: { membership: "invite" }) { eventId } }`,
+      variables: { r: w.roomId, u: "@bob:weft.test" },
+    }),
+    rest: (w) => ({ method: "PUT", path: `/rooms/${room(w)}/state/m.room.member/${enc("@bob:weft.test")}`, body: { membership: "invite" } }),
+  },
+  {
+    field: "redactEvent", expect: "ok",
+    graphql: (w) => ({ query: `mutation ($r: String!, $e: String!, $t: String!) { redactEvent(roomId: $r, eventId: $e, txnId: $t) { eventId } }`, variables: { r: w.roomId, e: w.guestMessage, t: w.txn } }),
+    rest: (w) => ({ method: "PUT", path: `/rooms/${room(w)}/redact/${enc(w.guestMessage)}/${w.txn}`, body: {} }),
+  },
+  {
+    field: "redactEvent", expect: "M_FORBIDDEN",
+    graphql: (w) => ({ query: `mutation ($r: String!, $e: String!, $t: String!) { redactEvent(roomId: $r, eventId: $e, txnId: $t) { eventId } }`, variables: { r: w.roomId, e: w.aliceMessage, t: w.txn } }),
+    rest: (w) => ({ method: "PUT", path: `/rooms/${room(w)}/redact/${enc(w.aliceMessage)}/${w.txn}`, body: {} }),
+  },
+  {
+    field: "createAlias", expect: GUEST_FORBIDDEN,
+    graphql: (w) => ({ query: `mutation ($a: String!, $r: String!) { createAlias(alias: $a, roomId: $r) { roomId } }`, variables: { a: `#${w.txn}:weft.test`, r: w.roomId } }),
+    rest: (w) => ({ method: "PUT", path: `/directory/room/${enc(`#${w.txn}:weft.test`)}`, body: { room_id: w.roomId } }),
+  },
+  {
+    field: "deleteAlias", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { deleteAlias(alias: "#walk:weft.test") }` }),
+    rest: () => ({ method: "DELETE", path: `/directory/room/${enc("#walk:weft.test")}` }),
+  },
+  {
+    field: "setRoomDirectoryVisibility", expect: GUEST_FORBIDDEN,
+    graphql: (w) => ({ query: `mutation ($r: String!) { setRoomDirectoryVisibility(roomId: $r, visibility: PRIVATE) { roomId } }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "PUT", path: `/directory/list/room/${room(w)}`, body: { visibility: "private" } }),
+  },
+  {
+    field: "reportEvent", expect: GUEST_FORBIDDEN,
+    graphql: (w) => ({ query: `mutation ($r: String!, $e: String!) { reportEvent(roomId: $r, eventId: $e) }`, variables: { r: w.roomId, e: w.aliceMessage } }),
+    rest: (w) => ({ method: "POST", path: `/rooms/${room(w)}/report/${enc(w.aliceMessage)}`, body: {} }),
+  },
+  {
+    field: "reportRoom", expect: GUEST_FORBIDDEN,
+    graphql: (w) => ({ query: `mutation ($r: String!) { reportRoom(roomId: $r, reason: "spam") }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "POST", path: `/rooms/${room(w)}/report`, body: { reason: "spam" } }),
+  },
+  {
+    field: "setDisplayName", expect: "ok",
+    graphql: () => ({ query: `mutation { setDisplayName(displayName: "Guesty") { userId } }` }),
+    rest: (w) => ({ method: "PUT", path: `/profile/${enc(w.guest.user_id)}/displayname`, body: { displayname: "Guesty" } }),
+  },
+  {
+    field: "setAvatarUrl", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { setAvatarUrl(avatarUrl: "mxc://weft.test/a") { userId } }` }),
+    rest: (w) => ({ method: "PUT", path: `/profile/${enc(w.guest.user_id)}/avatar_url`, body: { avatar_url: "mxc://weft.test/a" } }),
+  },
+  {
+    field: "setAccountData", expect: "ok",
+    graphql: () => ({ query: `mutation { setAccountData(type: "com.example.prefs", content: { a: 1 }) { type } }` }),
+    rest: (w) => ({ method: "PUT", path: `/user/${enc(w.guest.user_id)}/account_data/com.example.prefs`, body: { a: 1 } }),
+  },
+  {
+    field: "setTyping", expect: "ok",
+    graphql: (w) => ({ query: `mutation ($r: String!) { setTyping(roomId: $r, typing: true) }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "PUT", path: `/rooms/${room(w)}/typing/${enc(w.guest.user_id)}`, body: { typing: true } }),
+  },
+  {
+    field: "markRead", expect: "ok",
+    graphql: (w) => ({ query: `mutation ($r: String!, $e: String!) { markRead(roomId: $r, eventId: $e) }`, variables: { r: w.roomId, e: w.aliceMessage } }),
+    rest: (w) => ({ method: "POST", path: `/rooms/${room(w)}/receipt/m.read/${enc(w.aliceMessage)}`, body: {} }),
+  },
+  {
+    field: "setPresence", expect: "ok",
+    graphql: () => ({ query: `mutation { setPresence(presence: "online") { presence } }` }),
+    rest: (w) => ({ method: "PUT", path: `/presence/${enc(w.guest.user_id)}/status`, body: { presence: "online" } }),
+  },
+  {
+    field: "register", expect: "ok",
+    graphql: () => ({ query: `mutation { register(input: { kind: GUEST }) { userId } }` }),
+    rest: () => ({ method: "POST", path: "/register?kind=guest", body: {} }),
+  },
+  {
+    field: "login", expect: "M_FORBIDDEN",
+    graphql: () => ({ query: `mutation { login(input: { user: "alice", password: "wrong" }) { userId } }` }),
+    rest: () => ({ method: "POST", path: "/login", body: { type: "m.login.password", identifier: { type: "m.id.user", user: "alice" }, password: "wrong" } }),
+  },
+  { field: "logout", expect: "ok", graphql: () => ({ query: `mutation { logout }` }), rest: () => ({ method: "POST", path: "/logout", body: {} }) },
+
+  // Queries
+  { field: "viewer", expect: "ok", graphql: () => ({ query: `{ viewer { userId isGuest } }` }), rest: () => ({ method: "GET", path: "/account/whoami" }) },
+  {
+    field: "room", expect: "ok",
+    graphql: (w) => ({ query: `query ($r: String!) { room(roomId: $r) { roomId state { eventId } } }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "GET", path: `/rooms/${room(w)}/state` }),
+  },
+  // Room.aliases is GET /rooms/{roomId}/aliases, which guests may not use.
+  {
+    field: "room", expect: GUEST_FORBIDDEN,
+    graphql: (w) => ({ query: `query ($r: String!) { room(roomId: $r) { aliases } }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "GET", path: `/rooms/${room(w)}/aliases` }),
+  },
+  {
+    field: "presence", expect: "ok",
+    graphql: (w) => ({ query: `query ($u: String!) { presence(userId: $u) { presence } }`, variables: { u: w.guest.user_id } }),
+    rest: (w) => ({ method: "GET", path: `/presence/${enc(w.guest.user_id)}/status` }),
+  },
+  { field: "publicRooms", expect: "ok", graphql: () => ({ query: `{ publicRooms { edges { cursor } } }` }), rest: () => ({ method: "POST", path: "/publicRooms", body: {} }) },
+  {
+    field: "searchMessages", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `{ searchMessages(term: "hello") { count } }` }),
+    rest: () => ({ method: "POST", path: "/search", body: { search_categories: { room_events: { search_term: "hello" } } } }),
+  },
+  {
+    field: "searchUsers", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `{ searchUsers(term: "alice") { limited } }` }),
+    rest: () => ({ method: "POST", path: "/user_directory/search", body: { search_term: "alice" } }),
+  },
+  {
+    field: "spaceHierarchy", expect: "ok",
+    graphql: (w) => ({ query: `query ($r: String!) { spaceHierarchy(roomId: $r) { nextBatch } }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "GET", path: `/_matrix/client/v1/rooms/${room(w)}/hierarchy` }),
+  },
+
+  // Subscriptions: the same reads as /messages and /sync.
+  {
+    field: "roomTimeline", expect: "ok",
+    graphql: (w) => ({ query: `subscription ($r: String!) { roomTimeline(roomId: $r, since: "s0") { cursor } }`, variables: { r: w.roomId }, subscription: true }),
+    rest: (w) => ({ method: "GET", path: `/rooms/${room(w)}/messages?dir=b&limit=1` }),
+  },
+  ...(["typing", "receipts"] as const).map((sub): Case => ({
+    field: sub, expect: "ok",
+    graphql: (w) => ({ query: `subscription ($r: String!) { ${sub}(roomId: $r) { roomId } }`, variables: { r: w.roomId }, subscription: true }),
+    rest: () => ({ method: "GET", path: "/sync?timeout=0" }),
+  })),
+  {
+    field: "syncUpdates", expect: "ok",
+    graphql: () => ({ query: `subscription { syncUpdates { nextBatch } }`, subscription: true }),
+    rest: () => ({ method: "GET", path: "/sync?timeout=0" }),
+  },
+];
+
+describe.each(backends())("guest access on both faces (%s)", (backend) => {
+  const { t, users: { alice } } = withServer({ backend, users: ["alice"] });
+  let txn = 0;
+
+  /**
+   * The room every case uses (made once): public, guests may join and send com.example.guest state; alice's
+   * message and the alias #walk in it. Refused operations change nothing, allowed ones nothing others need.
+   */
+  let shared: Promise<Omit<World, "guest" | "guestMessage" | "txn">> | undefined;
+  const world = () => (shared ??= makeWorld());
+  async function makeWorld(): Promise<Omit<World, "guest" | "guestMessage" | "txn">> {
+    const roomId = await createRoom(t, alice, {
+      preset: "public_chat",
+      room_alias_name: "walk",
+      initial_state: [{ type: "m.room.guest_access", content: { guest_access: "can_join" } }],
+      power_level_content_override: { events: { "com.example.guest": 0 } },
+    });
+    const sent = await t.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/w${++txn}`, { token: alice.access_token, body: { msgtype: "m.text", body: "hello" } });
+    return { roomId, alice, aliceMessage: sent.json.event_id };
+  }
+
+  /** A new guest, joined to the room, with a message of their own in it. */
+  async function guestIn(roomId: string): Promise<{ guest: Session; guestMessage: string }> {
+    const guest = (await t.call("POST", `${V3}/register?kind=guest`, { body: {} })).json as Session;
+    const joined = await t.call("POST", `${V3}/rooms/${enc(roomId)}/join`, { token: guest.access_token, body: {} });
+    expect(joined.status, JSON.stringify(joined.json)).toBe(200);
+    const sent = await t.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/g${++txn}`, { token: guest.access_token, body: { msgtype: "m.text", body: "mine" } });
+    return { guest, guestMessage: sent.json.event_id };
+  }
+
+  async function viaRest(w: World, c: Case): Promise<string> {
+    const { method, path, body } = c.rest(w);
+    const res = await t.call(method, path.startsWith("/_matrix/") ? path : `${V3}${path}`, { token: w.guest.access_token, body });
+    return res.status < 300 ? "ok" : `${res.json?.errcode}`;
+  }
+
+  /** "ok", the errcode, or the message of an error without one (a malformed case: it fails the comparison). */
+  const outcome = (r: { errors?: readonly { message: string; extensions?: Record<string, unknown> }[] | null }) =>
+    r.errors?.length ? (errcode(r) ?? `no errcode: ${r.errors[0]!.message}`) : "ok";
+
+  async function viaGraphql(w: World, c: Case): Promise<string> {
+    const { query, variables, subscription } = c.graphql(w);
+    if (!subscription) {
+      return outcome((await gql(t, query, variables, w.guest.access_token)).body);
+    }
+    const client = wsClient(t, { authorization: `Bearer ${w.guest.access_token}` });
+    try {
+      const sub = subscribe(client, query, variables ?? {});
+      await sub.until(1);
+      sub.stop();
+      return outcome(sub.results[0]);
+    } finally {
+      await client.dispose();
+    }
+  }
+
+  it("every root field of the schema has a case with its REST twin", async () => {
+    const schema = await buildWeftSchema();
+    const roots = [schema.getMutationType(), schema.getQueryType(), schema.getSubscriptionType()].flatMap((type) => Object.keys(type?.getFields() ?? {}));
+    expect(new Set(CASES.map((c) => c.field))).toEqual(new Set(roots));
+  });
+
+  it.each(CASES.map((c, i) => [`${c.field} (${c.expect})`, i] as const))("%s: the same answer from both faces", async (_name, i) => {
+    const c = CASES[i]!;
+    const base = await world();
+    const restWorld: World = { ...base, ...(await guestIn(base.roomId)), txn: `t${++txn}` };
+    const gqlWorld: World = { ...base, ...(await guestIn(base.roomId)), txn: `t${++txn}` };
+    const [rest, graphql] = [await viaRest(restWorld, c), await viaGraphql(gqlWorld, c)];
+    expect({ rest, graphql }).toEqual({ rest: c.expect, graphql: c.expect });
+  });
+});
