@@ -75,6 +75,23 @@ export async function getProfileField(s: Services, requester: Requester | undefi
   return value;
 }
 
+/**
+ * A remote server's profile query (GET /_matrix/federation/v1/query/profile): a local user's public
+ * profile, or one field of it (absent when unset). 403 when allow_profile_lookup_over_federation is off,
+ * 400 for a user of another server, 404 for an unknown or deactivated user. As Synapse, the
+ * share-a-room restriction of the client API does not apply (a server is not a user).
+ */
+export async function federationProfileQuery(s: Services, userId: string, field: string | undefined): Promise<Record<string, string>> {
+  if (!s.config.allow_profile_lookup_over_federation)
+    throw forbidden("Profile lookup over federation is disabled on this homeserver");
+  const { serverName } = parseUserId(userId);
+  if (serverName !== s.config.server_name) throw new MatrixError("M_INVALID_PARAM", "User is not hosted on this homeserver", 400);
+  const profile = await loadProfile(s, userId);
+  if (field === undefined) return { ...profile };
+  const value = field === "displayname" || field === "avatar_url" ? profile[field] : undefined;
+  return value === undefined ? {} : { [field]: value };
+}
+
 async function setField(s: Services, r: Requester, userId: string, field: ProfileField, value: string | null): Promise<void> {
   const { serverName } = parseUserId(userId);
   if (r.userId !== userId && !r.isAdmin) throw forbidden(`Cannot set another user's ${field}`);
