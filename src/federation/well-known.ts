@@ -72,7 +72,10 @@ export function cachePeriodFromHeaders(h: WellKnownFetchResult["headers"], now: 
   if (maxAge !== undefined && /^\d+$/.test(maxAge)) return Number(maxAge) * 1000;
   const expires = header(h, "expires");
   if (expires.length > 0) {
-    const at = Date.parse(expires[expires.length - 1]!);
+    // An HTTP-date (RFC 9110: IMF-fixdate, or the obsolete RFC 850 / asctime forms all start with a day
+    // name); anything else, "0" included, means already expired.
+    const text = expires[expires.length - 1]!.trim();
+    const at = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)/i.test(text) ? Date.parse(text) : NaN;
     return Number.isNaN(at) ? 0 : at - now;
   }
   return undefined;
