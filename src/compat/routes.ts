@@ -21,6 +21,7 @@ import { toDeviceRoutes } from "./client/to-device.ts";
 import { ephemeralRoutes } from "./client/ephemeral.ts";
 import { federationVersionRoutes } from "./federation/version.ts";
 import { federationQueryRoutes } from "./federation/query.ts";
+import { federationDirectoryRoutes } from "./federation/directory.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -46,4 +47,5 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   ephemeralRoutes,
   federationVersionRoutes,
   federationQueryRoutes,
+  federationDirectoryRoutes,
 ];

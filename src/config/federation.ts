@@ -31,6 +31,8 @@ export interface FederationConfig {
   suppress_key_server_warning: boolean;
   /** Answer GET /_matrix/federation/v1/query/profile (Synapse's option; default true). */
   allow_profile_lookup_over_federation: boolean;
+  /** Let other servers read our published room directory (Synapse's option; default false). */
+  allow_public_rooms_over_federation: boolean;
 }
 
 /** What federation.ts needs of config.ts's option reader. */
@@ -101,6 +103,7 @@ export function readFederationConfig(r: OptionReader, baseDir: string, anyTlsLis
     trusted_key_servers: trustedKeyServers(r, verify),
     suppress_key_server_warning: r.bool("suppress_key_server_warning", false),
     allow_profile_lookup_over_federation: r.bool("allow_profile_lookup_over_federation", true),
+    allow_public_rooms_over_federation: r.bool("allow_public_rooms_over_federation", false),
   };
 }
 

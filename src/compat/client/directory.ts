@@ -7,7 +7,7 @@ import type { Services } from "../../domain/services.ts";
 import { clientRoute, queryInt, queryString, type AuthedCall, type Call } from "../http.ts";
 import { createAlias, deleteAlias, getAlias, localAliases } from "../../domain/directory/aliases.ts";
 import { getDirectoryVisibility, setDirectoryVisibility } from "../../domain/directory/visibility.ts";
-import { listPublicRooms, type PublicRoomsPage } from "../../domain/directory/public-rooms.ts";
+import { listPublicRooms, publicRoomsBody, type PublicRoomsPage } from "../../domain/directory/public-rooms.ts";
 
 /** The spec's response: the page without the GraphQL cursors. */
 const publicRoomsJson = ({ cursors: _c, ...res }: PublicRoomsPage) => res;
@@ -29,11 +29,6 @@ export function directoryRoutes(app: FastifyInstance, s: Services): void {
   });
   clientRoute<AuthedCall>(app, s, {
     method: "POST", path: "/publicRooms", auth: "guest",
-    handler: async (c) => {
-      const b = c.bodyOrEmpty();
-      if (b.limit !== undefined && b.limit !== null && typeof b.limit !== "number") throw new MatrixError("M_BAD_JSON", "limit must be an integer", 400);
-      if (b.since !== undefined && b.since !== null && typeof b.since !== "string") throw new MatrixError("M_BAD_JSON", "since must be a string", 400);
-      return publicRoomsJson(await listPublicRooms(s, { limit: (b.limit as number | null) ?? undefined, since: (b.since as string | null) ?? undefined, server: queryString(c, "server"), filter: b.filter }));
-    },
+    handler: async (c) => publicRoomsJson(await listPublicRooms(s, { ...publicRoomsBody(c.bodyOrEmpty()), server: queryString(c, "server") })),
   });
 }

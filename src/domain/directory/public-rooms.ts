@@ -99,6 +99,25 @@ function chunkOf(d: DirectoryStats): PublicRoomsChunk {
   return c;
 }
 
+/** The JSON body of POST /publicRooms (client and federation): M_BAD_JSON for a non-integer limit or non-string since. */
+export function publicRoomsBody(b: Record<string, unknown>): Omit<PublicRoomsRequest, "server"> {
+  if (b.limit !== undefined && b.limit !== null && typeof b.limit !== "number") throw new MatrixError("M_BAD_JSON", "limit must be an integer", 400);
+  if (b.since !== undefined && b.since !== null && typeof b.since !== "string") throw new MatrixError("M_BAD_JSON", "since must be a string", 400);
+  return { limit: (b.limit as number | null) ?? undefined, since: (b.since as string | null) ?? undefined, filter: b.filter };
+}
+
+/**
+ * Another server reading our directory (GET/POST /_matrix/federation/v1/publicRooms): only with
+ * allow_public_rooms_over_federation (Synapse's option, default false). Spec: Server-Server API
+ * "Published Room Directory".
+ */
+export async function federationPublicRooms(s: Services, req: Omit<PublicRoomsRequest, "server">): Promise<PublicRoomsResponse> {
+  if (!s.config.allow_public_rooms_over_federation)
+    throw new MatrixError("M_FORBIDDEN", `You are not allowed to view the public rooms list of ${s.config.server_name}`, 403);
+  const { cursors: _c, ...page } = await listPublicRooms(s, req);
+  return page;
+}
+
 const backfilled = new WeakSet<Services>();
 
 export async function listPublicRooms(s: Services, req: PublicRoomsRequest): Promise<PublicRoomsPage> {

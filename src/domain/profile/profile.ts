@@ -5,6 +5,7 @@ import { MatrixError, forbidden, notFound } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { parseUserId } from "../ids.ts";
+import { FederationError } from "../../federation/errors.ts";
 
 export type ProfileField = "displayname" | "avatar_url";
 
@@ -43,17 +44,37 @@ async function checkQueryAllowed(s: Services, requester: Requester | undefined, 
   throw forbidden("Profile isn't available");
 }
 
-/** The stored profile of a local, active user; M_NOT_FOUND for unknown, deactivated and (for now) remote users. */
-async function loadProfile(s: Services, userId: string): Promise<Profile> {
+/** The stored profile of a local, active user, or a remote user's asked of their server; M_NOT_FOUND for unknown and deactivated users. */
+async function loadProfile(s: Services, userId: string, field?: ProfileField): Promise<Profile> {
   const { serverName } = parseUserId(userId);
-  // Remote profiles need a federation query (GET /_matrix/federation/v1/query/profile): not yet.
-  if (serverName !== s.config.server_name) throw notFound("Profile was not found");
+  if (serverName !== s.config.server_name) return remoteProfile(s, serverName, userId, field);
   const user = await s.users.get(userId);
   if (!user || user.deactivated) throw notFound("Profile was not found");
   const row = await s.users.getProfile(userId);
   const out: Profile = {};
   if (row?.displayname != null) out.displayname = row.displayname;
   if (row?.avatarUrl != null) out.avatar_url = row.avatarUrl;
+  return out;
+}
+
+/**
+ * A remote user's profile from their server (GET /_matrix/federation/v1/query/profile). Only string
+ * displayname / avatar_url are taken from the answer (a remote server is untrusted input); its 404 and
+ * 403 become ours, any other failure a 502.
+ */
+async function remoteProfile(s: Services, serverName: string, userId: string, field?: ProfileField): Promise<Profile> {
+  let answer: unknown;
+  try {
+    answer = await s.federation.getJson(serverName, "/_matrix/federation/v1/query/profile", { user_id: userId, field });
+  } catch (err) {
+    if (err instanceof FederationError && err.is(404)) throw notFound("Profile was not found");
+    if (err instanceof FederationError && err.is(403)) throw forbidden("Profile isn't available");
+    throw err;
+  }
+  const out: Profile = {};
+  const a = (typeof answer === "object" && answer !== null ? answer : {}) as Record<string, unknown>;
+  if (typeof a.displayname === "string" && (!field || field === "displayname")) out.displayname = a.displayname;
+  if (typeof a.avatar_url === "string" && (!field || field === "avatar_url")) out.avatar_url = a.avatar_url;
   return out;
 }
 
@@ -70,7 +91,7 @@ export async function getProfile(s: Services, requester: Requester | undefined, 
 export async function getProfileField(s: Services, requester: Requester | undefined, userId: string, field: ProfileField): Promise<string> {
   parseUserId(userId);
   await checkQueryAllowed(s, requester, userId);
-  const value = (await loadProfile(s, userId))[field];
+  const value = (await loadProfile(s, userId, field))[field];
   if (value === undefined) throw notFound(`The user has no ${field}`);
   return value;
 }
