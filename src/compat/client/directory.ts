@@ -2,7 +2,6 @@
 // room's directory visibility (/directory/list/room/{roomId}) and the published room list (/publicRooms).
 // Spec: Client-Server API "Room aliases", "Listing rooms". Each route parses, calls one domain operation.
 import type { FastifyInstance } from "fastify";
-import { MatrixError } from "../../domain/errors.ts";
 import type { Services } from "../../domain/services.ts";
 import { clientRoute, queryInt, queryString, type AuthedCall, type Call } from "../http.ts";
 import { createAlias, deleteAlias, getAlias, localAliases } from "../../domain/directory/aliases.ts";

@@ -8,6 +8,7 @@ import { isPlainObject } from "../events/types.ts";
 import { isValidServerName } from "../ids.ts";
 import type { DirectoryPosition, DirectoryStats } from "../store/directory.ts";
 import { backfillDirectoryStats } from "./stats.ts";
+import { remotePublicRooms } from "./remote-public-rooms.ts";
 
 /** Largest page one call returns (a request without a limit gets this many). */
 export const MAX_PUBLIC_ROOMS_PAGE = 1000;
@@ -123,8 +124,8 @@ const backfilled = new WeakSet<Services>();
 export async function listPublicRooms(s: Services, req: PublicRoomsRequest): Promise<PublicRoomsPage> {
   if (req.server !== undefined && req.server !== s.config.server_name) {
     if (!isValidServerName(req.server)) throw new MatrixError("M_INVALID_PARAM", `Invalid server name: ${req.server}`, 400);
-    // Another server's directory is fetched over federation (Synapse answers 502 when it cannot reach it).
-    throw new MatrixError("M_UNKNOWN", "Failed to fetch the room list: this server does not federate yet", 502);
+    if (req.limit !== undefined && (!Number.isSafeInteger(req.limit) || req.limit < 0)) throw new MatrixError("M_INVALID_PARAM", "limit must be a non-negative integer", 400);
+    return remotePublicRooms(s, req.server, req);
   }
   if (req.limit !== undefined && (!Number.isSafeInteger(req.limit) || req.limit < 0)) throw new MatrixError("M_INVALID_PARAM", "limit must be a non-negative integer", 400);
   const limit = Math.min(req.limit ?? MAX_PUBLIC_ROOMS_PAGE, MAX_PUBLIC_ROOMS_PAGE);
