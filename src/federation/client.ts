@@ -37,6 +37,8 @@ export interface FederationClientOptions {
   now?: () => number;
   userAgent?: string;
   connectTimeoutMs?: number;
+  /** The port .well-known lookups use (443; tests point it elsewhere). */
+  wellKnownPort?: number;
 }
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 50 * 1024 * 1024;
@@ -146,7 +148,7 @@ export class FederationClient {
 
   /** GET https://<host>/.well-known/matrix/server, following redirects (https only, at most 5). */
   private async fetchWellKnown(host: string): Promise<WellKnownFetchResult> {
-    let url = new URL(`https://${host}/.well-known/matrix/server`);
+    let url = new URL(`https://${host}:${this.o.wellKnownPort ?? 443}/.well-known/matrix/server`);
     for (let hop = 0; ; hop++) {
       const port = url.port ? Number(url.port) : 443;
       const target: ConnectTarget = {

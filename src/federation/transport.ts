@@ -169,6 +169,8 @@ export class SafeTransport {
     } catch (err) {
       throw this.wrap(err, o, signal, true);
     }
+    // A body cut off rejects its stream: nobody is listening any more.
+    res.body.on("error", () => {});
     const declared = Number(res.headers["content-length"]);
     if (Number.isFinite(declared) && declared > o.maxBytes) {
       res.body.destroy();

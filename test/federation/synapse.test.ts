@@ -88,7 +88,7 @@ describe.each(backends())("Weft (%s) ↔ Synapse", (backend) => {
     expect(fromWeft.status, JSON.stringify(fromWeft.json) + syn.logTail()).toBe(200);
     expect(fromWeft.json.chunk.map((r: { room_id: string }) => r.room_id)).toEqual([created.json.room_id]);
     expect(fromWeft.json.chunk[0].name).toBe("Synapse meadow");
-  });
+  }, 120_000);
 
   it("a request to Synapse signed with a key Weft does not have is refused by Synapse (the check is real)", async () => {
     const r = { method: "GET" as const, path: `/_matrix/federation/v1/query/profile?user_id=${enc(sam.user_id)}` };
@@ -140,7 +140,7 @@ describe.each(backends())("Weft (%s) ↔ Synapse", (backend) => {
       } finally {
         await Promise.all([gone.close(), d.close()]);
       }
-    });
+    }, 120_000);
 
     it("Synapse checks a server it cannot reach through Weft as its notary", async () => {
       const gone = await startFederatedServer({ backend });
@@ -156,6 +156,6 @@ describe.each(backends())("Weft (%s) ↔ Synapse", (backend) => {
       } finally {
         await gone.close();
       }
-    });
+    }, 120_000);
   });
 });

@@ -221,6 +221,6 @@ describe.each(backends())("Weft ↔ Weft federation on %s", (backend) => {
       } finally {
         await c.close();
       }
-    });
+    }, 120_000);
   });
 });
