@@ -20,7 +20,12 @@ if ! installed; then
   if ! installed; then
     tmp="$venv.tmp.$$"
     rm -rf "$tmp"
-    "$python" -m venv "$tmp" >&2
+    if ! "$python" -m venv "$tmp" >&2; then
+      # Debian's own python3 keeps venv (ensurepip) in a separate package.
+      rm -rf "$tmp"
+      if command -v apt-get >/dev/null; then apt-get install -y -q python3-venv >&2 || { apt-get update -q >&2 && apt-get install -y -q python3-venv >&2; }; fi
+      "$python" -m venv "$tmp" >&2
+    fi
     "$tmp/bin/pip" install --quiet --disable-pip-version-check "matrix-synapse==$version" >&2
     rm -rf "$venv"
     # Moved whole: its python finds its packages from where it lies (only `bin/python -m` is used; the
