@@ -23,7 +23,7 @@ describe.each(backends())("Weft ↔ Weft federation on %s", (backend) => {
 
   beforeAll(async () => {
     [a, b] = await Promise.all([
-      startFederatedServer({ backend, config: { allow_public_rooms_over_federation: true } }),
+      startFederatedServer({ backend, config: { allow_public_rooms_over_federation: true, serve_server_wellknown: true } }),
       startFederatedServer({ backend }),
     ]);
     [alice, bob] = await Promise.all([registerUser(a, "alice"), registerUser(b, "bob")]);
@@ -49,6 +49,14 @@ describe.each(backends())("Weft ↔ Weft federation on %s", (backend) => {
       expect(res.json.server.version).toMatch(/^\d+\.\d+\.\d+/);
       expectMatchesSpec(res, "GET", "/_matrix/federation/v1/version");
     }
+  });
+
+  it("with serve_server_wellknown, /.well-known/matrix/server delegates to public_baseurl's host and port", async () => {
+    const res = await federationCall(a.baseUrl, { method: "GET", path: "/.well-known/matrix/server" });
+    expect([res.status, res.json]).toEqual([200, { "m.server": a.serverName }]);
+    expectMatchesSpec(res, "GET", "/.well-known/matrix/server");
+    const off = await federationCall(b.baseUrl, { method: "GET", path: "/.well-known/matrix/server" });
+    expect([off.status, off.json.errcode]).toEqual([404, "M_NOT_FOUND"]);
   });
 
   it("a client's profile lookup of a remote user is a signed request the other server verifies with keys it fetched directly", async () => {

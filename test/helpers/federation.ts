@@ -6,7 +6,7 @@
 import { fetch as undiciFetch } from "undici";
 import { signRequest } from "../../src/domain/federation/request-auth.ts";
 import type { JsonSigner } from "../../src/domain/signing.ts";
-import { freePort, insecureAgent, startTestServer, type JsonResponse, type TestServer, type TestServerOptions } from "./server.ts";
+import { freePort, insecureAgent, readJsonResponse, startTestServer, type JsonResponse, type TestServer, type TestServerOptions } from "./server.ts";
 import { testCertificate } from "./tls.ts";
 
 export interface FederatedServer extends TestServer {
@@ -66,15 +66,7 @@ export async function federationCall(baseUrl: string, r: FederationRequest): Pro
     body = JSON.stringify(r.body);
     headers.push(["content-type", "application/json"]);
   }
-  const res = await undiciFetch(baseUrl + r.path, { method: r.method, headers, body, dispatcher: insecureAgent });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = text;
-  }
-  return { status: res.status, headers: res.headers as unknown as Headers, json };
+  return readJsonResponse(await undiciFetch(baseUrl + r.path, { method: r.method, headers, body, dispatcher: insecureAgent }));
 }
 
 /** The X-Matrix header `origin` (signing with `key`) would send for this request to `destination`. */

@@ -98,6 +98,18 @@ export interface TestServerOptions {
   dns?: Dns;
 }
 
+/** Status, headers and body of a fetch answer: the JSON value, the text if it is not JSON, undefined if empty. */
+export async function readJsonResponse(res: { status: number; headers: unknown; text(): Promise<string> }): Promise<JsonResponse> {
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = text;
+  }
+  return { status: res.status, headers: res.headers as Headers, json };
+}
+
 /** A port free on 127.0.0.1 right now (for configs that must name their port before the server starts). */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -203,14 +215,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       const res = tls
         ? await undiciFetch(baseUrl + p, { method, headers, body, dispatcher: insecureAgent })
         : await fetch(baseUrl + p, { method, headers, body });
-      const text = await res.text();
-      let json: unknown = undefined;
-      try {
-        json = text ? JSON.parse(text) : undefined;
-      } catch {
-        json = text;
-      }
-      return { status: res.status, headers: res.headers, json };
+      return readJsonResponse(res);
     },
     async stop() {
       if (running) await hs.close();

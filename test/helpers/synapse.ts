@@ -9,7 +9,7 @@ import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { generateSigningKey, formatSigningKeyFile, type SigningKey } from "../../src/domain/signing-key.ts";
-import { freePort, type JsonResponse } from "./server.ts";
+import { freePort, readJsonResponse, type JsonResponse } from "./server.ts";
 import { testCertificate } from "./tls.ts";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -195,15 +195,7 @@ export async function startSynapse(opts: StartSynapseOptions = {}): Promise<Syna
     const headers: Record<string, string> = {};
     if (o.token) headers.authorization = `Bearer ${o.token}`;
     if (o.body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(clientUrl + p, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
-    const text = await res.text();
-    let json: unknown;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = text;
-    }
-    return { status: res.status, headers: res.headers, json };
+    return readJsonResponse(await fetch(clientUrl + p, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) }));
   };
 
   return {

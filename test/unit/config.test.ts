@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, parseConfig } from "../../src/config/config.ts";
+import { readTlsFiles } from "../../src/config/federation.ts";
 import { parseDuration, parseSize } from "../../src/config/units.ts";
 
 const base = { server_name: "example.org" };
@@ -302,6 +303,11 @@ describe("federation options (Synapse's names and defaults)", () => {
     expect(c.tls_certificate_path).toBe("/srv/weft/c.pem");
     expect(c.tls_private_key_path).toBe("/k/k.pem");
     expect(c.public_baseurl).toBe("https://example.org:8448/");
+  });
+
+  it("an unreadable certificate or key is a ConfigError naming the option", () => {
+    const c = parse({ listeners: [{ port: 8448, tls: true }], tls_certificate_path: "/nonexistent/c.pem", tls_private_key_path: "/nonexistent/k.pem" });
+    expect(configError(() => readTlsFiles(c)).message).toContain("tls_certificate_path");
   });
 
   it("an IPv6 literal server name gives a bracketed default public_baseurl", () => {

@@ -13,9 +13,10 @@ export interface Cidr {
   readonly text: string;
 }
 
+/** Ranges parsed once (config) or as text (parsed on each check; a ConfigError-free path for callers). */
 export interface IpRanges {
-  blacklist: readonly Cidr[];
-  whitelist: readonly Cidr[];
+  blacklist: readonly (Cidr | string)[];
+  whitelist: readonly (Cidr | string)[];
 }
 
 /** Synapse's DEFAULT_IP_RANGE_BLOCKLIST: loopback, private, CGNAT, link-local, test, multicast ranges. */
@@ -97,14 +98,18 @@ function embeddedIpv4(ip: Uint8Array): Uint8Array | undefined {
   return undefined;
 }
 
-function matches(ip: Uint8Array, ranges: readonly Cidr[]): boolean {
+function matches(ip: Uint8Array, ranges: readonly (Cidr | string)[]): boolean {
   const v4 = embeddedIpv4(ip);
-  return ranges.some((c) => inCidr(ip, c) || (v4 !== undefined && inCidr(v4, c)));
+  return ranges.some((r) => {
+    const c = typeof r === "string" ? parseCidr(r) : r;
+    return inCidr(ip, c) || (v4 !== undefined && inCidr(v4, c));
+  });
 }
 
 /**
  * Whether an outbound connection to `ip` must be refused: it is in the blacklist (or is 0.0.0.0 / ::)
- * and not in the whitelist. Something that is not an IP literal is blocked.
+ * and not in the whitelist. Something that is not an IP literal is blocked. Ranges given as text are
+ * parsed here (and throw on a bad one): pass parsed Cidrs on hot paths.
  */
 export function isBlockedAddress(ip: string, ranges: IpRanges): boolean {
   const bytes = parseIp(ip.startsWith("[") && ip.endsWith("]") ? ip.slice(1, -1) : ip);

@@ -60,3 +60,10 @@ describe("isBlockedAddress", () => {
     expect(isBlockedAddress("localhost", none)).toBe(true);
   });
 });
+
+describe("ranges given as text", () => {
+  it("are parsed on the fly", () => {
+    expect(isBlockedAddress("10.0.0.1", { blacklist: ["10.0.0.0/8"], whitelist: [] })).toBe(true);
+    expect(isBlockedAddress("10.0.0.1", { blacklist: ["10.0.0.0/8"], whitelist: ["10.0.0.1"] })).toBe(false);
+  });
+});
