@@ -35,7 +35,7 @@ describe.each(backends())("Weft (%s) ↔ Synapse", (backend) => {
     sam = await syn.register("sam");
     const set = await syn.call("PUT", `${V3}/profile/${enc(sam.user_id)}/displayname`, { token: sam.access_token, body: { displayname: "Sam on Synapse" } });
     expect(set.status, JSON.stringify(set.json)).toBe(200);
-  }, 180_000);
+  }, 600_000); // a first run may install Synapse (scripts/install-synapse.sh) before starting it
   afterAll(async () => {
     await Promise.all([syn?.close(), weft?.close()]);
   });
