@@ -16,6 +16,7 @@ import { installRelations } from "./domain/relations/install.ts";
 import { installDirectoryHooks } from "./domain/directory/install.ts";
 import { installE2eeHooks } from "./domain/e2ee/install.ts";
 import { installEphemeral } from "./domain/ephemeral/install.ts";
+import type { Dns } from "./federation/transport.ts";
 
 export interface Homeserver {
   services: Services;
@@ -30,13 +31,15 @@ export interface StartOptions {
   clock?: Clock;
   /** Override the first listener's port (0 picks a free one: tests). */
   port?: number;
+  /** DNS for federation server discovery (tests: a resolver that never leaves the machine). */
+  dns?: Dns;
 }
 
 export async function startHomeserver(config: Config, opts: StartOptions = {}): Promise<Homeserver> {
   const log = opts.log ?? pino({ level: config.log_level, base: { server: config.server_name } });
   const storage = await openStorage(config.database);
   const signingKeys = await loadOrCreateSigningKeys(config.signing_key_path);
-  const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock });
+  const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock, dns: opts.dns });
   installTokenCacheInvalidation(services);
   installRoomAccountHooks();
   installSearchHooks();

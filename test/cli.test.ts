@@ -3,7 +3,7 @@
 // HTTP, SIGTERM and a clean exit 0; a config with an invalid option exits 1 naming it.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { freePort } from "./helpers/server.ts";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -32,17 +32,6 @@ function spawnCli(args: string[], env: Record<string, string> = {}): ChildProces
 
 const runCli = (args: string[], env?: Record<string, string>) => spawnCli(args, env).done;
 
-/** A port nothing listens on right now: listen on port 0, note the port, close. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** Polls until `url` answers 200, the process exits, or `timeoutMs` passes. */
 async function waitForHttp(url: string, proc: ReturnType<typeof spawnCli>, timeoutMs = 60_000): Promise<void> {

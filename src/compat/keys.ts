@@ -1,11 +1,13 @@
-// Server identity over HTTP: GET /_matrix/key/v2/server (our signed verify keys, valid_until_ts in ms)
-// and the .well-known discovery documents. Spec: Server-Server API "Publishing Keys", Client-Server API
-// "Server Discovery" and Server-Server API "Resolving server names".
+// Server identity over HTTP: GET /_matrix/key/v2/server (our signed verify keys, valid_until_ts in ms),
+// the notary's GET/POST /_matrix/key/v2/query, and the .well-known discovery documents. Spec:
+// Server-Server API "Publishing Keys", "Querying Keys Through Another Server", Client-Server API "Server
+// Discovery" and Server-Server API "Resolving server names".
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../domain/services.ts";
 import { buildServerKeysResponse } from "../domain/keys/server-keys.ts";
 import { MatrixError } from "../domain/errors.ts";
-import { brandedRoute, route } from "./http.ts";
+import { parseKeyQuery, queryServerKeys } from "../domain/keys/notary.ts";
+import { brandedRoute, queryInt, route, type Call } from "./http.ts";
 
 export function keyRoutes(app: FastifyInstance, s: Services): void {
   const ownKeys = () =>
@@ -13,6 +15,16 @@ export function keyRoutes(app: FastifyInstance, s: Services): void {
   brandedRoute(app, s, "key/v2", { method: "GET", path: "/server", auth: "none", handler: ownKeys });
   // Deprecated form with a key id; the spec says servers should ignore it and return all keys.
   brandedRoute(app, s, "key/v2", { method: "GET", path: "/server/:keyId", auth: "none", handler: ownKeys });
+
+  // The notary. The deprecated form with a key id asks for that key only.
+  const queryOne = (c: Call) => {
+    const min = queryInt(c, "minimum_valid_until_ts", { min: 0 });
+    const criteria = min === undefined ? {} : { minimum_valid_until_ts: min };
+    return queryServerKeys(s, { [c.params.serverName!]: c.params.keyId ? { [c.params.keyId]: criteria } : {} });
+  };
+  brandedRoute(app, s, "key/v2", { method: "GET", path: "/query/:serverName", auth: "none", handler: queryOne });
+  brandedRoute(app, s, "key/v2", { method: "GET", path: "/query/:serverName/:keyId", auth: "none", handler: queryOne });
+  brandedRoute(app, s, "key/v2", { method: "POST", path: "/query", auth: "none", handler: (c) => queryServerKeys(s, parseKeyQuery(c.body())) });
 }
 
 export function wellKnownRoutes(app: FastifyInstance, s: Services): void {

@@ -19,6 +19,9 @@ import { e2eKeyRoutes } from "./client/keys.ts";
 import { keyBackupRoutes } from "./client/key-backup.ts";
 import { toDeviceRoutes } from "./client/to-device.ts";
 import { ephemeralRoutes } from "./client/ephemeral.ts";
+import { federationVersionRoutes } from "./federation/version.ts";
+import { federationQueryRoutes } from "./federation/query.ts";
+import { federationDirectoryRoutes } from "./federation/directory.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -42,4 +45,7 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   keyBackupRoutes,
   toDeviceRoutes,
   ephemeralRoutes,
+  federationVersionRoutes,
+  federationQueryRoutes,
+  federationDirectoryRoutes,
 ];

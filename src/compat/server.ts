@@ -6,6 +6,7 @@ import Fastify, { LogController, type FastifyInstance } from "fastify";
 import { MatrixError } from "../domain/errors.ts";
 import type { Services } from "../domain/services.ts";
 import { toMatrixError } from "../shared/http-errors.ts";
+import { readTlsFiles } from "../config/federation.ts";
 
 export const CORS_HEADERS = {
   "access-control-allow-origin": "*",
@@ -23,7 +24,10 @@ function sendError(reply: import("fastify").FastifyReply, err: MatrixError) {
 }
 
 export function createHttpServer(s: Services): FastifyInstance {
+  // A `tls: true` listener serves HTTPS itself (federation needs it unless a reverse proxy terminates TLS).
+  const tls = s.config.listeners[0]?.tls ? readTlsFiles(s.config) : undefined;
   const app = Fastify({
+    ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
     loggerInstance: s.log as unknown as import("fastify").FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: s.config.max_request_body_size,
@@ -32,7 +36,7 @@ export function createHttpServer(s: Services): FastifyInstance {
     // On close, idle keep-alive connections go at once; requests being handled finish first (sync long
     // polls answer at once on shutdown), so no client sees its connection cut mid-request.
     forceCloseConnections: "idle",
-  });
+  }) as unknown as FastifyInstance;
 
   // Bodies arrive as raw bytes and are parsed by the route (Call.body()), whatever the Content-Type.
   app.removeAllContentTypeParsers();

@@ -6,6 +6,7 @@ import YAML from "yaml";
 import { parseDuration, parseSize } from "./units.ts";
 import { ConfigError } from "./errors.ts";
 import { loadAppServiceRegistrations, type AppServiceRegistration } from "./appservices.ts";
+import { readFederationConfig, type FederationConfig } from "./federation.ts";
 
 export { ConfigError };
 
@@ -18,6 +19,8 @@ export interface Listener {
   port: number;
   bind_addresses: string[];
   type: "http";
+  /** Serve HTTPS with tls_certificate_path / tls_private_key_path (Synapse's listener option). */
+  tls: boolean;
   x_forwarded: boolean;
   resources: string[];
 }
@@ -35,7 +38,7 @@ export interface PasswordPolicy {
   require_uppercase: boolean;
 }
 
-export interface Config {
+export interface Config extends FederationConfig {
   /** Where the file was read from; relative paths in it resolve against its folder. */
   configPath?: string;
   server_name: string;
@@ -170,6 +173,7 @@ function readListeners(r: Reader): Listener[] {
       port: l.number("port", 8008, { min: 0, max: 65535, integer: true }),
       bind_addresses: bind.length ? bind : ["127.0.0.1"],
       type: "http" as const,
+      tls: l.bool("tls", false),
       x_forwarded: l.bool("x_forwarded", false),
       resources: resources.length ? resources : ["client", "federation"],
     };
@@ -206,7 +210,8 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
   const server_name = r.string("server_name");
   if (!SERVER_NAME.test(server_name)) throw new ConfigError("server_name", `"${server_name}" is not a valid server name`);
   const listeners = readListeners(r);
-  const defaultBase = `http://${server_name.split(":")[0]}:${listeners[0]!.port}/`;
+  const host = server_name.startsWith("[") ? server_name.slice(0, server_name.indexOf("]") + 1) : server_name.split(":")[0];
+  const defaultBase = `${listeners[0]!.tls ? "https" : "http"}://${host}:${listeners[0]!.port}/`;
   const public_baseurl = r.string("public_baseurl", defaultBase);
   try {
     const u = new URL(public_baseurl);
@@ -244,7 +249,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     database: readDatabase(r, baseDir),
     signing_key_path: path.resolve(baseDir, r.string("signing_key_path", `${server_name.replace(/[^A-Za-z0-9.-]/g, "_")}.signing.key`)),
     key_refresh_interval: r.duration("key_refresh_interval", 86_400_000)!,
-    serve_server_wellknown: r.bool("serve_server_wellknown", true),
+    serve_server_wellknown: r.bool("serve_server_wellknown", false),
     enable_registration: r.bool("enable_registration", false),
     registration_requires_token: r.bool("registration_requires_token", false),
     registration_shared_secret: r.optString("registration_shared_secret"),
@@ -294,6 +299,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     app_service_config_files: appFiles,
     app_services: [],
     log_level: logLevel,
+    ...readFederationConfig(r, baseDir, listeners.some((l) => l.tls)),
   };
   config.app_services = loadAppServiceRegistrations(appFiles, server_name);
   return config;

@@ -13,7 +13,11 @@ import { UiaStore } from "./store/uia.ts";
 import { RegistrationTokenStore } from "./store/registration-tokens.ts";
 import { NonceStore } from "./store/nonces.ts";
 import type { SigningKey } from "./signing-key.ts";
-import { LocalKeyRing, type KeyRing } from "./keys/key-ring.ts";
+import { FederatedKeyRing, type CachedKey, type KeyRing } from "./keys/key-ring.ts";
+import { ServerKeyStore } from "./store/server-keys.ts";
+import { FederationClient } from "../federation/client.ts";
+import { FederationKeyTransport } from "../federation/key-fetch.ts";
+import type { Dns } from "../federation/transport.ts";
 import { DeviceActivity } from "./devices/activity.ts";
 import { LruCache } from "./cache/lru.ts";
 import { EventStore, type StoredEvent } from "./store/events.ts";
@@ -56,8 +60,12 @@ export interface Services {
   log: Logger;
   clock: Clock;
   signingKeys: SigningKey[];
-  /** Verify keys of servers (own keys; remote ones once federation fetches them). */
-  keyRing: KeyRing;
+  /** Verify keys of servers: our own, and remote ones fetched directly or through notaries, cached. */
+  keyRing: KeyRing & Pick<FederatedKeyRing, "refreshDirect">;
+  /** Other servers' keys as stored (the notary face reads them whole). */
+  serverKeys: ServerKeyStore;
+  /** Outbound federation: signed requests to other servers (src/federation). */
+  federation: FederationClient;
   caches: CacheRegistry;
   invalidations: InvalidationBus;
   ratelimiter: RateLimiter;
@@ -102,11 +110,24 @@ export function buildServices(opts: {
   log: Logger;
   signingKeys: SigningKey[];
   clock?: Clock;
+  /** DNS for server discovery (tests inject a fake). */
+  dns?: Dns;
 }): Services {
   const { config, storage, log } = opts;
   const clock = opts.clock ?? { now: () => Date.now() };
   const sessions = new SessionStore(storage.db);
   const caches = new CacheRegistry({ ...config.caches, event_cache_size: config.event_cache_size });
+  const federation = new FederationClient({
+    serverName: config.server_name,
+    signingKeys: opts.signingKeys,
+    ipRanges: { blacklist: config.ip_range_blacklist, whitelist: config.ip_range_whitelist },
+    verifyCertificates: config.federation_verify_certificates,
+    certificateWhitelist: config.federation_certificate_verification_whitelist,
+    log,
+    dns: opts.dns,
+    now: () => clock.now(),
+  });
+  const serverKeys = new ServerKeyStore(storage.sql);
   const services: Services = {
     config,
     storage,
@@ -114,7 +135,18 @@ export function buildServices(opts: {
     log,
     clock,
     signingKeys: opts.signingKeys,
-    keyRing: new LocalKeyRing(config.server_name, opts.signingKeys),
+    keyRing: new FederatedKeyRing({
+      serverName: config.server_name,
+      ownKeys: opts.signingKeys,
+      store: serverKeys,
+      transport: new FederationKeyTransport(federation),
+      trustedKeyServers: config.trusted_key_servers,
+      now: () => clock.now(),
+      log,
+      cache: caches.get<string, CachedKey>("server_keys", 10_000),
+    }),
+    serverKeys,
+    federation,
     caches,
     invalidations: new InvalidationBus(),
     ratelimiter: new RateLimiter(() => clock.now()),
@@ -154,5 +186,6 @@ export function buildServices(opts: {
   services.rooms.notifier.gate("device_lists", services.e2ee.deviceListIds);
   services.onClose.push(() => services.sync.shutdown());
   services.onClose.push(() => services.deviceActivity.stop());
+  services.onClose.push(() => federation.close());
   return services;
 }

@@ -6,9 +6,12 @@ import path from "node:path";
 import pino from "pino";
 import pg from "pg";
 import { randomBytes } from "node:crypto";
+import { createServer } from "node:net";
+import { Agent, fetch as undiciFetch } from "undici";
 import { parseConfig, type Config } from "../../src/config/config.ts";
 import { startHomeserver, type Homeserver } from "../../src/main.ts";
 import type { Clock } from "../../src/domain/services.ts";
+import type { Dns } from "../../src/federation/transport.ts";
 
 export type Backend = "sqlite" | "postgres";
 
@@ -89,7 +92,52 @@ export interface TestServerOptions {
   config?: Record<string, unknown>;
   /** A clock the test controls (token expiry without sleeping). */
   clock?: Clock;
+  /** The port to listen on (default: a free one). Federation tests pick it first: it is in the server name. */
+  port?: number;
+  /** DNS for server discovery (default: hermeticDns). */
+  dns?: Dns;
 }
+
+/** Status, headers and body of a fetch answer: the JSON value, the text if it is not JSON, undefined if empty. */
+export async function readJsonResponse(res: { status: number; headers: unknown; text(): Promise<string> }): Promise<JsonResponse> {
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = text;
+  }
+  return { status: res.status, headers: res.headers as Headers, json };
+}
+
+/** A port free on 127.0.0.1 right now (for configs that must name their port before the server starts). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * DNS for test servers: nothing leaves the machine. Federation tests name servers by IP literal and need
+ * no DNS; any other name (a remote user @x:elsewhere.test) simply does not resolve.
+ */
+export const hermeticDns: Dns = {
+  async resolveSrv() {
+    return [];
+  },
+  async lookup(host) {
+    if (host === "localhost") return ["127.0.0.1"];
+    throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: "ENOTFOUND" });
+  },
+};
+
+/** Test clients trust the test servers' self-signed certificates. */
+export const insecureAgent = new Agent({ connect: { rejectUnauthorized: false } });
 
 /** A clock that stands still until the test moves it. */
 export class TestClock implements Clock {
@@ -135,9 +183,17 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const raw = merge(merge({ server_name: serverName, database, signing_key_path: path.join(dir, "signing.key") }, TEST_DEFAULTS), opts.config ?? {});
   const config = parseConfig(raw, dir);
   const log = pino({ level: String(raw.log_level ?? "warn") });
-  let hs = await startHomeserver(config, { log, port: 0, clock: opts.clock });
-  let port = Number(new URL(hs.urls[0]!).port);
-  const baseUrl = `http://127.0.0.1:${port}`;
+  let hs: Homeserver;
+  try {
+    hs = await startHomeserver(config, { log, port: opts.port ?? 0, clock: opts.clock, dns: opts.dns ?? hermeticDns });
+  } catch (err) {
+    await pgDb?.drop();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const port = Number(new URL(hs.urls[0]!).port);
+  const tls = config.listeners[0]!.tls;
+  const baseUrl = `${tls ? "https" : "http"}://127.0.0.1:${port}`;
   config.public_baseurl = `${baseUrl}/`;
   let running = true;
 
@@ -156,15 +212,10 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         body = JSON.stringify(o.body);
         headers["content-type"] ??= "application/json";
       }
-      const res = await fetch(baseUrl + p, { method, headers, body });
-      const text = await res.text();
-      let json: unknown = undefined;
-      try {
-        json = text ? JSON.parse(text) : undefined;
-      } catch {
-        json = text;
-      }
-      return { status: res.status, headers: res.headers, json };
+      const res = tls
+        ? await undiciFetch(baseUrl + p, { method, headers, body, dispatcher: insecureAgent })
+        : await fetch(baseUrl + p, { method, headers, body });
+      return readJsonResponse(res);
     },
     async stop() {
       if (running) await hs.close();
@@ -172,7 +223,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     },
     async restart() {
       await server.stop();
-      hs = await startHomeserver(config, { log, port, clock: opts.clock });
+      hs = await startHomeserver(config, { log, port, clock: opts.clock, dns: opts.dns ?? hermeticDns });
       running = true;
     },
     async close() {

@@ -132,12 +132,13 @@ describe.each(backends())("profiles on %s", (backend) => {
     expect([missing.status, missing.json.errcode]).toEqual([404, "M_NOT_FOUND"]);
   });
 
-  it("answers 404 for unknown, remote and deactivated users and 400 for invalid ids", async () => {
+  it("answers 404 for unknown and deactivated users, 502 for a remote server that cannot be reached, 400 for invalid ids", async () => {
     for (const suffix of ["", "/displayname", "/avatar_url"]) {
-      for (const who of ["@nobody:weft.test", "@alice:elsewhere.test"]) {
-        const res = await t.call("GET", `${V3}/profile/${encodeURIComponent(who)}${suffix}`);
-        expect([res.status, res.json.errcode], `${who}${suffix}`).toEqual([404, "M_NOT_FOUND"]);
-      }
+      const res = await t.call("GET", `${V3}/profile/${encodeURIComponent("@nobody:weft.test")}${suffix}`);
+      expect([res.status, res.json.errcode], `@nobody${suffix}`).toEqual([404, "M_NOT_FOUND"]);
+      // elsewhere.test does not resolve (test servers' DNS never leaves the machine): Synapse's 502.
+      const remote = await t.call("GET", `${V3}/profile/${encodeURIComponent("@alice:elsewhere.test")}${suffix}`);
+      expect([remote.status, remote.json.errcode], `@alice:elsewhere.test${suffix}`).toEqual([502, "M_UNKNOWN"]);
       for (const bad of ["alice", "@nocolon", "@a:bad_server!"]) {
         const res = await t.call("GET", `${V3}/profile/${encodeURIComponent(bad)}${suffix}`);
         expect([res.status, res.json.errcode], `${bad}${suffix}`).toEqual([400, "M_INVALID_PARAM"]);

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, parseConfig } from "../../src/config/config.ts";
+import { readTlsFiles } from "../../src/config/federation.ts";
 import { parseDuration, parseSize } from "../../src/config/units.ts";
 
 const base = { server_name: "example.org" };
@@ -26,7 +27,7 @@ describe("config defaults", () => {
     const c = parseConfig({ server_name: "example.org" }, "/srv/weft");
     expect(c.server_name).toBe("example.org");
     expect(c.listeners).toEqual([
-      { port: 8008, bind_addresses: ["127.0.0.1"], type: "http", x_forwarded: false, resources: ["client", "federation"] },
+      { port: 8008, bind_addresses: ["127.0.0.1"], type: "http", tls: false, x_forwarded: false, resources: ["client", "federation"] },
     ]);
     expect(c.public_baseurl).toBe("http://example.org:8008/");
     expect(c.database).toEqual({ provider: "sqlite", path: "/srv/weft/data/homeserver.db" });
@@ -275,5 +276,61 @@ describe("app_service_config_files", () => {
     const a = write("a.yaml", registration({ as_token: "t1" }));
     const b = write("b.yaml", registration({ as_token: "t2" }));
     expect(configError(() => parseConfig({ ...base, app_service_config_files: [a, b] }, dir)).message).toContain("duplicate id");
+  });
+});
+
+describe("federation options (Synapse's names and defaults)", () => {
+  const key = "Noi6WqcDj0QmPxCNQqgezwTlBKrfqehY1u2FyWP9uYw";
+
+  it("defaults: certificates checked, Synapse's blacklist, matrix.org as notary, no TLS, no server .well-known", () => {
+    const c = parse({});
+    expect(c.federation_verify_certificates).toBe(true);
+    expect(c.federation_certificate_verification_whitelist).toEqual([]);
+    expect(c.ip_range_blacklist.map((r) => r.text)).toContain("127.0.0.0/8");
+    expect(c.ip_range_blacklist.map((r) => r.text)).toContain("fc00::/7");
+    expect(c.ip_range_whitelist).toEqual([]);
+    expect(c.trusted_key_servers).toEqual([{ server_name: "matrix.org", verify_keys: undefined, accept_keys_insecurely: false }]);
+    expect(c.serve_server_wellknown).toBe(false);
+    expect(c.allow_profile_lookup_over_federation).toBe(true);
+    expect(c.listeners[0]!.tls).toBe(false);
+  });
+
+  it("a tls listener needs both PEM paths (resolved against the config folder) and makes the default public_baseurl https", () => {
+    const listeners = [{ port: 8448, tls: true }];
+    expect(configError(() => parse({ listeners })).message).toContain("tls_certificate_path");
+    expect(configError(() => parse({ listeners, tls_certificate_path: "c.pem" })).message).toContain("tls_private_key_path");
+    const c = parse({ listeners, tls_certificate_path: "c.pem", tls_private_key_path: "/k/k.pem" });
+    expect(c.tls_certificate_path).toBe("/srv/weft/c.pem");
+    expect(c.tls_private_key_path).toBe("/k/k.pem");
+    expect(c.public_baseurl).toBe("https://example.org:8448/");
+  });
+
+  it("an unreadable certificate or key is a ConfigError naming the option", () => {
+    const c = parse({ listeners: [{ port: 8448, tls: true }], tls_certificate_path: "/nonexistent/c.pem", tls_private_key_path: "/nonexistent/k.pem" });
+    expect(configError(() => readTlsFiles(c)).message).toContain("tls_certificate_path");
+  });
+
+  it("an IPv6 literal server name gives a bracketed default public_baseurl", () => {
+    expect(parseConfig({ server_name: "[::1]:8448" }, "/x").public_baseurl).toBe("http://[::1]:8008/");
+    expect(parseConfig({ server_name: "127.0.0.1:8448" }, "/x").public_baseurl).toBe("http://127.0.0.1:8008/");
+  });
+
+  it("parses IP ranges and names a bad one", () => {
+    const c = parse({ ip_range_whitelist: ["127.0.0.0/8", "::1"], ip_range_blacklist: [] });
+    expect(c.ip_range_whitelist.map((r) => [r.text, r.prefix])).toEqual([["127.0.0.0/8", 8], ["::1", 128]]);
+    expect(c.ip_range_blacklist).toEqual([]);
+    expect(configError(() => parse({ ip_range_whitelist: ["10.0.0.0/33"] })).message).toContain("ip_range_whitelist[0]");
+    expect(configError(() => parse({ ip_range_blacklist: ["nope"] })).message).toContain("ip_range_blacklist[0]");
+  });
+
+  it("trusted_key_servers: verify_keys checked; without certificate checks a notary needs keys or accept_keys_insecurely", () => {
+    expect(parse({ trusted_key_servers: [] }).trusted_key_servers).toEqual([]);
+    const c = parse({ trusted_key_servers: [{ server_name: "notary.example", verify_keys: { "ed25519:k": key } }] });
+    expect(c.trusted_key_servers[0]!.verify_keys).toEqual({ "ed25519:k": key });
+    expect(configError(() => parse({ trusted_key_servers: [{ server_name: "n.example", verify_keys: { "rsa:k": key } }] })).message).toContain("unsupported signing algorithm");
+    expect(configError(() => parse({ trusted_key_servers: [{ server_name: "n.example", verify_keys: { "ed25519:k": "short" } }] })).message).toContain("verify_keys.ed25519:k");
+    expect(configError(() => parse({ trusted_key_servers: [{ verify_keys: {} }] })).message).toContain("trusted_key_servers[0].server_name");
+    expect(configError(() => parse({ federation_verify_certificates: false })).message).toContain("trusted_key_servers[0]");
+    expect(parse({ federation_verify_certificates: false, trusted_key_servers: [{ server_name: "matrix.org", accept_keys_insecurely: true }] }).trusted_key_servers[0]!.accept_keys_insecurely).toBe(true);
   });
 });

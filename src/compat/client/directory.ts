@@ -2,12 +2,11 @@
 // room's directory visibility (/directory/list/room/{roomId}) and the published room list (/publicRooms).
 // Spec: Client-Server API "Room aliases", "Listing rooms". Each route parses, calls one domain operation.
 import type { FastifyInstance } from "fastify";
-import { MatrixError } from "../../domain/errors.ts";
 import type { Services } from "../../domain/services.ts";
 import { clientRoute, queryInt, queryString, type AuthedCall, type Call } from "../http.ts";
 import { createAlias, deleteAlias, getAlias, localAliases } from "../../domain/directory/aliases.ts";
 import { getDirectoryVisibility, setDirectoryVisibility } from "../../domain/directory/visibility.ts";
-import { listPublicRooms, requirePublicRoomsAccess, type PublicRoomsPage } from "../../domain/directory/public-rooms.ts";
+import { listPublicRooms, publicRoomsBody, requirePublicRoomsAccess, type PublicRoomsPage } from "../../domain/directory/public-rooms.ts";
 
 /** The spec's response: the page without the GraphQL cursors. */
 const publicRoomsJson = ({ cursors: _c, ...res }: PublicRoomsPage) => res;
@@ -32,11 +31,6 @@ export function directoryRoutes(app: FastifyInstance, s: Services): void {
   });
   clientRoute<AuthedCall>(app, s, {
     method: "POST", path: "/publicRooms", auth: "token",
-    handler: async (c) => {
-      const b = c.bodyOrEmpty();
-      if (b.limit !== undefined && b.limit !== null && typeof b.limit !== "number") throw new MatrixError("M_BAD_JSON", "limit must be an integer", 400);
-      if (b.since !== undefined && b.since !== null && typeof b.since !== "string") throw new MatrixError("M_BAD_JSON", "since must be a string", 400);
-      return publicRoomsJson(await listPublicRooms(s, c.requester, { limit: (b.limit as number | null) ?? undefined, since: (b.since as string | null) ?? undefined, server: queryString(c, "server"), filter: b.filter }));
-    },
+    handler: async (c) => publicRoomsJson(await listPublicRooms(s, c.requester, { ...publicRoomsBody(c.bodyOrEmpty()), server: queryString(c, "server") })),
   });
 }

@@ -9,6 +9,7 @@ import { isValidServerName } from "../ids.ts";
 import type { DirectoryPosition, DirectoryStats } from "../store/directory.ts";
 import { backfillDirectoryStats } from "./stats.ts";
 import type { Requester } from "../accounts/requester.ts";
+import { remotePublicRooms } from "./remote-public-rooms.ts";
 
 /** Largest page one call returns (a request without a limit gets this many). */
 export const MAX_PUBLIC_ROOMS_PAGE = 1000;
@@ -100,6 +101,25 @@ function chunkOf(d: DirectoryStats): PublicRoomsChunk {
   return c;
 }
 
+/** The JSON body of POST /publicRooms (client and federation): M_BAD_JSON for a non-integer limit or non-string since. */
+export function publicRoomsBody(b: Record<string, unknown>): Omit<PublicRoomsRequest, "server"> {
+  if (b.limit !== undefined && b.limit !== null && typeof b.limit !== "number") throw new MatrixError("M_BAD_JSON", "limit must be an integer", 400);
+  if (b.since !== undefined && b.since !== null && typeof b.since !== "string") throw new MatrixError("M_BAD_JSON", "since must be a string", 400);
+  return { limit: (b.limit as number | null) ?? undefined, since: (b.since as string | null) ?? undefined, filter: b.filter };
+}
+
+/**
+ * Another server reading our directory (GET/POST /_matrix/federation/v1/publicRooms): only with
+ * allow_public_rooms_over_federation (Synapse's option, default false). Spec: Server-Server API
+ * "Published Room Directory".
+ */
+export async function federationPublicRooms(s: Services, req: Omit<PublicRoomsRequest, "server">): Promise<PublicRoomsResponse> {
+  if (!s.config.allow_public_rooms_over_federation)
+    throw new MatrixError("M_FORBIDDEN", `You are not allowed to view the public rooms list of ${s.config.server_name}`, 403);
+  const { cursors: _c, ...page } = await readLocalDirectory(s, req);
+  return page;
+}
+
 const backfilled = new WeakSet<Services>();
 
 /** Who may list the directory: anyone with an access token; without one, only if allow_public_rooms_without_auth. */
@@ -112,9 +132,14 @@ export async function listPublicRooms(s: Services, r: Requester | undefined, req
   requirePublicRoomsAccess(s, r);
   if (req.server !== undefined && req.server !== s.config.server_name) {
     if (!isValidServerName(req.server)) throw new MatrixError("M_INVALID_PARAM", `Invalid server name: ${req.server}`, 400);
-    // Another server's directory is fetched over federation (Synapse answers 502 when it cannot reach it).
-    throw new MatrixError("M_UNKNOWN", "Failed to fetch the room list: this server does not federate yet", 502);
+    if (req.limit !== undefined && (!Number.isSafeInteger(req.limit) || req.limit < 0)) throw new MatrixError("M_INVALID_PARAM", "limit must be a non-negative integer", 400);
+    return remotePublicRooms(s, req.server, req);
   }
+  return readLocalDirectory(s, req);
+}
+
+/** A page of this server's published directory (the caller decided who may read it). */
+async function readLocalDirectory(s: Services, req: Omit<PublicRoomsRequest, "server">): Promise<PublicRoomsPage> {
   if (req.limit !== undefined && (!Number.isSafeInteger(req.limit) || req.limit < 0)) throw new MatrixError("M_INVALID_PARAM", "limit must be a non-negative integer", 400);
   const limit = Math.min(req.limit ?? MAX_PUBLIC_ROOMS_PAGE, MAX_PUBLIC_ROOMS_PAGE);
   const since = req.since === undefined ? undefined : decodeToken(req.since, "since");

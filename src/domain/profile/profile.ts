@@ -6,6 +6,7 @@ import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { parseUserId } from "../ids.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
+import { FederationError } from "../../federation/errors.ts";
 
 export type ProfileField = "displayname" | "avatar_url";
 
@@ -44,17 +45,37 @@ async function checkQueryAllowed(s: Services, requester: Requester | undefined, 
   throw forbidden("Profile isn't available");
 }
 
-/** The stored profile of a local, active user; M_NOT_FOUND for unknown, deactivated and (for now) remote users. */
-async function loadProfile(s: Services, userId: string): Promise<Profile> {
+/** The stored profile of a local, active user, or a remote user's asked of their server; M_NOT_FOUND for unknown and deactivated users. */
+async function loadProfile(s: Services, userId: string, field?: ProfileField): Promise<Profile> {
   const { serverName } = parseUserId(userId);
-  // Remote profiles need a federation query (GET /_matrix/federation/v1/query/profile): not yet.
-  if (serverName !== s.config.server_name) throw notFound("Profile was not found");
+  if (serverName !== s.config.server_name) return remoteProfile(s, serverName, userId, field);
   const user = await s.users.get(userId);
   if (!user || user.deactivated) throw notFound("Profile was not found");
   const row = await s.users.getProfile(userId);
   const out: Profile = {};
   if (row?.displayname != null) out.displayname = row.displayname;
   if (row?.avatarUrl != null) out.avatar_url = row.avatarUrl;
+  return out;
+}
+
+/**
+ * A remote user's profile from their server (GET /_matrix/federation/v1/query/profile). Only string
+ * displayname / avatar_url are taken from the answer (a remote server is untrusted input); its 404 and
+ * 403 become ours, any other failure a 502.
+ */
+async function remoteProfile(s: Services, serverName: string, userId: string, field?: ProfileField): Promise<Profile> {
+  let answer: unknown;
+  try {
+    answer = await s.federation.getJson(serverName, "/_matrix/federation/v1/query/profile", { user_id: userId, field });
+  } catch (err) {
+    if (err instanceof FederationError && err.is(404)) throw notFound("Profile was not found");
+    if (err instanceof FederationError && err.is(403)) throw forbidden("Profile isn't available");
+    throw err;
+  }
+  const out: Profile = {};
+  const a = (typeof answer === "object" && answer !== null ? answer : {}) as Record<string, unknown>;
+  if (typeof a.displayname === "string" && (!field || field === "displayname")) out.displayname = a.displayname;
+  if (typeof a.avatar_url === "string" && (!field || field === "avatar_url")) out.avatar_url = a.avatar_url;
   return out;
 }
 
@@ -71,9 +92,26 @@ export async function getProfile(s: Services, requester: Requester | undefined, 
 export async function getProfileField(s: Services, requester: Requester | undefined, userId: string, field: ProfileField): Promise<string> {
   parseUserId(userId);
   await checkQueryAllowed(s, requester, userId);
-  const value = (await loadProfile(s, userId))[field];
+  const value = (await loadProfile(s, userId, field))[field];
   if (value === undefined) throw notFound(`The user has no ${field}`);
   return value;
+}
+
+/**
+ * A remote server's profile query (GET /_matrix/federation/v1/query/profile): a local user's public
+ * profile, or one field of it (absent when unset). 403 when allow_profile_lookup_over_federation is off,
+ * 400 for a user of another server, 404 for an unknown or deactivated user. As Synapse, the
+ * share-a-room restriction of the client API does not apply (a server is not a user).
+ */
+export async function federationProfileQuery(s: Services, userId: string, field: string | undefined): Promise<Record<string, string>> {
+  if (!s.config.allow_profile_lookup_over_federation)
+    throw forbidden("Profile lookup over federation is disabled on this homeserver");
+  const { serverName } = parseUserId(userId);
+  if (serverName !== s.config.server_name) throw new MatrixError("M_INVALID_PARAM", "User is not hosted on this homeserver", 400);
+  const profile = await loadProfile(s, userId);
+  if (field === undefined) return { ...profile };
+  const value = field === "displayname" || field === "avatar_url" ? profile[field] : undefined;
+  return value === undefined ? {} : { [field]: value };
 }
 
 async function setField(s: Services, r: Requester, userId: string, field: ProfileField, value: string | null): Promise<void> {
