@@ -6,6 +6,7 @@ import YAML from "yaml";
 import { parseDuration, parseSize } from "./units.ts";
 import { ConfigError } from "./errors.ts";
 import { loadAppServiceRegistrations, type AppServiceRegistration } from "./appservices.ts";
+import { checkIpRanges, DEFAULT_IP_RANGE_BLACKLIST } from "../domain/net/ip-ranges.ts";
 
 export { ConfigError };
 
@@ -78,6 +79,11 @@ export interface Config {
   /** Parsed and validated registrations of app_service_config_files. */
   app_services: AppServiceRegistration[];
   log_level: string;
+  /** Addresses outbound requests (push gateways ...) may not reach, and exceptions (Synapse's options). */
+  ip_range_blacklist: string[];
+  ip_range_whitelist: string[];
+  /** Synapse's `push` section. */
+  push: { enabled: boolean; include_content: boolean; group_unread_count_by_room: boolean };
 }
 
 type Raw = Record<string, unknown>;
@@ -231,6 +237,20 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
   });
   const userDirectory = r.section("user_directory");
   const logLevel = r.string("log_level", "info");
+  const ipRanges = (key: string, def: readonly string[]): string[] => {
+    const list = r.has(key) ? r.list(key) : [...def];
+    const out = list.map((v, i) => {
+      if (typeof v !== "string") throw new ConfigError(`${key}[${i}]`, "must be an IP address or CIDR range");
+      return v;
+    });
+    try {
+      checkIpRanges(out);
+    } catch (err) {
+      throw new ConfigError(key, (err as Error).message);
+    }
+    return out;
+  };
+  const push = r.section("push");
   const encryptionDefault = r.string("encryption_enabled_by_default_for_room_type", "off");
   if (encryptionDefault !== "all" && encryptionDefault !== "invite" && encryptionDefault !== "off")
     throw new ConfigError("encryption_enabled_by_default_for_room_type", `must be "all", "invite" or "off", not "${encryptionDefault}"`);
@@ -294,6 +314,13 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     app_service_config_files: appFiles,
     app_services: [],
     log_level: logLevel,
+    ip_range_blacklist: ipRanges("ip_range_blacklist", DEFAULT_IP_RANGE_BLACKLIST),
+    ip_range_whitelist: ipRanges("ip_range_whitelist", []),
+    push: {
+      enabled: push.bool("enabled", true),
+      include_content: push.bool("include_content", true),
+      group_unread_count_by_room: push.bool("group_unread_count_by_room", true),
+    },
   };
   config.app_services = loadAppServiceRegistrations(appFiles, server_name);
   return config;
