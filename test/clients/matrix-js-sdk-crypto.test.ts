@@ -45,7 +45,6 @@ async function cryptoClient(t: TestServer, s: Session): Promise<sdk.MatrixClient
       },
     },
   });
-  (client as unknown as { getPushRules: () => Promise<unknown> }).getPushRules = async () => ({ global: { override: [], content: [], room: [], sender: [], underride: [] } });
   await client.initRustCrypto({ useIndexedDB: false });
   const prepared = new Promise<void>((resolve, reject) => {
     client.on(sdk.ClientEvent.Sync, (state) => {
