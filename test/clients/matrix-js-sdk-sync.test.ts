@@ -56,6 +56,20 @@ function waitFor<T>(probe: () => T | undefined, subscribeTo: (wake: () => void) 
   });
 }
 
+/** Waits until `client` sees its invite to `roomId` through sync, then joins. */
+async function joinWhenInvited(client: sdk.MatrixClient, roomId: string): Promise<void> {
+  await waitFor(
+    () => (client.getRoom(roomId)?.getMyMembership() === "invite" ? true : undefined),
+    (wake) => {
+      const later = () => setImmediate(wake);
+      client.on(sdk.RoomEvent.MyMembership, later);
+      client.on(sdk.ClientEvent.Room, later);
+      return () => { client.off(sdk.RoomEvent.MyMembership, later); client.off(sdk.ClientEvent.Room, later); };
+    },
+  );
+  await client.joinRoom(roomId);
+}
+
 describe.each(backends())("matrix-js-sdk sync loop on %s", (backend) => {
   let t: TestServer;
   let alice: sdk.MatrixClient;
@@ -75,16 +89,7 @@ describe.each(backends())("matrix-js-sdk sync loop on %s", (backend) => {
   it("two running clients see each other's messages, an invite and a join", async () => {
     const { room_id: roomId } = await alice.createRoom({ name: "Sync room", invite: [bob.getUserId()!] });
     // Bob's client sees the invite through sync, and joins.
-    await waitFor(
-      () => (bob.getRoom(roomId)?.getMyMembership() === "invite" ? true : undefined),
-      (wake) => {
-        const later = () => setImmediate(wake);
-        bob.on(sdk.RoomEvent.MyMembership, later);
-        bob.on(sdk.ClientEvent.Room, later);
-        return () => { bob.off(sdk.RoomEvent.MyMembership, later); bob.off(sdk.ClientEvent.Room, later); };
-      },
-    );
-    await bob.joinRoom(roomId);
+    await joinWhenInvited(bob, roomId);
     await timelineEvent(alice, roomId, (e) => e.getType() === "m.room.member" && e.getStateKey() === bob.getUserId() && e.getContent().membership === "join");
 
     const sent = await alice.sendTextMessage(roomId, "hello bob");
@@ -103,16 +108,7 @@ describe.each(backends())("matrix-js-sdk sync loop on %s", (backend) => {
   it("push rules: the client loads the server's ruleset and its evaluation agrees with the server's highlights", async () => {
     expect(bob.pushRules?.global.override?.[0]?.rule_id).toBe(".m.rule.master");
     const { room_id: roomId } = await alice.createRoom({ name: "Push", invite: [bob.getUserId()!] });
-    await waitFor(
-      () => (bob.getRoom(roomId)?.getMyMembership() === "invite" ? true : undefined),
-      (wake) => {
-        const later = () => setImmediate(wake);
-        bob.on(sdk.RoomEvent.MyMembership, later);
-        bob.on(sdk.ClientEvent.Room, later);
-        return () => { bob.off(sdk.RoomEvent.MyMembership, later); bob.off(sdk.ClientEvent.Room, later); };
-      },
-    );
-    await bob.joinRoom(roomId);
+    await joinWhenInvited(bob, roomId);
     const plain = await alice.sendMessage(roomId, { msgtype: "m.text", body: "just chatting" } as never);
     const mention = await alice.sendMessage(roomId, { msgtype: "m.text", body: "look here", "m.mentions": { user_ids: [bob.getUserId()!] } } as never);
     const plainAtBob = await timelineEvent(bob, roomId, (e) => e.getId() === plain.event_id);
@@ -127,16 +123,7 @@ describe.each(backends())("matrix-js-sdk sync loop on %s", (backend) => {
 
   it("each client sees the other's typing notification and read receipt", async () => {
     const { room_id: roomId } = await alice.createRoom({ name: "Ephemeral", invite: [bob.getUserId()!] });
-    await waitFor(
-      () => (bob.getRoom(roomId)?.getMyMembership() === "invite" ? true : undefined),
-      (wake) => {
-        const later = () => setImmediate(wake);
-        bob.on(sdk.RoomEvent.MyMembership, later);
-        bob.on(sdk.ClientEvent.Room, later);
-        return () => { bob.off(sdk.RoomEvent.MyMembership, later); bob.off(sdk.ClientEvent.Room, later); };
-      },
-    );
-    await bob.joinRoom(roomId);
+    await joinWhenInvited(bob, roomId);
     await timelineEvent(alice, roomId, (e) => e.getType() === "m.room.member" && e.getStateKey() === bob.getUserId() && e.getContent().membership === "join");
 
     const typingSeen = (client: sdk.MatrixClient, userId: string, typing: boolean) =>
