@@ -46,7 +46,14 @@ interface Outcome {
 }
 
 const NONE: Outcome = { notify: false, highlight: false, actions: "[]" };
-const outcomeOfRule = (r: CompiledRule | undefined): Outcome => (r ? { notify: r.notify, highlight: r.highlight, actions: r.key } : NONE);
+const outcomes = new WeakMap<CompiledRule, Outcome>();
+/** The outcome of a deciding rule (one object per compiled rule: members sharing it share the object). */
+function outcomeOfRule(r: CompiledRule | undefined): Outcome {
+  if (!r) return NONE;
+  let o = outcomes.get(r);
+  if (!o) outcomes.set(r, (o = { notify: r.notify, highlight: r.highlight, actions: r.key }));
+  return o;
+}
 
 /** What one event did, for the settle step (counts in memory, pushers). */
 interface Evaluated {
