@@ -4,6 +4,7 @@
 // Prints messages/s and p50/p99 latency. Usage: npm run bench:send [-- --backend sqlite|postgres] [--count N]
 // --tool wrk [--seconds S] uses wrk (lighter client; needs `apt-get install wrk`) for S seconds per run.
 // WEFT_BENCH_NODE_ARGS passes flags to the server's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+// --members N fills the room with N local members first (every one evaluated by the push rules).
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -20,10 +21,12 @@ const { values } = parseArgs({
     warmup: { type: "string", default: "500" },
     tool: { type: "string", default: "autocannon" },
     seconds: { type: "string", default: "4" },
+    members: { type: "string", default: "1" },
   },
 });
 const COUNT = Number(values.count);
 const WARMUP = Number(values.warmup);
+const MEMBERS = Math.max(1, Number(values.members));
 
 
 
@@ -115,7 +118,16 @@ async function bench(backend: Backend): Promise<Run[]> {
   const srv = await startBenchServer(backend);
   try {
     const token = await srv.register("bencher");
-    const room = await json(`${srv.base}/_matrix/client/v3/createRoom`, { method: "POST", body: JSON.stringify({ name: "bench" }), token });
+    const room = await json(`${srv.base}/_matrix/client/v3/createRoom`, { method: "POST", body: JSON.stringify({ name: "bench", preset: "public_chat" }), token });
+    // The other members join, ten at a time.
+    for (let i = 1; i < MEMBERS; i += 10) {
+      await Promise.all(
+        Array.from({ length: Math.min(10, MEMBERS - i) }, async (_, j) => {
+          const member = await srv.register(`member${i + j}`);
+          await json(`${srv.base}/_matrix/client/v3/join/${encodeURIComponent(room.room_id)}`, { method: "POST", body: "{}", token: member });
+        }),
+      );
+    }
     await send(srv.base, token, room.room_id, WARMUP, 4, "warm-up");
     if (values.tool === "wrk") {
       const seq = await sendWrk(srv.base, token, room.room_id, 1, `${backend} sequential (1 connection)`);
@@ -137,6 +149,7 @@ console.log(
   values.tool === "wrk"
     ? `\nbench/send: ${values.seconds} s per run, one user, one room (wrk; server in its own process)`
     : `\nbench/send: ${COUNT} messages per run, one user, one room (autocannon; server in its own process)`,
+  `\nroom members: ${MEMBERS} (local, each evaluated by the push rules)`,
 );
 console.log("run".padEnd(40), "msg/s".padStart(8), "p50 ms".padStart(8), "p99 ms".padStart(8), "errors".padStart(7));
 for (const r of rows) console.log(r.label.padEnd(40), r.rps.toFixed(0).padStart(8), String(r.p50).padStart(8), String(r.p99).padStart(8), String(r.errors).padStart(7));

@@ -17,6 +17,9 @@ import { installDirectoryHooks } from "./domain/directory/install.ts";
 import { installE2eeHooks } from "./domain/e2ee/install.ts";
 import { installEphemeral } from "./domain/ephemeral/install.ts";
 import type { Dns } from "./federation/transport.ts";
+import { installPush } from "./domain/push/install.ts";
+import { indexPushActions } from "./domain/push/indexer.ts";
+import { persistHooks } from "./domain/rooms/persist.ts";
 
 export interface Homeserver {
   services: Services;
@@ -47,6 +50,9 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   installDirectoryHooks();
   installE2eeHooks();
   installEphemeral(services);
+  // Push rule evaluation: an in-transaction indexer of the event pipeline (after relations: threads).
+  if (!persistHooks.includes(indexPushActions)) persistHooks.push(indexPushActions);
+  await installPush(services);
 
   const app = createHttpServer(services);
   for (const group of ROUTE_GROUPS) group(app, services);

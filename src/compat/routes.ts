@@ -22,6 +22,7 @@ import { ephemeralRoutes } from "./client/ephemeral.ts";
 import { federationVersionRoutes } from "./federation/version.ts";
 import { federationQueryRoutes } from "./federation/query.ts";
 import { federationDirectoryRoutes } from "./federation/directory.ts";
+import { pushRoutes } from "./client/push.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -48,4 +49,5 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   federationVersionRoutes,
   federationQueryRoutes,
   federationDirectoryRoutes,
+  pushRoutes,
 ];

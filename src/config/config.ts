@@ -81,6 +81,8 @@ export interface Config extends FederationConfig {
   /** Parsed and validated registrations of app_service_config_files. */
   app_services: AppServiceRegistration[];
   log_level: string;
+  /** Synapse's `push` section. */
+  push: { enabled: boolean; include_content: boolean; group_unread_count_by_room: boolean };
 }
 
 type Raw = Record<string, unknown>;
@@ -236,6 +238,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
   });
   const userDirectory = r.section("user_directory");
   const logLevel = r.string("log_level", "info");
+  const push = r.section("push");
   const encryptionDefault = r.string("encryption_enabled_by_default_for_room_type", "off");
   if (encryptionDefault !== "all" && encryptionDefault !== "invite" && encryptionDefault !== "off")
     throw new ConfigError("encryption_enabled_by_default_for_room_type", `must be "all", "invite" or "off", not "${encryptionDefault}"`);
@@ -300,6 +303,11 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     app_services: [],
     log_level: logLevel,
     ...readFederationConfig(r, baseDir, listeners.some((l) => l.tls)),
+    push: {
+      enabled: push.bool("enabled", true),
+      include_content: push.bool("include_content", true),
+      group_unread_count_by_room: push.bool("group_unread_count_by_room", true),
+    },
   };
   config.app_services = loadAppServiceRegistrations(appFiles, server_name);
   return config;

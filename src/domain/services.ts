@@ -38,6 +38,7 @@ import { E2eStore } from "./store/e2ee.ts";
 import { TypingState } from "./typing/typing-state.ts";
 import { ReceiptStore } from "./store/receipts.ts";
 import { PresenceStore } from "./store/presence.ts";
+import { PushServices } from "./push/push-services.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -98,6 +99,8 @@ export interface Services {
   receipts: ReceiptStore;
   /** Local users' presence and the presence stream. */
   presence: PresenceStore;
+  /** Push rules, notification records and counts, pushers and their gateway queues. */
+  push: PushServices;
   /** Requests being handled, which shutdown waits for before closing storage. */
   inFlight: InFlight;
   /** Called on shutdown, in reverse order of registration. */
@@ -176,12 +179,15 @@ export function buildServices(opts: {
     typing: new TypingState(() => clock.now()),
     receipts: new ReceiptStore(storage.sql),
     presence: new PresenceStore(storage.sql),
+    push: undefined as unknown as PushServices, // needs the services it belongs to: set just below
     inFlight: new InFlight(),
     onClose: [],
   };
+  services.push = new PushServices(services);
   // Notices wait until their stream's position is persisted (no reader may skip an uncommitted position).
   services.rooms.notifier.gate("events", services.rooms.events.streamIds);
   services.rooms.notifier.gate("account_data", services.accountData.streamIds);
+  services.rooms.notifier.gate("push_rules", services.push.rules.store.streamIds);
   services.rooms.notifier.gate("to_device", services.e2ee.toDeviceIds);
   services.rooms.notifier.gate("device_lists", services.e2ee.deviceListIds);
   services.onClose.push(() => services.sync.shutdown());

@@ -16,6 +16,7 @@ import { EventRelationsResolver, ReportResolver, RoomThreadsResolver, SpaceHiera
 import { SyncResolver, ViewerAccountDataResolver } from "./resolvers/sync.ts";
 import { DirectoryResolver } from "./resolvers/directory.ts";
 import { EphemeralResolver } from "./resolvers/ephemeral.ts";
+import { RoomUnreadResolver } from "./resolvers/push.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
 
@@ -42,6 +43,7 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       SearchResolver,
       DirectoryResolver,
       EphemeralResolver,
+      RoomUnreadResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),

@@ -2,8 +2,8 @@
 // clients in one room see each other's messages through /sync long polls (filter upload, initial and
 // incremental syncs, lazy-loaded members), each sees the other's typing notifications and read receipts,
 // and a room tag set by one client reaches its own sync.
-// Push rules arrive with a later capability: until then the clients are given an empty rule set instead
-// of fetching /pushrules/ (which the SDK would otherwise retry forever).
+// The clients start with no patch: they fetch /pushrules/ themselves, and their own push rule evaluation
+// (getPushActionsForEvent) agrees with the server's highlight on mentions.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as sdk from "matrix-js-sdk";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
@@ -16,7 +16,6 @@ if (process.env.WEFT_TEST_SDK_LOG !== "1") (sdkGlobalLogger as unknown as { setL
 async function running(t: TestServer, localpart: string): Promise<sdk.MatrixClient> {
   const s = await registerUser(t, localpart);
   const client = makeClient(t.baseUrl, { userId: s.user_id, accessToken: s.access_token, deviceId: s.device_id });
-  (client as unknown as { getPushRules: () => Promise<unknown> }).getPushRules = async () => ({ global: { override: [], content: [], room: [], sender: [], underride: [] } });
   const prepared = new Promise<void>((resolve, reject) => {
     client.on(sdk.ClientEvent.Sync, (state) => {
       if (state === sdk.SyncState.Prepared) resolve();
@@ -57,6 +56,20 @@ function waitFor<T>(probe: () => T | undefined, subscribeTo: (wake: () => void) 
   });
 }
 
+/** Waits until `client` sees its invite to `roomId` through sync, then joins. */
+async function joinWhenInvited(client: sdk.MatrixClient, roomId: string): Promise<void> {
+  await waitFor(
+    () => (client.getRoom(roomId)?.getMyMembership() === "invite" ? true : undefined),
+    (wake) => {
+      const later = () => setImmediate(wake);
+      client.on(sdk.RoomEvent.MyMembership, later);
+      client.on(sdk.ClientEvent.Room, later);
+      return () => { client.off(sdk.RoomEvent.MyMembership, later); client.off(sdk.ClientEvent.Room, later); };
+    },
+  );
+  await client.joinRoom(roomId);
+}
+
 describe.each(backends())("matrix-js-sdk sync loop on %s", (backend) => {
   let t: TestServer;
   let alice: sdk.MatrixClient;
@@ -76,16 +89,7 @@ describe.each(backends())("matrix-js-sdk sync loop on %s", (backend) => {
   it("two running clients see each other's messages, an invite and a join", async () => {
     const { room_id: roomId } = await alice.createRoom({ name: "Sync room", invite: [bob.getUserId()!] });
     // Bob's client sees the invite through sync, and joins.
-    await waitFor(
-      () => (bob.getRoom(roomId)?.getMyMembership() === "invite" ? true : undefined),
-      (wake) => {
-        const later = () => setImmediate(wake);
-        bob.on(sdk.RoomEvent.MyMembership, later);
-        bob.on(sdk.ClientEvent.Room, later);
-        return () => { bob.off(sdk.RoomEvent.MyMembership, later); bob.off(sdk.ClientEvent.Room, later); };
-      },
-    );
-    await bob.joinRoom(roomId);
+    await joinWhenInvited(bob, roomId);
     await timelineEvent(alice, roomId, (e) => e.getType() === "m.room.member" && e.getStateKey() === bob.getUserId() && e.getContent().membership === "join");
 
     const sent = await alice.sendTextMessage(roomId, "hello bob");
@@ -101,18 +105,25 @@ describe.each(backends())("matrix-js-sdk sync loop on %s", (backend) => {
     expect(bob.getRoom(roomId)!.name).toBe("Sync room");
   });
 
+  it("push rules: the client loads the server's ruleset and its evaluation agrees with the server's highlights", async () => {
+    expect(bob.pushRules?.global.override?.[0]?.rule_id).toBe(".m.rule.master");
+    const { room_id: roomId } = await alice.createRoom({ name: "Push", invite: [bob.getUserId()!] });
+    await joinWhenInvited(bob, roomId);
+    const plain = await alice.sendMessage(roomId, { msgtype: "m.text", body: "just chatting" } as never);
+    const mention = await alice.sendMessage(roomId, { msgtype: "m.text", body: "look here", "m.mentions": { user_ids: [bob.getUserId()!] } } as never);
+    const plainAtBob = await timelineEvent(bob, roomId, (e) => e.getId() === plain.event_id);
+    const mentionAtBob = await timelineEvent(bob, roomId, (e) => e.getId() === mention.event_id);
+    const clientHighlight = (e: sdk.MatrixEvent) => Boolean(bob.getPushActionsForEvent(e, true)?.tweaks?.highlight);
+    const res = await fetch(`${t.baseUrl}/_matrix/client/v3/notifications?limit=10`, { headers: { authorization: `Bearer ${bob.getAccessToken()}` } });
+    const server = ((await res.json()) as { notifications: { event: { event_id: string }; actions: unknown[] }[] }).notifications;
+    const serverHighlight = (id: string) => server.find((n) => n.event.event_id === id)!.actions.some((a) => typeof a === "object" && (a as { set_tweak?: string }).set_tweak === "highlight");
+    expect([clientHighlight(plainAtBob), clientHighlight(mentionAtBob)]).toEqual([false, true]);
+    expect([serverHighlight(plain.event_id), serverHighlight(mention.event_id)]).toEqual([false, true]);
+  });
+
   it("each client sees the other's typing notification and read receipt", async () => {
     const { room_id: roomId } = await alice.createRoom({ name: "Ephemeral", invite: [bob.getUserId()!] });
-    await waitFor(
-      () => (bob.getRoom(roomId)?.getMyMembership() === "invite" ? true : undefined),
-      (wake) => {
-        const later = () => setImmediate(wake);
-        bob.on(sdk.RoomEvent.MyMembership, later);
-        bob.on(sdk.ClientEvent.Room, later);
-        return () => { bob.off(sdk.RoomEvent.MyMembership, later); bob.off(sdk.ClientEvent.Room, later); };
-      },
-    );
-    await bob.joinRoom(roomId);
+    await joinWhenInvited(bob, roomId);
     await timelineEvent(alice, roomId, (e) => e.getType() === "m.room.member" && e.getStateKey() === bob.getUserId() && e.getContent().membership === "join");
 
     const typingSeen = (client: sdk.MatrixClient, userId: string, typing: boolean) =>

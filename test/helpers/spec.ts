@@ -319,3 +319,26 @@ export function compileAllResponses(): number {
   }
   return n;
 }
+
+const requestValidators = new Map<string, ValidateFunction>();
+
+/**
+ * Asserts that a request body matches the spec's requestBody schema for (method, path): e.g. what a push
+ * gateway receives (POST /_matrix/push/v1/notify). Throws like expectMatchesSpec.
+ */
+export function expectRequestMatchesSpec(body: unknown, method: string, requestPath: string): void {
+  const op = match(method, requestPath);
+  if (!op) throw new AssertionError({ message: `spec: no operation documented for ${method.toUpperCase()} ${requestPath}` });
+  const key = `${op.method} ${op.template}`;
+  let validate = requestValidators.get(key);
+  if (!validate) {
+    const requestBody = deref((op.raw.requestBody ?? {}) as Json, op.file) as JsonObject;
+    const schema = ((requestBody.content as JsonObject | undefined)?.["application/json"] as JsonObject | undefined)?.schema;
+    if (!schema || typeof schema !== "object") throw new AssertionError({ message: `spec: ${key} documents no application/json request body` });
+    validate = getAjv().compile(schema as object);
+    requestValidators.set(key, validate);
+  }
+  if (validate(body)) return;
+  const errors = (validate.errors ?? []).map((e) => `  ${e.instancePath || "(body)"} ${e.message ?? ""} [schema ${e.schemaPath}]`);
+  throw new AssertionError({ message: `spec: request body of ${key} does not match:\n${errors.join("\n")}\nbody: ${JSON.stringify(body, null, 2)}`, actual: body });
+}

@@ -6,6 +6,7 @@ import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { isPlainObject } from "../events/types.ts";
+import { getRuleset } from "../push/rules-api.ts";
 
 const REFUSED: Record<string, string> = {
   "m.fully_read": "Cannot set m.fully_read through this API: use /rooms/{roomId}/read_markers",
@@ -39,6 +40,8 @@ export async function setAccountData(s: Services, r: Requester, userId: string, 
 
 export async function getAccountData(s: Services, r: Requester, userId: string, roomId: string | undefined, type: string): Promise<Record<string, unknown>> {
   requireSelf(r, userId);
+  // m.push_rules is not stored here: it is the user's push ruleset (as Synapse answers).
+  if (type === "m.push_rules" && roomId === undefined) return { global: await getRuleset(s, userId) };
   const content = await s.accountData.get(userId, checkRoomId(roomId), type);
   if (content === undefined) throw new MatrixError("M_NOT_FOUND", "Account data not found", 404);
   return content;

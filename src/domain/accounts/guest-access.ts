@@ -28,6 +28,10 @@ export const GUEST_REFUSED_OPERATIONS = [
   "reportRoom",
   "searchRoomEvents",
   "searchUserDirectory",
+  /** Push rules, pushers and the notifications list (Synapse refuses guests there). */
+  "pushRules",
+  "pushers",
+  "notifications",
   /** The admin API (its operations also need a server admin). */
   "admin",
 ] as const;

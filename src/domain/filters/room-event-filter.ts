@@ -15,6 +15,8 @@ export interface RoomEventFilter {
   contains_url?: boolean;
   lazy_load_members?: boolean;
   include_redundant_members?: boolean;
+  /** Notification counts per thread in /sync (spec: threaded notifications). */
+  unread_thread_notifications?: boolean;
 }
 
 function stringList(v: unknown, name: string): string[] | undefined {
@@ -46,6 +48,7 @@ export function parseRoomEventFilter(raw: unknown, where = "filter"): RoomEventF
     contains_url: bool(raw.contains_url, `${where}.contains_url`),
     lazy_load_members: bool(raw.lazy_load_members, `${where}.lazy_load_members`),
     include_redundant_members: bool(raw.include_redundant_members, `${where}.include_redundant_members`),
+    unread_thread_notifications: bool(raw.unread_thread_notifications, `${where}.unread_thread_notifications`),
   };
 }
 

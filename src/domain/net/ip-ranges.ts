@@ -117,3 +117,21 @@ export function isBlockedAddress(ip: string, ranges: IpRanges): boolean {
   if (!matches(bytes, ranges.blacklist) && !matches(bytes, ALWAYS_BLOCKED)) return false;
   return !matches(bytes, ranges.whitelist);
 }
+
+/** Throws (naming the offending entry) unless every entry is an IP address or CIDR range. */
+export function checkIpRanges(cidrs: readonly string[]): void {
+  parseCidrList(cidrs);
+}
+
+/** The outbound policy of Synapse's ip_range_blacklist / ip_range_whitelist, parsed once. */
+export class OutboundIpPolicy {
+  private readonly ranges: IpRanges;
+  constructor(opts: { blacklist?: readonly (Cidr | string)[]; whitelist?: readonly (Cidr | string)[] } = {}) {
+    const parse = (list: readonly (Cidr | string)[]) => list.map((c) => (typeof c === "string" ? parseCidr(c) : c));
+    this.ranges = { blacklist: parse(opts.blacklist ?? DEFAULT_IP_RANGE_BLACKLIST), whitelist: parse(opts.whitelist ?? []) };
+  }
+  /** May a request connect to this address? (Not an IP at all: no.) */
+  allows(ip: string): boolean {
+    return !isBlockedAddress(ip, this.ranges);
+  }
+}

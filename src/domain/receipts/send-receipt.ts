@@ -57,6 +57,7 @@ export async function putReceipt(s: Services, r: Requester, roomId: string, type
     },
   );
   if (pos === undefined) return false;
+  s.push.receiptMoved(r.userId, roomId);
   s.rooms.notifier.notify(type === "m.read" ? { stream: "receipts", position: pos, roomIds: [roomId] } : { stream: "receipts", position: pos, userIds: [r.userId] });
   return true;
 }

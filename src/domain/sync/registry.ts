@@ -8,7 +8,7 @@ import type { Requester } from "../accounts/requester.ts";
 import type { StreamName } from "../rooms/notifier.ts";
 import { LruCache } from "../cache/lru.ts";
 import { STREAMS, zeroToken, type SyncToken } from "./token.ts";
-import type { SyncProvider } from "./types.ts";
+import type { SyncContext, SyncProvider } from "./types.ts";
 import { eventsProvider } from "./providers/events.ts";
 import { accountDataProvider } from "./providers/account-data.ts";
 import { receiptsProvider } from "./providers/receipts.ts";
@@ -31,6 +31,11 @@ export class SyncServices {
   /** Per device ("user|device"): room id → member user id → the member event id last sent (lazy-loading). */
   readonly sentMembers: LruCache<string, Map<string, Map<string, string>>>;
   private readonly closing = ((c) => (setMaxListeners(0, c.signal), c))(new AbortController()); // one listener per live subscriber
+  /**
+   * Per-room additions computed for the joined rooms a response holds, after every provider ran (the
+   * push capability's unread notification counts). They never end a long poll by themselves.
+   */
+  readonly decorators: ((ctx: SyncContext) => Promise<void>)[] = [];
   /** Recent events per room and users' memberships, fed at commit (stream-cache.ts). */
   readonly streamCache = new SyncStreamCache();
 

@@ -76,6 +76,7 @@ export async function collectOnce(s: Services, r: Requester, req: SyncRequest, s
   const ctx = newContext(s, r, req, since, await s.sync.currentToken(s));
   let added = false;
   for (const p of s.sync.providers()) if (await p.collect(ctx, since?.[p.stream], ctx.to[p.stream])) added = true;
+  for (const d of s.sync.decorators) await d(ctx);
   return { ctx, added };
 }
 

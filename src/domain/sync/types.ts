@@ -15,6 +15,8 @@ export interface JoinedRoomResult {
   timeline: { events: JsonObject[]; limited: boolean; prev_batch: string };
   ephemeral: { events: JsonObject[] };
   account_data: { events: JsonObject[] };
+  unread_notifications?: { notification_count: number; highlight_count: number };
+  unread_thread_notifications?: Record<string, { notification_count: number; highlight_count: number }>;
 }
 
 export interface LeftRoomResult {

@@ -23,6 +23,7 @@ import type { GraphqlContext } from "../context.ts";
 import { Event } from "../types/event.ts";
 import { Timestamp } from "../types/scalars.ts";
 import { AccountDataEntry } from "./sync.ts";
+import { ThreadUnreadCount, UnreadCount } from "../types/push.ts";
 import { notifierIterable } from "../subscriptions.ts";
 import { toGraphqlError } from "../errors.ts";
 
@@ -115,6 +116,12 @@ export class JoinedRoomSync {
 
   @Field(() => [AccountDataEntry])
   accountData!: AccountDataEntry[];
+
+  @Field(() => UnreadCount, { description: "Unread notifications and highlights now (the main timeline only when the filter asks for unread_thread_notifications)." })
+  unreadNotifications!: UnreadCount;
+
+  @Field(() => [ThreadUnreadCount], { description: "Per thread, when the filter asks for unread_thread_notifications." })
+  unreadThreadNotifications!: ThreadUnreadCount[];
 }
 
 @ObjectType({ description: "One /sync delta: everything that changed for the viewer up to `nextBatch`." })
@@ -169,6 +176,8 @@ export function syncUpdateOf(res: SyncResponse): SyncUpdate {
       typing: typing ? ((typing.content as { user_ids: string[] }).user_ids ?? []) : null,
       receipts,
       accountData: entries(room.account_data.events, roomId),
+      unreadNotifications: UnreadCount.of(room.unread_notifications),
+      unreadThreadNotifications: Object.entries(room.unread_thread_notifications ?? {}).map(([threadId, c]) => Object.assign(new ThreadUnreadCount(), { threadId, count: UnreadCount.of(c) })),
     });
   });
   return Object.assign(new SyncUpdate(), {
