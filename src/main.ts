@@ -48,6 +48,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   const app = createHttpServer(services);
   for (const group of ROUTE_GROUPS) group(app, services);
   await mountGraphql(app, services);
+  await app.after(); // route groups in their own context (media) are registered by now
   app.finishRoutes();
 
   // One Fastify instance listens once: the first listener's first address. (Several listeners arrive with

@@ -19,6 +19,7 @@ import { e2eKeyRoutes } from "./client/keys.ts";
 import { keyBackupRoutes } from "./client/key-backup.ts";
 import { toDeviceRoutes } from "./client/to-device.ts";
 import { ephemeralRoutes } from "./client/ephemeral.ts";
+import { mediaRoutes } from "./media/routes.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -42,4 +43,5 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   keyBackupRoutes,
   toDeviceRoutes,
   ephemeralRoutes,
+  mediaRoutes,
 ];

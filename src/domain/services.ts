@@ -34,6 +34,7 @@ import { E2eStore } from "./store/e2ee.ts";
 import { TypingState } from "./typing/typing-state.ts";
 import { ReceiptStore } from "./store/receipts.ts";
 import { PresenceStore } from "./store/presence.ts";
+import { MediaServices } from "./media/media-services.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -90,6 +91,8 @@ export interface Services {
   receipts: ReceiptStore;
   /** Local users' presence and the presence stream. */
   presence: PresenceStore;
+  /** The content repository: media rows, files on disk, pending uploads, remote fetches, previews. */
+  media: MediaServices;
   /** Requests being handled, which shutdown waits for before closing storage. */
   inFlight: InFlight;
   /** Called on shutdown, in reverse order of registration. */
@@ -144,6 +147,7 @@ export function buildServices(opts: {
     typing: new TypingState(() => clock.now()),
     receipts: new ReceiptStore(storage.sql),
     presence: new PresenceStore(storage.sql),
+    media: new MediaServices(storage.db, config.media_store_path, config.server_name),
     inFlight: new InFlight(),
     onClose: [],
   };
