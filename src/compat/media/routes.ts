@@ -10,12 +10,11 @@ import { BRANDS, queryBool, queryInt, queryString, route, type AuthedCall, type 
 import { createMedia, uploadMedia, uploadToCreated, type UploadInput } from "../../domain/media/upload.ts";
 import { findMedia, findThumbnail, type MediaAccess } from "../../domain/media/download.ts";
 import { mediaHeaders } from "../../domain/media/serving.ts";
-import { MAX_THUMBNAIL_DIMENSION } from "../../domain/media/thumbnails.ts";
-// PREVIEW_IMPORT
+import { previewUrl } from "../../domain/media/preview/preview.ts";
 import { mediaConfig } from "../../domain/media/config.ts";
-import { MatrixError } from "../../domain/errors.ts";
 import { sendFile } from "./send-file.ts";
-// SIGNED_IMPORT
+import { thumbnailParams } from "./params.ts";
+import { signedMediaRoutes } from "./signed.ts";
 
 const LEGACY_VERSIONS = ["r0", "v3", "v1"];
 
@@ -52,18 +51,6 @@ async function download(c: Call, s: Services, access: MediaAccess) {
   return sendFile(c.req, c.reply, { path: m.path, length: m.length, headers: mediaHeaders(m.mediaType, c.params.fileName ?? m.uploadName) });
 }
 
-/** width, height, method and animated of a thumbnail request, each checked. */
-export function thumbnailParams(c: Call) {
-  const dim = (name: string) => {
-    const v = queryInt(c, name, { min: 1, max: MAX_THUMBNAIL_DIMENSION });
-    if (v === undefined) throw new MatrixError("M_MISSING_PARAM", `Missing ${name} query parameter`, 400);
-    return v;
-  };
-  const method = queryString(c, "method") ?? "scale";
-  if (method !== "crop" && method !== "scale") throw new MatrixError("M_INVALID_PARAM", "method must be crop or scale", 400);
-  return { width: dim("width"), height: dim("height"), method, animated: queryBool(c, "animated") ?? false } as const;
-}
-
 async function thumbnail(c: Call, s: Services, access: MediaAccess) {
   const params = thumbnailParams(c);
   const t = await findThumbnail(s, { serverName: c.params.serverName!, mediaId: c.params.mediaId!, access, timeoutMs: timeoutMs(c) }, params);
@@ -72,7 +59,7 @@ async function thumbnail(c: Call, s: Services, access: MediaAccess) {
 }
 
 function preview(c: AuthedCall, s: Services) {
-  void s; void c; throw new MatrixError("M_UNRECOGNIZED", "TODO", 404); // PREVIEW
+  return previewUrl(s, c.requester, queryString(c, "url", true), queryInt(c, "ts", { min: 0 }));
 }
 
 export function mediaRoutes(app: FastifyInstance, s: Services): void {
@@ -105,6 +92,6 @@ export function mediaRoutes(app: FastifyInstance, s: Services): void {
     mediaRoute<AuthedCall>(scope, s, LEGACY_VERSIONS, { method: "GET", path: "/config", auth: "user", handler: () => mediaConfig(s) });
     mediaRoute<AuthedCall>(scope, s, LEGACY_VERSIONS, { method: "GET", path: "/preview_url", auth: "user", handler: (c) => preview(c, s) });
 
-    // SIGNED_ROUTES
+    signedMediaRoutes(scope, s);
   });
 }

@@ -77,6 +77,28 @@ async function afterUpload(s: Services, ref: MediaRef, mediaType: string, path: 
   }
 }
 
+/**
+ * Makes a finished temporary file new local media (URL preview images): rename, then the row; the file is
+ * removed if either fails. Thumbnails are pre-generated as for uploads.
+ */
+export async function adoptTempFile(s: Services, tmp: { path: string; size: number }, meta: UploadMeta, userId: string | null): Promise<MediaRef> {
+  const ref = { origin: s.config.server_name, mediaId: newMediaId() };
+  const dest = s.media.files.contentPath(ref);
+  try {
+    await s.media.files.ensureDirFor(dest);
+    await rename(tmp.path, dest);
+    const now = s.clock.now();
+    const ok = await s.media.store.insert({ ...ref, ...meta, mediaLength: tmp.size, userId, createdTs: now, uploadedTs: now, unusedExpiresTs: null, authenticated: s.config.enable_authenticated_media });
+    if (!ok) throw new Error("media id collision");
+  } catch (err) {
+    await unlinkQuietly(tmp.path);
+    await unlinkQuietly(dest);
+    throw err;
+  }
+  await afterUpload(s, ref, meta.mediaType, dest);
+  return ref;
+}
+
 /** POST /upload: stores the body as new local media; returns its mxc URI. */
 export async function uploadMedia(s: Services, r: Requester, input: UploadInput): Promise<{ content_uri: string }> {
   const meta = checkUpload(s, input);

@@ -1,7 +1,9 @@
 // GraphQL types of the room directory: a published room as /publicRooms lists it, its connection and
 // the filter input. Spec: Client-Server API "Listing rooms" (PublishedRoomsChunk) in camelCase.
 import "reflect-metadata";
-import { Field, InputType, Int, ObjectType } from "type-graphql";
+import { Arg, Ctx, Field, InputType, Int, ObjectType } from "type-graphql";
+import { AVATAR_HTTP_URL_DOC, SIZE_ARG_DOC, avatarHttpUrl } from "./media.ts";
+import type { GraphqlContext } from "../context.ts";
 import type { PublicRoomsChunk } from "../../domain/directory/public-rooms.ts";
 import { PageInfo } from "./connection.ts";
 
@@ -30,6 +32,14 @@ export class PublicRoom {
 
   @Field(() => String, { nullable: true, description: "An mxc:// URI." })
   avatarUrl!: string | null;
+
+  @Field(() => String, { nullable: true, description: AVATAR_HTTP_URL_DOC })
+  avatarHttpUrl(
+    @Arg("size", () => Int, { nullable: true, description: SIZE_ARG_DOC }) size: number | null | undefined,
+    @Ctx() ctx: GraphqlContext,
+  ): Promise<string | null> {
+    return avatarHttpUrl(ctx, this.avatarUrl, size);
+  }
 
   @Field(() => String, { nullable: true })
   joinRule!: string | null;

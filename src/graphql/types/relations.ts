@@ -3,7 +3,9 @@
 // of thread roots, and the space hierarchy (GET /hierarchy's rooms in camelCase).
 // Spec: Client-Server API "Relationships", "Threading", "Spaces".
 import "reflect-metadata";
-import { Field, Int, ObjectType, registerEnumType } from "type-graphql";
+import { Arg, Ctx, Field, Int, ObjectType, registerEnumType } from "type-graphql";
+import { AVATAR_HTTP_URL_DOC, SIZE_ARG_DOC, avatarHttpUrl } from "./media.ts";
+import type { GraphqlContext } from "../context.ts";
 import { GraphQLJSONObject } from "graphql-scalars";
 import type { HierarchyRoom } from "../../domain/spaces/hierarchy.ts";
 import { PageInfo } from "./connection.ts";
@@ -74,6 +76,14 @@ export class SpaceHierarchyRoom {
 
   @Field(() => String, { nullable: true })
   avatarUrl!: string | null;
+
+  @Field(() => String, { nullable: true, description: AVATAR_HTTP_URL_DOC })
+  avatarHttpUrl(
+    @Arg("size", () => Int, { nullable: true, description: SIZE_ARG_DOC }) size: number | null | undefined,
+    @Ctx() ctx: GraphqlContext,
+  ): Promise<string | null> {
+    return avatarHttpUrl(ctx, this.avatarUrl, size);
+  }
 
   @Field(() => Int)
   numJoinedMembers!: number;

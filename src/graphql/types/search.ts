@@ -1,7 +1,9 @@
 // GraphQL types of searching: full-text search results of room events (a Relay connection with the
 // count and highlights of POST /search) and user directory results (POST /user_directory/search).
 import "reflect-metadata";
-import { Field, Float, Int, ObjectType, registerEnumType } from "type-graphql";
+import { Arg, Ctx, Field, Float, Int, ObjectType, registerEnumType } from "type-graphql";
+import { AVATAR_HTTP_URL_DOC, SIZE_ARG_DOC, avatarHttpUrl } from "./media.ts";
+import type { GraphqlContext } from "../context.ts";
 import { PageInfo } from "./connection.ts";
 import { Event } from "./event.ts";
 import { Room } from "./room.ts";
@@ -58,6 +60,14 @@ export class DirectoryUser {
 
   @Field(() => String, { nullable: true, description: "An mxc:// URI." })
   avatarUrl!: string | null;
+
+  @Field(() => String, { nullable: true, description: AVATAR_HTTP_URL_DOC })
+  avatarHttpUrl(
+    @Arg("size", () => Int, { nullable: true, description: SIZE_ARG_DOC }) size: number | null | undefined,
+    @Ctx() ctx: GraphqlContext,
+  ): Promise<string | null> {
+    return avatarHttpUrl(ctx, this.avatarUrl, size);
+  }
 }
 
 @ObjectType({ description: "Users matching a user directory search." })
