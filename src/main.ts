@@ -16,6 +16,7 @@ import { installRelations } from "./domain/relations/install.ts";
 import { installDirectoryHooks } from "./domain/directory/install.ts";
 import { installE2eeHooks } from "./domain/e2ee/install.ts";
 import { installEphemeral } from "./domain/ephemeral/install.ts";
+import { startMediaRetention } from "./domain/media/retention.ts";
 
 export interface Homeserver {
   services: Services;
@@ -44,6 +45,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   installDirectoryHooks();
   installE2eeHooks();
   installEphemeral(services);
+  services.onClose.push(startMediaRetention(services));
 
   const app = createHttpServer(services);
   for (const group of ROUTE_GROUPS) group(app, services);
@@ -69,6 +71,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
       closed = true;
       services.inFlight.draining = true;
       services.sync.shutdown(); // waiting long polls answer now instead of at their timeout
+      services.media.uploads.wakeAll(); // so do downloads waiting for content still to be uploaded
       await app.close();
       await services.inFlight.idle(); // handlers whose client went away may still be reading
       for (const fn of [...services.onClose].reverse()) await fn();

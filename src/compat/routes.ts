@@ -4,7 +4,7 @@ import type { Services } from "../domain/services.ts";
 import { accountRoutes } from "./client/accounts.ts";
 import { serverInfoRoutes } from "./client/server-info.ts";
 import { keyRoutes, wellKnownRoutes } from "./keys.ts";
-import { eventReportRoutes, registrationTokenRoutes, sharedSecretRegistrationRoutes } from "./admin/index.ts";
+import { eventReportRoutes, mediaAdminRoutes, registrationTokenRoutes, sharedSecretRegistrationRoutes } from "./admin/index.ts";
 import { deviceRoutes } from "./client/devices.ts";
 import { profileRoutes } from "./client/profile.ts";
 import { capabilityRoutes } from "./client/capabilities.ts";
@@ -44,4 +44,5 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   toDeviceRoutes,
   ephemeralRoutes,
   mediaRoutes,
+  mediaAdminRoutes,
 ];

@@ -7,7 +7,8 @@ import { Readable } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../../domain/services.ts";
 import { BRANDS, queryBool, queryInt, queryString, route, type AuthedCall, type Call, type RouteSpec } from "../http.ts";
-import { createMedia, uploadMedia, uploadToCreated, type UploadInput } from "../../domain/media/upload.ts";
+import { createMedia, isValidMediaType, uploadMedia, uploadToCreated, type UploadInput } from "../../domain/media/upload.ts";
+import { MatrixError } from "../../domain/errors.ts";
 import { findMedia, findThumbnail, type MediaAccess } from "../../domain/media/download.ts";
 import { mediaHeaders } from "../../domain/media/serving.ts";
 import { previewUrl } from "../../domain/media/preview/preview.ts";
@@ -66,6 +67,13 @@ export function mediaRoutes(app: FastifyInstance, s: Services): void {
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser("*", (_req, payload, done) => done(null, payload));
+    // Fastify refuses a malformed Content-Type with its own 415 before any parser runs: answer the
+    // spec's 400 instead, before the body is touched.
+    scope.addHook("onRequest", async (req) => {
+      const type = req.headers["content-type"];
+      if (type !== undefined && type.trim() !== "" && !isValidMediaType(type.trim()))
+        throw new MatrixError("M_INVALID_PARAM", "Content-Type is not a valid media type", 400);
+    });
     // An answer given before the body was read (413, 401 ...) closes the connection rather than
     // draining a body nobody wants.
     scope.addHook("onSend", async (req, reply, payload) => {

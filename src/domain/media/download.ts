@@ -55,7 +55,7 @@ async function waitForUpload(s: Services, ref: MediaRef, row: MediaRow, req: Med
   while (current && current.uploadedTs === null) {
     if (current.unusedExpiresTs !== null && current.unusedExpiresTs < s.clock.now()) throw notFound("Media not found");
     const left = deadline - s.clock.now();
-    if (left <= 0 || req.signal?.aborted) throw new MatrixError("M_NOT_YET_UPLOADED", "Content has not yet been uploaded", 504);
+    if (left <= 0 || req.signal?.aborted || s.inFlight.draining) throw new MatrixError("M_NOT_YET_UPLOADED", "Content has not yet been uploaded", 504);
     await s.media.uploads.wait(mxcUri(ref), left, req.signal);
     current = await s.media.store.get(ref);
   }

@@ -34,6 +34,11 @@ export async function writeToTemp(files: MediaFiles, source: Readable | AsyncIte
     await pipeline(counted, createWriteStream(file, { flags: "wx" }));
   } catch (err) {
     await unlinkQuietly(file);
+    if (err instanceof MatrixError) throw err;
+    // The sender went away mid-body (a truncated or abandoned upload): nobody is left to answer.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ECONNRESET" || code === "ERR_STREAM_PREMATURE_CLOSE" || code === "ECONNABORTED")
+      throw new MatrixError("M_UNKNOWN", "The upload was interrupted", 400);
     throw err;
   }
   return { path: file, size };
