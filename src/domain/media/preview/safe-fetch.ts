@@ -87,7 +87,8 @@ export async function safeGet(start: URL, policy: SafeFetchPolicy): Promise<Fetc
       }
       const location = res.headers.location;
       if (res.statusCode >= 300 && res.statusCode < 400 && typeof location === "string") {
-        res.body.resume();
+        res.body.on("error", () => {});
+        res.body.destroy();
         if (hop >= policy.maxRedirects) throw new MatrixError("M_UNKNOWN", "Too many redirects", 502);
         try {
           url = new URL(location, url);
