@@ -111,6 +111,12 @@ describe.each(backends())("media repository on %s", (backend) => {
     expect([past.status, past.headers.get("content-range"), past.json.errcode]).toEqual([416, "bytes */100", "M_UNKNOWN"]);
     const whole = await dl(p, alice.access_token);
     expect([whole.status, whole.headers.get("accept-ranges"), whole.body.length]).toEqual([200, "bytes", 100]);
+    const head = await raw(t, "HEAD", p, { token: alice.access_token });
+    expect([head.status, head.headers.get("content-length"), head.body.length]).toEqual([200, "100", 0]);
+    const options = await raw(t, "OPTIONS", p);
+    expect([options.status, options.headers.get("access-control-allow-origin")]).toEqual([200, "*"]);
+    const wrongMethod = await raw(t, "POST", p, { token: alice.access_token, body: "x" });
+    expect([wrongMethod.status, wrongMethod.json.errcode]).toEqual([405, "M_UNRECOGNIZED"]);
   });
 
   it("hides media uploaded under authenticated media from the legacy unauthenticated endpoints", async () => {

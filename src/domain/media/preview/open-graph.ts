@@ -66,7 +66,7 @@ export function parseOpenGraph(html: string): OpenGraph {
       ontext(text) {
         if (titleText !== null) titleText += text;
         if (headingText !== null) headingText += text;
-        if (skipDepth === 0 && bodyText.length < DESCRIPTION_CHARS * 2 && stack.includes("body")) bodyText += text;
+        if (skipDepth === 0 && bodyText.length < DESCRIPTION_CHARS * 2 && stack.includes("body")) bodyText += ` ${text}`;
       },
       onclosetag(name) {
         if (name === "title" && titleText !== null) {
