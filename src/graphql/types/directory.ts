@@ -2,13 +2,12 @@
 // the filter input. Spec: Client-Server API "Listing rooms" (PublishedRoomsChunk) in camelCase.
 import "reflect-metadata";
 import { Arg, Ctx, Field, InputType, Int, ObjectType } from "type-graphql";
-import { AVATAR_HTTP_URL_DOC, SIZE_ARG_DOC, avatarHttpUrl } from "./media.ts";
-import type { GraphqlContext } from "../context.ts";
+import { WithAvatarHttpUrl } from "./media.ts";
 import type { PublicRoomsChunk } from "../../domain/directory/public-rooms.ts";
 import { PageInfo } from "./connection.ts";
 
 @ObjectType({ description: "A room of the published room directory (the spec's PublishedRoomsChunk)." })
-export class PublicRoom {
+export class PublicRoom extends WithAvatarHttpUrl {
   @Field(() => String)
   roomId!: string;
 
@@ -32,14 +31,6 @@ export class PublicRoom {
 
   @Field(() => String, { nullable: true, description: "An mxc:// URI." })
   avatarUrl!: string | null;
-
-  @Field(() => String, { nullable: true, description: AVATAR_HTTP_URL_DOC })
-  avatarHttpUrl(
-    @Arg("size", () => Int, { nullable: true, description: SIZE_ARG_DOC }) size: number | null | undefined,
-    @Ctx() ctx: GraphqlContext,
-  ): Promise<string | null> {
-    return avatarHttpUrl(ctx, this.avatarUrl, size);
-  }
 
   @Field(() => String, { nullable: true })
   joinRule!: string | null;

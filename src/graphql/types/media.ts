@@ -1,6 +1,8 @@
 // Browser URLs of avatars for the GraphQL face: `avatarHttpUrl(size)` beside every `avatarUrl` (the mxc://
 // URI). An <img src> cannot send an Authorization header and the spec forbids access tokens in media URLs,
 // so these are short-lived URLs signed for the viewer (src/domain/media/browser-urls.ts).
+import "reflect-metadata";
+import { Arg, Ctx, Field, Int, ObjectType } from "type-graphql";
 import type { GraphqlContext } from "../context.ts";
 import { browserMediaUrl, BROWSER_URL_LIFETIME_MS } from "../../domain/media/browser-urls.ts";
 import { MAX_THUMBNAIL_DIMENSION } from "../../domain/media/thumbnails.ts";
@@ -24,4 +26,18 @@ export async function avatarHttpUrl(ctx: GraphqlContext, mxc: string | null | un
     return null;
   }
   return browserMediaUrl(ctx.s, userId, mxc, size == null ? undefined : { width: size, height: size, method: "crop" });
+}
+
+/** The `avatarHttpUrl(size)` field, for object types that carry an `avatarUrl` (an mxc:// URI). */
+@ObjectType()
+export abstract class WithAvatarHttpUrl {
+  abstract avatarUrl: string | null;
+
+  @Field(() => String, { nullable: true, description: AVATAR_HTTP_URL_DOC })
+  avatarHttpUrl(
+    @Arg("size", () => Int, { nullable: true, description: SIZE_ARG_DOC }) size: number | null | undefined,
+    @Ctx() ctx: GraphqlContext,
+  ): Promise<string | null> {
+    return avatarHttpUrl(ctx, this.avatarUrl, size);
+  }
 }

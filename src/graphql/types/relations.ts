@@ -4,8 +4,7 @@
 // Spec: Client-Server API "Relationships", "Threading", "Spaces".
 import "reflect-metadata";
 import { Arg, Ctx, Field, Int, ObjectType, registerEnumType } from "type-graphql";
-import { AVATAR_HTTP_URL_DOC, SIZE_ARG_DOC, avatarHttpUrl } from "./media.ts";
-import type { GraphqlContext } from "../context.ts";
+import { WithAvatarHttpUrl } from "./media.ts";
 import { GraphQLJSONObject } from "graphql-scalars";
 import type { HierarchyRoom } from "../../domain/spaces/hierarchy.ts";
 import { PageInfo } from "./connection.ts";
@@ -61,7 +60,7 @@ export class RelatedEventConnection {
 }
 
 @ObjectType({ description: "A room of a space hierarchy (GET /hierarchy)." })
-export class SpaceHierarchyRoom {
+export class SpaceHierarchyRoom extends WithAvatarHttpUrl {
   @Field(() => String)
   roomId!: string;
 
@@ -76,14 +75,6 @@ export class SpaceHierarchyRoom {
 
   @Field(() => String, { nullable: true })
   avatarUrl!: string | null;
-
-  @Field(() => String, { nullable: true, description: AVATAR_HTTP_URL_DOC })
-  avatarHttpUrl(
-    @Arg("size", () => Int, { nullable: true, description: SIZE_ARG_DOC }) size: number | null | undefined,
-    @Ctx() ctx: GraphqlContext,
-  ): Promise<string | null> {
-    return avatarHttpUrl(ctx, this.avatarUrl, size);
-  }
 
   @Field(() => Int)
   numJoinedMembers!: number;

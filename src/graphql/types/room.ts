@@ -3,8 +3,7 @@
 // body in camelCase). Spec: Client-Server API "Rooms", "Room membership", "Creation".
 import "reflect-metadata";
 import { Arg, Ctx, Field, InputType, Int, ObjectType, registerEnumType } from "type-graphql";
-import { AVATAR_HTTP_URL_DOC, SIZE_ARG_DOC, avatarHttpUrl } from "./media.ts";
-import type { GraphqlContext } from "../context.ts";
+import { WithAvatarHttpUrl } from "./media.ts";
 import { GraphQLJSONObject } from "graphql-scalars";
 import type { ClientEvent } from "../../domain/events/format.ts";
 import { PageInfo } from "./connection.ts";
@@ -43,7 +42,7 @@ export class Room {
 }
 
 @ObjectType({ description: "A member of a room: the state of its m.room.member event." })
-export class Member {
+export class Member extends WithAvatarHttpUrl {
   @Field(() => String)
   userId!: string;
 
@@ -55,14 +54,6 @@ export class Member {
 
   @Field(() => String, { nullable: true, description: "The avatar in this room (an mxc:// URI)." })
   avatarUrl!: string | null;
-
-  @Field(() => String, { nullable: true, description: AVATAR_HTTP_URL_DOC })
-  avatarHttpUrl(
-    @Arg("size", () => Int, { nullable: true, description: SIZE_ARG_DOC }) size: number | null | undefined,
-    @Ctx() ctx: GraphqlContext,
-  ): Promise<string | null> {
-    return avatarHttpUrl(ctx, this.avatarUrl, size);
-  }
 
   @Field(() => Event, { description: "The m.room.member event." })
   event!: Event;

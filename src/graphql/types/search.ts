@@ -2,8 +2,7 @@
 // count and highlights of POST /search) and user directory results (POST /user_directory/search).
 import "reflect-metadata";
 import { Arg, Ctx, Field, Float, Int, ObjectType, registerEnumType } from "type-graphql";
-import { AVATAR_HTTP_URL_DOC, SIZE_ARG_DOC, avatarHttpUrl } from "./media.ts";
-import type { GraphqlContext } from "../context.ts";
+import { WithAvatarHttpUrl } from "./media.ts";
 import { PageInfo } from "./connection.ts";
 import { Event } from "./event.ts";
 import { Room } from "./room.ts";
@@ -51,7 +50,7 @@ export class SearchResultConnection {
 }
 
 @ObjectType({ description: "A user found in the user directory." })
-export class DirectoryUser {
+export class DirectoryUser extends WithAvatarHttpUrl {
   @Field(() => String)
   userId!: string;
 
@@ -60,14 +59,6 @@ export class DirectoryUser {
 
   @Field(() => String, { nullable: true, description: "An mxc:// URI." })
   avatarUrl!: string | null;
-
-  @Field(() => String, { nullable: true, description: AVATAR_HTTP_URL_DOC })
-  avatarHttpUrl(
-    @Arg("size", () => Int, { nullable: true, description: SIZE_ARG_DOC }) size: number | null | undefined,
-    @Ctx() ctx: GraphqlContext,
-  ): Promise<string | null> {
-    return avatarHttpUrl(ctx, this.avatarUrl, size);
-  }
 }
 
 @ObjectType({ description: "Users matching a user directory search." })
