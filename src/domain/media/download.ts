@@ -50,11 +50,12 @@ function visible(s: Services, row: MediaRow, req: MediaRequest): boolean {
 
 async function waitForUpload(s: Services, ref: MediaRef, row: MediaRow, req: MediaRequest): Promise<MediaRow> {
   const timeout = Math.min(Math.max(req.timeoutMs ?? DEFAULT_TIMEOUT_MS, 0), MAX_TIMEOUT_MS);
-  const deadline = s.clock.now() + timeout;
+  // The wait is real time (performance.now), whatever clock stamps the rows.
+  const deadline = performance.now() + timeout;
   let current: MediaRow | null = row;
   while (current && current.uploadedTs === null) {
     if (current.unusedExpiresTs !== null && current.unusedExpiresTs < s.clock.now()) throw notFound("Media not found");
-    const left = deadline - s.clock.now();
+    const left = deadline - performance.now();
     if (left <= 0 || req.signal?.aborted || s.inFlight.draining) throw new MatrixError("M_NOT_YET_UPLOADED", "Content has not yet been uploaded", 504);
     await s.media.uploads.wait(mxcUri(ref), left, req.signal);
     current = await s.media.store.get(ref);
