@@ -319,7 +319,7 @@ describe.each(backends())("media with enable_authenticated_media off, on %s", (b
   let t: TestServer;
   let alice: Session;
   beforeAll(async () => {
-    t = await startTestServer({ backend, config: { enable_authenticated_media: false } });
+    t = await startTestServer({ backend, config: { enable_authenticated_media: false, max_image_pixels: 5000 } });
     alice = await registerUser(t, "alice");
   });
   afterAll(async () => {
@@ -327,7 +327,7 @@ describe.each(backends())("media with enable_authenticated_media off, on %s", (b
   });
 
   it("serves media on the legacy endpoints too, without a token", async () => {
-    const image = await png(100, 50);
+    const image = await png(70, 50);
     const { mediaId } = await upload(t, alice.access_token, image, "image/png", "x.png");
     for (const p of [`${LEGACY}/download/${SERVER}/${mediaId}`, `/_matrix/media/r0/download/${SERVER}/${mediaId}/y.png`, `/_proto/media/v3/download/${SERVER}/${mediaId}`]) {
       const r = await raw(t, "GET", p);
@@ -339,6 +339,11 @@ describe.each(backends())("media with enable_authenticated_media off, on %s", (b
     expect(th.status).toBe(200);
     const meta = await sharp(th.body).metadata();
     expect([meta.width, meta.height]).toEqual([32, 32]);
+    // An image of more pixels than max_image_pixels (100x100 > 5000) is stored but not thumbnailed.
+    const huge = await upload(t, alice.access_token, await png(100, 100), "image/png");
+    const tooBig = await raw(t, "GET", `${LEGACY}/thumbnail/${SERVER}/${huge.mediaId}?width=32&height=32`);
+    expect([tooBig.status, tooBig.json.errcode]).toEqual([413, "M_TOO_LARGE"]);
+    expect((await raw(t, "GET", `${LEGACY}/download/${SERVER}/${huge.mediaId}`)).status).toBe(200);
     // Remote media is not fetched through the legacy endpoint with allow_remote=false.
     const remote = await raw(t, "GET", `${LEGACY}/download/other.example/abc?allow_remote=false`);
     expect([remote.status, remote.json.errcode]).toEqual([404, "M_NOT_FOUND"]);

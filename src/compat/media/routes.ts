@@ -70,6 +70,7 @@ export function mediaRoutes(app: FastifyInstance, s: Services): void {
     // Fastify refuses a malformed Content-Type with its own 415 before any parser runs: answer the
     // spec's 400 instead, before the body is touched.
     scope.addHook("onRequest", async (req) => {
+      if (req.method !== "POST" && req.method !== "PUT") return;
       const type = req.headers["content-type"];
       if (type !== undefined && type.trim() !== "" && !isValidMediaType(type.trim()))
         throw new MatrixError("M_INVALID_PARAM", "Content-Type is not a valid media type", 400);
