@@ -35,7 +35,7 @@ export interface MediaConfig {
   unused_expiration_time: number;
   max_pending_media_uploads: number;
   url_preview_enabled: boolean;
-  /** Always holds 0.0.0.0 and :: besides the configured ranges (Synapse). */
+  /** 0.0.0.0 and :: are refused besides these, whatever the config says (ip-ranges.ts, as Synapse). */
   url_preview_ip_range_blacklist: Cidr[];
   url_preview_ip_range_whitelist: Cidr[];
   url_preview_url_blacklist: UrlBlacklistEntry[];
@@ -54,7 +54,7 @@ export const DEFAULT_THUMBNAIL_SIZES: ThumbnailSize[] = [
   { width: 800, height: 600, method: "scale" },
 ];
 
-function ranges(r: Reader, key: string, list: unknown[]): Cidr[] {
+function ranges(key: string, list: unknown[]): Cidr[] {
   return list.map((v, i) => {
     try {
       return parseCidr(typeof v === "string" ? v : "");
@@ -118,8 +118,8 @@ export function readMediaConfig(r: Reader, baseDir: string): MediaConfig {
     unused_expiration_time: r.duration("unused_expiration_time", 24 * 3_600_000)!,
     max_pending_media_uploads: r.number("max_pending_media_uploads", 5, { min: 1, integer: true }),
     url_preview_enabled: previews,
-    url_preview_ip_range_blacklist: [...ranges(r, "url_preview_ip_range_blacklist", blacklist), parseCidr("0.0.0.0"), parseCidr("::")],
-    url_preview_ip_range_whitelist: ranges(r, "url_preview_ip_range_whitelist", r.list("url_preview_ip_range_whitelist")),
+    url_preview_ip_range_blacklist: ranges("url_preview_ip_range_blacklist", blacklist),
+    url_preview_ip_range_whitelist: ranges("url_preview_ip_range_whitelist", r.list("url_preview_ip_range_whitelist")),
     url_preview_url_blacklist: urlBlacklist(r),
     url_preview_accept_language: languages.length ? languages : ["en"],
     max_spider_size: r.size("max_spider_size", 10 * 1024 * 1024),

@@ -112,7 +112,8 @@ describe("mxc URIs and media options", () => {
     expect(custom.media_store_path).toBe("/data/media");
     expect(custom.thumbnail_sizes).toEqual([{ width: 64, height: 64, method: "crop" }]);
     expect(custom.media_retention.remote_media_lifetime).toBe(14 * 86_400_000);
-    expect(custom.url_preview_ip_range_blacklist.map((r) => r.text)).toEqual(["10.0.0.0/8", "0.0.0.0", "::"]);
+    expect(custom.url_preview_ip_range_blacklist.map((r) => r.text)).toEqual(["10.0.0.0/8"]);
+    expect(custom.url_preview_ip_range_whitelist.map((r) => r.text)).toEqual(["10.1.0.0/16"]);
     const bad: [Record<string, unknown>, RegExp][] = [
       [{ url_preview_enabled: true }, /url_preview_ip_range_blacklist/],
       [{ url_preview_ip_range_blacklist: ["10.0.0.0/99"] }, /url_preview_ip_range_blacklist\[0\]/],

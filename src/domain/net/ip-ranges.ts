@@ -1,113 +1,119 @@
-// IP ranges for outbound requests: a CIDR parser and the one check of whether an address may be
-// contacted (a blacklist with a whitelist carved out of it), with Synapse's default `ip_range_blacklist`.
-// Like Synapse, an IPv4 range also covers its IPv4-mapped, IPv4-compatible and 6to4 IPv6 forms.
+// IP address ranges: CIDR parsing and the one check every outbound request (federation, push, media,
+// URL previews) makes before it connects: is this address blocked by `ip_range_blacklist` and not let
+// through by `ip_range_whitelist`? Synapse's options and defaults; an IPv4 range also covers the IPv4
+// address embedded in IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and 6to4 (2002::/16)
+// IPv6 addresses, as Synapse's generate_ip_set does; 0.0.0.0 and :: are always blocked.
 import { isIP } from "node:net";
 
-/** A parsed network: its family, first address as a big integer, and prefix length. */
 export interface Cidr {
-  readonly family: 4 | 6;
-  readonly base: bigint;
+  /** 4 or 16 bytes, host bits cleared. */
+  readonly bytes: Uint8Array;
   readonly prefix: number;
-  /** As written in the config, for messages. */
+  /** The range as written in the config (for messages). */
   readonly text: string;
 }
 
+/** Ranges parsed once (config) or as text (parsed on each check; a ConfigError-free path for callers). */
 export interface IpRanges {
-  blacklist: readonly Cidr[];
-  whitelist?: readonly Cidr[];
+  blacklist: readonly (Cidr | string)[];
+  whitelist: readonly (Cidr | string)[];
 }
 
-/** Synapse's DEFAULT_IP_RANGE_BLOCKLIST: private, loopback, link-local, test and multicast networks. */
+/** Synapse's DEFAULT_IP_RANGE_BLOCKLIST: loopback, private, CGNAT, link-local, test, multicast ranges. */
 export const DEFAULT_IP_RANGE_BLACKLIST: readonly string[] = [
-  "127.0.0.0/8",
-  "10.0.0.0/8",
-  "172.16.0.0/12",
-  "192.168.0.0/16",
-  "100.64.0.0/10",
-  "192.0.0.0/24",
-  "169.254.0.0/16",
-  "192.88.99.0/24",
-  "198.18.0.0/15",
-  "192.0.2.0/24",
-  "198.51.100.0/24",
-  "203.0.113.0/24",
-  "224.0.0.0/4",
-  "::1/128",
-  "fe80::/10",
-  "fc00::/7",
-  "2001:db8::/32",
-  "ff00::/8",
-  "fec0::/10",
+  "127.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "192.0.0.0/24",
+  "169.254.0.0/16", "192.88.99.0/24", "198.18.0.0/15", "192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24",
+  "224.0.0.0/4", "::1/128", "fe80::/10", "fc00::/7", "2001:db8::/32", "ff00::/8", "fec0::/10",
 ];
 
-function ipv4ToBigInt(ip: string): bigint {
-  return ip.split(".").reduce((acc, part) => (acc << 8n) | BigInt(Number(part)), 0n);
-}
+/** Addresses blocked whatever the configuration says (Synapse adds them to every blacklist). */
+const ALWAYS_BLOCKED: readonly Cidr[] = [parseCidr("0.0.0.0/32"), parseCidr("::/128")];
 
-function ipv6ToBigInt(ip: string): bigint {
-  let text = ip;
-  // A trailing dotted quad (::ffff:1.2.3.4) becomes two hex groups.
-  const quad = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (quad) {
-    const v = ipv4ToBigInt(quad[1]!);
-    text = text.slice(0, quad.index) + `${(v >> 16n).toString(16)}:${(v & 0xffffn).toString(16)}`;
+/** The bytes of an IPv4 or IPv6 literal (no brackets, no zone), or undefined when it is not one. */
+export function parseIp(text: string): Uint8Array | undefined {
+  const kind = isIP(text);
+  if (kind === 4) return Uint8Array.from(text.split(".").map(Number));
+  if (kind !== 6 || text.includes("%")) return undefined;
+  let head = text;
+  let v4tail: number[] = [];
+  const lastColon = text.lastIndexOf(":");
+  if (text.slice(lastColon + 1).includes(".")) {
+    v4tail = text.slice(lastColon + 1).split(".").map(Number);
+    head = text.slice(0, lastColon + 1) + "0:0"; // two placeholder groups, replaced below
   }
-  const [head, tail] = text.split("::") as [string, string | undefined];
-  const headParts = head ? head.split(":") : [];
-  const tailParts = tail ? tail.split(":") : [];
-  const missing = 8 - headParts.length - tailParts.length;
-  const groups = tail === undefined ? headParts : [...headParts, ...Array<string>(missing).fill("0"), ...tailParts];
-  return groups.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g, 16)), 0n);
-}
-
-/** An address as (family, value); undefined when `ip` is not an IP literal. Zone ids (%eth0) are dropped. */
-export function parseAddress(ip: string): { family: 4 | 6; value: bigint } | undefined {
-  const bare = ip.startsWith("[") && ip.endsWith("]") ? ip.slice(1, -1) : ip;
-  const noZone = bare.split("%")[0]!;
-  const kind = isIP(noZone);
-  if (kind === 4) return { family: 4, value: ipv4ToBigInt(noZone) };
-  if (kind === 6) return { family: 6, value: ipv6ToBigInt(noZone) };
-  return undefined;
-}
-
-/** Parses `a.b.c.d/n`, `x::y/n` or a bare address (a /32 or /128). Throws an Error naming the text. */
-export function parseCidr(text: string): Cidr {
-  const [addr, len, extra] = String(text).trim().split("/");
-  const parsed = addr === undefined ? undefined : parseAddress(addr);
-  const bits = parsed?.family === 4 ? 32 : 128;
-  const prefix = len === undefined ? bits : /^\d{1,3}$/.test(len) ? Number(len) : NaN;
-  if (!parsed || extra !== undefined || !(prefix >= 0 && prefix <= bits)) throw new Error(`invalid IP range: ${JSON.stringify(text)}`);
-  const mask = prefix === 0 ? 0n : ((1n << BigInt(prefix)) - 1n) << BigInt(bits - prefix);
-  return { family: parsed.family, base: parsed.value & mask, prefix, text: String(text) };
-}
-
-function inCidr(family: 4 | 6, value: bigint, c: Cidr): boolean {
-  if (family !== c.family) return false;
-  const bits = family === 4 ? 32 : 128;
-  return value >> BigInt(bits - c.prefix) === c.base >> BigInt(bits - c.prefix);
-}
-
-/** The IPv4 address an IPv6 address embeds (mapped ::ffff:a.b.c.d, compatible ::a.b.c.d, 6to4 2002:AABB:CCDD::). */
-function embeddedIpv4(value: bigint): bigint | undefined {
-  if (value >> 32n === 0xffffn) return value & 0xffffffffn;
-  if (value >> 32n === 0n && value > 1n) return value & 0xffffffffn;
-  if (value >> 112n === 0x2002n) return (value >> 80n) & 0xffffffffn;
-  return undefined;
-}
-
-function matches(family: 4 | 6, value: bigint, list: readonly Cidr[]): boolean {
-  if (list.some((c) => inCidr(family, value, c))) return true;
-  const v4 = family === 6 ? embeddedIpv4(value) : undefined;
-  return v4 !== undefined && list.some((c) => inCidr(4, v4, c));
+  const [left, right] = head.includes("::") ? head.split("::") as [string, string] : [head, undefined];
+  const groups = (s: string) => (s === "" ? [] : s.split(":").map((g) => parseInt(g, 16)));
+  const l = groups(left);
+  const r = right === undefined ? [] : groups(right);
+  const all = right === undefined ? l : [...l, ...new Array<number>(8 - l.length - r.length).fill(0), ...r];
+  const out = new Uint8Array(16);
+  all.forEach((g, i) => { out[i * 2] = g >> 8; out[i * 2 + 1] = g & 0xff; });
+  if (v4tail.length === 4) out.set(v4tail, 12);
+  return out;
 }
 
 /**
- * Whether `ip` must not be contacted: it is in the blacklist and not in the whitelist. Text that is not
- * an IP address is blocked (callers resolve names first and check every address).
+ * Parses `a.b.c.d[/n]` or `x:y::z[/n]` (an address alone is a /32 or /128). Throws an Error naming the
+ * text when it is not a range; host bits set beyond the prefix are cleared, as netaddr does.
+ */
+export function parseCidr(text: string): Cidr {
+  const slash = text.indexOf("/");
+  const addr = slash < 0 ? text : text.slice(0, slash);
+  const bytes = parseIp(addr.trim());
+  if (!bytes) throw new Error(`${JSON.stringify(text)} is not an IP address or CIDR range`);
+  const max = bytes.length * 8;
+  let prefix = max;
+  if (slash >= 0) {
+    const p = text.slice(slash + 1).trim();
+    if (!/^\d{1,3}$/.test(p) || Number(p) > max) throw new Error(`${JSON.stringify(text)} has an invalid prefix length`);
+    prefix = Number(p);
+  }
+  const masked = new Uint8Array(bytes);
+  for (let bit = prefix; bit < max; bit++) masked[bit >> 3]! &= ~(0x80 >> (bit & 7));
+  return { bytes: masked, prefix, text };
+}
+
+/** Parses a list of ranges; throws an Error naming the first bad one. */
+export function parseCidrList(texts: readonly string[]): Cidr[] {
+  return texts.map(parseCidr);
+}
+
+function inCidr(ip: Uint8Array, cidr: Cidr): boolean {
+  if (ip.length !== cidr.bytes.length) return false;
+  const full = cidr.prefix >> 3;
+  for (let i = 0; i < full; i++) if (ip[i] !== cidr.bytes[i]) return false;
+  const rest = cidr.prefix & 7;
+  if (rest === 0) return true;
+  const mask = (0xff << (8 - rest)) & 0xff;
+  return (ip[full]! & mask) === cidr.bytes[full];
+}
+
+/** The IPv4 address an IPv6 address carries (mapped, compatible or 6to4), if any. */
+function embeddedIpv4(ip: Uint8Array): Uint8Array | undefined {
+  if (ip.length !== 16) return undefined;
+  const zeros = (from: number, to: number) => ip.subarray(from, to).every((b) => b === 0);
+  if (zeros(0, 10) && ip[10] === 0xff && ip[11] === 0xff) return ip.slice(12, 16); // ::ffff:a.b.c.d
+  if (zeros(0, 12) && !zeros(12, 16)) return ip.slice(12, 16); // ::a.b.c.d
+  if (ip[0] === 0x20 && ip[1] === 0x02) return ip.slice(2, 6); // 2002:aabb:ccdd::/48
+  return undefined;
+}
+
+function matches(ip: Uint8Array, ranges: readonly (Cidr | string)[]): boolean {
+  const v4 = embeddedIpv4(ip);
+  return ranges.some((r) => {
+    const c = typeof r === "string" ? parseCidr(r) : r;
+    return inCidr(ip, c) || (v4 !== undefined && inCidr(v4, c));
+  });
+}
+
+/**
+ * Whether an outbound connection to `ip` must be refused: it is in the blacklist (or is 0.0.0.0 / ::)
+ * and not in the whitelist. Something that is not an IP literal is blocked. Ranges given as text are
+ * parsed here (and throw on a bad one): pass parsed Cidrs on hot paths.
  */
 export function isBlockedAddress(ip: string, ranges: IpRanges): boolean {
-  const a = parseAddress(ip);
-  if (!a) return true;
-  if (ranges.whitelist && matches(a.family, a.value, ranges.whitelist)) return false;
-  return matches(a.family, a.value, ranges.blacklist);
+  const bytes = parseIp(ip.startsWith("[") && ip.endsWith("]") ? ip.slice(1, -1) : ip);
+  if (!bytes) return true;
+  if (!matches(bytes, ranges.blacklist) && !matches(bytes, ALWAYS_BLOCKED)) return false;
+  return !matches(bytes, ranges.whitelist);
 }
