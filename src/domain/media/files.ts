@@ -52,11 +52,6 @@ export class MediaFiles {
     await unlinkQuietly(this.contentPath(ref));
     await rm(this.thumbnailDir(ref), { recursive: true, force: true });
   }
-
-  /** Empties the tmp folder (start-up: files of uploads a crash interrupted). */
-  async clearTemp(): Promise<void> {
-    await rm(path.join(this.root, "tmp"), { recursive: true, force: true });
-  }
 }
 
 export async function unlinkQuietly(file: string): Promise<void> {
