@@ -22,6 +22,8 @@ export interface BenchServer {
   stop(): Promise<void>;
   /** The server process's CPU time so far (user + system), in seconds (Linux /proc). */
   cpuSeconds(): number;
+  /** The server process's resident set size in bytes (Linux /proc). */
+  rssBytes(): number;
 }
 
 async function freePort(): Promise<number> {
@@ -42,7 +44,8 @@ export async function json(url: string, init: RequestInit & { token?: string } =
   return body;
 }
 
-export async function startBenchServer(backend: Backend): Promise<BenchServer> {
+/** `extra`: homeserver.yaml options set over the generated ones. */
+export async function startBenchServer(backend: Backend, extra: Record<string, unknown> = {}): Promise<BenchServer> {
   const dir = mkdtempSync(path.join(tmpdir(), "weft-bench-"));
   const port = await freePort();
   let dbName: string | undefined;
@@ -66,6 +69,7 @@ export async function startBenchServer(backend: Backend): Promise<BenchServer> {
     rc_joins: { local: { per_second: 1e6, burst_count: 1e6 } },
     log_level: "warn",
     password_config: { scrypt_log_n: 4 },
+    ...extra,
   });
   writeFileSync(generated.configPath, YAML.stringify(cfg));
   const child: ChildProcess = spawn(process.execPath, [...(process.env.WEFT_BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []), "--import", "tsx", "src/cli.ts", "start", "-c", generated.configPath], { stdio: ["ignore", "inherit", "inherit"] });
@@ -104,5 +108,9 @@ export async function startBenchServer(backend: Backend): Promise<BenchServer> {
       return NaN;
     }
   };
-  return { base, register, stop, cpuSeconds };
+  const rssBytes = (): number => {
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"));
+    return m ? Number(m[1]) * 1024 : NaN;
+  };
+  return { base, register, stop, cpuSeconds, rssBytes };
 }

@@ -20,6 +20,7 @@ import type { Dns } from "./federation/transport.ts";
 import { installPush } from "./domain/push/install.ts";
 import { indexPushActions } from "./domain/push/indexer.ts";
 import { persistHooks } from "./domain/rooms/persist.ts";
+import { startMediaRetention } from "./domain/media/retention.ts";
 
 export interface Homeserver {
   services: Services;
@@ -53,10 +54,12 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   // Push rule evaluation: an in-transaction indexer of the event pipeline (after relations: threads).
   if (!persistHooks.includes(indexPushActions)) persistHooks.push(indexPushActions);
   await installPush(services);
+  services.onClose.push(startMediaRetention(services));
 
   const app = createHttpServer(services);
   for (const group of ROUTE_GROUPS) group(app, services);
   await mountGraphql(app, services);
+  await app.after(); // route groups in their own context (media) are registered by now
   app.finishRoutes();
 
   // One Fastify instance listens once: the first listener's first address. (Several listeners arrive with
@@ -77,6 +80,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
       closed = true;
       services.inFlight.draining = true;
       services.sync.shutdown(); // waiting long polls answer now instead of at their timeout
+      services.media.uploads.wakeAll(); // so do downloads waiting for content still to be uploaded
       await app.close();
       await services.inFlight.idle(); // handlers whose client went away may still be reading
       for (const fn of [...services.onClose].reverse()) await fn();

@@ -113,7 +113,7 @@ export function route<C extends Call>(app: FastifyInstance, s: Services, fullPat
         s.inFlight.track(async () => {
           const call = await makeCall(s, spec as RouteSpec<never>, req, reply);
           const result = await spec.handler(call as C);
-          if (reply.sent) return reply;
+          if (reply.sent || result === reply) return reply; // a handler that sent its own answer (a stream)
           return reply.code(reply.statusCode || 200).send(result ?? {});
         }),
     });

@@ -4,7 +4,7 @@ import type { Services } from "../domain/services.ts";
 import { accountRoutes } from "./client/accounts.ts";
 import { serverInfoRoutes } from "./client/server-info.ts";
 import { keyRoutes, wellKnownRoutes } from "./keys.ts";
-import { eventReportRoutes, registrationTokenRoutes, sharedSecretRegistrationRoutes } from "./admin/index.ts";
+import { eventReportRoutes, mediaAdminRoutes, registrationTokenRoutes, sharedSecretRegistrationRoutes } from "./admin/index.ts";
 import { deviceRoutes } from "./client/devices.ts";
 import { profileRoutes } from "./client/profile.ts";
 import { capabilityRoutes } from "./client/capabilities.ts";
@@ -23,6 +23,7 @@ import { federationVersionRoutes } from "./federation/version.ts";
 import { federationQueryRoutes } from "./federation/query.ts";
 import { federationDirectoryRoutes } from "./federation/directory.ts";
 import { pushRoutes } from "./client/push.ts";
+import { mediaRoutes } from "./media/routes.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -50,4 +51,6 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   federationQueryRoutes,
   federationDirectoryRoutes,
   pushRoutes,
+  mediaRoutes,
+  mediaAdminRoutes,
 ];

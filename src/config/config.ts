@@ -7,6 +7,7 @@ import { parseDuration, parseSize } from "./units.ts";
 import { ConfigError } from "./errors.ts";
 import { loadAppServiceRegistrations, type AppServiceRegistration } from "./appservices.ts";
 import { readFederationConfig, type FederationConfig } from "./federation.ts";
+import { readMediaConfig, type MediaConfig } from "./media.ts";
 
 export { ConfigError };
 
@@ -38,7 +39,7 @@ export interface PasswordPolicy {
   require_uppercase: boolean;
 }
 
-export interface Config extends FederationConfig {
+export interface Config extends FederationConfig, MediaConfig {
   /** Where the file was read from; relative paths in it resolve against its folder. */
   configPath?: string;
   server_name: string;
@@ -59,7 +60,6 @@ export interface Config extends FederationConfig {
   nonrefreshable_access_token_lifetime?: number;
   session_lifetime?: number;
   login_via_existing_session: { enabled: boolean; require_ui_auth: boolean; token_timeout: number };
-  max_upload_size: number;
   max_request_body_size: number;
   caches: { global_factor: number; per_cache_factors: Record<string, number> };
   event_cache_size: number;
@@ -88,7 +88,7 @@ export interface Config extends FederationConfig {
 type Raw = Record<string, unknown>;
 
 /** Reads one typed option from the raw YAML, with its dotted name for error messages. */
-class Reader {
+export class Reader {
   constructor(private readonly raw: Raw, private readonly prefix = "") {}
   private name(key: string) { return this.prefix + key; }
   has(key: string) { return this.raw[key] !== undefined && this.raw[key] !== null; }
@@ -279,7 +279,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
       require_ui_auth: lves.bool("require_ui_auth", true),
       token_timeout: lves.duration("token_timeout", 5 * 60_000)!,
     },
-    max_upload_size: r.size("max_upload_size", 50 * 1024 * 1024),
+    ...readMediaConfig(r, baseDir),
     max_request_body_size: r.size("max_request_body_size", 10 * 1024 * 1024),
     caches: { global_factor: caches.number("global_factor", 0.5, { min: 0 }), per_cache_factors },
     event_cache_size: r.size("event_cache_size", 10 * 1024),

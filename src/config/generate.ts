@@ -58,6 +58,7 @@ export interface RenderOptions {
   database: { sqlitePath: string } | { url: string };
   signingKeyPath: string;
   registrationSharedSecret: string;
+  mediaStorePath: string;
 }
 
 /** The text of a new homeserver.yaml. Paths are written as given. */
@@ -117,6 +118,16 @@ password_config:
 max_request_body_size: "10M"
 max_upload_size: "50M"
 
+# Media (uploads, thumbnails, URL previews): files live under media_store_path; media uploaded while
+# enable_authenticated_media is true is served only by the authenticated /_matrix/client/v1/media API.
+# URL previews are off; to turn them on, set url_preview_enabled: true and list the address ranges previews
+# must never reach in url_preview_ip_range_blacklist (Synapse's list of private ranges is a good start).
+media_store_path: ${q(o.mediaStorePath)}
+enable_authenticated_media: true
+url_preview_enabled: false
+# Cached remote media and idle local media can be dropped after a while, e.g.
+#   media_retention: {remote_media_lifetime: 90d}
+
 # fatal, error, warn, info, debug, trace or silent.
 log_level: info
 `;
@@ -144,6 +155,7 @@ export async function generateConfig(o: GenerateOptions): Promise<GeneratedConfi
     database: o.databaseUrl !== undefined ? { url: o.databaseUrl } : { sqlitePath: configRelative(configDir, path.join(dataDir, "homeserver.db")) },
     signingKeyPath: configRelative(configDir, signingKeyPath),
     registrationSharedSecret,
+    mediaStorePath: configRelative(configDir, path.join(dataDir, "media_store")),
   });
   parseConfig(YAML.parse(text), configDir); // what we write must load
 

@@ -39,6 +39,7 @@ import { TypingState } from "./typing/typing-state.ts";
 import { ReceiptStore } from "./store/receipts.ts";
 import { PresenceStore } from "./store/presence.ts";
 import { PushServices } from "./push/push-services.ts";
+import { MediaServices } from "./media/media-services.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -101,6 +102,8 @@ export interface Services {
   presence: PresenceStore;
   /** Push rules, notification records and counts, pushers and their gateway queues. */
   push: PushServices;
+  /** The content repository: media rows, files on disk, pending uploads, remote fetches, previews. */
+  media: MediaServices;
   /** Requests being handled, which shutdown waits for before closing storage. */
   inFlight: InFlight;
   /** Called on shutdown, in reverse order of registration. */
@@ -180,6 +183,7 @@ export function buildServices(opts: {
     receipts: new ReceiptStore(storage.sql),
     presence: new PresenceStore(storage.sql),
     push: undefined as unknown as PushServices, // needs the services it belongs to: set just below
+    media: new MediaServices(storage.db, config.media_store_path, config.server_name),
     inFlight: new InFlight(),
     onClose: [],
   };

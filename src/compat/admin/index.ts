@@ -3,3 +3,4 @@
 export { sharedSecretRegistrationRoutes } from "./register.ts";
 export { registrationTokenRoutes } from "./registration-tokens.ts";
 export { eventReportRoutes } from "./event-reports.ts";
+export { mediaAdminRoutes } from "./media.ts";

@@ -32,6 +32,9 @@ export const GUEST_REFUSED_OPERATIONS = [
   "pushRules",
   "pushers",
   "notifications",
+  /** Uploads (and reserving an mxc URI) and URL previews; downloads are open to guests (Synapse). */
+  "uploadMedia",
+  "previewUrl",
   /** The admin API (its operations also need a server admin). */
   "admin",
 ] as const;

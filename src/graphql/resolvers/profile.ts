@@ -1,7 +1,8 @@
 // Profile of the viewer: displayName and avatarUrl fields (read once per request through the profile
 // DataLoader) and the mutations that set them, calling the domain operations of PUT /profile/{userId}/...
 import "reflect-metadata";
-import { Arg, Ctx, FieldResolver, Mutation, Resolver, Root } from "type-graphql";
+import { Arg, Ctx, FieldResolver, Int, Mutation, Resolver, Root } from "type-graphql";
+import { AVATAR_HTTP_URL_DOC, SIZE_ARG_DOC, avatarHttpUrl } from "../types/media.ts";
 import { setAvatarUrl, setDisplayName } from "../../domain/profile/profile.ts";
 import type { GraphqlContext } from "../context.ts";
 import { Viewer } from "../types/viewer.ts";
@@ -13,9 +14,18 @@ export class ProfileResolver {
     return (await ctx.loaders.profile.load(viewer.userId)).displayname ?? null;
   }
 
-  @FieldResolver(() => String, { nullable: true, description: "An mxc:// URI." })
+  @FieldResolver(() => String, { nullable: true, description: "An mxc:// URI (for a browser, use avatarHttpUrl)." })
   async avatarUrl(@Root() viewer: Viewer, @Ctx() ctx: GraphqlContext): Promise<string | null> {
     return (await ctx.loaders.profile.load(viewer.userId)).avatar_url ?? null;
+  }
+
+  @FieldResolver(() => String, { nullable: true, description: AVATAR_HTTP_URL_DOC })
+  async avatarHttpUrl(
+    @Root() viewer: Viewer,
+    @Arg("size", () => Int, { nullable: true, description: SIZE_ARG_DOC }) size: number | null | undefined,
+    @Ctx() ctx: GraphqlContext,
+  ): Promise<string | null> {
+    return avatarHttpUrl(ctx, (await ctx.loaders.profile.load(viewer.userId)).avatar_url, size);
   }
 
   @Mutation(() => Viewer, { nullable: true, description: "Sets the viewer's display name (null removes it); returns the viewer." })

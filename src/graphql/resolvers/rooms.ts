@@ -4,6 +4,7 @@
 // GET /rooms/{roomId}/state, /members and /messages, with the same access rules.
 import "reflect-metadata";
 import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root } from "type-graphql";
+import { AVATAR_HTTP_URL_DOC, SIZE_ARG_DOC, avatarHttpUrl } from "../types/media.ts";
 import { MatrixError } from "../../domain/errors.ts";
 import { getMembers, getMessages, getRoomEvent, getRoomState, getRoomStateEvent, parseStreamToken, streamToken } from "../../domain/rooms/read.ts";
 import { eventStreamPositions, roomNotVisible, userRoomsPage, type RoomSummary } from "../../domain/rooms/batch-reads.ts";
@@ -45,9 +46,18 @@ export class RoomResolver {
     return (await summaryOf(ctx, room.roomId)).topic ?? null;
   }
 
-  @FieldResolver(() => String, { nullable: true, description: "m.room.avatar's url (an mxc:// URI)." })
+  @FieldResolver(() => String, { nullable: true, description: "m.room.avatar's url (an mxc:// URI; for a browser, use avatarHttpUrl)." })
   async avatarUrl(@Root() room: Room, @Ctx() ctx: GraphqlContext): Promise<string | null> {
     return (await summaryOf(ctx, room.roomId)).avatarUrl ?? null;
+  }
+
+  @FieldResolver(() => String, { nullable: true, description: AVATAR_HTTP_URL_DOC })
+  async avatarHttpUrl(
+    @Root() room: Room,
+    @Arg("size", () => Int, { nullable: true, description: SIZE_ARG_DOC }) size: number | null | undefined,
+    @Ctx() ctx: GraphqlContext,
+  ): Promise<string | null> {
+    return avatarHttpUrl(ctx, (await summaryOf(ctx, room.roomId)).avatarUrl, size);
   }
 
   @FieldResolver(() => Membership, { nullable: true, description: "The viewer's membership (null: none, e.g. a world_readable room)." })

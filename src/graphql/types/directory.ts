@@ -1,12 +1,13 @@
 // GraphQL types of the room directory: a published room as /publicRooms lists it, its connection and
 // the filter input. Spec: Client-Server API "Listing rooms" (PublishedRoomsChunk) in camelCase.
 import "reflect-metadata";
-import { Field, InputType, Int, ObjectType } from "type-graphql";
+import { Arg, Ctx, Field, InputType, Int, ObjectType } from "type-graphql";
+import { WithAvatarHttpUrl } from "./media.ts";
 import type { PublicRoomsChunk } from "../../domain/directory/public-rooms.ts";
 import { PageInfo } from "./connection.ts";
 
 @ObjectType({ description: "A room of the published room directory (the spec's PublishedRoomsChunk)." })
-export class PublicRoom {
+export class PublicRoom extends WithAvatarHttpUrl {
   @Field(() => String)
   roomId!: string;
 

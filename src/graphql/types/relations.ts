@@ -3,7 +3,8 @@
 // of thread roots, and the space hierarchy (GET /hierarchy's rooms in camelCase).
 // Spec: Client-Server API "Relationships", "Threading", "Spaces".
 import "reflect-metadata";
-import { Field, Int, ObjectType, registerEnumType } from "type-graphql";
+import { Arg, Ctx, Field, Int, ObjectType, registerEnumType } from "type-graphql";
+import { WithAvatarHttpUrl } from "./media.ts";
 import { GraphQLJSONObject } from "graphql-scalars";
 import type { HierarchyRoom } from "../../domain/spaces/hierarchy.ts";
 import { PageInfo } from "./connection.ts";
@@ -59,7 +60,7 @@ export class RelatedEventConnection {
 }
 
 @ObjectType({ description: "A room of a space hierarchy (GET /hierarchy)." })
-export class SpaceHierarchyRoom {
+export class SpaceHierarchyRoom extends WithAvatarHttpUrl {
   @Field(() => String)
   roomId!: string;
 

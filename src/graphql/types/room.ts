@@ -2,7 +2,8 @@
 // members, the Relay connections of rooms and members, and the createRoom input (POST /createRoom's
 // body in camelCase). Spec: Client-Server API "Rooms", "Room membership", "Creation".
 import "reflect-metadata";
-import { Field, InputType, ObjectType, registerEnumType } from "type-graphql";
+import { Arg, Ctx, Field, InputType, Int, ObjectType, registerEnumType } from "type-graphql";
+import { WithAvatarHttpUrl } from "./media.ts";
 import { GraphQLJSONObject } from "graphql-scalars";
 import type { ClientEvent } from "../../domain/events/format.ts";
 import { PageInfo } from "./connection.ts";
@@ -41,7 +42,7 @@ export class Room {
 }
 
 @ObjectType({ description: "A member of a room: the state of its m.room.member event." })
-export class Member {
+export class Member extends WithAvatarHttpUrl {
   @Field(() => String)
   userId!: string;
 

@@ -1,7 +1,8 @@
 // GraphQL types of searching: full-text search results of room events (a Relay connection with the
 // count and highlights of POST /search) and user directory results (POST /user_directory/search).
 import "reflect-metadata";
-import { Field, Float, Int, ObjectType, registerEnumType } from "type-graphql";
+import { Arg, Ctx, Field, Float, Int, ObjectType, registerEnumType } from "type-graphql";
+import { WithAvatarHttpUrl } from "./media.ts";
 import { PageInfo } from "./connection.ts";
 import { Event } from "./event.ts";
 import { Room } from "./room.ts";
@@ -49,7 +50,7 @@ export class SearchResultConnection {
 }
 
 @ObjectType({ description: "A user found in the user directory." })
-export class DirectoryUser {
+export class DirectoryUser extends WithAvatarHttpUrl {
   @Field(() => String)
   userId!: string;
 

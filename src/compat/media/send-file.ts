@@ -1,0 +1,42 @@
+// Sends a stored media file over HTTP with its headers, Content-Length and single-range requests
+// (RFC 9110 "Range Requests": 206 with Content-Range, 416 for a range past the end; other forms of Range
+// are ignored and the whole file is sent).
+import { createReadStream } from "node:fs";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { MatrixError } from "../../domain/errors.ts";
+
+export interface FileToSend {
+  path: string;
+  length: number;
+  headers: Record<string, string>;
+}
+
+/** [start, end] (inclusive) of a `bytes=` range, "unsatisfiable", or undefined to send everything. */
+export function parseRange(header: string | undefined, length: number): [number, number] | "unsatisfiable" | undefined {
+  if (!header) return undefined;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === "" && m[2] === "")) return undefined;
+  if (m[1] === "") {
+    const suffix = Number(m[2]);
+    if (suffix === 0) return "unsatisfiable";
+    return [Math.max(0, length - suffix), length - 1];
+  }
+  const start = Number(m[1]);
+  const end = m[2] === "" ? length - 1 : Math.min(Number(m[2]), length - 1);
+  if (start >= length || end < start) return "unsatisfiable";
+  return [start, end];
+}
+
+export function sendFile(req: FastifyRequest, reply: FastifyReply, file: FileToSend): FastifyReply {
+  reply.headers(file.headers).header("accept-ranges", "bytes");
+  const range = parseRange(req.headers.range, file.length);
+  if (range === "unsatisfiable") {
+    reply.header("content-range", `bytes */${file.length}`);
+    throw new MatrixError("M_UNKNOWN", "Requested range not satisfiable", 416);
+  }
+  const [start, end] = range ?? [0, file.length - 1];
+  reply.header("content-length", String(Math.max(0, end - start + 1)));
+  if (range) reply.code(206).header("content-range", `bytes ${start}-${end}/${file.length}`);
+  if (file.length === 0) return reply.send("");
+  return reply.send(createReadStream(file.path, { start, end }));
+}
