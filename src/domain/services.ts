@@ -34,6 +34,10 @@ import { E2eStore } from "./store/e2ee.ts";
 import { TypingState } from "./typing/typing-state.ts";
 import { ReceiptStore } from "./store/receipts.ts";
 import { PresenceStore } from "./store/presence.ts";
+import { ConsumerPositionStore } from "./store/consumer-positions.ts";
+import { noExtensions, type Extensions } from "./extensions.ts";
+import { CommitFeed, notifyReaders, updateRoomCaches } from "./consumers/commit-feed.ts";
+import { ConsumerRunner } from "./consumers/durable.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -51,6 +55,15 @@ export interface Clock {
 
 export interface Services {
   config: Config;
+  /** This process's name as a writer of streams ("master": the one process, until workers exist). */
+  instanceName: string;
+  /** What capabilities add to the machinery, declared in src/main.ts (extensions.ts). */
+  extensions: Extensions;
+  /** The commit notice of each event commit, to every in-memory index (consumers/commit-feed.ts). */
+  commits: CommitFeed;
+  /** The durable consumers of the events stream (consumers/durable.ts), and their positions. */
+  consumers: ConsumerRunner;
+  consumerPositions: ConsumerPositionStore;
   storage: Storage;
   db: Db;
   log: Logger;
@@ -102,13 +115,20 @@ export function buildServices(opts: {
   log: Logger;
   signingKeys: SigningKey[];
   clock?: Clock;
+  extensions?: Extensions;
 }): Services {
   const { config, storage, log } = opts;
+  const extensions = opts.extensions ?? noExtensions();
   const clock = opts.clock ?? { now: () => Date.now() };
   const sessions = new SessionStore(storage.db);
   const caches = new CacheRegistry({ ...config.caches, event_cache_size: config.event_cache_size });
   const services: Services = {
     config,
+    instanceName: "master",
+    extensions,
+    commits: undefined as unknown as CommitFeed, // set below: they need the services
+    consumers: undefined as unknown as ConsumerRunner,
+    consumerPositions: new ConsumerPositionStore(storage.sql),
     storage,
     db: storage.db,
     log,
@@ -138,7 +158,7 @@ export function buildServices(opts: {
     reports: new ReportStore(storage.db),
     accountData: new AccountDataStore(storage.sql),
     filters: new FilterStore(storage.sql),
-    sync: new SyncServices(caches.get("sync_lazy_members", 10_000)),
+    sync: new SyncServices(caches.get("sync_lazy_members", 10_000), extensions.syncProviders),
     directory: new DirectoryStore(storage.sql),
     e2ee: new E2eStore(storage.sql),
     typing: new TypingState(() => clock.now()),
@@ -152,7 +172,18 @@ export function buildServices(opts: {
   services.rooms.notifier.gate("account_data", services.accountData.streamIds);
   services.rooms.notifier.gate("to_device", services.e2ee.toDeviceIds);
   services.rooms.notifier.gate("device_lists", services.e2ee.deviceListIds);
+  services.consumers = new ConsumerRunner(services, extensions.consumers);
+  // The core indexes first (room and event caches), then the declared ones, then readers and consumers.
+  services.commits = new CommitFeed(services, [updateRoomCaches, ...extensions.commitListeners, notifyReaders, (s, c) => s.consumers.offer(c)]);
+  for (const listen of extensions.invalidationListeners) services.invalidations.subscribe((m) => listen(services, m));
   services.onClose.push(() => services.sync.shutdown());
   services.onClose.push(() => services.deviceActivity.stop());
   return services;
+}
+
+/** Starts the declared background tasks and durable consumers; their stops run on close (before storage). */
+export async function startBackground(s: Services): Promise<void> {
+  for (const task of s.extensions.background) s.onClose.push(task(s));
+  s.onClose.push(() => s.consumers.stop());
+  await s.consumers.start();
 }

@@ -94,16 +94,16 @@ async function selectTimeline(s: Services, userId: string, plan: RoomPlan, newes
   return { events: picked.reverse(), scanned, limited };
 }
 
-/** Rolls a state map back over state events (newest first): the state before the oldest of them. */
-function rollBack(state: Map<string, string>, events: { key: string; eventId: string; replacesState: string | null }[]): void {
-  for (const e of events) {
-    if (state.get(e.key) !== e.eventId) continue;
-    if (e.replacesState) state.set(e.key, e.replacesState);
-    else state.delete(e.key);
-  }
+/** The state before an event, from the state after it: its own key back to what it replaced. */
+function stateBefore(e: StoredEvent, after: ReadonlyMap<string, string>): ReadonlyMap<string, string> {
+  if (e.pdu.state_key === undefined) return after;
+  const key = stateKeyOf(e.pdu.type, e.pdu.state_key);
+  if (after.get(key) !== e.eventId) return after;
+  const before = new Map(after);
+  if (e.replacesState) before.set(key, e.replacesState);
+  else before.delete(key);
+  return before;
 }
-
-const stateRef = (e: StoredEvent) => ({ key: stateKeyOf(e.pdu.type, e.pdu.state_key!), eventId: e.eventId, replacesState: e.replacesState });
 
 /** The user's membership at stream position `pos`, walking back from their member event `eventId`. */
 async function membershipAt(s: Services, eventId: string, pos: number): Promise<string | undefined> {
@@ -255,43 +255,36 @@ export const eventsProvider: SyncProvider = {
     // Which rooms appear: all on initial/full-state syncs and for membership changes; else those with events.
     const shown = rooms.filter((p) => p.fullState || p.section === "leave" || timelines.get(p.m.roomId)!.events.length > 0);
 
-    // The state at the start of each timeline: current state (or the state at the leave) rolled back.
+    // The state at the start of each timeline: the state before its first event, read from that event's
+    // state group. An empty timeline starts (and ends) at the end of its range: the room's snapshot when it
+    // is not ahead of `to` (no query), else the group of its last event up to `to`; or the leave's group.
     const joinedShown = shown.filter((p) => p.section === "join");
-    // The state at `to`: the room's cached snapshot when it is not ahead of `to` (no query), else current
-    // state from storage rolled back over the state events after `to`.
-    const atTo = new Map<string, ReadonlyMap<string, string>>();
-    for (const p of joinedShown) {
-      const snap = s.rooms.cache.get(p.m.roomId);
-      if (snap?.position !== undefined && snap.position <= to) atTo.set(p.m.roomId, snap.state);
-    }
-    const unsettled = joinedShown.map((p) => p.m.roomId).filter((id) => !atTo.has(id));
-    if (unsettled.length > 0) {
-      const current = await reads.currentState(unsettled);
-      const later = await reads.stateEventsAfter(unsettled, to);
-      for (const roomId of unsettled) {
-        const state = current.get(roomId)!;
-        rollBack(state, later.filter((e) => e.roomId === roomId));
-        atTo.set(roomId, state);
-      }
-    }
     const leaveEvents = await s.rooms.events.getMany(shown.filter((p) => p.section === "leave").map((p) => p.m.eventId));
+    const atEnd = new Map<string, ReadonlyMap<string, string>>();
+    const endGroup = new Map<string, number>();
+    const unsettled: string[] = [];
+    for (const p of shown) {
+      const roomId = p.m.roomId;
+      if (timelines.get(roomId)!.events.length > 0) continue;
+      if (p.section === "leave") {
+        const group = leaveEvents.get(p.m.eventId)?.stateGroup;
+        if (group !== undefined && group !== null) endGroup.set(roomId, group);
+        continue;
+      }
+      const snap = s.rooms.cache.get(roomId);
+      if (snap?.position !== undefined && snap.position <= to) atEnd.set(roomId, snap.state);
+      else unsettled.push(roomId);
+    }
+    if (unsettled.length > 0) for (const [roomId, group] of await reads.stateGroupsAt(unsettled, to)) endGroup.set(roomId, group);
+    const firstGroups = shown.map((p) => timelines.get(p.m.roomId)!.events[0]?.stateGroup).filter((g): g is number => g !== undefined && g !== null);
+    const groupStates = await s.rooms.stateGroups.getMany([...firstGroups, ...endGroup.values()]);
     const atStart = new Map<string, ReadonlyMap<string, string>>();
     for (const p of shown) {
       const roomId = p.m.roomId;
-      let state: ReadonlyMap<string, string>;
-      if (p.section === "join") state = atTo.get(roomId)!;
-      else {
-        const leave = leaveEvents.get(p.m.eventId);
-        state = leave ? await s.rooms.stateGroups.get(leave.stateGroup) : new Map<string, string>();
-      }
-      // Roll back over the timeline's state events (copying only when there are some).
-      const inTimeline = timelines.get(roomId)!.scanned.filter((e) => e.pdu.state_key !== undefined && e.streamOrdering <= p.upTo).map(stateRef);
-      if (inTimeline.length > 0) {
-        const copy = new Map(state);
-        rollBack(copy, inTimeline);
-        state = copy;
-      }
-      atStart.set(roomId, state);
+      const first = timelines.get(roomId)!.events[0];
+      const group = first ? first.stateGroup : endGroup.get(roomId);
+      const after = atEnd.get(roomId) ?? (group !== undefined && group !== null ? groupStates.get(group) : undefined) ?? new Map<string, string>();
+      atStart.set(roomId, first ? stateBefore(first, after) : after);
     }
 
     // The state entries to send per room.
@@ -302,6 +295,14 @@ export const eventsProvider: SyncProvider = {
     let sent = s.sync.sentMembers.get(deviceKey);
     if (!sent) s.sync.sentMembers.set(deviceKey, (sent = new Map()));
     const stateIds = new Map<string, string[]>();
+    // Where limited incremental timelines' gaps start: the state at the since-token, per room.
+    const limitedAfter = shown.filter((p) => !p.fullState && timelines.get(p.m.roomId)!.limited);
+    const sinceGroups = new Map<string, number>();
+    for (const after of new Set(limitedAfter.map((p) => p.after))) {
+      const rooms = limitedAfter.filter((p) => p.after === after).map((p) => p.m.roomId);
+      for (const [roomId, group] of await reads.stateGroupsAt(rooms, after)) sinceGroups.set(roomId, group);
+    }
+    const sinceStates = await s.rooms.stateGroups.getMany(sinceGroups.values());
     for (const p of shown) {
       const roomId = p.m.roomId;
       const tl = timelines.get(roomId)!;
@@ -309,8 +310,8 @@ export const eventsProvider: SyncProvider = {
       let entries: [string, string][];
       if (p.fullState) entries = [...start];
       else if (tl.limited) {
-        const group = await reads.stateGroupAt(roomId, p.after);
-        const before = group === undefined ? new Map<string, string>() : await s.rooms.stateGroups.get(group);
+        const group = sinceGroups.get(roomId);
+        const before = (group !== undefined ? sinceStates.get(group) : undefined) ?? new Map<string, string>();
         entries = [...start].filter(([k, id]) => before.get(k) !== id);
       } else entries = [];
       if (lazy) {
