@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { parseConfig, type Config } from "../../src/config/config.ts";
 import { startHomeserver, type Homeserver } from "../../src/main.ts";
 import type { Clock } from "../../src/domain/services.ts";
+import type { DurableConsumer } from "../../src/domain/consumers/durable.ts";
 
 export type Backend = "sqlite" | "postgres";
 
@@ -89,6 +90,8 @@ export interface TestServerOptions {
   config?: Record<string, unknown>;
   /** A clock the test controls (token expiry without sleeping). */
   clock?: Clock;
+  /** Durable consumers of the events stream added to the declared ones (also after a restart). */
+  consumers?: DurableConsumer[];
 }
 
 /** A clock that stands still until the test moves it. */
@@ -135,7 +138,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const raw = merge(merge({ server_name: serverName, database, signing_key_path: path.join(dir, "signing.key") }, TEST_DEFAULTS), opts.config ?? {});
   const config = parseConfig(raw, dir);
   const log = pino({ level: String(raw.log_level ?? "warn") });
-  let hs = await startHomeserver(config, { log, port: 0, clock: opts.clock });
+  let hs = await startHomeserver(config, { log, port: 0, clock: opts.clock, consumers: opts.consumers });
   let port = Number(new URL(hs.urls[0]!).port);
   const baseUrl = `http://127.0.0.1:${port}`;
   config.public_baseurl = `${baseUrl}/`;
@@ -172,7 +175,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     },
     async restart() {
       await server.stop();
-      hs = await startHomeserver(config, { log, port, clock: opts.clock });
+      hs = await startHomeserver(config, { log, port, clock: opts.clock, consumers: opts.consumers });
       running = true;
     },
     async close() {
