@@ -72,7 +72,7 @@ describe.each(backends())("durable consumers on %s", (backend) => {
   const consumers: DurableConsumer[] = [throwsOnce, smallBacklog, restarts];
 
   beforeAll(async () => {
-    t = await startTestServer({ backend, consumers });
+    t = await startTestServer({ backend, consumers, config: { log_level: "error" } }); // its consumers fail on purpose (warnings)
     alice = await registerUser(t, "alice");
     roomId = await createRoom(t, alice, { preset: "public_chat" });
   });

@@ -75,19 +75,19 @@ export class SyncReads {
 
   /**
    * Per room, the state group after its last timeline event at or before stream position `pos` (the
-   * state at that position; a room with no such event is absent). One windowed query per 400 rooms.
+   * state at that position; a room with no such event is absent). One query per 400 rooms, each room's
+   * lookup a single step down the (room_id, stream_ordering) index.
    */
   async stateGroupsAt(roomIds: readonly string[], pos: number): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     for (const chunk of chunks(roomIds)) {
-      const rows = await this.sql.all<{ room_id: string; state_group: number }>(
-        `SELECT room_id, state_group FROM (
-           SELECT room_id, state_group, ROW_NUMBER() OVER (PARTITION BY room_id ORDER BY stream_ordering DESC) AS rn
-           FROM events WHERE room_id IN (${marks(chunk.length)}) AND ${IN_TIMELINE_SQL} AND stream_ordering <= ?
-         ) t WHERE rn = 1`,
-        [...chunk, pos] as Param[],
+      const rows = await this.sql.all<{ room_id: string; state_group: number | null }>(
+        `SELECT r.room_id, (SELECT state_group FROM events e WHERE e.room_id = r.room_id AND ${IN_TIMELINE_SQL} AND e.stream_ordering <= ?
+                            ORDER BY e.stream_ordering DESC LIMIT 1) AS state_group
+         FROM rooms r WHERE r.room_id IN (${marks(chunk.length)})`,
+        [pos, ...chunk] as Param[],
       );
-      for (const r of rows) out.set(r.room_id, Number(r.state_group));
+      for (const r of rows) if (r.state_group !== null) out.set(r.room_id, Number(r.state_group));
     }
     return out;
   }

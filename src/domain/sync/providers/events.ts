@@ -4,8 +4,10 @@
 // (gappy: `limited` + a `prev_batch` /messages accepts); `state` is the state at the start of the
 // timeline — all of it on initial/full-state syncs and newly joined rooms, else the change between the
 // since-token and the timeline start — with lazy-loaded members (timeline senders and the user, minus
-// those the device already has). Reads are batched over all rooms: memberships, newest events (one
-// windowed query), current state, member counts: a few queries whatever the number of rooms.
+// those the device already has). The state at a timeline's start is read from the state group of its
+// first event (never by undoing current state: once history forks the two differ). Reads are batched over
+// all rooms: memberships, newest events (one windowed query), state groups, member counts: a few queries
+// whatever the number of rooms.
 // Spec: Client-Server API "Syncing", "Lazy-loading room members", "Stripped state", "History visibility".
 import type { Services } from "../../services.ts";
 import type { StoredEvent } from "../../store/events.ts";
@@ -105,28 +107,44 @@ function stateBefore(e: StoredEvent, after: ReadonlyMap<string, string>): Readon
   return before;
 }
 
-/** The user's membership at stream position `pos`, walking back from their member event `eventId`. */
-async function membershipAt(s: Services, eventId: string, pos: number): Promise<string | undefined> {
-  let e = await s.rooms.events.get(eventId);
-  for (let i = 0; e && e.streamOrdering > pos && i < 1000; i++) e = e.replacesState ? await s.rooms.events.get(e.replacesState) : undefined;
-  return e ? (e.pdu.content.membership as string | undefined) : undefined;
+/**
+ * The user's member events in the state of these rooms at stream position `pos` (from the state group
+ * of each room's last event up to `pos`), by room. A few batched reads, whatever the number of rooms.
+ */
+async function memberEventsAt(s: Services, reads: SyncReads, userId: string, roomIds: string[], pos: number): Promise<Map<string, StoredEvent>> {
+  const out = new Map<string, StoredEvent>();
+  if (roomIds.length === 0) return out;
+  const groups = await reads.stateGroupsAt(roomIds, pos);
+  const states = await s.rooms.stateGroups.getMany(groups.values());
+  const ids = new Map<string, string>();
+  for (const [roomId, group] of groups) {
+    const id = states.get(group)?.get(stateKeyOf(MEMBER, userId));
+    if (id) ids.set(roomId, id);
+  }
+  const events = await s.rooms.events.getMany(ids.values());
+  for (const [roomId, id] of ids) {
+    const e = events.get(id);
+    if (e) out.set(roomId, e);
+  }
+  return out;
 }
 
 /**
  * The memberships as they were at stream position `to`: a row changed after it (by a commit that landed
- * after this sync took its token) is replaced by the member event it superseded, walked back along
- * replaces_state; a room the user had no membership in at `to` is dropped.
+ * after this sync took its token) is replaced by the member event in the room's state at `to`; a room
+ * the user had no membership in at `to` is dropped.
  */
-async function membershipsAt(s: Services, ms: UserMembership[], to: number): Promise<UserMembership[]> {
+async function membershipsAt(s: Services, reads: SyncReads, userId: string, ms: UserMembership[], to: number): Promise<UserMembership[]> {
+  const later = ms.filter((m) => m.streamOrdering > to);
+  if (later.length === 0) return ms;
+  const at = await memberEventsAt(s, reads, userId, later.map((m) => m.roomId), to);
   const out: UserMembership[] = [];
   for (const m of ms) {
-    if (m.streamOrdering <= to) {
-      out.push(m);
-      continue;
+    if (m.streamOrdering <= to) out.push(m);
+    else {
+      const e = at.get(m.roomId);
+      if (e) out.push({ ...m, membership: String(e.pdu.content.membership), eventId: e.eventId, streamOrdering: e.streamOrdering });
     }
-    let e = await s.rooms.events.get(m.eventId);
-    for (let i = 0; e && e.streamOrdering > to && i < 1000; i++) e = e.replacesState ? await s.rooms.events.get(e.replacesState) : undefined;
-    if (e && e.streamOrdering <= to) out.push({ ...m, membership: String(e.pdu.content.membership), eventId: e.eventId, streamOrdering: e.streamOrdering });
   }
   return out;
 }
@@ -204,13 +222,14 @@ export const eventsProvider: SyncProvider = {
     const userId = r.userId;
     const reads = new SyncReads(s.storage.sql);
     // A membership newer than `to` (committed after the token was taken) is read as it was at `to`.
-    const memberships = await membershipsAt(s, await s.sync.streamCache.membershipsOf(userId, () => reads.membershipsOf(userId)), to);
+    const memberships = await membershipsAt(s, reads, userId, await s.sync.streamCache.membershipsOf(userId, () => reads.membershipsOf(userId)), to);
     const versions = new Map(memberships.map((m) => [m.roomId, m.roomVersion]));
     // Rooms whose membership changed since the token but were joined then (e.g. a new display name).
     const joinedBefore = new Set<string>();
-    if (from !== undefined)
-      for (const m of memberships)
-        if (m.membership === "join" && m.streamOrdering > from && (await membershipAt(s, m.eventId, from)) === "join") joinedBefore.add(m.roomId);
+    if (from !== undefined) {
+      const rejoined = memberships.filter((m) => m.membership === "join" && m.streamOrdering > from).map((m) => m.roomId);
+      for (const [roomId, e] of await memberEventsAt(s, reads, userId, rejoined, from)) if (e.pdu.content.membership === "join") joinedBefore.add(roomId);
+    }
     const { rooms, invites, knocks } = plan(ctx, memberships, to, joinedBefore);
     let added = false;
 
@@ -255,9 +274,10 @@ export const eventsProvider: SyncProvider = {
     // Which rooms appear: all on initial/full-state syncs and for membership changes; else those with events.
     const shown = rooms.filter((p) => p.fullState || p.section === "leave" || timelines.get(p.m.roomId)!.events.length > 0);
 
-    // The state at the start of each timeline: the state before its first event, read from that event's
-    // state group. An empty timeline starts (and ends) at the end of its range: the room's snapshot when it
-    // is not ahead of `to` (no query), else the group of its last event up to `to`; or the leave's group.
+    // The state at the start of each timeline: the state before its first event, from that event's state
+    // group (held by the room's snapshot when it is the current one: no query). An empty timeline starts
+    // (and ends) at the end of its range: the room's snapshot when it is not ahead of `to` (no query),
+    // else the group of its last event up to `to`; or the leave's group.
     const joinedShown = shown.filter((p) => p.section === "join");
     const leaveEvents = await s.rooms.events.getMany(shown.filter((p) => p.section === "leave").map((p) => p.m.eventId));
     const atEnd = new Map<string, ReadonlyMap<string, string>>();
@@ -276,8 +296,17 @@ export const eventsProvider: SyncProvider = {
       else unsettled.push(roomId);
     }
     if (unsettled.length > 0) for (const [roomId, group] of await reads.stateGroupsAt(unsettled, to)) endGroup.set(roomId, group);
-    const firstGroups = shown.map((p) => timelines.get(p.m.roomId)!.events[0]?.stateGroup).filter((g): g is number => g !== undefined && g !== null);
+    const known = new Map<number, ReadonlyMap<string, string>>();
+    const firstGroups: number[] = [];
+    for (const p of shown) {
+      const group = timelines.get(p.m.roomId)!.events[0]?.stateGroup;
+      if (group === undefined || group === null) continue;
+      const snap = s.rooms.cache.get(p.m.roomId);
+      if (snap?.stateGroup === group) known.set(group, snap.state);
+      else firstGroups.push(group);
+    }
     const groupStates = await s.rooms.stateGroups.getMany([...firstGroups, ...endGroup.values()]);
+    for (const [group, state] of known) groupStates.set(group, state);
     const atStart = new Map<string, ReadonlyMap<string, string>>();
     for (const p of shown) {
       const roomId = p.m.roomId;
