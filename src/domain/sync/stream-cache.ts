@@ -61,6 +61,7 @@ export class SyncStreamCache {
       // In stream order (a room's commits are serialized by its lane; insert in place if ever not).
       let i = r.recent.length;
       while (i > 0 && r.recent[i - 1]!.pos > e.streamOrdering) i--;
+      if (i > 0 && r.recent[i - 1]!.pos === e.streamOrdering) continue; // a notice heard twice
       r.recent.splice(i, 0, { pos: e.streamOrdering, eventId: e.eventId });
       if (r.recent.length > RECENT_PER_ROOM) r.complete = r.recent.shift()!.pos;
       if (e.pdu.type === "m.room.member" && e.pdu.state_key !== undefined) {
