@@ -51,9 +51,13 @@ export class Dag {
     this.v = getRoomVersion(version)!;
   }
 
-  /** Builds an event on `prev` (state for auth selection: the state after the first prev), signed by `by`. */
-  async event(by: EventSigner, draft: EventDraft, prev: string[]): Promise<BuiltEvent> {
-    const state = prev.length > 0 ? this.after.get(prev[0]!)! : new Map<string, string>();
+  /**
+   * Builds an event on `prev`, signed by `by`. Its auth events are selected from the state after the
+   * first prev, or after `authFrom` (an older event: auth events that no longer hold).
+   */
+  async event(by: EventSigner, draft: EventDraft, prev: string[], authFrom?: string): Promise<BuiltEvent> {
+    const from = authFrom ?? prev[0];
+    const state = from !== undefined ? this.after.get(from)! : new Map<string, string>();
     const maxDepth = Math.max(0, ...prev.map((id) => this.depth.get(id)!));
     const isCreate = draft.type === "m.room.create";
     const roomId = isCreate && this.v.roomIdIsCreateEventHash ? undefined : this.roomId || `!dag${randomBytes(6).toString("hex")}:${by.serverName}`;
@@ -62,7 +66,7 @@ export class Dag {
     if (isCreate) this.roomId = roomId ?? roomIdFromCreateEvent(built.pdu, this.v);
     this.pdus.set(built.eventId, built.pdu);
     this.depth.set(built.eventId, built.pdu.depth);
-    const next = new Map(state);
+    const next = new Map(prev.length > 0 ? this.after.get(prev[0]!)! : []);
     if (draft.stateKey !== undefined) next.set(stateKeyOf(draft.type, draft.stateKey), built.eventId);
     this.after.set(built.eventId, next);
     return built;

@@ -129,6 +129,20 @@ describe.each(backends())("remote planner on %s", (backend) => {
       expect(await extremities(roomId)).toEqual([tip, next.eventId].sort());
     });
 
+    it(`v${version}: an event its auth events allow but the state before it does not is rejected`, async () => {
+      const { dag, tip } = await newRoom(version);
+      const roomId = dag.roomId;
+      const ban = await dag.member(remote, alice(), bob(), "ban", [tip]);
+      expect(await receive(roomId, ban)).toEqual([{ status: "accepted", eventId: ban.eventId }]);
+      // bob, banned, speaks after the ban citing his old join as auth event.
+      const after = await dag.event(remote, { type: "m.room.message", sender: bob(), content: { msgtype: "m.text", body: "still here" } }, [ban.eventId], tip);
+      const out = await receive(roomId, after);
+      expect(out).toEqual([{ status: "rejected", eventId: after.eventId, reason: expect.stringMatching(/sender_not_joined|not joined/) }]);
+      expect((await s.rooms.events.get(after.eventId))!.rejectedReason).toMatch(/not joined/);
+      expect(await extremities(roomId)).toEqual([ban.eventId]);
+      expect(heard).not.toContain(after.eventId);
+    });
+
     it(`v${version}: an event allowed before a ban but not by current state is soft-failed`, async () => {
       const { dag, tip } = await newRoom(version);
       const roomId = dag.roomId;
