@@ -1,25 +1,37 @@
-// Builds a running homeserver from a config: storage (migrated), signing key, domain services, the REST
-// and GraphQL faces on one Fastify server; and shuts it all down gracefully.
+// Builds a running homeserver from a config: storage (migrated), signing key, domain services with every
+// extension the capabilities add (declared here, in `capabilities`), the REST and GraphQL faces on one
+// Fastify server; and shuts it all down gracefully.
 import pino, { type Logger } from "pino";
 import type { FastifyInstance } from "fastify";
 import type { Config } from "./config/config.ts";
 import { openStorage } from "./storage/database.ts";
 import { loadOrCreateSigningKeys } from "./domain/signing-key.ts";
-import { buildServices, type Clock, type Services } from "./domain/services.ts";
-import { installTokenCacheInvalidation } from "./domain/accounts/authenticate.ts";
+import { buildServices, startBackground, type Clock, type Services } from "./domain/services.ts";
+import type { Extensions } from "./domain/extensions.ts";
+import type { DurableConsumer } from "./domain/consumers/durable.ts";
 import { createHttpServer } from "./compat/server.ts";
 import { ROUTE_GROUPS } from "./compat/routes.ts";
 import { mountGraphql } from "./graphql/server.ts";
-import { installRoomAccountHooks } from "./domain/rooms/account-hooks.ts";
-import { installSearchHooks } from "./domain/search/index-hooks.ts";
-import { installRelations } from "./domain/relations/install.ts";
-import { installDirectoryHooks } from "./domain/directory/install.ts";
-import { installE2eeHooks } from "./domain/e2ee/install.ts";
-import { installEphemeral } from "./domain/ephemeral/install.ts";
+import { invalidateTokenCache } from "./domain/accounts/authenticate.ts";
+import { leaveAllRooms, updateMemberEvents } from "./domain/rooms/account-hooks.ts";
+import { indexSearch } from "./domain/search/index-hooks.ts";
+import { indexRelations } from "./domain/relations/index-hook.ts";
+import { bundleAggregations } from "./domain/relations/aggregations.ts";
+import { updateDirectoryStats } from "./domain/directory/stats.ts";
+import { resolveLocalAlias } from "./domain/directory/aliases.ts";
+import { aliasOnCreate, canonicalAliasCheck } from "./domain/directory/room-extensions.ts";
+import { encryptionByDefault } from "./domain/e2ee/encryption-default.ts";
+import { announceDeletedDevices, announceDeviceUpdate, deleteDeviceKeys } from "./domain/e2ee/device-lists.ts";
+import { recordSyncCommits } from "./domain/sync/stream-cache.ts";
+import { typingProvider } from "./domain/sync/providers/typing.ts";
+import { receiptsProvider } from "./domain/sync/providers/receipts.ts";
+import { presenceProvider } from "./domain/sync/providers/presence.ts";
+import { presenceFromSync } from "./domain/presence/presence.ts";
+import { presenceSweeper, typingNotices } from "./domain/ephemeral/tasks.ts";
 import type { Dns } from "./federation/transport.ts";
-import { installPush } from "./domain/push/install.ts";
 import { indexPushActions } from "./domain/push/indexer.ts";
-import { persistHooks } from "./domain/rooms/persist.ts";
+import { addUnreadCounts } from "./domain/push/sync-counts.ts";
+import { dropDevicePushers, dropUserPushers, pushGateways } from "./domain/push/install.ts";
 import { startMediaRetention } from "./domain/media/retention.ts";
 
 export interface Homeserver {
@@ -37,24 +49,47 @@ export interface StartOptions {
   port?: number;
   /** DNS for federation server discovery (tests: a resolver that never leaves the machine). */
   dns?: Dns;
+  /** Durable consumers added to the declared ones (embedding, tests). */
+  consumers?: DurableConsumer[];
+}
+
+/**
+ * Everything the capabilities add to the core machinery, in one place (src/domain/extensions.ts says
+ * what each list is for). Order matters where it runs in sequence (indexers, listeners).
+ */
+export function capabilities(extra: { consumers?: DurableConsumer[] } = {}): Extensions {
+  return {
+    // In the event commit's transaction: atomic with the events.
+    // Push evaluation runs after relations (it reads the threads of the batch).
+    indexers: [indexSearch, indexRelations, updateDirectoryStats, indexPushActions],
+    // Fed each commit notice at settle, after the room and event caches, before the notifier.
+    commitListeners: [recordSyncCommits],
+    // After the commit, from their own persisted positions (federation sender, push, appservices next).
+    consumers: [...(extra.consumers ?? [])],
+    unsigned: [bundleAggregations],
+    createRoom: [aliasOnCreate, encryptionByDefault],
+    stateEventChecks: [canonicalAliasCheck],
+    aliasResolvers: [resolveLocalAlias],
+    profileChanged: [updateMemberEvents],
+    deactivated: [leaveAllRooms, dropUserPushers],
+    deviceDeleting: [deleteDeviceKeys],
+    devicesDeleted: [announceDeletedDevices, dropDevicePushers],
+    deviceUpdated: [announceDeviceUpdate],
+    syncProviders: [typingProvider, receiptsProvider, presenceProvider],
+    // Per joined room, after every provider ran: unread notification counts.
+    syncDecorators: [addUnreadCounts],
+    presenceSetters: [presenceFromSync],
+    invalidationListeners: [invalidateTokenCache],
+    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention],
+  };
 }
 
 export async function startHomeserver(config: Config, opts: StartOptions = {}): Promise<Homeserver> {
   const log = opts.log ?? pino({ level: config.log_level, base: { server: config.server_name } });
   const storage = await openStorage(config.database);
   const signingKeys = await loadOrCreateSigningKeys(config.signing_key_path);
-  const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock, dns: opts.dns });
-  installTokenCacheInvalidation(services);
-  installRoomAccountHooks();
-  installSearchHooks();
-  installRelations();
-  installDirectoryHooks();
-  installE2eeHooks();
-  installEphemeral(services);
-  // Push rule evaluation: an in-transaction indexer of the event pipeline (after relations: threads).
-  if (!persistHooks.includes(indexPushActions)) persistHooks.push(indexPushActions);
-  await installPush(services);
-  services.onClose.push(startMediaRetention(services));
+  const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock, dns: opts.dns, extensions: capabilities({ consumers: opts.consumers }) });
+  await startBackground(services);
 
   const app = createHttpServer(services);
   for (const group of ROUTE_GROUPS) group(app, services);

@@ -40,6 +40,10 @@ import { ReceiptStore } from "./store/receipts.ts";
 import { PresenceStore } from "./store/presence.ts";
 import { PushServices } from "./push/push-services.ts";
 import { MediaServices } from "./media/media-services.ts";
+import { ConsumerPositionStore } from "./store/consumer-positions.ts";
+import { noExtensions, type Extensions } from "./extensions.ts";
+import { CommitFeed, notifyReaders, updateRoomCaches } from "./consumers/commit-feed.ts";
+import { ConsumerRunner } from "./consumers/durable.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -57,13 +61,22 @@ export interface Clock {
 
 export interface Services {
   config: Config;
+  /** This process's name as a writer of streams ("master": the one process, until workers exist). */
+  instanceName: string;
+  /** What capabilities add to the machinery, declared in src/main.ts (extensions.ts). */
+  extensions: Extensions;
+  /** The commit notice of each event commit, to every in-memory index (consumers/commit-feed.ts). */
+  commits: CommitFeed;
+  /** The durable consumers of the events stream (consumers/durable.ts), and their positions. */
+  consumers: ConsumerRunner;
+  consumerPositions: ConsumerPositionStore;
   storage: Storage;
   db: Db;
   log: Logger;
   clock: Clock;
   signingKeys: SigningKey[];
   /** Verify keys of servers: our own, and remote ones fetched directly or through notaries, cached. */
-  keyRing: KeyRing & Pick<FederatedKeyRing, "refreshDirect">;
+  keyRing: KeyRing;
   /** Other servers' keys as stored (the notary face reads them whole). */
   serverKeys: ServerKeyStore;
   /** Outbound federation: signed requests to other servers (src/federation). */
@@ -118,8 +131,10 @@ export function buildServices(opts: {
   clock?: Clock;
   /** DNS for server discovery (tests inject a fake). */
   dns?: Dns;
+  extensions?: Extensions;
 }): Services {
   const { config, storage, log } = opts;
+  const extensions = opts.extensions ?? noExtensions();
   const clock = opts.clock ?? { now: () => Date.now() };
   const sessions = new SessionStore(storage.db);
   const caches = new CacheRegistry({ ...config.caches, event_cache_size: config.event_cache_size });
@@ -136,6 +151,11 @@ export function buildServices(opts: {
   const serverKeys = new ServerKeyStore(storage.sql);
   const services: Services = {
     config,
+    instanceName: "master",
+    extensions,
+    commits: undefined as unknown as CommitFeed, // set below: they need the services
+    consumers: undefined as unknown as ConsumerRunner,
+    consumerPositions: new ConsumerPositionStore(storage.sql),
     storage,
     db: storage.db,
     log,
@@ -176,7 +196,7 @@ export function buildServices(opts: {
     reports: new ReportStore(storage.db),
     accountData: new AccountDataStore(storage.sql),
     filters: new FilterStore(storage.sql),
-    sync: new SyncServices(caches.get("sync_lazy_members", 10_000)),
+    sync: new SyncServices(caches.get("sync_lazy_members", 10_000), extensions.syncProviders, extensions.syncDecorators),
     directory: new DirectoryStore(storage.sql),
     e2ee: new E2eStore(storage.sql),
     typing: new TypingState(() => clock.now()),
@@ -194,8 +214,19 @@ export function buildServices(opts: {
   services.rooms.notifier.gate("push_rules", services.push.rules.store.streamIds);
   services.rooms.notifier.gate("to_device", services.e2ee.toDeviceIds);
   services.rooms.notifier.gate("device_lists", services.e2ee.deviceListIds);
+  services.consumers = new ConsumerRunner(services, extensions.consumers);
+  // The core indexes first (room and event caches), then the declared ones, then readers and consumers.
+  services.commits = new CommitFeed(services, [updateRoomCaches, ...extensions.commitListeners, notifyReaders, (s, c) => s.consumers.offer(c)]);
+  for (const listen of extensions.invalidationListeners) services.invalidations.subscribe((m) => listen(services, m));
   services.onClose.push(() => services.sync.shutdown());
   services.onClose.push(() => services.deviceActivity.stop());
   services.onClose.push(() => federation.close());
   return services;
+}
+
+/** Starts the declared background tasks and durable consumers; their stops run on close (before storage). */
+export async function startBackground(s: Services): Promise<void> {
+  for (const task of s.extensions.background) s.onClose.push(task(s));
+  s.onClose.push(() => s.consumers.stop());
+  await s.consumers.start();
 }

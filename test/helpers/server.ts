@@ -12,6 +12,7 @@ import { parseConfig, type Config } from "../../src/config/config.ts";
 import { startHomeserver, type Homeserver } from "../../src/main.ts";
 import type { Clock } from "../../src/domain/services.ts";
 import type { Dns } from "../../src/federation/transport.ts";
+import type { DurableConsumer } from "../../src/domain/consumers/durable.ts";
 
 export type Backend = "sqlite" | "postgres";
 
@@ -96,6 +97,8 @@ export interface TestServerOptions {
   port?: number;
   /** DNS for server discovery (default: hermeticDns). */
   dns?: Dns;
+  /** Durable consumers of the events stream added to the declared ones (also after a restart). */
+  consumers?: DurableConsumer[];
 }
 
 /** Status, headers and body of a fetch answer: the JSON value, the text if it is not JSON, undefined if empty. */
@@ -185,7 +188,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const log = pino({ level: String(raw.log_level ?? "warn") });
   let hs: Homeserver;
   try {
-    hs = await startHomeserver(config, { log, port: opts.port ?? 0, clock: opts.clock, dns: opts.dns ?? hermeticDns });
+    hs = await startHomeserver(config, { log, port: opts.port ?? 0, clock: opts.clock, dns: opts.dns ?? hermeticDns, consumers: opts.consumers });
   } catch (err) {
     await pgDb?.drop();
     rmSync(dir, { recursive: true, force: true });
@@ -223,7 +226,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     },
     async restart() {
       await server.stop();
-      hs = await startHomeserver(config, { log, port, clock: opts.clock, dns: opts.dns ?? hermeticDns });
+      hs = await startHomeserver(config, { log, port, clock: opts.clock, dns: opts.dns ?? hermeticDns, consumers: opts.consumers });
       running = true;
     },
     async close() {

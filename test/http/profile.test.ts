@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { loginUser, registerUser, type Session } from "../helpers/users.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
-import { profileChangeHooks, type ProfileChange } from "../../src/domain/profile/profile.ts";
+import type { ProfileChange } from "../../src/domain/profile/profile.ts";
 import type { Invalidation } from "../../src/domain/cache/invalidation.ts";
 
 const V3 = "/_matrix/client/v3";
@@ -49,7 +49,8 @@ describe.each(backends())("profiles on %s", (backend) => {
     const unsubscribe = t.hs.services.invalidations.subscribe((m) => seen.push(m));
     const changes: ProfileChange[] = [];
     const hook = async (_s: unknown, c: ProfileChange) => { changes.push(c); };
-    profileChangeHooks.push(hook);
+    const hooks = t.hs.services.extensions.profileChanged;
+    hooks.push(hook);
     try {
       const put = await t.call("PUT", `${V3}/profile/${ALICE}/displayname`, { token: alice.access_token, body: { displayname: "  Alice A  " } });
       expect([put.status, put.json]).toEqual([200, {}]);
@@ -81,7 +82,7 @@ describe.each(backends())("profiles on %s", (backend) => {
       expect((await t.call("PUT", `${V3}/profile/${ALICE}/displayname`, { token: alice.access_token, body: { displayname: "Alice" } })).status).toBe(200);
     } finally {
       unsubscribe();
-      profileChangeHooks.splice(profileChangeHooks.indexOf(hook), 1);
+      hooks.splice(hooks.indexOf(hook), 1);
     }
   });
 

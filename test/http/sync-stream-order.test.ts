@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
-import { persistHooks, type PersistHook } from "../../src/domain/rooms/persist.ts";
+import type { EventIndexer } from "../../src/domain/rooms/pipeline/commit.ts";
 import { idAllocator, type StreamIdTracker } from "../../src/domain/store/ids.ts";
 import { parseSyncToken } from "../../src/domain/sync/token.ts";
 import type { SqlExecutor } from "../../src/storage/sql.ts";
@@ -33,7 +33,7 @@ describe.each(backends().filter((b) => b === "postgres"))("stream positions comm
   let holdRoom: string | undefined;
   let entered = latch();
   let release = latch();
-  const hook: PersistHook = async (_tx, _s, room) => {
+  const hook: EventIndexer = async (_tx, _s, { room }) => {
     if (room.roomId !== holdRoom) return;
     holdRoom = undefined;
     entered.open();
@@ -41,13 +41,12 @@ describe.each(backends().filter((b) => b === "postgres"))("stream positions comm
   };
 
   beforeAll(async () => {
-    persistHooks.push(hook);
     t = await startTestServer({ backend });
+    t.hs.services.extensions.indexers.push(hook);
     alice = await registerUser(t, "alice");
     bob = await registerUser(t, "bob");
   });
   afterAll(async () => {
-    persistHooks.splice(persistHooks.indexOf(hook), 1);
     await t?.close();
   });
 

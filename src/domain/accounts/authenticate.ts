@@ -4,6 +4,7 @@
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { AccessTokenRow } from "../store/sessions.ts";
+import type { Invalidation } from "../cache/invalidation.ts";
 import type { Requester } from "./requester.ts";
 import { hashToken } from "./tokens.ts";
 import { appServiceByToken, appServiceUserId, isInNamespace } from "./appservices.ts";
@@ -20,13 +21,11 @@ function tokenCache(s: Services) {
   return s.caches.get<string, CachedToken>(CACHE, 100_000);
 }
 
-/** Wires cache invalidation; called once when services are built. */
-export function installTokenCacheInvalidation(s: Services): void {
+/** Drops cached token lookups named by an invalidation message (an invalidation listener, src/main.ts). */
+export function invalidateTokenCache(s: Services, m: Invalidation): void {
   const cache = tokenCache(s);
-  s.invalidations.subscribe((m) => {
-    if (m.kind === "user_tokens") cache.deleteWhere((v) => v.row.userId === m.userId);
-    else if (m.kind === "token") cache.delete(m.tokenHash);
-  });
+  if (m.kind === "user_tokens") cache.deleteWhere((v) => v.row.userId === m.userId);
+  else if (m.kind === "token") cache.delete(m.tokenHash);
 }
 
 export interface SeenFrom {

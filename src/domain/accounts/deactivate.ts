@@ -8,8 +8,8 @@ import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
 import { deleteDevices } from "../devices/delete-devices.ts";
 import { invalidateUserTokens } from "./authenticate.ts";
 
-/** Hooks later capabilities register (leave rooms, drop from the user directory ...). */
-export const deactivationHooks: ((s: Services, userId: string, erase: boolean) => Promise<void>)[] = [];
+/** Run after an account was deactivated (leave rooms, drop from the user directory ...; src/main.ts). */
+export type DeactivationHook = (s: Services, userId: string, erase: boolean) => Promise<void>;
 
 export async function deactivateAccount(s: Services, userId: string, erase: boolean): Promise<void> {
   await deleteDevices(s, userId, await s.sessions.deviceIds(userId));
@@ -22,7 +22,7 @@ export async function deactivateAccount(s: Services, userId: string, erase: bool
   });
   invalidateUserTokens(s, userId);
   s.invalidations.publish({ kind: "profile", userId });
-  for (const hook of deactivationHooks) await hook(s, userId, erase);
+  for (const hook of s.extensions.deactivated) await hook(s, userId, erase);
 }
 
 export async function deactivateOwnAccount(s: Services, r: Requester, req: UiaRequest): Promise<{ id_server_unbind_result: string }> {

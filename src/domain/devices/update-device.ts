@@ -7,13 +7,12 @@ import type { Requester } from "../accounts/requester.ts";
 
 export const MAX_DEVICE_DISPLAY_NAME_LEN = 100;
 
-/** Hooks later capabilities register to learn of renamed or created devices (device list updates). */
+/** Learns of renamed or created devices (device list updates; declared in src/main.ts). */
 export type DeviceUpdateHook = (s: Services, userId: string, deviceId: string, created: boolean) => Promise<void>;
-export const deviceUpdateHooks: DeviceUpdateHook[] = [];
 
 /** Runs the update hooks (also called after login and registration made a device). */
 export async function runDeviceUpdateHooks(s: Services, userId: string, deviceId: string, created: boolean): Promise<void> {
-  for (const hook of deviceUpdateHooks) await hook(s, userId, deviceId, created);
+  for (const hook of s.extensions.deviceUpdated) await hook(s, userId, deviceId, created);
 }
 
 /**

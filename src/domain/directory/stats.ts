@@ -1,12 +1,13 @@
 // The directory's view of each room (room_directory_stats): name, topic, canonical alias, avatar, join
 // rule, history visibility, guest access, room type and joined-member count, kept from the room's state
-// by a persist hook inside every event commit, so /publicRooms reads a page in one query. Rooms created
+// by an in-transaction indexer of every event commit (from the changes of current state), so
+// /publicRooms reads a page in one query. Rooms created
 // before this table existed are filled in from current state the first time the directory is read.
 // Spec: Client-Server API "Listing rooms" (PublishedRoomsChunk).
 import type { Services } from "../services.ts";
 import type { Pdu } from "../events/types.ts";
 import type { SqlExecutor } from "../../storage/sql.ts";
-import type { PersistHook } from "../rooms/persist.ts";
+import type { EventIndexer } from "../rooms/pipeline/commit.ts";
 import type { StatsField } from "../store/directory.ts";
 import { RoomBatchReads } from "../store/rooms.ts";
 
@@ -45,12 +46,22 @@ function fieldsFrom(events: Iterable<Pdu>): Partial<Record<StatsField, string | 
   return fields;
 }
 
-export const updateDirectoryStats: PersistHook = async (tx, s, room, events) => {
-  const state = events.filter((e) => e.pdu.state_key !== undefined && !e.rejectedReason);
-  if (state.length === 0) return;
-  if (state.some((e) => e.pdu.type === "m.room.create")) await s.directory.ensureStatsRow(tx, room.roomId);
-  await s.directory.setStats(tx, room.roomId, fieldsFrom(state.map((e) => e.pdu)));
-  if (state.some((e) => e.pdu.type === "m.room.member")) await s.directory.recountJoined(tx, room.roomId);
+export const updateDirectoryStats: EventIndexer = async (tx, s, { room, stored, stateChanges }) => {
+  if (stateChanges.size === 0) return;
+  const types = new Set([...stateChanges.keys()].map((k) => k.slice(0, k.indexOf("\u0000"))));
+  // The events now in current state: this commit's (in hand), older ones (state resolution) read.
+  const inBatch = new Map(stored.map((e) => [e.eventId, e.pdu]));
+  const ids = [...stateChanges.values()].filter((id): id is string => id !== null);
+  const older = ids.some((id) => !inBatch.has(id)) ? await s.rooms.events.getMany(ids.filter((id) => !inBatch.has(id))) : new Map();
+  const pdus = ids.map((id) => inBatch.get(id) ?? older.get(id)?.pdu).filter((p): p is Pdu => p !== undefined);
+  if (types.has("m.room.create")) await s.directory.ensureStatsRow(tx, room.roomId);
+  const fields = fieldsFrom(pdus);
+  for (const [k, id] of stateChanges) {
+    const type = k.slice(0, k.indexOf("\u0000"));
+    if (id === null && k === `${type}\u0000` && FIELD_OF[type]) fields[FIELD_OF[type]({})[0]] = null;
+  }
+  if (Object.keys(fields).length > 0) await s.directory.setStats(tx, room.roomId, fields);
+  if (types.has("m.room.member")) await s.directory.recountJoined(tx, room.roomId);
 };
 
 /** Fills in the stats rows of rooms that have none, from their current state (a few batch reads). */

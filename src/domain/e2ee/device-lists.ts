@@ -1,12 +1,12 @@
 // The device-list stream: records that a user's devices or cross-signing keys changed, and tells the
-// notifier who should hear of it (the user and everyone sharing a joined room with them). Installs the
-// device hooks: a new, renamed or deleted device moves the stream; a deleted device's keys, one-time
-// and fallback keys, signatures and pending to-device messages go in the deletion transaction.
+// notifier who should hear of it (the user and everyone sharing a joined room with them). Its device hooks
+// (declared in src/main.ts): a new, renamed or deleted device moves the stream; a deleted device's keys,
+// one-time and fallback keys, signatures and pending to-device messages go in the deletion transaction.
 // Spec: Client-Server API "Tracking the device list for a user".
 import type { Services } from "../services.ts";
 import type { SqlExecutor } from "../../storage/sql.ts";
-import { deviceDeletedHooks, deviceDeletionHooks, type DeviceDeletionHook } from "../devices/delete-devices.ts";
-import { deviceUpdateHooks, type DeviceUpdateHook } from "../devices/update-device.ts";
+import type { DeviceDeletionHook, DevicesDeletedHook } from "../devices/delete-devices.ts";
+import type { DeviceUpdateHook } from "../devices/update-device.ts";
 import { prismaExecutor } from "../store/e2ee.ts";
 
 /**
@@ -31,23 +31,19 @@ export async function deviceListChanged(s: Services, userId: string, deviceIds: 
   return pos;
 }
 
-const onDelete: DeviceDeletionHook = async (tx, userId, deviceIds, s) => {
+/** In the deletion's transaction: the devices' E2EE data goes, and the device-list stream moves. */
+export const deleteDeviceKeys: DeviceDeletionHook = async (tx, userId, deviceIds, s) => {
   const ex = prismaExecutor(tx, s.storage.sql.dialect);
   await s.e2ee.deleteDeviceData(ex, userId, deviceIds);
   await recordDeviceListChange(s, ex, userId, deviceIds);
 };
 
-const onDeleted = async (s: Services, userId: string): Promise<void> => {
+/** After the deletion: who shares a room with the user hears of it. */
+export const announceDeletedDevices: DevicesDeletedHook = async (s: Services, userId: string): Promise<void> => {
   await announceDeviceListChange(s, userId, await s.e2ee.currentDeviceListPosition());
 };
 
-const onUpdate: DeviceUpdateHook = async (s, userId, deviceId) => {
+/** A new or renamed device moves the device-list stream. */
+export const announceDeviceUpdate: DeviceUpdateHook = async (s, userId, deviceId) => {
   await deviceListChanged(s, userId, [deviceId]);
 };
-
-/** Registers the device hooks (idempotent). Called once from src/main.ts. */
-export function installDeviceListHooks(): void {
-  if (!deviceDeletionHooks.includes(onDelete)) deviceDeletionHooks.push(onDelete);
-  if (!deviceDeletedHooks.includes(onDeleted)) deviceDeletedHooks.push(onDeleted);
-  if (!deviceUpdateHooks.includes(onUpdate)) deviceUpdateHooks.push(onUpdate);
-}

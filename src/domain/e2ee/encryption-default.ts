@@ -4,7 +4,7 @@
 // initial_state already sets it. Spec: Client-Server API "Messaging algorithms" / "m.room.encryption".
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
-import { createRoomHooks, type CreateRoomRequest } from "../rooms/create-room.ts";
+import type { CreateRoomExtension, CreateRoomRequest } from "../rooms/create-room.ts";
 import type { EventDraft } from "../rooms/build-event.ts";
 
 export const DEFAULT_ROOM_ALGORITHM = "m.megolm.v1.aes-sha2";
@@ -19,9 +19,5 @@ async function encryptionState(s: Services, r: Requester, req: CreateRoomRequest
   return [{ type: "m.room.encryption", stateKey: "", sender: r.userId, content: { algorithm: DEFAULT_ROOM_ALGORITHM } }];
 }
 
-const hook = { extraState: encryptionState };
-
-/** Registers the createRoom hook (idempotent). */
-export function installEncryptionDefault(): void {
-  if (!createRoomHooks.includes(hook)) createRoomHooks.push(hook);
-}
+/** The createRoom extension (declared in src/main.ts). */
+export const encryptionByDefault: CreateRoomExtension = { extraState: encryptionState };

@@ -18,6 +18,11 @@ export interface KeyRing {
    * Resolves undefined when the key cannot be found or is not valid then.
    */
   verifyKey(serverName: string, keyId: string, atTs: number): Promise<KeyObject | undefined>;
+  /**
+   * Fetches `serverName`'s keys from the server itself (never through a notary) unless they are known
+   * valid until `minimumValidUntilTs` (the notary endpoint serves what this leaves in storage).
+   */
+  refreshDirect(serverName: string, minimumValidUntilTs: number): Promise<void>;
 }
 
 /** Knows only this server's own keys (tests and tools; the homeserver uses FederatedKeyRing). */
@@ -28,6 +33,8 @@ export class LocalKeyRing implements KeyRing {
     if (serverName !== this.serverName) return undefined;
     return this.keys.find((k) => k.keyId === keyId)?.publicKeyObject;
   }
+
+  async refreshDirect(): Promise<void> {}
 }
 
 /** How the key ring reaches other servers; src/federation implements it with signed requests. */

@@ -29,10 +29,10 @@ export interface ProfileChange {
 }
 
 /**
- * Hooks run after a profile change was stored. The room pipeline registers here to send updated
- * m.room.member events into every room the user has joined; the user directory will too.
+ * Run after a profile change was stored (declared in src/main.ts): rooms send updated m.room.member
+ * events into every room the user has joined; the user directory will too.
  */
-export const profileChangeHooks: ((s: Services, change: ProfileChange) => Promise<void>)[] = [];
+export type ProfileChangeHook = (s: Services, change: ProfileChange) => Promise<void>;
 
 /**
  * `limit_profile_requests_to_users_who_share_rooms`: only the user themselves and users sharing a room
@@ -140,9 +140,9 @@ async function setField(s: Services, r: Requester, userId: string, field: Profil
 
   await s.db.$transaction((tx) => s.users.setProfileField(tx, userId, field === "displayname" ? "displayname" : "avatarUrl", stored));
   s.invalidations.publish({ kind: "profile", userId });
-  if (profileChangeHooks.length > 0) {
+  if (s.extensions.profileChanged.length > 0) {
     const profile = await loadProfile(s, userId);
-    for (const hook of profileChangeHooks) await hook(s, { userId, requester: r, field, profile });
+    for (const hook of s.extensions.profileChanged) await hook(s, { userId, requester: r, field, profile });
   }
 }
 

@@ -8,6 +8,7 @@
 // Spec: Client-Server API "Push Notifications" ("Server behaviour"), "Threading".
 import type { Services } from "../services.ts";
 import type { SqlExecutor } from "../../storage/sql.ts";
+import type { EventIndexer } from "../rooms/pipeline/commit.ts";
 import type { StoredEvent } from "../store/events.ts";
 import type { RoomSnapshot } from "../rooms/room-cache.ts";
 import type { PushEventRow, PushExceptionRow } from "../store/push-notifications.ts";
@@ -63,7 +64,10 @@ interface Evaluated {
   exceptions: Map<string, Outcome>;
 }
 
-export async function indexPushActions(tx: SqlExecutor, s: Services, room: RoomSnapshot, events: StoredEvent[]): Promise<void> {
+/** The push indexer of the event pipeline (declared in src/main.ts): the batch's timeline events. */
+export const indexPushActions: EventIndexer = (tx, s, batch) => evaluateEvents(tx, s, batch.room, [...batch.events]);
+
+async function evaluateEvents(tx: SqlExecutor, s: Services, room: RoomSnapshot, events: StoredEvent[]): Promise<void> {
   const suffix = `:${s.config.server_name}`;
   const isLocal = (u: string) => u.endsWith(suffix);
   const before = await roomStateBefore(s, tx, room, events);

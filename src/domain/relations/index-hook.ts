@@ -1,21 +1,18 @@
-// The relations index, kept inside the event commit (a persistHook): each stored event with a valid
-// m.relates_to becomes a row of event_relations, with the thread it belongs to (the root of an m.thread
-// relation, or the thread of the event it relates to); a redaction removes the redacted event's row so
-// redacted relations drop out of /relations, /threads and the aggregations. Spec: Client-Server API
-// "Forming relationships between events", "Threading", "Redactions".
-import type { PersistHook } from "../rooms/persist.ts";
+// The relations index, kept inside the event commit (an in-transaction indexer, declared in src/main.ts):
+// each timeline event with a valid m.relates_to becomes a row of event_relations, with the thread it
+// belongs to (the root of an m.thread relation, or the thread of the event it relates to); a redaction
+// that takes effect removes the redacted event's row so redacted relations drop out of /relations,
+// /threads and the aggregations. Spec: Client-Server API "Forming relationships between events",
+// "Threading", "Redactions".
+import type { EventIndexer } from "../rooms/pipeline/commit.ts";
 import type { RelationRow } from "../store/relations.ts";
 import { relationOf } from "./parse.ts";
 
-export const indexRelations: PersistHook = async (tx, s, room, events) => {
+export const indexRelations: EventIndexer = async (tx, s, { room, events, redactions }) => {
   const rows: RelationRow[] = [];
-  const redacted: string[] = [];
+  const redacted = [...redactions.values()];
   for (const e of events) {
-    if (e.pdu.type === "m.room.redaction") {
-      // Only a redaction that took effect (the commit decided: e.redacts) drops its target's relation.
-      if (e.redacts) redacted.push(e.redacts);
-      continue;
-    }
+    if (e.pdu.type === "m.room.redaction") continue;
     const rel = relationOf(e.pdu);
     if (!rel) continue;
     rows.push({

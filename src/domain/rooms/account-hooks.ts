@@ -1,15 +1,14 @@
 // What rooms do when an account changes (as Synapse does): a new display name or avatar is written into
 // the member event of every room the user is joined to, and a deactivated user leaves every room
-// (joined, invited or knocking). Installed once at start-up by src/main.ts.
+// (joined, invited or knocking). Declared in src/main.ts (`profileChanged`, `deactivated`).
 import type { Services } from "../services.ts";
-import { profileChangeHooks, type ProfileChange } from "../profile/profile.ts";
-import { deactivationHooks } from "../accounts/deactivate.ts";
+import type { ProfileChange } from "../profile/profile.ts";
 import { appendEvent } from "./append.ts";
 import { currentStateEvent } from "./room-cache.ts";
 import { leaveRoom, memberContentFor } from "./membership.ts";
 import type { EventDraft } from "./build-event.ts";
 
-async function updateMemberEvents(s: Services, change: ProfileChange): Promise<void> {
+export async function updateMemberEvents(s: Services, change: ProfileChange): Promise<void> {
   for (const roomId of await s.rooms.store.roomsOfUser(change.userId, "join")) {
     try {
       await appendEvent(s, roomId, async (room): Promise<EventDraft | { alreadyDone: never }> => {
@@ -26,7 +25,7 @@ async function updateMemberEvents(s: Services, change: ProfileChange): Promise<v
   }
 }
 
-async function leaveAllRooms(s: Services, userId: string): Promise<void> {
+export async function leaveAllRooms(s: Services, userId: string): Promise<void> {
   const requester = { userId, deviceId: null, isGuest: false, isAdmin: false, accessTokenId: null };
   for (const membership of ["join", "invite", "knock"]) {
     for (const roomId of await s.rooms.store.roomsOfUser(userId, membership)) {
@@ -37,9 +36,4 @@ async function leaveAllRooms(s: Services, userId: string): Promise<void> {
       }
     }
   }
-}
-
-export function installRoomAccountHooks(): void {
-  if (!profileChangeHooks.includes(updateMemberEvents)) profileChangeHooks.push(updateMemberEvents);
-  if (!deactivationHooks.includes(leaveAllRooms)) deactivationHooks.push(leaveAllRooms);
 }

@@ -68,10 +68,11 @@ export async function roomSummaries(s: Services, r: Requester, roomIds: readonly
   }
   if (formerMembers.length > 0) {
     const leaves = await s.rooms.events.getMany(formerMembers.map((f) => f.leaveEventId));
+    const groups = await s.rooms.stateGroups.getMany([...leaves.values()].map((e) => e.stateGroup).filter((g): g is number => g !== null));
     for (const f of formerMembers) {
-      const leave = leaves.get(f.leaveEventId);
-      if (!leave) continue;
-      const state = await s.rooms.stateGroups.get(leave.stateGroup);
+      const group = leaves.get(f.leaveEventId)?.stateGroup;
+      const state = group !== undefined && group !== null ? groups.get(group) : undefined;
+      if (!state) continue;
       const picked = new Map<string, string>();
       for (const type of SUMMARY_TYPES) {
         const id = state.get(stateKeyOf(type, ""));

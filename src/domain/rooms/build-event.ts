@@ -4,6 +4,7 @@
 // selection", "Signing events"; Room Versions "Event IDs".
 import type { Services } from "../services.ts";
 import type { Pdu } from "../events/types.ts";
+import type { SigningKey } from "../signing-key.ts";
 import { authTypesForEvent } from "../auth/index.ts";
 import { createHash } from "node:crypto";
 import { referenceHash } from "../events/hashes.ts";
@@ -44,9 +45,16 @@ export interface BuildContext {
 
 const MAX_PREV_EVENTS = 20;
 
-export async function buildEvent(s: Services, ctx: BuildContext, draft: EventDraft, now = s.clock.now()): Promise<BuiltEvent> {
+/** Who signs a built event: this server by default (another one's key in tests of received events). */
+export interface EventSigner {
+  serverName: string;
+  key: SigningKey;
+}
+
+export async function buildEvent(s: Services, ctx: BuildContext, draft: EventDraft, now = s.clock.now(), signer?: EventSigner): Promise<BuiltEvent> {
   const v = ctx.version;
-  const serverName = s.config.server_name;
+  signer ??= { serverName: s.config.server_name, key: s.signingKeys[0]! };
+  const serverName = signer.serverName;
   const prevIds = ctx.extremities.slice(-MAX_PREV_EVENTS);
   const authIds = authTypesForEvent(v, draft.type, draft.stateKey, draft.sender, draft.content)
     .map(([t, k]) => ctx.state.get(stateKeyOf(t, k)))
@@ -85,7 +93,7 @@ export async function buildEvent(s: Services, ctx: BuildContext, draft: EventDra
     pdu.event_id = `$${randomString(18)}:${serverName}`;
   }
 
-  return sealEvent(s, pdu, v);
+  return sealEvent(pdu, v, signer);
 }
 
 /**
@@ -94,14 +102,14 @@ export async function buildEvent(s: Services, ctx: BuildContext, draft: EventDra
  * `unsigned` — so they are encoded once. The whole-PDU size limit is measured exactly only when the
  * event is near it.
  */
-function sealEvent(s: Services, pdu: Pdu, v: RoomVersion): BuiltEvent {
-  const serverName = s.config.server_name;
+function sealEvent(pdu: Pdu, v: RoomVersion, signer: EventSigner): BuiltEvent {
+  const serverName = signer.serverName;
   const { unsigned: _u, signatures: _s, hashes: _h, ...hashable } = pdu;
   const contentJson = canonicalJson(hashable);
   pdu.hashes = { sha256: base64Unpadded(createHash("sha256").update(contentJson).digest()) };
   const { signatures: _rs, unsigned: _ru, ...redacted } = redactEvent(pdu, v, { shareTopLevel: true });
   const signedBytes = Buffer.from(canonicalJson(redacted));
-  const key = s.signingKeys[0]!;
+  const key = signer.key;
   pdu.signatures = { [serverName]: { [key.keyId]: base64Unpadded(signBytes(signedBytes, key.privateKey)) } };
   if (Buffer.byteLength(contentJson) > MAX_PDU_BYTES - 1024) checkPduSize(pdu);
   else checkFieldSizes(pdu);

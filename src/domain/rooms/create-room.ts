@@ -35,13 +35,13 @@ export interface CreateRoomRequest {
 const PRESETS = ["private_chat", "public_chat", "trusted_private_chat"] as const;
 type Preset = (typeof PRESETS)[number];
 
-/** Hooks later capabilities register (aliases from room_alias_name, encryption defaults ...). */
-export const createRoomHooks: {
+/** What a capability adds to room creation (aliases from room_alias_name, encryption defaults ...; src/main.ts). */
+export interface CreateRoomExtension {
   /** Adds drafts after the preset state; may refuse the request. */
   extraState?: (s: Services, r: Requester, req: CreateRoomRequest, roomId: string, version: RoomVersion) => Promise<EventDraft[]>;
   /** A write to make in the room's commit transaction (e.g. the alias row); it may throw to refuse. */
   alsoWrite?: (s: Services, r: Requester, req: CreateRoomRequest, roomId: string) => ((tx: SqlExecutor) => Promise<void>) | undefined;
-}[] = [];
+}
 
 type InitialStateEntry = { type: string; state_key?: string; content: Record<string, unknown> };
 
@@ -177,7 +177,7 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
     ...preset("m.room.history_visibility", { history_visibility: "shared" }),
     ...(p.preset !== "public_chat" ? preset("m.room.guest_access", { guest_access: "can_join" }) : []),
   ];
-  for (const hook of createRoomHooks) if (hook.extraState) drafts.push(...(await hook.extraState(s, r, req, roomId, v)));
+  for (const hook of s.extensions.createRoom) if (hook.extraState) drafts.push(...(await hook.extraState(s, r, req, roomId, v)));
   for (const e of initialList) {
     if (e === initialPl) continue;
     drafts.push({ type: e.type, stateKey: e.state_key ?? "", sender: me, content: e.content });
@@ -191,7 +191,7 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
     drafts.push({ type: "m.room.member", stateKey: u, sender: me, content });
   }
   drafts.push(...(internal.finalDrafts ?? []));
-  const writes = createRoomHooks.map((h) => h.alsoWrite?.(s, r, req, roomId)).filter((w) => w !== undefined);
+  const writes = s.extensions.createRoom.map((h) => h.alsoWrite?.(s, r, req, roomId)).filter((w) => w !== undefined);
 
   const row = { roomId, roomVersion: v.id, creator: me, isPublic: p.visibility === "public" };
   await s.rooms.lanes.run(roomId, () =>

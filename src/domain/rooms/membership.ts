@@ -15,8 +15,8 @@ import { powerLevelsOf } from "./power-levels.ts";
 import type { EventDraft } from "./build-event.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
 
-/** Resolves a room alias to a room id; registered by the directory (aliases) capability. */
-export const aliasResolvers: ((s: Services, alias: string) => Promise<string | undefined>)[] = [];
+/** Resolves a room alias to a room id (the directory's local aliases; remote ones with federation). */
+export type AliasResolver = (s: Services, alias: string) => Promise<string | undefined>;
 
 /** The member event content for `userId`, with their profile's displayname and avatar_url when set. */
 export async function memberContentFor(s: Services, userId: string, membership: string): Promise<Record<string, unknown>> {
@@ -43,7 +43,7 @@ function reasonOf(body: Record<string, unknown>): string | undefined {
 async function resolveRoomIdOrAlias(s: Services, roomIdOrAlias: string): Promise<string> {
   if (roomIdOrAlias.startsWith("!")) return roomIdOrAlias;
   if (roomIdOrAlias.startsWith("#")) {
-    for (const resolve of aliasResolvers) {
+    for (const resolve of s.extensions.aliasResolvers) {
       const id = await resolve(s, roomIdOrAlias);
       if (id) return id;
     }

@@ -1,5 +1,7 @@
-// The notifier: tells waiting readers (sync long-polls, GraphQL subscriptions, later push, appservices
-// and federation senders) that a stream moved. It carries positions only; readers fetch what changed.
+// The notifier: tells waiting readers (sync long-polls, GraphQL subscriptions, live timelines) that a
+// stream moved. It carries positions only; readers fetch what changed. Room events reach it through the
+// commit notice (consumers/commit-feed.ts); work that must not miss an event (push, appservices, the
+// federation sender) is a durable consumer instead (consumers/durable.ts).
 // ARCHITECTURE "Streams, tokens and live updates".
 import { EventEmitter } from "node:events";
 import type { PositionGate } from "../store/ids.ts";

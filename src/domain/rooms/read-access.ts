@@ -31,7 +31,7 @@ export async function readAccess(s: Services, r: Requester, roomId: string): Pro
   // A forgotten room's history is no longer retrievable (spec: POST /rooms/{roomId}/forget).
   if (m && !m.forgotten && (m.membership === "leave" || m.membership === "ban")) {
     const leave = await s.rooms.events.get(m.eventId);
-    return { room, membership: m.membership, upTo: m.streamOrdering, stateGroup: leave?.stateGroup };
+    return { room, membership: m.membership, upTo: m.streamOrdering, stateGroup: leave?.stateGroup ?? undefined };
   }
   throw new MatrixError("M_FORBIDDEN", "You are not in this room", 403);
 }

@@ -76,7 +76,8 @@ export interface MessagesResponse {
 /** Member events of the chunk's senders, for lazy-loading filters (from the state at the first event). */
 async function lazyMembers(s: Services, r: Requester, events: StoredEvent[]): Promise<ClientEvent[]> {
   if (events.length === 0) return [];
-  const state = await s.rooms.stateGroups.get(events[0]!.stateGroup);
+  const group = events[0]!.stateGroup;
+  const state = group === null ? new Map<string, string>() : await s.rooms.stateGroups.get(group);
   const ids = [...new Set(events.map((e) => e.pdu.sender))].map((u) => state.get(stateKeyOf("m.room.member", u))).filter((x): x is string => !!x);
   const members = await s.rooms.events.getMany(ids);
   return serialize(s, r, ids.map((id) => members.get(id)!).filter(Boolean));
@@ -147,7 +148,7 @@ export async function getContext(
   const after = await paginate(s, r, access, roomId, { from: streamToken(e.streamOrdering), dir: "f", limit: limit - half, filter });
   const state = filter.lazy_load_members
     ? await lazyMembers(s, r, [e, ...before.events, ...after.events])
-    : await serialize(s, r, await stateEventsOf(s, e.stateGroup, access));
+    : await serialize(s, r, await stateEventsOf(s, e.stateGroup ?? undefined, access));
   return {
     event: (await serialize(s, r, [e]))[0],
     events_before: await serialize(s, r, before.events),
@@ -169,7 +170,7 @@ export async function getMembers(
   if (opts.at !== undefined) {
     const at = Math.min(parseStreamToken(opts.at, "at"), access.upTo ?? Infinity);
     const [last] = await s.rooms.events.page(roomId, { after: 0, upTo: at, dir: "b", limit: 1 });
-    if (last) group = last.stateGroup;
+    if (last) group = last.stateGroup ?? undefined;
   }
   const state = group === undefined ? access.room.state : await s.rooms.stateGroups.get(group);
   const ids = [...state].filter(([k]) => k.startsWith("m.room.member\u0000")).map(([, id]) => id);

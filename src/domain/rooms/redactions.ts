@@ -17,7 +17,8 @@ function createEventIdOf(roomId: string, v: RoomVersion): string | undefined {
 }
 
 /**
- * The redactions of a commit batch that record their target, as redaction id → target id: those the rule
+ * The redactions of a commit plan that record their target, as redaction id → target id: of the events
+ * the planner marked as redactions (pipeline/plan.ts `redactionTarget`), those the rule
  * lets take effect, and those whose target this server does not have yet (the spec keeps them to check
  * when the target arrives; serving checks them then). `events` is the whole batch, in order: targets and
  * auth events may be among them. Other m.room.redaction events (state-keyed, refused) are stored as plain
@@ -26,10 +27,11 @@ function createEventIdOf(roomId: string, v: RoomVersion): string | undefined {
 export async function redactionsToRecord(
   s: Services,
   room: { roomId: string; version: RoomVersion; createEvent: Pdu },
-  events: readonly { eventId: string; pdu: Pdu }[],
+  events: readonly { eventId: string; pdu: Pdu; redacts?: string }[],
 ): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  const redactions = events.filter((e) => e.pdu.type === "m.room.redaction" && typeof e.pdu.state_key !== "string");
+  // The planner already left out what can never redact (state-keyed, outlier, rejected, soft-failed).
+  const redactions = events.filter((e) => e.redacts !== undefined);
   if (redactions.length === 0) return out;
   const inBatch = new Map(events.map((e) => [e.eventId, e.pdu]));
   const v = room.version;

@@ -40,7 +40,7 @@ export async function loadRoom(s: Services, roomId: string): Promise<RoomSnapsho
     roomId,
     version: resolveRoomVersion(room.roomVersion),
     state,
-    stateGroup: extremities.length === 1 ? ext.get(extremities[0]!)?.stateGroup : undefined,
+    stateGroup: extremities.length === 1 ? (ext.get(extremities[0]!)?.stateGroup ?? undefined) : undefined,
     extremities,
     maxDepth: Math.max(0, ...[...ext.values()].map((e) => e.pdu.depth)),
     createEvent: create.pdu,

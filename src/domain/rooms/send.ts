@@ -106,14 +106,14 @@ export async function sendStateEvent(
       const existing = await s.rooms.events.get(current);
       if (existing && existing.pdu.sender === r.userId && canonicalJson(existing.pdu.content) === canonicalJson(content)) return { alreadyDone: existing };
     }
-    for (const hook of stateEventChecks) await hook(s, r, room.roomId, type, stateKey, content);
+    for (const hook of s.extensions.stateEventChecks) await hook(s, r, room.roomId, type, stateKey, content);
     return { type, stateKey, sender: r.userId, content };
   });
   return { event_id: e.eventId };
 }
 
-/** Checks other capabilities add for particular state events (e.g. m.room.canonical_alias → M_BAD_ALIAS). */
-export const stateEventChecks: ((s: Services, r: Requester, roomId: string, type: string, stateKey: string, content: Record<string, unknown>) => Promise<void>)[] = [];
+/** A check a capability adds for particular local state events (e.g. m.room.canonical_alias → M_BAD_ALIAS). */
+export type StateEventCheck = (s: Services, r: Requester, roomId: string, type: string, stateKey: string, content: Record<string, unknown>) => Promise<void>;
 
 const MEMBERSHIPS = ["join", "invite", "leave", "ban", "knock"];
 

@@ -18,8 +18,8 @@ export interface SerializeOptions {
   shareContent?: boolean;
 }
 
-/** Hooks adding unsigned data per batch (relations aggregation arrives with the relations capability). */
-export const unsignedHooks: ((s: Services, r: Requester | undefined, events: StoredEvent[]) => Promise<Map<string, Record<string, unknown>>>)[] = [];
+/** Adds unsigned data per batch of served events, by event id (declared in src/main.ts: `unsigned`). */
+export type UnsignedSource = (s: Services, r: Requester | undefined, events: StoredEvent[]) => Promise<Map<string, Record<string, unknown>>>;
 
 export async function serializeEvents(
   s: Services,
@@ -35,7 +35,7 @@ export async function serializeEvents(
   const redactions = await effectiveRedactions(s, events, roomVersionOf);
   const myDevice = r ? deviceKeyOf(r) : undefined;
   const extra = new Map(opts.extraUnsigned ?? []);
-  for (const hook of unsignedHooks) for (const [id, fields] of await hook(s, r, events)) extra.set(id, { ...extra.get(id), ...fields });
+  for (const hook of s.extensions.unsigned) for (const [id, fields] of await hook(s, r, events)) extra.set(id, { ...extra.get(id), ...fields });
 
   const out: ClientEvent[] = [];
   for (const e of events) {

@@ -2,8 +2,9 @@
 // see, from the user's membership and the room's m.room.history_visibility at each event. world_readable:
 // everyone; shared: members who are joined now, or were at the event; invited: invited or joined at the
 // event; joined: joined at the event. A change of visibility is judged by the stricter of before/after.
+// Events outside the room's timeline (outliers, rejected and soft-failed events) are never served.
 import type { Services } from "../services.ts";
-import type { StoredEvent } from "../store/events.ts";
+import { inTimeline, type StoredEvent } from "../store/events.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 
 const STRICTNESS = ["world_readable", "shared", "invited", "joined"];
@@ -12,10 +13,10 @@ function stricter(a: string, b: string): string {
   return STRICTNESS.indexOf(a) >= STRICTNESS.indexOf(b) ? a : b;
 }
 
-export async function filterVisible(s: Services, userId: string, events: StoredEvent[], currentMembership: string | undefined): Promise<StoredEvent[]> {
+export async function filterVisible(s: Services, userId: string, all: StoredEvent[], currentMembership: string | undefined): Promise<StoredEvent[]> {
+  const events = all.every(inTimeline) ? all : all.filter(inTimeline);
   if (events.length === 0) return events;
-  const groups = new Map<number, ReadonlyMap<string, string>>();
-  for (const e of events) if (!groups.has(e.stateGroup)) groups.set(e.stateGroup, await s.rooms.stateGroups.get(e.stateGroup));
+  const groups = await s.rooms.stateGroups.getMany(events.map((e) => e.stateGroup!));
   const wanted = new Set<string>();
   const hvKey = stateKeyOf("m.room.history_visibility", "");
   const memberKey = stateKeyOf("m.room.member", userId);
@@ -32,7 +33,7 @@ export async function filterVisible(s: Services, userId: string, events: StoredE
     return typeof v === "string" ? v : undefined;
   };
   return events.filter((e) => {
-    const g = groups.get(e.stateGroup)!;
+    const g = groups.get(e.stateGroup!)!;
     let visibility = contentOf(g.get(hvKey), "history_visibility") ?? "shared";
     if (e.pdu.type === "m.room.history_visibility") visibility = stricter(visibility, contentOf(e.replacesState ?? undefined, "history_visibility") ?? "shared");
     if (visibility === "world_readable") return true;

@@ -1,14 +1,11 @@
-// What the search capability writes with every event commit (a persistHook, inside the commit's
-// transaction): the searchable field of m.room.message (content.body), m.room.name (content.name) and
+// What the search capability writes with every event commit (an in-transaction indexer, declared in
+// src/main.ts): the searchable field of m.room.message (content.body), m.room.name (content.name) and
 // m.room.topic (content.topic) into the full-text index; redacted events out of it; and each room's join
-// rule and history visibility for the user directory. Installed once at start-up by src/main.ts.
+// rule and history visibility for the user directory.
 // Spec: Client-Server API "Server Side Search", "User directory".
-import type { Services } from "../services.ts";
 import type { StoredEvent } from "../store/events.ts";
 import type { SearchEntry } from "../store/search.ts";
-import type { SqlExecutor } from "../../storage/sql.ts";
-import { persistHooks, type PersistHook } from "../rooms/persist.ts";
-import type { RoomSnapshot } from "../rooms/room-cache.ts";
+import type { EventIndexer } from "../rooms/pipeline/commit.ts";
 import { isStateEvent } from "../events/types.ts";
 
 /** The search keys of the spec and the event type each belongs to. */
@@ -25,15 +22,12 @@ export function searchableText(e: StoredEvent): string | undefined {
   return typeof value === "string" && value.trim() !== "" ? value : undefined;
 }
 
-const indexEvents: PersistHook = async (tx: SqlExecutor, s: Services, room: RoomSnapshot, events: StoredEvent[]) => {
+export const indexSearch: EventIndexer = async (tx, s, { room, events, redactions }) => {
   const entries: SearchEntry[] = [];
-  const redacted: string[] = [];
+  const redacted = [...redactions.values()];
   for (const e of events) {
-    if (e.outlier || e.rejectedReason !== null) continue;
     const text = searchableText(e);
     if (text !== undefined) entries.push({ streamOrdering: e.streamOrdering, value: text });
-    // Only a redaction that took effect (the commit decided: e.redacts) takes its target out of the index.
-    if (e.redacts) redacted.push(e.redacts);
     if (isStateEvent(e.pdu) && e.pdu.state_key === "") {
       const c = e.pdu.content as Record<string, unknown>;
       if (e.pdu.type === "m.room.join_rules")
@@ -45,7 +39,3 @@ const indexEvents: PersistHook = async (tx: SqlExecutor, s: Services, room: Room
   if (entries.length > 0) await s.search.index(tx, entries);
   if (redacted.length > 0) await s.search.remove(tx, room.roomId, redacted);
 };
-
-export function installSearchHooks(): void {
-  if (!persistHooks.includes(indexEvents)) persistHooks.push(indexEvents);
-}

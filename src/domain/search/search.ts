@@ -103,7 +103,7 @@ function accessCache(s: Services, r: Requester): (roomId: string) => Promise<Rea
 
 /** The senders' display names and avatars from the member state at `at` (their "historic" profile). */
 async function profilesAt(s: Services, at: StoredEvent, senders: Set<string>): Promise<ResultContext["profile_info"]> {
-  const state = await s.rooms.stateGroups.get(at.stateGroup);
+  const state = at.stateGroup === null ? new Map<string, string>() : await s.rooms.stateGroups.get(at.stateGroup);
   const ids = [...senders].map((u) => state.get(stateKeyOf("m.room.member", u))).filter((x): x is string => x !== undefined);
   const members = await s.rooms.events.getMany(ids);
   const out: NonNullable<ResultContext["profile_info"]> = {};

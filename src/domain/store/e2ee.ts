@@ -8,6 +8,7 @@ import { settleHooksOf, toPgPlaceholders } from "../../storage/sql.ts";
 import type { Tx } from "../../storage/database.ts";
 import { idAllocator, type IdAllocator } from "./ids.ts";
 import { LruCache } from "../cache/lru.ts";
+import { IN_TIMELINE_SQL } from "./events.ts";
 
 const n = (v: unknown): number => Number(v ?? 0);
 const marks = (k: number) => Array.from({ length: k }, () => "?").join(", ");
@@ -342,7 +343,7 @@ export class E2eStore {
     const roomCond = roomIds.length > 0 ? `room_id IN (${marks(roomIds.length)}) OR ` : "";
     const rows = await this.sql.all<{ room_id: string; state_key: string; json: string }>(
       `SELECT room_id, state_key, json FROM events WHERE type = 'm.room.member' AND stream_ordering > ? AND stream_ordering <= ?
-       AND rejected_reason IS NULL AND (${roomCond}state_key = ?) ORDER BY stream_ordering`,
+       AND ${IN_TIMELINE_SQL} AND (${roomCond}state_key = ?) ORDER BY stream_ordering`,
       [from, to, ...roomIds, userId],
     );
     return rows.map((r) => ({ roomId: r.room_id, stateKey: r.state_key, json: r.json }));

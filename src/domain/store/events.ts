@@ -17,10 +17,12 @@ export interface StoredEvent {
   redacts?: string;
   roomId: string;
   streamOrdering: number;
-  stateGroup: number;
+  /** The group of the state after the event; null for an outlier (its state is unknown). */
+  stateGroup: number | null;
   replacesState: string | null;
   rejectedReason: string | null;
   outlier: boolean;
+  softFailed: boolean;
   pdu: Pdu;
   /** The exact signed JSON text. */
   json: string;
@@ -34,22 +36,38 @@ interface EventRow {
   replaces_state: string | null;
   rejected_reason: string | null;
   outlier: number | boolean;
+  soft_failed: number | boolean;
   json: string;
   txn_device_key: string | null;
   txn_id: string | null;
 }
 
-const COLUMNS = "event_id, room_id, stream_ordering, state_group, replaces_state, rejected_reason, outlier, json, txn_device_key, txn_id";
+const COLUMNS = "event_id, room_id, stream_ordering, state_group, replaces_state, rejected_reason, outlier, soft_failed, json, txn_device_key, txn_id";
+
+/** The state_group column of an outlier (state group ids start at 1). */
+const NO_STATE_GROUP = 0;
+
+/**
+ * Whether an event is part of the room's timeline: not an outlier, not rejected, not soft-failed. Only
+ * such events are served to clients, notified, indexed and counted as the room's history.
+ */
+export function inTimeline(e: Pick<StoredEvent, "outlier" | "rejectedReason" | "softFailed">): boolean {
+  return !e.outlier && e.rejectedReason === null && !e.softFailed;
+}
+
+/** `inTimeline` as a WHERE fragment over the events table (no parameters; both dialects). */
+export const IN_TIMELINE_SQL = "outlier = FALSE AND soft_failed = FALSE AND rejected_reason IS NULL";
 
 function toStored(r: EventRow): StoredEvent {
   return {
     eventId: r.event_id,
     roomId: r.room_id,
     streamOrdering: Number(r.stream_ordering),
-    stateGroup: Number(r.state_group),
+    stateGroup: Number(r.state_group) === NO_STATE_GROUP ? null : Number(r.state_group),
     replacesState: r.replaces_state,
     rejectedReason: r.rejected_reason,
     outlier: Boolean(r.outlier),
+    softFailed: Boolean(r.soft_failed),
     json: r.json,
     pdu: JSON.parse(r.json) as Pdu,
     ...(r.txn_id !== null && r.txn_device_key !== null ? { txn: { deviceKey: r.txn_device_key, txnId: r.txn_id } } : {}),
@@ -61,9 +79,15 @@ export interface NewEvent {
   roomId: string;
   pdu: Pdu;
   json: string;
-  stateGroup: number;
+  /** null for an outlier. */
+  stateGroup: number | null;
   replacesState: string | null;
+  /** DAG edges (not written for outliers, which are not part of the room's DAG yet). */
   prevEvents: string[];
+  outlier: boolean;
+  rejectedReason: string | null;
+  softFailed: boolean;
+  /** The event this redaction takes effect on (decided by the planner; see pipeline/plan.ts). */
   redacts?: string;
   txn?: { deviceKey: string; txnId: string };
 }
@@ -101,7 +125,7 @@ export class EventStore {
     return e === undefined || start === undefined || e.outlier || e.streamOrdering <= Math.max(start, this.childFloor);
   }
 
-  /** Writes the event row and its edges, and moves the room's forward extremities. */
+  /** Writes the event row, its DAG edges and the redaction it applies (extremities: `moveExtremities`). */
   async insert(tx: SqlExecutor, e: NewEvent): Promise<number> {
     const p = e.pdu;
     if (e.redacts) this.noteChildOf(e.redacts);
@@ -111,18 +135,23 @@ export class EventStore {
     if (pos > this.lastInserted) this.lastInserted = pos;
     const containsUrl = typeof (p.content as Record<string, unknown>)?.url === "string";
     await tx.run(
-      `INSERT INTO events (stream_ordering, event_id, room_id, type, state_key, sender, depth, origin_server_ts, json, replaces_state, state_group, outlier, contains_url, txn_device_key, txn_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [pos, e.eventId, e.roomId, p.type, p.state_key ?? null, p.sender, p.depth, p.origin_server_ts, e.json, e.replacesState, e.stateGroup, false, containsUrl, e.txn?.deviceKey ?? null, e.txn?.txnId ?? null],
+      `INSERT INTO events (stream_ordering, event_id, room_id, type, state_key, sender, depth, origin_server_ts, json, replaces_state, state_group, outlier, rejected_reason, soft_failed, contains_url, txn_device_key, txn_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [pos, e.eventId, e.roomId, p.type, p.state_key ?? null, p.sender, p.depth, p.origin_server_ts, e.json, e.replacesState, e.stateGroup ?? NO_STATE_GROUP, e.outlier, e.rejectedReason, e.softFailed, containsUrl, e.txn?.deviceKey ?? null, e.txn?.txnId ?? null],
     );
     const roomId = e.roomId;
-    for (const prev of e.prevEvents) {
-      await tx.run(`INSERT INTO event_edges (event_id, prev_event_id, room_id) VALUES (?, ?, ?)`, [e.eventId, prev, roomId]);
-      await tx.run(`DELETE FROM forward_extremities WHERE room_id = ? AND event_id = ?`, [roomId, prev]);
-    }
-    await tx.run(`INSERT INTO forward_extremities (room_id, event_id) VALUES (?, ?)`, [roomId, e.eventId]);
+    if (!e.outlier && e.prevEvents.length > 0)
+      await tx.run(`INSERT INTO event_edges (event_id, prev_event_id, room_id) VALUES ${e.prevEvents.map(() => "(?, ?, ?)").join(", ")}`, e.prevEvents.flatMap((prev) => [e.eventId, prev, roomId]));
     if (e.redacts) await tx.run(`INSERT INTO redactions (event_id, redacts, room_id) VALUES (?, ?, ?)`, [e.eventId, e.redacts, roomId]);
     return pos;
+  }
+
+  /** Moves a room's forward extremities: `removed` stop being ones, `added` (new events) become ones. */
+  async moveExtremities(tx: SqlExecutor, roomId: string, removed: readonly string[], added: readonly string[]): Promise<void> {
+    if (removed.length > 0)
+      await tx.run(`DELETE FROM forward_extremities WHERE room_id = ? AND event_id IN (${removed.map(() => "?").join(",")})`, [roomId, ...removed]);
+    if (added.length > 0)
+      await tx.run(`INSERT INTO forward_extremities (room_id, event_id) VALUES ${added.map(() => "(?, ?)").join(", ")}`, added.flatMap((id) => [roomId, id]));
   }
 
   remember(e: StoredEvent): void {
@@ -167,8 +196,8 @@ export class EventStore {
   async page(roomId: string, opts: { after: number; upTo: number; dir: "b" | "f"; limit: number }): Promise<StoredEvent[]> {
     const order = opts.dir === "b" ? "DESC" : "ASC";
     const rows = await this.sql.all<EventRow>(
-      `SELECT ${COLUMNS} FROM events WHERE room_id = ? AND outlier = ? AND stream_ordering > ? AND stream_ordering <= ? ORDER BY stream_ordering ${order} LIMIT ?`,
-      [roomId, false, opts.after, opts.upTo, opts.limit],
+      `SELECT ${COLUMNS} FROM events WHERE room_id = ? AND ${IN_TIMELINE_SQL} AND stream_ordering > ? AND stream_ordering <= ? ORDER BY stream_ordering ${order} LIMIT ?`,
+      [roomId, opts.after, opts.upTo, opts.limit],
     );
     return rows.map((r) => {
       const e = toStored(r);
@@ -186,9 +215,21 @@ export class EventStore {
     const cmp = dir === "f" ? ">=" : "<=";
     const order = dir === "f" ? "ASC" : "DESC";
     const rows = await this.sql.all<EventRow>(
-      `SELECT ${COLUMNS} FROM events WHERE room_id = ? AND outlier = ? AND rejected_reason IS NULL AND origin_server_ts ${cmp} ?
+      `SELECT ${COLUMNS} FROM events WHERE room_id = ? AND ${IN_TIMELINE_SQL} AND origin_server_ts ${cmp} ?
        ORDER BY origin_server_ts ${order}, stream_ordering ${order} LIMIT ? OFFSET ?`,
-      [roomId, false, ts, limit, offset],
+      [roomId, ts, limit, offset],
+    );
+    return rows.map(toStored);
+  }
+
+  /**
+   * The events stream itself: every committed event (outliers, rejected and soft-failed ones included)
+   * with `after < position <= upTo`, in stream order, at most `limit` (durable consumers catching up).
+   */
+  async streamAfter(after: number, upTo: number, limit: number): Promise<StoredEvent[]> {
+    const rows = await this.sql.all<EventRow>(
+      `SELECT ${COLUMNS} FROM events WHERE stream_ordering > ? AND stream_ordering <= ? ORDER BY stream_ordering LIMIT ?`,
+      [after, upTo, limit],
     );
     return rows.map(toStored);
   }

@@ -119,6 +119,14 @@ export class StreamIdTracker implements PositionGate {
     return this.seeded ? this.seedValue : undefined;
   }
 
+  /**
+   * The highest position handed out so far (or the seed): every position allocated from now on is above
+   * it, so its transaction settles later. Undefined before the first read of the table.
+   */
+  allocatedMax(): number | undefined {
+    return this.seeded ? this.allocated : undefined;
+  }
+
   /** `current()` without waiting; undefined before the first read of the table. */
   peek(): number | undefined {
     return this.seeded ? this.persisted : undefined;

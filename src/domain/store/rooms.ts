@@ -1,7 +1,7 @@
 // Repository of rooms, their current state and current memberships (rooms, current_state_events,
 // room_memberships), over raw SQL: written with every state event, read on every membership check.
 import type { Param, Sql, SqlExecutor } from "../../storage/sql.ts";
-import { stateKeyOf, type StateMap } from "./state-groups.ts";
+import { stateKeyOf } from "./state-groups.ts";
 
 export interface RoomRow {
   roomId: string;
@@ -49,13 +49,16 @@ export class RoomStore {
     return new Map(rows.map((r) => [stateKeyOf(r.type, r.state_key), r.event_id]));
   }
 
-  /** Writes the entries of `after` that differ from `before` into current state. */
-  async updateCurrentState(tx: SqlExecutor, roomId: string, before: StateMap, after: StateMap): Promise<void> {
-    for (const [k, eventId] of after) {
-      if (before.get(k) === eventId) continue;
+  /** Applies changes to current state: each key gets its new event id, or (null) leaves the state. */
+  async changeCurrentState(tx: SqlExecutor, roomId: string, changes: ReadonlyMap<string, string | null>): Promise<void> {
+    for (const [k, eventId] of changes) {
       const sep = k.indexOf("\u0000");
       const type = k.slice(0, sep);
       const stateKey = k.slice(sep + 1);
+      if (eventId === null) {
+        await tx.run(`DELETE FROM current_state_events WHERE room_id = ? AND type = ? AND state_key = ?`, [roomId, type, stateKey]);
+        continue;
+      }
       const changed = await tx.run(`UPDATE current_state_events SET event_id = ? WHERE room_id = ? AND type = ? AND state_key = ?`, [eventId, roomId, type, stateKey]);
       if (changed === 0)
         await tx.run(`INSERT INTO current_state_events (room_id, type, state_key, event_id) VALUES (?, ?, ?, ?)`, [roomId, type, stateKey, eventId]);

@@ -14,6 +14,12 @@ export function stateKeyOf(type: string, stateKey: string): string {
   return `${type}\u0000${stateKey}`;
 }
 
+function keepsEveryKey(before: StateMap, after: StateMap): boolean {
+  if (after.size < before.size) return false;
+  for (const k of before.keys()) if (!after.has(k)) return false;
+  return true;
+}
+
 export class StateGroupStore {
   readonly ids: IdAllocator;
   private readonly chainLength = new Map<number, number>();
@@ -37,7 +43,9 @@ export class StateGroupStore {
     let prevGroup: number | null = null;
     let chain = 0;
     const prevChain = prev ? await this.chainOf(tx, prev.id) : undefined;
-    if (prev && prevChain !== undefined && prevChain < MAX_CHAIN) {
+    // A delta only adds or replaces entries: a state that lost one of prev's keys (state resolution can
+    // drop a key) is stored whole.
+    if (prev && prevChain !== undefined && prevChain < MAX_CHAIN && keepsEveryKey(prev.state, full)) {
       prevGroup = prev.id;
       chain = prevChain + 1;
       entries = [...full].filter(([k, v]) => prev.state.get(k) !== v);
@@ -69,34 +77,80 @@ export class StateGroupStore {
 
   /** The full state of a group, resolving deltas down to the snapshot. */
   async get(id: number): Promise<StateMap> {
-    const hit = this.cache.get(id);
-    if (hit) return hit;
-    const chain: number[] = [];
-    let base: StateMap | undefined;
-    let cur: number | null = id;
-    while (cur !== null) {
-      const cached = this.cache.get(cur);
-      if (cached) {
-        base = cached;
-        break;
-      }
-      chain.push(cur);
-      const g: { prev_group: number | null } | undefined = await this.sql.get<{ prev_group: number | null }>(
-        `SELECT prev_group FROM state_groups WHERE id = ?`,
-        [cur],
-      );
-      if (!g) throw new Error(`unknown state group ${cur}`);
-      cur = g.prev_group === null ? null : Number(g.prev_group);
+    return this.cache.get(id) ?? (await this.getMany([id])).get(id)!;
+  }
+
+  /**
+   * The full states of several groups: their delta chains are walked level by level (one query per
+   * level for all of them, at most MAX_CHAIN), then every entry is read in one query per 500 groups.
+   */
+  async getMany(ids: Iterable<number>): Promise<Map<number, StateMap>> {
+    const out = new Map<number, StateMap>();
+    const prevOf = new Map<number, number | null>();
+    // Cached groups the chains reach, held here (the cache may evict them while the reads run).
+    const bases = new Map<number, StateMap>();
+    let frontier: number[] = [];
+    for (const id of new Set(ids)) {
+      const hit = this.cache.get(id);
+      if (hit) out.set(id, hit);
+      else frontier.push(id);
     }
-    const state = new Map(base ?? []);
-    const rows = await this.sql.all<{ state_group: number; type: string; state_key: string; event_id: string }>(
-      `SELECT state_group, type, state_key, event_id FROM state_group_entries WHERE state_group IN (${chain.map(() => "?").join(",")})`,
-      chain,
-    );
-    const byGroup = new Map<number, typeof rows>();
-    for (const r of rows) byGroup.set(Number(r.state_group), [...(byGroup.get(Number(r.state_group)) ?? []), r]);
-    for (const g of [...chain].reverse()) for (const r of byGroup.get(g) ?? []) state.set(stateKeyOf(r.type, r.state_key), r.event_id);
-    this.cache.set(id, state);
-    return state;
+    const wanted = [...frontier];
+    while (frontier.length > 0) {
+      const next: number[] = [];
+      for (let i = 0; i < frontier.length; i += 500) {
+        const chunk = frontier.slice(i, i + 500);
+        const rows = await this.sql.all<{ id: number; prev_group: number | null }>(`SELECT id, prev_group FROM state_groups WHERE id IN (${chunk.map(() => "?").join(",")})`, chunk);
+        for (const r of rows) {
+          const prev = r.prev_group === null ? null : Number(r.prev_group);
+          prevOf.set(Number(r.id), prev);
+          if (prev === null || prevOf.has(prev) || bases.has(prev)) continue;
+          const cached = this.cache.get(prev);
+          if (cached) bases.set(prev, cached);
+          else next.push(prev);
+        }
+      }
+      for (const id of frontier) if (!prevOf.has(id)) throw new Error(`unknown state group ${id}`);
+      frontier = [...new Set(next)];
+    }
+    const entries = new Map<number, [string, string][]>();
+    const toRead = [...prevOf.keys()];
+    for (let i = 0; i < toRead.length; i += 500) {
+      const chunk = toRead.slice(i, i + 500);
+      const rows = await this.sql.all<{ state_group: number; type: string; state_key: string; event_id: string }>(
+        `SELECT state_group, type, state_key, event_id FROM state_group_entries WHERE state_group IN (${chunk.map(() => "?").join(",")})`,
+        chunk,
+      );
+      for (const r of rows) {
+        const g = Number(r.state_group);
+        let list = entries.get(g);
+        if (!list) entries.set(g, (list = []));
+        list.push([stateKeyOf(r.type, r.state_key), r.event_id]);
+      }
+    }
+    // Each wanted group: from the nearest cached (or first) group of its chain up, applying each delta.
+    const resolve = (id: number): StateMap => {
+      const chain: number[] = [];
+      let cur: number | null = id;
+      let base: StateMap | undefined;
+      while (cur !== null) {
+        const known = bases.get(cur);
+        if (known) {
+          base = known;
+          break;
+        }
+        chain.push(cur);
+        cur = prevOf.get(cur) ?? null;
+      }
+      const state = new Map(base ?? []);
+      for (const g of chain.reverse()) for (const [k, v] of entries.get(g) ?? []) state.set(k, v);
+      return state;
+    };
+    for (const id of wanted) {
+      const state = resolve(id);
+      this.cache.set(id, state);
+      out.set(id, state);
+    }
+    return out;
   }
 }

@@ -1,9 +1,10 @@
 // Batch reads of /sync (and the legacy initialSync) over raw SQL: a user's memberships with room
 // versions, the newest events of many rooms in one windowed query, the current state of many rooms,
-// state events after a position, member counts and hero candidates. One query per kind of lookup for the
+// the state group at a position of many rooms, member counts and hero candidates. One query per kind of lookup for the
 // whole batch of rooms, never one per room (ARCHITECTURE "Storage": hot paths batch their reads).
 import type { Param, Sql } from "../../storage/sql.ts";
 import { stateKeyOf } from "./state-groups.ts";
+import { IN_TIMELINE_SQL } from "./events.ts";
 
 const CHUNK = 400;
 const marks = (n: number) => Array.from({ length: n }, () => "?").join(",");
@@ -20,14 +21,6 @@ export interface UserMembership {
   eventId: string;
   streamOrdering: number;
   forgotten: boolean;
-}
-
-export interface StateEventRef {
-  roomId: string;
-  eventId: string;
-  key: string;
-  replacesState: string | null;
-  streamOrdering: number;
 }
 
 export class SyncReads {
@@ -53,9 +46,9 @@ export class SyncReads {
       const rows = await this.sql.all<{ room_id: string; event_id: string }>(
         `SELECT room_id, event_id FROM (
            SELECT room_id, event_id, stream_ordering, ROW_NUMBER() OVER (PARTITION BY room_id ORDER BY stream_ordering DESC) AS rn
-           FROM events WHERE room_id IN (${marks(chunk.length)}) AND outlier = ? AND stream_ordering > ? AND stream_ordering <= ?
+           FROM events WHERE room_id IN (${marks(chunk.length)}) AND ${IN_TIMELINE_SQL} AND stream_ordering > ? AND stream_ordering <= ?
          ) t WHERE rn <= ? ORDER BY room_id, stream_ordering DESC`,
-        [...chunk, false, after, upTo, perRoom] as Param[],
+        [...chunk, after, upTo, perRoom] as Param[],
       );
       for (const r of rows) {
         let list = out.get(r.room_id);
@@ -80,28 +73,23 @@ export class SyncReads {
     return out;
   }
 
-  /** State events of these rooms after stream position `after`, newest first (to roll current state back). */
-  async stateEventsAfter(roomIds: readonly string[], after: number): Promise<StateEventRef[]> {
-    const out: StateEventRef[] = [];
+  /**
+   * Per room, the state group after its last timeline event at or before stream position `pos` (the
+   * state at that position; a room with no such event is absent). One query per 400 rooms, each room's
+   * lookup a single step down the (room_id, stream_ordering) index.
+   */
+  async stateGroupsAt(roomIds: readonly string[], pos: number): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
     for (const chunk of chunks(roomIds)) {
-      const rows = await this.sql.all<{ room_id: string; event_id: string; type: string; state_key: string; replaces_state: string | null; stream_ordering: number }>(
-        `SELECT room_id, event_id, type, state_key, replaces_state, stream_ordering FROM events
-         WHERE stream_ordering > ? AND state_key IS NOT NULL AND outlier = ? AND room_id IN (${marks(chunk.length)}) ORDER BY stream_ordering DESC`,
-        [after, false, ...chunk] as Param[],
+      const rows = await this.sql.all<{ room_id: string; state_group: number | null }>(
+        `SELECT r.room_id, (SELECT state_group FROM events e WHERE e.room_id = r.room_id AND ${IN_TIMELINE_SQL} AND e.stream_ordering <= ?
+                            ORDER BY e.stream_ordering DESC LIMIT 1) AS state_group
+         FROM rooms r WHERE r.room_id IN (${marks(chunk.length)})`,
+        [pos, ...chunk] as Param[],
       );
-      for (const r of rows)
-        out.push({ roomId: r.room_id, eventId: r.event_id, key: stateKeyOf(r.type, r.state_key), replacesState: r.replaces_state, streamOrdering: Number(r.stream_ordering) });
+      for (const r of rows) if (r.state_group !== null) out.set(r.room_id, Number(r.state_group));
     }
     return out;
-  }
-
-  /** The state group after the last event of `roomId` at or before `pos` (undefined: none). */
-  async stateGroupAt(roomId: string, pos: number): Promise<number | undefined> {
-    const r = await this.sql.get<{ state_group: number }>(
-      `SELECT state_group FROM events WHERE room_id = ? AND outlier = ? AND stream_ordering <= ? ORDER BY stream_ordering DESC LIMIT 1`,
-      [roomId, false, pos],
-    );
-    return r ? Number(r.state_group) : undefined;
   }
 
   /** Joined and invited members of many rooms (for member counts and heroes), oldest membership first. */

@@ -1,6 +1,6 @@
 // The sync machinery on Services (`s.sync`): the ordered list of stream providers (one slot per stream,
-// replaceable by the capability that owns the stream), the in-memory record of which member events each
-// device already received (lazy-loading), hooks for `set_presence`, and the shutdown signal that ends
+// filled by the capability that owns the stream: `syncProviders` in src/main.ts), the in-memory record of
+// which member events each device already received (lazy-loading), and the shutdown signal that ends
 // waiting long polls. See sync.ts for the plug-in rules.
 import { setMaxListeners } from "node:events";
 import type { Services } from "../services.ts";
@@ -17,17 +17,16 @@ import { presenceProvider } from "./providers/presence.ts";
 import { toDeviceProvider } from "./providers/to-device.ts";
 import { deviceListsProvider } from "./providers/device-lists.ts";
 import { pushRulesProvider } from "./providers/push-rules.ts";
-import { installSyncStreamCache, SyncStreamCache } from "./stream-cache.ts";
+import { SyncStreamCache } from "./stream-cache.ts";
 
-// The stream cache's commit hook is part of the sync machinery: registered as soon as it exists.
-installSyncStreamCache();
-
-/** Called with a /sync's `set_presence` (online, offline, unavailable); the presence capability registers one. */
+/** Called with a /sync's `set_presence` (online, offline, unavailable); the presence capability declares one. */
 export type PresenceSetter = (s: Services, r: Requester, presence: "online" | "offline" | "unavailable") => Promise<void>;
+
+/** Adds per-room data to a response's joined rooms after every provider ran (never ends a long poll). */
+export type SyncDecorator = (ctx: SyncContext) => Promise<void>;
 
 export class SyncServices {
   private readonly slots = new Map<StreamName, SyncProvider>();
-  readonly presenceSetters: PresenceSetter[] = [];
   /** Per device ("user|device"): room id → member user id → the member event id last sent (lazy-loading). */
   readonly sentMembers: LruCache<string, Map<string, Map<string, string>>>;
   private readonly closing = ((c) => (setMaxListeners(0, c.signal), c))(new AbortController()); // one listener per live subscriber
@@ -35,18 +34,15 @@ export class SyncServices {
    * Per-room additions computed for the joined rooms a response holds, after every provider ran (the
    * push capability's unread notification counts). They never end a long poll by themselves.
    */
-  readonly decorators: ((ctx: SyncContext) => Promise<void>)[] = [];
+  readonly decorators: readonly SyncDecorator[];
   /** Recent events per room and users' memberships, fed at commit (stream-cache.ts). */
   readonly streamCache = new SyncStreamCache();
 
-  constructor(sentMembers: LruCache<string, Map<string, Map<string, string>>>) {
+  /** The core providers, then `providers` (declared in src/main.ts) each replacing its stream's slot. */
+  constructor(sentMembers: LruCache<string, Map<string, Map<string, string>>>, providers: readonly SyncProvider[] = [], decorators: readonly SyncDecorator[] = []) {
     this.sentMembers = sentMembers;
-    for (const p of [eventsProvider, accountDataProvider, receiptsProvider, typingProvider, presenceProvider, toDeviceProvider, deviceListsProvider, pushRulesProvider]) this.slots.set(p.stream, p);
-  }
-
-  /** Puts `provider` in its stream's slot (replacing the placeholder). Idempotent. */
-  register(provider: SyncProvider): void {
-    this.slots.set(provider.stream, provider);
+    this.decorators = decorators;
+    for (const p of [eventsProvider, accountDataProvider, receiptsProvider, typingProvider, presenceProvider, toDeviceProvider, deviceListsProvider, pushRulesProvider, ...providers]) this.slots.set(p.stream, p);
   }
 
   /** The providers in sync order: room events first (it decides the joined rooms), then the others in token order. */

@@ -4,17 +4,19 @@
 //    change since its token and takes the new events of the others from memory;
 //  - per user, their memberships (room_memberships rows), dropped whenever one of their member events
 //    commits (or they forget a room).
-// Both are fed at commit time — inside the settle of the event-commit transaction (persistHooks +
-// `tx.onSettled`), in the same synchronous step that moves the events stream's persisted position — so
-// a reader never sees a position whose events are missing here. Positions at or below the floor (the
-// events stream's position when this process started: every later event commits through this process's
-// pipeline, whose hook is registered before any commit) are not indexed: such reads go to storage.
-// Several writer processes (later) would feed these from the replicated notifier instead.
+// Both are fed by the commit notice (consumers/commit-feed.ts, a commit listener declared in src/main.ts)
+// at the settle of the event-commit transaction, in the same synchronous step that moves the events
+// stream's persisted position — so a reader never sees a position whose events are missing here.
+// Positions at or below the floor (the events stream's position when this process started: every later
+// event commits through this process's pipeline, whose listeners exist before any commit) are not
+// indexed: such reads go to storage. Only timeline events are indexed (not outliers, rejected or
+// soft-failed ones). Several writer processes (later) would feed these from the bridged notice instead.
 import type { Services } from "../services.ts";
 import type { StoredEvent } from "../store/events.ts";
+import { inTimeline } from "../store/events.ts";
 import { SyncReads, type UserMembership } from "../store/sync-reads.ts";
 import { LruCache } from "../cache/lru.ts";
-import { persistHooks, type PersistHook } from "../rooms/persist.ts";
+import type { CommitListener } from "../consumers/commit-feed.ts";
 
 /** Event ids kept per room: enough for the usual incremental sync (the default timeline limit is 10-20). */
 const RECENT_PER_ROOM = 64;
@@ -52,12 +54,14 @@ export class SyncStreamCache {
     // Positions were allocated, so the floor (the stream's start) is known.
     const floor = s.rooms.events.streamIds.seedPosition() ?? Infinity;
     for (const e of events) {
+      if (!inTimeline(e)) continue;
       let r = this.rooms.get(e.roomId);
       if (!r) this.rooms.set(e.roomId, (r = { last: 0, complete: floor, recent: [] }));
       if (e.streamOrdering > r.last) r.last = e.streamOrdering;
       // In stream order (a room's commits are serialized by its lane; insert in place if ever not).
       let i = r.recent.length;
       while (i > 0 && r.recent[i - 1]!.pos > e.streamOrdering) i--;
+      if (i > 0 && r.recent[i - 1]!.pos === e.streamOrdering) continue; // a notice heard twice
       r.recent.splice(i, 0, { pos: e.streamOrdering, eventId: e.eventId });
       if (r.recent.length > RECENT_PER_ROOM) r.complete = r.recent.shift()!.pos;
       if (e.pdu.type === "m.room.member" && e.pdu.state_key !== undefined) {
@@ -119,15 +123,5 @@ export class SyncStreamCache {
   }
 }
 
-/** Feeds `s.sync.streamCache` from every event commit, once it committed. */
-const recordCommits: PersistHook = async (tx, s, _room, events) => {
-  if (!tx.onSettled) throw new Error("events must be committed through sql.transaction (settle signal needed)");
-  tx.onSettled((committed) => {
-    if (committed) s.sync.streamCache.recordCommitted(s, events);
-  });
-};
-
-/** Registers the commit hook (idempotent; done when the sync registry loads). */
-export function installSyncStreamCache(): void {
-  if (!persistHooks.includes(recordCommits)) persistHooks.push(recordCommits);
-}
+/** Feeds `s.sync.streamCache` from every event commit (a commit listener). */
+export const recordSyncCommits: CommitListener = (s, c) => s.sync.streamCache.recordCommitted(s, c.events);

@@ -13,13 +13,13 @@
 //     (to_device, device_lists, presence ...) directly. Return true only if it added a change: that is
 //     what ends a long poll. Data sent with every response (device_one_time_keys_count,
 //     device_unused_fallback_key_types) is written on every call but returns false.
-//  3. From its install function (called in src/main.ts), `s.sync.register(provider)`: it replaces the
-//     placeholder in that stream's slot (registry.ts). The token format does not change.
+//  3. Declare it in src/main.ts (`syncProviders`): it replaces the placeholder in that stream's slot
+//     (registry.ts). The token format does not change.
 //  4. After each committed change, `s.rooms.notifier.notify({ stream, position, userIds?, roomIds? })`
 //     naming the users (to-device, device lists, account data) or rooms (typing, receipts) concerned:
 //     waiting /sync requests of those users (members of those rooms) wake up. A notice naming neither
 //     wakes everyone. GraphQL subscriptions listen on the same notifier (src/graphql/subscriptions.ts).
-//  5. `set_presence` reaches the hooks in `s.sync.presenceSetters` (the presence capability adds one).
+//  5. `set_presence` reaches the `presenceSetters` declared in src/main.ts (the presence capability's).
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { MatrixError } from "../errors.ts";
@@ -85,7 +85,7 @@ export async function sync(s: Services, r: Requester, req: SyncRequest): Promise
   // Spec: without `set_presence` the client is marked online by syncing.
   const setPresence = req.setPresence ?? "online";
   if (!["online", "offline", "unavailable"].includes(setPresence)) throw new MatrixError("M_INVALID_PARAM", "set_presence must be online, offline or unavailable", 400);
-  for (const set of s.sync.presenceSetters) await set(s, r, setPresence as "online" | "offline" | "unavailable");
+  for (const set of s.extensions.presenceSetters) await set(s, r, setPresence as "online" | "offline" | "unavailable");
   const deadline = Date.now() + Math.min(Math.max(req.timeoutMs, 0), MAX_SYNC_TIMEOUT_MS);
   let signals: AbortSignal[] | undefined;
   const abortSignals = () => (signals ??= [s.sync.shutdownSignal, ...(req.signal ? [typeof req.signal === "function" ? req.signal() : req.signal] : [])]);

@@ -4,8 +4,10 @@
 // (gappy: `limited` + a `prev_batch` /messages accepts); `state` is the state at the start of the
 // timeline — all of it on initial/full-state syncs and newly joined rooms, else the change between the
 // since-token and the timeline start — with lazy-loaded members (timeline senders and the user, minus
-// those the device already has). Reads are batched over all rooms: memberships, newest events (one
-// windowed query), current state, member counts: a few queries whatever the number of rooms.
+// those the device already has). The state at a timeline's start is read from the state group of its
+// first event (never by undoing current state: once history forks the two differ). Reads are batched over
+// all rooms: memberships, newest events (one windowed query), state groups, member counts: a few queries
+// whatever the number of rooms.
 // Spec: Client-Server API "Syncing", "Lazy-loading room members", "Stripped state", "History visibility".
 import type { Services } from "../../services.ts";
 import type { StoredEvent } from "../../store/events.ts";
@@ -94,39 +96,55 @@ async function selectTimeline(s: Services, userId: string, plan: RoomPlan, newes
   return { events: picked.reverse(), scanned, limited };
 }
 
-/** Rolls a state map back over state events (newest first): the state before the oldest of them. */
-function rollBack(state: Map<string, string>, events: { key: string; eventId: string; replacesState: string | null }[]): void {
-  for (const e of events) {
-    if (state.get(e.key) !== e.eventId) continue;
-    if (e.replacesState) state.set(e.key, e.replacesState);
-    else state.delete(e.key);
-  }
+/** The state before an event, from the state after it: its own key back to what it replaced. */
+function stateBefore(e: StoredEvent, after: ReadonlyMap<string, string>): ReadonlyMap<string, string> {
+  if (e.pdu.state_key === undefined) return after;
+  const key = stateKeyOf(e.pdu.type, e.pdu.state_key);
+  if (after.get(key) !== e.eventId) return after;
+  const before = new Map(after);
+  if (e.replacesState) before.set(key, e.replacesState);
+  else before.delete(key);
+  return before;
 }
 
-const stateRef = (e: StoredEvent) => ({ key: stateKeyOf(e.pdu.type, e.pdu.state_key!), eventId: e.eventId, replacesState: e.replacesState });
-
-/** The user's membership at stream position `pos`, walking back from their member event `eventId`. */
-async function membershipAt(s: Services, eventId: string, pos: number): Promise<string | undefined> {
-  let e = await s.rooms.events.get(eventId);
-  for (let i = 0; e && e.streamOrdering > pos && i < 1000; i++) e = e.replacesState ? await s.rooms.events.get(e.replacesState) : undefined;
-  return e ? (e.pdu.content.membership as string | undefined) : undefined;
+/**
+ * The user's member events in the state of these rooms at stream position `pos` (from the state group
+ * of each room's last event up to `pos`), by room. A few batched reads, whatever the number of rooms.
+ */
+async function memberEventsAt(s: Services, reads: SyncReads, userId: string, roomIds: string[], pos: number): Promise<Map<string, StoredEvent>> {
+  const out = new Map<string, StoredEvent>();
+  if (roomIds.length === 0) return out;
+  const groups = await reads.stateGroupsAt(roomIds, pos);
+  const states = await s.rooms.stateGroups.getMany(groups.values());
+  const ids = new Map<string, string>();
+  for (const [roomId, group] of groups) {
+    const id = states.get(group)?.get(stateKeyOf(MEMBER, userId));
+    if (id) ids.set(roomId, id);
+  }
+  const events = await s.rooms.events.getMany(ids.values());
+  for (const [roomId, id] of ids) {
+    const e = events.get(id);
+    if (e) out.set(roomId, e);
+  }
+  return out;
 }
 
 /**
  * The memberships as they were at stream position `to`: a row changed after it (by a commit that landed
- * after this sync took its token) is replaced by the member event it superseded, walked back along
- * replaces_state; a room the user had no membership in at `to` is dropped.
+ * after this sync took its token) is replaced by the member event in the room's state at `to`; a room
+ * the user had no membership in at `to` is dropped.
  */
-async function membershipsAt(s: Services, ms: UserMembership[], to: number): Promise<UserMembership[]> {
+async function membershipsAt(s: Services, reads: SyncReads, userId: string, ms: UserMembership[], to: number): Promise<UserMembership[]> {
+  const later = ms.filter((m) => m.streamOrdering > to);
+  if (later.length === 0) return ms;
+  const at = await memberEventsAt(s, reads, userId, later.map((m) => m.roomId), to);
   const out: UserMembership[] = [];
   for (const m of ms) {
-    if (m.streamOrdering <= to) {
-      out.push(m);
-      continue;
+    if (m.streamOrdering <= to) out.push(m);
+    else {
+      const e = at.get(m.roomId);
+      if (e) out.push({ ...m, membership: String(e.pdu.content.membership), eventId: e.eventId, streamOrdering: e.streamOrdering });
     }
-    let e = await s.rooms.events.get(m.eventId);
-    for (let i = 0; e && e.streamOrdering > to && i < 1000; i++) e = e.replacesState ? await s.rooms.events.get(e.replacesState) : undefined;
-    if (e && e.streamOrdering <= to) out.push({ ...m, membership: String(e.pdu.content.membership), eventId: e.eventId, streamOrdering: e.streamOrdering });
   }
   return out;
 }
@@ -204,13 +222,14 @@ export const eventsProvider: SyncProvider = {
     const userId = r.userId;
     const reads = new SyncReads(s.storage.sql);
     // A membership newer than `to` (committed after the token was taken) is read as it was at `to`.
-    const memberships = await membershipsAt(s, await s.sync.streamCache.membershipsOf(userId, () => reads.membershipsOf(userId)), to);
+    const memberships = await membershipsAt(s, reads, userId, await s.sync.streamCache.membershipsOf(userId, () => reads.membershipsOf(userId)), to);
     const versions = new Map(memberships.map((m) => [m.roomId, m.roomVersion]));
     // Rooms whose membership changed since the token but were joined then (e.g. a new display name).
     const joinedBefore = new Set<string>();
-    if (from !== undefined)
-      for (const m of memberships)
-        if (m.membership === "join" && m.streamOrdering > from && (await membershipAt(s, m.eventId, from)) === "join") joinedBefore.add(m.roomId);
+    if (from !== undefined) {
+      const rejoined = memberships.filter((m) => m.membership === "join" && m.streamOrdering > from).map((m) => m.roomId);
+      for (const [roomId, e] of await memberEventsAt(s, reads, userId, rejoined, from)) if (e.pdu.content.membership === "join") joinedBefore.add(roomId);
+    }
     const { rooms, invites, knocks } = plan(ctx, memberships, to, joinedBefore);
     let added = false;
 
@@ -255,43 +274,46 @@ export const eventsProvider: SyncProvider = {
     // Which rooms appear: all on initial/full-state syncs and for membership changes; else those with events.
     const shown = rooms.filter((p) => p.fullState || p.section === "leave" || timelines.get(p.m.roomId)!.events.length > 0);
 
-    // The state at the start of each timeline: current state (or the state at the leave) rolled back.
+    // The state at the start of each timeline: the state before its first event, from that event's state
+    // group (held by the room's snapshot when it is the current one: no query). An empty timeline starts
+    // (and ends) at the end of its range: the room's snapshot when it is not ahead of `to` (no query),
+    // else the group of its last event up to `to`; or the leave's group.
     const joinedShown = shown.filter((p) => p.section === "join");
-    // The state at `to`: the room's cached snapshot when it is not ahead of `to` (no query), else current
-    // state from storage rolled back over the state events after `to`.
-    const atTo = new Map<string, ReadonlyMap<string, string>>();
-    for (const p of joinedShown) {
-      const snap = s.rooms.cache.get(p.m.roomId);
-      if (snap?.position !== undefined && snap.position <= to) atTo.set(p.m.roomId, snap.state);
-    }
-    const unsettled = joinedShown.map((p) => p.m.roomId).filter((id) => !atTo.has(id));
-    if (unsettled.length > 0) {
-      const current = await reads.currentState(unsettled);
-      const later = await reads.stateEventsAfter(unsettled, to);
-      for (const roomId of unsettled) {
-        const state = current.get(roomId)!;
-        rollBack(state, later.filter((e) => e.roomId === roomId));
-        atTo.set(roomId, state);
-      }
-    }
     const leaveEvents = await s.rooms.events.getMany(shown.filter((p) => p.section === "leave").map((p) => p.m.eventId));
+    const atEnd = new Map<string, ReadonlyMap<string, string>>();
+    const endGroup = new Map<string, number>();
+    const unsettled: string[] = [];
+    for (const p of shown) {
+      const roomId = p.m.roomId;
+      if (timelines.get(roomId)!.events.length > 0) continue;
+      if (p.section === "leave") {
+        const group = leaveEvents.get(p.m.eventId)?.stateGroup;
+        if (group !== undefined && group !== null) endGroup.set(roomId, group);
+        continue;
+      }
+      const snap = s.rooms.cache.get(roomId);
+      if (snap?.position !== undefined && snap.position <= to) atEnd.set(roomId, snap.state);
+      else unsettled.push(roomId);
+    }
+    if (unsettled.length > 0) for (const [roomId, group] of await reads.stateGroupsAt(unsettled, to)) endGroup.set(roomId, group);
+    const known = new Map<number, ReadonlyMap<string, string>>();
+    const firstGroups: number[] = [];
+    for (const p of shown) {
+      const group = timelines.get(p.m.roomId)!.events[0]?.stateGroup;
+      if (group === undefined || group === null) continue;
+      const snap = s.rooms.cache.get(p.m.roomId);
+      if (snap?.stateGroup === group) known.set(group, snap.state);
+      else firstGroups.push(group);
+    }
+    const groupStates = await s.rooms.stateGroups.getMany([...firstGroups, ...endGroup.values()]);
+    for (const [group, state] of known) groupStates.set(group, state);
     const atStart = new Map<string, ReadonlyMap<string, string>>();
     for (const p of shown) {
       const roomId = p.m.roomId;
-      let state: ReadonlyMap<string, string>;
-      if (p.section === "join") state = atTo.get(roomId)!;
-      else {
-        const leave = leaveEvents.get(p.m.eventId);
-        state = leave ? await s.rooms.stateGroups.get(leave.stateGroup) : new Map<string, string>();
-      }
-      // Roll back over the timeline's state events (copying only when there are some).
-      const inTimeline = timelines.get(roomId)!.scanned.filter((e) => e.pdu.state_key !== undefined && e.streamOrdering <= p.upTo).map(stateRef);
-      if (inTimeline.length > 0) {
-        const copy = new Map(state);
-        rollBack(copy, inTimeline);
-        state = copy;
-      }
-      atStart.set(roomId, state);
+      const first = timelines.get(roomId)!.events[0];
+      const group = first ? first.stateGroup : endGroup.get(roomId);
+      const after = atEnd.get(roomId) ?? (group !== undefined && group !== null ? groupStates.get(group) : undefined) ?? new Map<string, string>();
+      atStart.set(roomId, first ? stateBefore(first, after) : after);
     }
 
     // The state entries to send per room.
@@ -302,6 +324,14 @@ export const eventsProvider: SyncProvider = {
     let sent = s.sync.sentMembers.get(deviceKey);
     if (!sent) s.sync.sentMembers.set(deviceKey, (sent = new Map()));
     const stateIds = new Map<string, string[]>();
+    // Where limited incremental timelines' gaps start: the state at the since-token, per room.
+    const limitedAfter = shown.filter((p) => !p.fullState && timelines.get(p.m.roomId)!.limited);
+    const sinceGroups = new Map<string, number>();
+    for (const after of new Set(limitedAfter.map((p) => p.after))) {
+      const rooms = limitedAfter.filter((p) => p.after === after).map((p) => p.m.roomId);
+      for (const [roomId, group] of await reads.stateGroupsAt(rooms, after)) sinceGroups.set(roomId, group);
+    }
+    const sinceStates = await s.rooms.stateGroups.getMany(sinceGroups.values());
     for (const p of shown) {
       const roomId = p.m.roomId;
       const tl = timelines.get(roomId)!;
@@ -309,8 +339,8 @@ export const eventsProvider: SyncProvider = {
       let entries: [string, string][];
       if (p.fullState) entries = [...start];
       else if (tl.limited) {
-        const group = await reads.stateGroupAt(roomId, p.after);
-        const before = group === undefined ? new Map<string, string>() : await s.rooms.stateGroups.get(group);
+        const group = sinceGroups.get(roomId);
+        const before = (group !== undefined ? sinceStates.get(group) : undefined) ?? new Map<string, string>();
         entries = [...start].filter(([k, id]) => before.get(k) !== id);
       } else entries = [];
       if (lazy) {

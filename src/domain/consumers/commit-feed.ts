@@ -1,0 +1,74 @@
+// The commit notice: the one message that tells every in-memory index that events were committed — the
+// room cache and the event cache, sync's stream cache, the notifier (hence long polls, GraphQL
+// subscriptions and live timelines) and the wake-up of durable consumers. The writing process publishes
+// it when the commit's transaction settles; another process (workers, later) would receive the same
+// notice over the LISTEN/NOTIFY bridge and feed its own indexes with `receive`, which loads the events.
+// ARCHITECTURE "Consumers of the event stream"; "Streams, tokens and live updates".
+import type { Services } from "../services.ts";
+import type { StoredEvent } from "../store/events.ts";
+import { inTimeline } from "../store/events.ts";
+import type { RoomSnapshot } from "../rooms/room-cache.ts";
+
+/** What one commit of room events announces. Plain JSON: it can cross a process boundary. */
+export interface CommitNotice {
+  stream: "events";
+  /** The process that wrote the commit (its instance name; "master" for a single process). */
+  writer: string;
+  /** The commit's highest position on the stream. */
+  position: number;
+  roomId: string;
+  /** The committed events, in stream order (outliers, rejected and soft-failed ones included). */
+  eventIds: readonly string[];
+}
+
+/** A notice with what in-memory indexes read from it. */
+export interface Commit {
+  notice: CommitNotice;
+  /** The committed events, in stream order: handed over by the writer, loaded by id elsewhere. */
+  events: readonly StoredEvent[];
+  /** The writer's room snapshot after the commit (only in the writing process). */
+  snapshot?: RoomSnapshot;
+}
+
+/**
+ * An in-memory index fed by commits: called synchronously, in commit order per room, right after the
+ * transaction settled. It needs no durable position (it starts empty) and must not throw or block.
+ */
+export type CommitListener = (s: Services, c: Commit) => void;
+
+export class CommitFeed {
+  constructor(private readonly s: Services, private readonly listeners: readonly CommitListener[]) {}
+
+  /** Runs every listener on a commit (the writer calls this at the settle of its transaction). */
+  publish(c: Commit): void {
+    for (const listen of this.listeners) {
+      try {
+        listen(this.s, c);
+      } catch (err) {
+        this.s.log.error({ err, roomId: c.notice.roomId, position: c.notice.position }, "a commit listener failed");
+      }
+    }
+  }
+
+  /** A notice from another writer: loads its events, then publishes it without a snapshot. */
+  async receive(notice: CommitNotice): Promise<void> {
+    const found = await this.s.rooms.events.getMany(notice.eventIds);
+    const events = notice.eventIds.map((id) => found.get(id)).filter((e): e is StoredEvent => e !== undefined);
+    this.publish({ notice, events });
+  }
+}
+
+/** The room cache and event cache follow commits: the writer's snapshot, or (another writer) a reload. */
+export const updateRoomCaches: CommitListener = (s, c) => {
+  if (c.snapshot) s.rooms.cache.set(c.notice.roomId, c.snapshot);
+  else s.rooms.cache.delete(c.notice.roomId);
+  for (const e of c.events) s.rooms.events.remember(e);
+};
+
+/** Waiting readers hear of the commit's timeline events (positions only; they read the events themselves). */
+export const notifyReaders: CommitListener = (s, c) => {
+  for (const e of c.events) {
+    if (!inTimeline(e)) continue;
+    s.rooms.notifier.newEvent({ roomId: e.roomId, eventId: e.eventId, streamOrdering: e.streamOrdering, type: e.pdu.type, stateKey: e.pdu.state_key, sender: e.pdu.sender });
+  }
+};

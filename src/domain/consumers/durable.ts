@@ -1,0 +1,210 @@
+// Durable consumers of the events stream (the federation sender, push, application services ...): each
+// handles every committed event once, in stream order, from its own persisted position. A batch's
+// effects and the consumer's new position are written in one transaction, so a consumer that throws,
+// crashes or restarts resumes right after the last batch it completed: nothing missed, nothing repeated.
+// A consumer is woken by commit notices and takes their events from a bounded in-memory backlog; when it
+// is behind that (after a restart, or when it falls behind the backlog) it catches up from storage. It
+// runs beside the send path and never holds it up. Declared in src/main.ts (`consumers`).
+// ARCHITECTURE "Consumers of the event stream" (Synapse keeps such positions per sender / pusher).
+import type { Services } from "../services.ts";
+import type { StoredEvent } from "../store/events.ts";
+import type { SqlExecutor } from "../../storage/sql.ts";
+import type { Commit } from "./commit-feed.ts";
+
+export interface DurableConsumer {
+  /** Stable name: the key of its stored position. Renaming a consumer starts it afresh. */
+  name: string;
+  /**
+   * Where a consumer without a stored position starts: after everything committed so far ("now", the
+   * default), or at the start of the stream ("beginning"). The start is stored at once.
+   */
+  startAt?: "now" | "beginning";
+  /** Most events handed over in one batch (default 100). */
+  batchSize?: number;
+  /** Most events kept in memory for it (default 1000); beyond that it reads them back from storage. */
+  backlog?: number;
+  /**
+   * Handles committed events in stream order: every kind, outliers, rejected and soft-failed ones
+   * included (`inTimeline` tells the timeline's). Its effects go through `tx`; the new position is written
+   * in the same transaction once it returns. If it throws, both roll back and the same events are offered
+   * again after a delay that grows with each failure.
+   */
+  handle(tx: SqlExecutor, events: readonly StoredEvent[], s: Services): Promise<void>;
+}
+
+const STREAM = "events";
+const RETRY_FIRST_MS = 50;
+const RETRY_MAX_MS = 30_000;
+
+/** One consumer's loop: its position, its backlog, and the one batch it may be handling. */
+class ConsumerLoop {
+  /** Handled up to here (undefined until read from storage). */
+  private position: number | undefined;
+  /** Offered events not yet handled, by position. */
+  private backlog: StoredEvent[] = [];
+  /** Positions allocated from here on reach `offer` (Infinity until started). */
+  private startedFrom = Infinity;
+  /** The highest position dropped from the full backlog. */
+  private droppedUpTo = -Infinity;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private failures = 0;
+  private retry: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly batchSize: number;
+  private readonly backlogSize: number;
+
+  constructor(private readonly s: Services, readonly consumer: DurableConsumer) {
+    this.batchSize = Math.max(1, consumer.batchSize ?? 100);
+    this.backlogSize = Math.max(1, consumer.backlog ?? 1000);
+  }
+
+  async start(): Promise<void> {
+    const ids = this.s.rooms.events.streamIds;
+    const current = await ids.current();
+    // Positions handed out from now on settle later, and their commits reach `offer`.
+    this.startedFrom = ids.allocatedMax() ?? current;
+    let pos = await this.s.consumerPositions.get(this.consumer.name, STREAM);
+    if (pos === undefined) {
+      pos = this.consumer.startAt === "beginning" ? 0 : current;
+      const start = pos;
+      await this.s.storage.sql.transaction((tx) => this.s.consumerPositions.set(tx, this.consumer.name, STREAM, start));
+    }
+    this.position = pos;
+    this.dropHandled();
+    this.kick();
+  }
+
+  /** A commit settled: keep its events (bounded) and wake up once its position is persisted. */
+  offer(c: Commit): void {
+    if (this.stopped) return;
+    for (const e of c.events) {
+      if (this.position !== undefined && e.streamOrdering <= this.position) continue;
+      let i = this.backlog.length;
+      while (i > 0 && this.backlog[i - 1]!.streamOrdering > e.streamOrdering) i--;
+      this.backlog.splice(i, 0, e);
+    }
+    if (this.backlog.length > this.backlogSize) {
+      const dropped = this.backlog.splice(0, this.backlog.length - this.backlogSize);
+      this.droppedUpTo = Math.max(this.droppedUpTo, dropped[dropped.length - 1]!.streamOrdering);
+    }
+    this.s.rooms.events.streamIds.whenPersisted(c.notice.position, () => this.kick());
+  }
+
+  kick(): void {
+    if (this.stopped || this.position === undefined || this.retry) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.run().finally(() => {
+      this.running = undefined;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      }
+    });
+  }
+
+  private dropHandled(): void {
+    const pos = this.position ?? -Infinity;
+    let n = 0;
+    while (n < this.backlog.length && this.backlog[n]!.streamOrdering <= pos) n++;
+    if (n > 0) this.backlog.splice(0, n);
+  }
+
+  /** Every committed event above this position is in the backlog (or handled). */
+  private get completeFrom(): number {
+    return Math.max(this.startedFrom, this.droppedUpTo);
+  }
+
+  /** The next events after the position (at most a batch), and the position that handling them reaches. */
+  private async nextBatch(target: number): Promise<{ events: StoredEvent[]; end: number }> {
+    const pos = this.position!;
+    if (pos >= this.completeFrom) {
+      const events: StoredEvent[] = [];
+      for (const e of this.backlog) {
+        if (e.streamOrdering > target) break;
+        if (events.length === this.batchSize) return { events, end: events[events.length - 1]!.streamOrdering };
+        events.push(e);
+      }
+      return { events, end: target };
+    }
+    const upTo = Math.min(target, this.completeFrom);
+    const events = await this.s.rooms.events.streamAfter(pos, upTo, this.batchSize);
+    return { events, end: events.length === this.batchSize ? events[events.length - 1]!.streamOrdering : upTo };
+  }
+
+  private async run(): Promise<void> {
+    try {
+      for (;;) {
+        if (this.stopped) return;
+        const target = await this.s.rooms.events.streamIds.current();
+        if (this.position! >= target) return;
+        const { events, end } = await this.nextBatch(target);
+        if (events.length > 0) {
+          await this.s.storage.sql.transaction(async (tx) => {
+            await this.consumer.handle(tx, events, this.s);
+            await this.s.consumerPositions.set(tx, this.consumer.name, STREAM, end);
+          });
+        }
+        this.position = end;
+        this.failures = 0;
+        this.dropHandled();
+      }
+    } catch (err) {
+      this.failures++;
+      const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (this.failures - 1));
+      this.s.log.warn({ err, consumer: this.consumer.name, position: this.position, retryInMs: delay }, "a durable consumer failed; retrying");
+      if (this.stopped) return;
+      this.retry = setTimeout(() => {
+        this.retry = undefined;
+        this.kick();
+      }, delay);
+      this.retry.unref();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = undefined;
+    await this.running;
+  }
+
+  get handledUpTo(): number | undefined {
+    return this.position;
+  }
+}
+
+/** Runs the declared durable consumers: started with the server, stopped before storage closes. */
+export class ConsumerRunner {
+  private readonly loops: ConsumerLoop[];
+
+  constructor(s: Services, consumers: readonly DurableConsumer[]) {
+    const names = new Set<string>();
+    for (const c of consumers) {
+      if (names.has(c.name)) throw new Error(`two durable consumers are named ${c.name}`);
+      names.add(c.name);
+    }
+    this.loops = consumers.map((c) => new ConsumerLoop(s, c));
+  }
+
+  async start(): Promise<void> {
+    for (const loop of this.loops) await loop.start();
+  }
+
+  /** The commit listener that wakes every consumer (in-memory; never waits). */
+  offer(c: Commit): void {
+    for (const loop of this.loops) loop.offer(c);
+  }
+
+  /** Where a consumer has got to in this process (undefined before it started). */
+  positionOf(name: string): number | undefined {
+    return this.loops.find((l) => l.consumer.name === name)?.handledUpTo;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.loops.map((l) => l.stop()));
+  }
+}

@@ -1,0 +1,298 @@
+// The remote planner: takes PDUs this server did not build and runs the spec's checks on receipt, in
+// order — format (dropped), signatures (dropped), content hash (redacted), authorization against the
+// event's own auth events (rejected), against the state before it (rejected), against current state
+// (soft-failed) — placing each in the DAG: the state before it comes from its prev_events' states
+// (resolved when they differ), and an event whose prev_events' states are unknown is an outlier.
+// Accepted events move the forward extremities; current state is the resolved state at them.
+// Spec: Server-Server API "Checks performed on receipt of a PDU", "Rejection", "Soft failure";
+// Room Versions "Authorization rules".
+import type { Services } from "../../services.ts";
+import type { Pdu } from "../../events/types.ts";
+import { authEventIds, isStateEvent, prevEventIds } from "../../events/types.ts";
+import { eventIdOf, roomIdOf } from "../../events/hashes.ts";
+import { validatePduFormat } from "../../events/validate.ts";
+import { MatrixError } from "../../errors.ts";
+import type { StoredEvent } from "../../store/events.ts";
+import { stateKeyOf, type StateMap } from "../../store/state-groups.ts";
+import { resolveState, trivialResolution } from "../../state/resolve.ts";
+import type { RoomSnapshot } from "../room-cache.ts";
+import { authorizeWithAuthEvents, authorizeWithState, checkHashOrRedact, checkSignatures } from "./checks.ts";
+import { redactionTarget, stateChanges, type CommitPlan, type GroupBasis, type PlannedEvent } from "./plan.ts";
+
+export interface RemoteEventInput {
+  /** The PDU as received (untrusted JSON). */
+  pdu: unknown;
+  /** The state before the event, when known from elsewhere (e.g. /state_ids); else from its prev_events. */
+  stateBefore?: StateMap;
+  /** Store it as an outlier whatever its prev_events (an auth chain or state fetched alongside). */
+  outlier?: boolean;
+}
+
+export type RemoteOutcome =
+  | { status: "accepted" | "soft_failed" | "outlier"; eventId: string }
+  | { status: "rejected"; eventId: string; reason: string }
+  /** Not stored: a bad format or signature, another room, or a state that cannot be resolved yet. */
+  | { status: "dropped"; eventId?: string; reason: string }
+  /** Already stored (or twice in the input): nothing done. */
+  | { status: "duplicate"; eventId: string };
+
+interface Parsed {
+  index: number;
+  input: RemoteEventInput;
+  pdu: Pdu;
+  eventId: string;
+}
+
+const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** Orders parsed events so that each comes after the batch's events it references (stable otherwise). */
+function topological(items: Parsed[]): Parsed[] {
+  const byId = new Map(items.map((p) => [p.eventId, p]));
+  const out: Parsed[] = [];
+  const state = new Map<string, "visiting" | "done">();
+  const visit = (p: Parsed) => {
+    if (state.get(p.eventId)) return; // done, or a cycle (the auth checks refuse what it leads to)
+    state.set(p.eventId, "visiting");
+    for (const id of [...authEventIds(p.pdu), ...prevEventIds(p.pdu)]) {
+      const dep = byId.get(id);
+      if (dep) visit(dep);
+    }
+    state.set(p.eventId, "done");
+    out.push(p);
+  };
+  for (const p of items) visit(p);
+  return out;
+}
+
+export class RemotePlanner {
+  readonly events: PlannedEvent[] = [];
+  private readonly pending = new Map<string, PlannedEvent>();
+  private readonly rejected = new Set<string>();
+  private cur: { state: StateMap; group: GroupBasis | undefined; extremities: string[]; maxDepth: number };
+
+  constructor(private readonly s: Services, private readonly room: RoomSnapshot) {
+    this.cur = {
+      state: room.state,
+      group: room.stateGroup !== undefined ? { group: room.stateGroup, state: room.state } : undefined,
+      extremities: room.extremities,
+      maxDepth: room.maxDepth,
+    };
+  }
+
+  /** Checks and places every input; returns each one's outcome, in input order. */
+  async addAll(inputs: readonly RemoteEventInput[]): Promise<RemoteOutcome[]> {
+    const outcomes: RemoteOutcome[] = new Array(inputs.length);
+    const parsed: Parsed[] = [];
+    const seen = new Set<string>();
+    for (const [index, input] of inputs.entries()) {
+      const p = this.parse(input);
+      if ("status" in p) outcomes[index] = p;
+      else if (seen.has(p.eventId)) outcomes[index] = { status: "duplicate", eventId: p.eventId };
+      else {
+        seen.add(p.eventId);
+        parsed.push({ ...p, index, input });
+      }
+    }
+    // Everything the batch references, in one read (the later lookups hit the event cache).
+    const known = await this.s.rooms.events.getMany(parsed.flatMap((p) => [p.eventId, ...authEventIds(p.pdu), ...prevEventIds(p.pdu)]));
+    for (const e of known.values()) if (e.rejectedReason !== null) this.rejected.add(e.eventId);
+    for (const p of topological(parsed)) {
+      outcomes[p.index] = known.has(p.eventId) ? { status: "duplicate", eventId: p.eventId } : await this.add(p);
+    }
+    return outcomes;
+  }
+
+  /** Step 1: the room version's event format, the room, the event id. */
+  private parse(input: RemoteEventInput): { pdu: Pdu; eventId: string } | RemoteOutcome {
+    const v = this.room.version;
+    let pdu: Pdu;
+    let eventId: string;
+    try {
+      pdu = validatePduFormat(input.pdu, v);
+      eventId = eventIdOf(pdu, v);
+    } catch (err) {
+      return { status: "dropped", reason: reasonOf(err) };
+    }
+    if (roomIdOf(pdu, v) !== this.room.roomId) return { status: "dropped", eventId, reason: "The event belongs to another room" };
+    return { pdu, eventId };
+  }
+
+  private async add(p: Parsed): Promise<RemoteOutcome> {
+    const { room, s } = this;
+    const v = room.version;
+    const { eventId } = p;
+    // Step 2: signatures (dropped), step 3: content hash (continues redacted).
+    let signers: Set<string>;
+    try {
+      signers = await checkSignatures(s, p.pdu, v);
+    } catch (err) {
+      return { status: "dropped", eventId, reason: reasonOf(err) };
+    }
+    const { unsigned: _unsigned, ...received } = checkHashOrRedact(p.pdu, v).pdu;
+    const pdu = received as Pdu;
+    const signedBy = (server: string) => signers.has(server);
+    const prevIds = prevEventIds(pdu);
+
+    // Step 4: its own auth events.
+    let rejectedReason = await this.checkAuthEvents(pdu, signedBy);
+
+    // The state before it: from its prev_events (an outlier when one of them has no known state).
+    let outlier = p.input.outlier === true;
+    let before: { state: StateMap; basis: GroupBasis | undefined } | undefined;
+    if (!outlier) {
+      try {
+        before = p.input.stateBefore ? { state: p.input.stateBefore, basis: undefined } : await this.stateFromPrevs(prevIds);
+      } catch (err) {
+        return { status: "dropped", eventId, reason: `The state before the event cannot be resolved: ${reasonOf(err)}` };
+      }
+      outlier = before === undefined;
+    }
+
+    // Step 5: the state before it (rejected); step 6: current state (soft-failed).
+    let softFailed = false;
+    if (before && rejectedReason === null) {
+      try {
+        await authorizeWithState(room, pdu, before.state, signedBy, (ids) => this.pdus(ids));
+      } catch (err) {
+        rejectedReason = reasonOf(err);
+      }
+      const atTips = prevIds.length === this.cur.extremities.length && prevIds.every((id) => this.cur.extremities.includes(id));
+      if (rejectedReason === null && !atTips) {
+        try {
+          await authorizeWithState(room, pdu, this.cur.state, signedBy, (ids) => this.pdus(ids));
+        } catch {
+          softFailed = true;
+        }
+      }
+    }
+
+    const key = isStateEvent(pdu) ? stateKeyOf(pdu.type, pdu.state_key!) : undefined;
+    const stateBefore = before?.state;
+    const stateAfter = stateBefore && key && rejectedReason === null ? new Map(stateBefore).set(key, eventId) : stateBefore;
+    const marks = { outlier, rejectedReason, softFailed };
+    const planned: PlannedEvent = {
+      eventId,
+      pdu,
+      json: JSON.stringify(pdu),
+      stateBefore,
+      stateAfter,
+      basis: before?.basis,
+      replacesState: stateBefore && key && rejectedReason === null ? (stateBefore.get(key) ?? null) : null,
+      prevIds,
+      ...marks,
+      redacts: redactionTarget(pdu, room, marks),
+    };
+    if (outlier || rejectedReason !== null || softFailed) {
+      this.keep(planned);
+      if (rejectedReason !== null) return { status: "rejected", eventId, reason: rejectedReason };
+      return { status: outlier ? "outlier" : "soft_failed", eventId };
+    }
+    // Accepted: a forward extremity in place of its prev_events; current state resolved at the tips.
+    const extremities = [...this.cur.extremities.filter((id) => !prevIds.includes(id)), eventId];
+    this.keep(planned);
+    let current: { state: StateMap; group: GroupBasis | undefined };
+    try {
+      current = extremities.length === 1 ? { state: stateAfter!, group: { event: eventId } } : await this.stateAtTips(extremities);
+    } catch (err) {
+      this.events.pop();
+      this.pending.delete(eventId);
+      return { status: "dropped", eventId, reason: `Current state cannot be resolved: ${reasonOf(err)}` };
+    }
+    this.cur = { ...current, extremities, maxDepth: Math.max(this.cur.maxDepth, pdu.depth) };
+    return { status: "accepted", eventId };
+  }
+
+  private keep(planned: PlannedEvent): void {
+    this.events.push(planned);
+    this.pending.set(planned.eventId, planned);
+    if (planned.rejectedReason !== null) this.rejected.add(planned.eventId);
+  }
+
+  /** Step 4: the auth events must all be known and allow the event. Returns why it is rejected, or null. */
+  private async checkAuthEvents(pdu: Pdu, signedBy: (server: string) => boolean): Promise<string | null> {
+    const ids = authEventIds(pdu);
+    const found = await this.pdus(ids);
+    const missing = ids.find((id) => !found.has(id));
+    if (missing) return `Unknown auth event ${missing}`;
+    const byPdu = new Map(ids.map((id) => [found.get(id)!, id]));
+    try {
+      authorizeWithAuthEvents(this.room, pdu, ids.map((id) => found.get(id)!), signedBy, (e) => this.rejected.has(byPdu.get(e) ?? ""));
+      return null;
+    } catch (err) {
+      return reasonOf(err);
+    }
+  }
+
+  /** Events by id from the batch or storage. */
+  private async pdus(ids: readonly string[]): Promise<Map<string, Pdu>> {
+    const out = new Map<string, Pdu>();
+    const rest: string[] = [];
+    for (const id of ids) {
+      const p = this.pending.get(id);
+      if (p) out.set(id, p.pdu);
+      else rest.push(id);
+    }
+    if (rest.length > 0) for (const [id, e] of await this.s.rooms.events.getMany(rest)) {
+      out.set(id, e.pdu);
+      if (e.rejectedReason !== null) this.rejected.add(id);
+    }
+    return out;
+  }
+
+  /** The state after each event (batch or storage); undefined for one that has none (unknown, outlier). */
+  private async statesAfter(ids: readonly string[]): Promise<{ state: StateMap; basis: GroupBasis }[] | undefined> {
+    const stored = await this.s.rooms.events.getMany(ids.filter((id) => !this.pending.has(id)));
+    const groups: number[] = [];
+    for (const id of ids) {
+      if (this.pending.has(id)) {
+        if (this.pending.get(id)!.outlier) return undefined;
+        continue;
+      }
+      const g = stored.get(id)?.stateGroup;
+      if (g === undefined || g === null) return undefined;
+      groups.push(g);
+    }
+    const states = await this.s.rooms.stateGroups.getMany(groups);
+    return ids.map((id) => {
+      const p = this.pending.get(id);
+      if (p) return { state: p.stateAfter!, basis: { event: id } };
+      const g = (stored.get(id) as StoredEvent).stateGroup!;
+      return { state: states.get(g)!, basis: { group: g, state: states.get(g)! } };
+    });
+  }
+
+  private resolve(sets: StateMap[]): Promise<StateMap> {
+    return resolveState({
+      version: this.room.version,
+      stateSets: sets,
+      loadEvents: (ids) => this.pdus(ids),
+      isRejected: (id) => this.rejected.has(id),
+    });
+  }
+
+  /** The state before an event from its prev_events' states; undefined when one of them is unknown. */
+  private async stateFromPrevs(prevIds: string[]): Promise<{ state: StateMap; basis: GroupBasis | undefined } | undefined> {
+    if (prevIds.length === 0) return { state: new Map(), basis: undefined };
+    const sets = await this.statesAfter(prevIds);
+    if (!sets) return undefined;
+    const same = trivialResolution(sets.map((x) => x.state));
+    if (same) return sets.find((x) => x.state === same)!;
+    return { state: await this.resolve(sets.map((x) => x.state)), basis: sets[0]!.basis };
+  }
+
+  /** Current state at several forward extremities: their states, resolved. */
+  private async stateAtTips(extremities: string[]): Promise<{ state: StateMap; group: GroupBasis | undefined }> {
+    const sets = await this.statesAfter(extremities);
+    if (!sets) throw new MatrixError("M_UNKNOWN", "A forward extremity has no state", 500);
+    const same = trivialResolution(sets.map((x) => x.state));
+    if (same) return { state: same, group: sets.find((x) => x.state === same)!.basis };
+    return { state: await this.resolve(sets.map((x) => x.state)), group: undefined };
+  }
+
+  /** The plan of every stored outcome (undefined when nothing is to be stored). */
+  plan(alsoWrite?: CommitPlan["alsoWrite"]): CommitPlan | undefined {
+    if (this.events.length === 0) return undefined;
+    const { state, group, extremities, maxDepth } = this.cur;
+    return { room: this.room, events: this.events, after: { state, group, changes: stateChanges(this.room.state, state), extremities, maxDepth }, alsoWrite };
+  }
+}

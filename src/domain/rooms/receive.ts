@@ -1,0 +1,53 @@
+// Events this server did not build (federation /send, the state of a room being joined, backfill ...)
+// enter the room here, in its lane: the remote planner checks and places them, the one commit() stores
+// them with their outcome. A room this server does not know yet starts from its create event, which must
+// be among them and be accepted. Spec: Server-Server API "Checks performed on receipt of a PDU".
+import type { Services } from "../services.ts";
+import { MatrixError } from "../errors.ts";
+import { eventIdOf, roomIdOf } from "../events/hashes.ts";
+import { isPlainObject, type Pdu } from "../events/types.ts";
+import type { SqlExecutor } from "../../storage/sql.ts";
+import { getRoomVersion } from "./room-versions.ts";
+import { loadRoom, type RoomSnapshot } from "./room-cache.ts";
+import { RemotePlanner, type RemoteEventInput, type RemoteOutcome } from "./pipeline/plan-remote.ts";
+import { commit } from "./pipeline/commit.ts";
+
+export type { RemoteEventInput, RemoteOutcome };
+
+/** A room first known from its create event: the empty room it founds, and its rooms row. */
+function roomFromCreate(s: Services, roomId: string, inputs: readonly RemoteEventInput[]): { room: RoomSnapshot; index: number; alsoWrite: (tx: SqlExecutor) => Promise<void> } {
+  const index = inputs.findIndex((i) => isPlainObject(i.pdu) && i.pdu["type"] === "m.room.create" && i.pdu["state_key"] === "");
+  if (index < 0) throw new MatrixError("M_NOT_FOUND", `Unknown room ${roomId} and no create event to start it from`, 404);
+  const create = inputs[index]!.pdu as Pdu;
+  const versionId = isPlainObject(create.content) && typeof create.content["room_version"] === "string" ? create.content["room_version"] : "1";
+  const version = getRoomVersion(versionId);
+  if (!version) throw new MatrixError("M_UNSUPPORTED_ROOM_VERSION", `Room version ${versionId} is not supported`, 400);
+  let createEventId: string;
+  try {
+    createEventId = eventIdOf(create, version);
+    if (roomIdOf(create, version) !== roomId) throw new Error("the create event founds another room");
+  } catch (err) {
+    throw new MatrixError("M_BAD_JSON", `Bad create event: ${(err as Error).message}`, 400);
+  }
+  const room: RoomSnapshot = { roomId, version, state: new Map(), stateGroup: undefined, extremities: [], maxDepth: 0, createEvent: create, createEventId };
+  const row = { roomId, roomVersion: version.id, creator: String(create.sender), isPublic: false };
+  return { room, index, alsoWrite: (tx) => s.rooms.store.insertRoom(tx, row, s.clock.now()) };
+}
+
+/**
+ * Checks, places and stores remote events of one room, all in one commit. Returns each input's outcome:
+ * accepted, soft_failed, outlier and rejected events are stored; dropped and duplicate ones are not.
+ */
+export function receiveRemoteEvents(s: Services, roomId: string, inputs: readonly RemoteEventInput[]): Promise<RemoteOutcome[]> {
+  return s.rooms.lanes.run(roomId, async () => {
+    const known = await loadRoom(s, roomId);
+    const fresh = known ? undefined : roomFromCreate(s, roomId, inputs);
+    const planner = new RemotePlanner(s, known ?? fresh!.room);
+    const outcomes = await planner.addAll(inputs);
+    // A new room exists only once its create event is accepted.
+    if (fresh && outcomes[fresh.index]?.status !== "accepted") return outcomes;
+    const plan = planner.plan(fresh?.alsoWrite);
+    if (plan) await commit(s, plan);
+    return outcomes;
+  });
+}

@@ -1,0 +1,154 @@
+// Durable consumers of the events stream (src/domain/consumers/durable.ts) on a real server: each handles
+// every committed event once, in stream order, with its effects and its position in one transaction. A
+// consumer that throws midway is offered the same events again; one that falls behind its in-memory
+// backlog catches up from storage; after a restart a consumer that was behind receives exactly the events
+// it had not handled, and a new consumer starting "now" only what comes after. Both databases.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
+import { registerUser, type Session } from "../helpers/users.ts";
+import { createRoom } from "../helpers/rooms.ts";
+import type { DurableConsumer } from "../../src/domain/consumers/durable.ts";
+import type { StoredEvent } from "../../src/domain/store/events.ts";
+import type { SqlExecutor } from "../../src/storage/sql.ts";
+
+const V3 = "/_matrix/client/v3";
+const enc = encodeURIComponent;
+const bodyOf = (e: StoredEvent) => (e.pdu.content as { body?: unknown }).body;
+
+/** A consumer whose effect is a log of what it handled, kept when (and only when) its transaction commits. */
+class Recorder implements DurableConsumer {
+  log: { id: string; pos: number }[] = [];
+  failures = 0;
+  /** Throws when a batch holds an event this says yes to (after looking at the events before it). */
+  failWhen: (e: StoredEvent) => boolean = () => false;
+  private waiters: { done: () => boolean; resolve: () => void }[] = [];
+  constructor(
+    readonly name: string,
+    readonly startAt: "now" | "beginning" = "beginning",
+    readonly batchSize?: number,
+    readonly backlog?: number,
+  ) {}
+
+  async handle(tx: SqlExecutor, events: readonly StoredEvent[]): Promise<void> {
+    const handled: { id: string; pos: number }[] = [];
+    for (const e of events) {
+      if (this.failWhen(e)) {
+        this.failures++;
+        this.check();
+        throw new Error(`${this.name} fails on ${e.eventId}`);
+      }
+      handled.push({ id: e.eventId, pos: e.streamOrdering });
+    }
+    tx.onSettled!((committed) => {
+      if (!committed) return;
+      this.log.push(...handled);
+      this.check();
+    });
+  }
+
+  /** Resolves once `done()` holds (checked after each committed batch and each failure). */
+  until(done: () => boolean): Promise<void> {
+    if (done()) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ done, resolve }));
+  }
+
+  has(id: string): boolean {
+    return this.log.some((x) => x.id === id);
+  }
+
+  private check(): void {
+    this.waiters = this.waiters.filter((w) => (w.done() ? (w.resolve(), false) : true));
+  }
+}
+
+describe.each(backends())("durable consumers on %s", (backend) => {
+  let t: TestServer;
+  let alice: Session;
+  let roomId: string;
+  let txn = 0;
+  const throwsOnce = new Recorder("throws-once", "beginning", 3);
+  const smallBacklog = new Recorder("small-backlog", "beginning", 2, 2);
+  const restarts = new Recorder("restarts");
+  const consumers: DurableConsumer[] = [throwsOnce, smallBacklog, restarts];
+
+  beforeAll(async () => {
+    t = await startTestServer({ backend, consumers, config: { log_level: "error" } }); // its consumers fail on purpose (warnings)
+    alice = await registerUser(t, "alice");
+    roomId = await createRoom(t, alice, { preset: "public_chat" });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  async function send(body: string): Promise<string> {
+    const res = await t.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/d${++txn}`, { token: alice.access_token, body: { msgtype: "m.text", body } });
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    return res.json.event_id as string;
+  }
+  /** Every committed event, in stream order. */
+  async function stream(): Promise<{ id: string; pos: number }[]> {
+    const rows = await t.hs.services.storage.sql.all<{ event_id: string; stream_ordering: number }>(`SELECT event_id, stream_ordering FROM events ORDER BY stream_ordering`);
+    return rows.map((r) => ({ id: r.event_id, pos: Number(r.stream_ordering) }));
+  }
+
+  it("a consumer that throws midway a batch is offered the same events again: each handled once, in order", async () => {
+    let thrown = false;
+    throwsOnce.failWhen = (e) => !thrown && bodyOf(e) === "boom" && (thrown = true);
+    const ids: string[] = [];
+    for (const body of ["m1", "m2", "m3", "boom", "m5", "m6"]) ids.push(await send(body));
+    await throwsOnce.until(() => throwsOnce.has(ids[5]!));
+    expect(throwsOnce.failures).toBe(1);
+    expect(throwsOnce.log).toEqual(await stream());
+    const last = (await stream()).at(-1)!.pos;
+    expect(await t.hs.services.consumerPositions.get("throws-once", "events")).toBe(last);
+  });
+
+  it("a consumer further behind than its in-memory backlog catches up from storage", async () => {
+    let stuck = true;
+    smallBacklog.failWhen = (e) => stuck && bodyOf(e) === "x0";
+    const s = t.hs.services;
+    const read = s.rooms.events.streamAfter.bind(s.rooms.events);
+    let storageReads = 0;
+    s.rooms.events.streamAfter = (...args) => (storageReads++, read(...args));
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 8; i++) ids.push(await send(`x${i}`));
+      await smallBacklog.until(() => smallBacklog.failures > 0);
+      expect(smallBacklog.has(ids[0]!)).toBe(false);
+      stuck = false;
+      await smallBacklog.until(() => smallBacklog.has(ids[7]!));
+      expect(storageReads).toBeGreaterThan(0);
+      expect(smallBacklog.log).toEqual(await stream());
+    } finally {
+      s.rooms.events.streamAfter = read;
+    }
+  });
+
+  it("after a restart, a consumer that was behind receives exactly what it had not handled; a new one starts at now", async () => {
+    let stuck = true;
+    restarts.failWhen = (e) => stuck && bodyOf(e) === "held";
+    const before = [await send("a1"), await send("a2")];
+    const after = [await send("held"), await send("b1"), await send("b2")];
+    await restarts.until(() => restarts.has(before[1]!) && restarts.failures > 0);
+    const handledBefore = [...restarts.log];
+    expect(handledBefore.map((x) => x.id)).not.toContain(after[0]);
+    const all = await stream();
+    expect(handledBefore).toEqual(all.slice(0, handledBefore.length));
+
+    await t.stop();
+    stuck = false;
+    restarts.log = [];
+    const late = new Recorder("late", "now");
+    consumers.push(late);
+    await t.restart();
+    const c1 = await send("c1");
+    await restarts.until(() => restarts.has(c1));
+    await late.until(() => late.has(c1));
+    const now = await stream();
+    expect(restarts.log).toEqual(now.slice(handledBefore.length));
+    expect([...handledBefore, ...restarts.log]).toEqual(now);
+    expect(restarts.log.slice(0, 3).map((x) => x.id)).toEqual(after);
+    expect(late.log).toEqual(now.filter((x) => x.pos > all.at(-1)!.pos));
+    expect(late.log.map((x) => x.id)).toEqual([c1]);
+  });
+});
