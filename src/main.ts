@@ -79,6 +79,8 @@ export function capabilities(extra: { consumers?: DurableConsumer[] } = {}): Ext
     // Per joined room, after every provider ran: unread notification counts.
     syncDecorators: [addUnreadCounts],
     presenceSetters: [presenceFromSync],
+    // Federation: the EDUs remote servers send, by edu_type.
+    eduHandlers: [],
     invalidationListeners: [invalidateTokenCache],
     background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention],
   };

@@ -23,6 +23,7 @@ import type { DeviceDeletionHook, DevicesDeletedHook } from "./devices/delete-de
 import type { DeviceUpdateHook } from "./devices/update-device.ts";
 import type { SyncProvider } from "./sync/types.ts";
 import type { PresenceSetter, SyncDecorator } from "./sync/registry.ts";
+import type { EduHandler } from "./federation/edu.ts";
 
 /** A process-wide task: started once the services exist; the function it returns stops it. */
 export type BackgroundTask = (s: Services) => () => void | Promise<void>;
@@ -58,6 +59,8 @@ export interface Extensions {
   syncDecorators: SyncDecorator[];
   /** Called with a /sync's `set_presence`. */
   presenceSetters: PresenceSetter[];
+  /** Handlers of the EDUs remote servers send (by edu_type; federation /send dispatches to them). */
+  eduHandlers: EduHandler[];
   /** Cache invalidation messages (s.invalidations), e.g. dropping cached access tokens. */
   invalidationListeners: ((s: Services, m: Invalidation) => void)[];
   background: BackgroundTask[];
@@ -81,6 +84,7 @@ export function noExtensions(): Extensions {
     syncProviders: [],
     syncDecorators: [],
     presenceSetters: [],
+    eduHandlers: [],
     invalidationListeners: [],
     background: [],
   };
