@@ -6,6 +6,7 @@ import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { DEFAULT_SYNC_FILTER, parseSyncFilter, type SyncFilter } from "./sync-filter.ts";
 import { LruCache } from "../cache/lru.ts";
+import { parseJsonText } from "../json-limits.ts";
 
 function requireSelf(r: Requester, userId: string, what: string): void {
   if (r.userId !== userId) throw new MatrixError("M_FORBIDDEN", `Cannot ${what} for other users`, 403);
@@ -42,13 +43,7 @@ export async function resolveSyncFilter(s: Services, r: Requester, param: string
   if (param.trimStart().startsWith("{")) {
     const hit = cache.get(param);
     if (hit) return hit;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(param);
-    } catch {
-      throw new MatrixError("M_NOT_JSON", "filter is not valid JSON", 400);
-    }
-    const parsed = parseSyncFilter(raw);
+    const parsed = parseSyncFilter(parseJsonText(param, { what: "filter" }));
     cache.set(param, parsed);
     return parsed;
   }
