@@ -6,6 +6,7 @@ import { MatrixError } from "../domain/errors.ts";
 import type { Services } from "../domain/services.ts";
 import type { Requester } from "../domain/accounts/requester.ts";
 import { authenticate } from "../domain/accounts/authenticate.ts";
+import { parseJsonText } from "../domain/json-limits.ts";
 
 export const BRANDS = ["_matrix", "_proto"] as const;
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
@@ -58,12 +59,7 @@ function parseBody(req: FastifyRequest): Record<string, unknown> | undefined {
   if (raw === undefined || raw === null) return undefined;
   if (Buffer.isBuffer(raw)) {
     if (raw.length === 0) return undefined;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw.toString("utf8"));
-    } catch {
-      throw new MatrixError("M_NOT_JSON", "Content not JSON.", 400);
-    }
+    const parsed = parseJsonText(raw.toString("utf8"));
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
       throw new MatrixError("M_BAD_JSON", "Content must be a JSON object.", 400);
     return parsed as Record<string, unknown>;
