@@ -4,7 +4,7 @@
 // the notifier that wakes /sync (src/graphql/subscriptions.ts), each with a cursor to resume from.
 import "reflect-metadata";
 import { Arg, Ctx, Field, FieldResolver, Mutation, ObjectType, Resolver, Root, Subscription } from "type-graphql";
-import { GraphQLJSONObject } from "graphql-scalars";
+import { GraphQLJSONObject } from "../types/json.ts";
 import { getAccountData, setAccountData } from "../../domain/account-data/account-data.ts";
 import { MatrixError } from "../../domain/errors.ts";
 import { parseStreamToken, streamToken } from "../../domain/rooms/read.ts";

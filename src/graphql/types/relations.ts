@@ -4,7 +4,7 @@
 // Spec: Client-Server API "Relationships", "Threading", "Spaces".
 import "reflect-metadata";
 import { Field, Int, ObjectType, registerEnumType } from "type-graphql";
-import { GraphQLJSONObject } from "graphql-scalars";
+import { GraphQLJSONObject } from "./json.ts";
 import type { HierarchyRoom } from "../../domain/spaces/hierarchy.ts";
 import { PageInfo } from "./connection.ts";
 import { Event } from "./event.ts";

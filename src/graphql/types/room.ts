@@ -3,7 +3,7 @@
 // body in camelCase). Spec: Client-Server API "Rooms", "Room membership", "Creation".
 import "reflect-metadata";
 import { Field, InputType, ObjectType, registerEnumType } from "type-graphql";
-import { GraphQLJSONObject } from "graphql-scalars";
+import { GraphQLJSONObject } from "./json.ts";
 import type { ClientEvent } from "../../domain/events/format.ts";
 import { PageInfo } from "./connection.ts";
 import { Event } from "./event.ts";
