@@ -9,6 +9,21 @@ import { PrismaClient as PgClient } from "../generated/postgres/client.ts";
 import type { DatabaseConfig } from "../config/config.ts";
 import { migratePostgres, migrateSqlite } from "./migrate.ts";
 import { openPostgresSql, openSqliteSql, type Sql } from "./sql.ts";
+import { checkStorableParams } from "../domain/text.ts";
+
+/** The same guard as the raw SQL layer's: no model operation runs with NUL in a string argument. */
+function guarded<C extends { $extends: SqliteClient["$extends"] }>(client: C): Db {
+  return client.$extends({
+    query: {
+      $allModels: {
+        $allOperations({ args, query }) {
+          checkStorableParams(args);
+          return query(args);
+        },
+      },
+    },
+  }) as unknown as Db;
+}
 
 /** The Prisma client the domain's repositories use. Both providers share one model, so one type serves. */
 export type Db = SqliteClient;
@@ -27,17 +42,18 @@ export async function openStorage(config: DatabaseConfig): Promise<Storage> {
   if (config.provider === "sqlite") {
     mkdirSync(path.dirname(config.path), { recursive: true });
     migrateSqlite(config.path);
-    const db = new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: `file:${config.path}`, timeout: 10_000 }) });
-    await db.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
-    await db.$queryRawUnsafe("PRAGMA wal_autocheckpoint = 0"); // see src/storage/sqlite-checkpointer.ts
-    await db.$queryRawUnsafe("PRAGMA foreign_keys = ON");
+    const raw = new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: `file:${config.path}`, timeout: 10_000 }) });
+    await raw.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
+    await raw.$queryRawUnsafe("PRAGMA wal_autocheckpoint = 0"); // see src/storage/sqlite-checkpointer.ts
+    await raw.$queryRawUnsafe("PRAGMA foreign_keys = ON");
+    const db = guarded(raw);
     const sql = openSqliteSql(config.path);
     return { db, sql, provider: "sqlite", close: async () => { await sql.close(); await db.$disconnect(); } };
   }
   await migratePostgres(config.url);
   const pg = new PgClient({ adapter: new PrismaPg({ connectionString: config.url, max: 10 }) });
   await pg.$connect();
-  const db = pg as unknown as Db;
+  const db = guarded(pg as unknown as SqliteClient);
   const sql = openPostgresSql(config.url);
   return { db, sql, provider: "postgres", close: async () => { await sql.close(); await db.$disconnect(); } };
 }

@@ -9,6 +9,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { readAccess } from "../rooms/read-access.ts";
 import { filterVisible } from "../rooms/visibility.ts";
 import { loadRoom } from "../rooms/room-cache.ts";
+import { checkStorableText } from "../text.ts";
 
 function reasonOf(body: Record<string, unknown>, required: boolean): string | null {
   const reason = body.reason;
@@ -17,7 +18,7 @@ function reasonOf(body: Record<string, unknown>, required: boolean): string | nu
     return null;
   }
   if (typeof reason !== "string") throw new MatrixError("M_BAD_JSON", "reason must be a string", 400);
-  return reason;
+  return checkStorableText(reason, "reason");
 }
 
 function scoreOf(body: Record<string, unknown>): number | null {

@@ -3,6 +3,7 @@
 // The directory is read live from those tables, so profile changes, joins, leaves and deactivations show
 // at once without a copy to keep in step. Spec: Client-Server API "User directory".
 import type { Param, Sql, SqlExecutor } from "../../storage/sql.ts";
+import { indexableText } from "../text.ts";
 
 export interface DirectoryCandidate {
   userId: string;
@@ -19,7 +20,8 @@ export class UserDirectoryStore {
   constructor(private readonly sql: Sql) {}
 
   /** Records a room's join rule or history visibility (inside the event commit). */
-  async setPublicity(tx: SqlExecutor, roomId: string, field: "join_rule" | "history_visibility", value: string | null): Promise<void> {
+  async setPublicity(tx: SqlExecutor, roomId: string, field: "join_rule" | "history_visibility", content: string | null): Promise<void> {
+    const value = indexableText(content);
     const changed = await tx.run(`UPDATE room_publicity SET ${field} = ? WHERE room_id = ?`, [value, roomId]);
     if (changed === 0) await tx.run(`INSERT INTO room_publicity (room_id, ${field}) VALUES (?, ?)`, [roomId, value]);
   }
