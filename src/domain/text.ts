@@ -49,4 +49,17 @@ export function checkStorableParams(params: unknown): void {
   }
 }
 
+/**
+ * The longest search term accepted (user directory, /search, the room directory's filter): far longer
+ * than any name or message a person looks for, short enough that no database's pattern or full-text
+ * query limit is reached (SQLite refuses LIKE patterns over 50,000 bytes).
+ */
+export const MAX_SEARCH_TERM_LENGTH = 1000;
+
+/** Refuses a search term over MAX_SEARCH_TERM_LENGTH characters (400 M_INVALID_PARAM). */
+export function checkSearchTerm(term: string, name: string): string {
+  if (term.length > MAX_SEARCH_TERM_LENGTH) throw new MatrixError("M_INVALID_PARAM", `${name} is longer than ${MAX_SEARCH_TERM_LENGTH} characters`, 400);
+  return term;
+}
+
 const nulParam = () => new MatrixError("M_INVALID_PARAM", "Text may not contain NUL (U+0000) characters", 400);

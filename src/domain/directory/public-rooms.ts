@@ -8,6 +8,7 @@ import { isPlainObject } from "../events/types.ts";
 import { isValidServerName } from "../ids.ts";
 import type { DirectoryPosition, DirectoryStats } from "../store/directory.ts";
 import { backfillDirectoryStats } from "./stats.ts";
+import { checkSearchTerm } from "../text.ts";
 
 /** Largest page one call returns (a request without a limit gets this many). */
 export const MAX_PUBLIC_ROOMS_PAGE = 1000;
@@ -71,7 +72,7 @@ function parseFilter(filter: unknown): { search?: string; roomTypes?: (string | 
   const term = filter.generic_search_term;
   if (term !== undefined && term !== null) {
     if (typeof term !== "string") throw new MatrixError("M_BAD_JSON", "generic_search_term must be a string", 400);
-    const t = term.trim().toLowerCase();
+    const t = checkSearchTerm(term, "generic_search_term").trim().toLowerCase();
     if (t !== "") out.search = t;
   }
   const types = filter.room_types;
@@ -104,8 +105,10 @@ const backfilled = new WeakSet<Services>();
 export async function listPublicRooms(s: Services, req: PublicRoomsRequest): Promise<PublicRoomsPage> {
   if (req.server !== undefined && req.server !== s.config.server_name) {
     if (!isValidServerName(req.server)) throw new MatrixError("M_INVALID_PARAM", `Invalid server name: ${req.server}`, 400);
-    // Another server's directory is fetched over federation (Synapse answers 502 when it cannot reach it).
-    throw new MatrixError("M_UNKNOWN", "Failed to fetch the room list: this server does not federate yet", 502);
+    // Another server's directory is fetched over federation, which this server does not do yet: it answers
+    // as Synapse does for a server its federation_domain_whitelist leaves out (FederationDeniedError).
+    // Once federation exists, an unreachable server gets Synapse's 502 "Failed to fetch room list".
+    throw new MatrixError("M_FORBIDDEN", `Federation denied with ${req.server}.`, 403);
   }
   if (req.limit !== undefined && (!Number.isSafeInteger(req.limit) || req.limit < 0)) throw new MatrixError("M_INVALID_PARAM", "limit must be a non-negative integer", 400);
   const limit = Math.min(req.limit ?? MAX_PUBLIC_ROOMS_PAGE, MAX_PUBLIC_ROOMS_PAGE);

@@ -16,6 +16,9 @@ export interface DirectoryCandidate {
 /** Escapes LIKE wildcards (with `\` as the ESCAPE character). */
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** Most words of a search term that narrow the candidate query. */
+const MAX_NARROWING_WORDS = 8;
+
 export class UserDirectoryStore {
   constructor(private readonly sql: Sql) {}
 
@@ -50,8 +53,9 @@ export class UserDirectoryStore {
     }
     let where = `u.deactivated = ? AND (u.user_type IS NULL OR u.user_type <> 'support')`;
     params.push(false);
-    for (const w of words) {
-      if (!/^[\x20-\x7e]+$/.test(w)) continue;
+    // A few words narrow the query enough (the caller matches every word precisely): a long term must
+    // not become hundreds of LIKE clauses.
+    for (const w of words.filter((x) => /^[\x20-\x7e]+$/.test(x)).slice(0, MAX_NARROWING_WORDS)) {
       where += ` AND (LOWER(u.user_id) LIKE ? ESCAPE '\\' OR LOWER(COALESCE(p.displayname, '')) LIKE ? ESCAPE '\\')`;
       const pattern = `%${likeEscape(w.toLowerCase())}%`;
       params.push(pattern, pattern);

@@ -9,6 +9,7 @@ import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import type { DirectoryCandidate } from "../store/user-directory.ts";
+import { checkSearchTerm } from "../text.ts";
 
 export interface DirectoryUser {
   user_id: string;
@@ -35,7 +36,7 @@ export function parseDirectoryRequest(body: Record<string, unknown>): { term: st
   if (typeof body.search_term !== "string") throw new MatrixError("M_BAD_JSON", "search_term must be a string", 400);
   const limit = body.limit ?? DEFAULT_DIRECTORY_LIMIT;
   if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 0) throw new MatrixError("M_BAD_JSON", "limit must be a non-negative integer", 400);
-  return { term: body.search_term, limit };
+  return { term: checkSearchTerm(body.search_term, "search_term"), limit };
 }
 
 /** How well `c` matches: 0 no match, 1 every word a word prefix, 2 a whole-name prefix, 3 exact. */
