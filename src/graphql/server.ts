@@ -55,6 +55,9 @@ export async function mountGraphql(app: FastifyInstance, s: Services): Promise<v
         async requestDidStart() {
           return {
             async didResolveOperation(ctx) {
+              if (ctx.operation?.operation === "subscription") {
+                throw new GraphQLError("Subscriptions are served over WebSocket (graphql-ws) at /graphql", { extensions: { errcode: "M_UNRECOGNIZED", http: { status: 400 } } });
+              }
               const err = checkCost(ctx.schema, ctx.document, ctx.operationName, ctx.request.variables);
               if (err) throw err;
             },

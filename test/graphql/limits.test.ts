@@ -83,6 +83,12 @@ describe("GraphQL limits", () => {
     }
   });
 
+  it("refuses a subscription over HTTP with an errcode (subscriptions are served over graphql-ws)", async () => {
+    const r = await gql(t, `subscription { typing(roomId: "!x:weft.test") { userIds } }`, undefined, token);
+    expect(r.status).toBe(400);
+    expect(errcode(r.body)).toBe("M_UNRECOGNIZED");
+  });
+
   it("gives every request error an errcode", async () => {
     expect(errcode((await gql(t, "{ viewer {", undefined, token)).body)).toBe("M_BAD_JSON");
     expect(errcode((await gql(t, "{ nope }", undefined, token)).body)).toBe("M_BAD_JSON");

@@ -15,7 +15,6 @@ import { roomVersionLookup, serializeEvents } from "../rooms/serialize.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 import { SEARCH_KEYS, type SearchKey } from "./index-hooks.ts";
 import { decodeBatchToken, encodeBatchToken, findEvents, type BatchToken, type EventSearch, type EventSearchHit } from "./find-events.ts";
-import { checkSearchTerm } from "../text.ts";
 
 type GroupKey = "room_id" | "sender";
 
@@ -73,7 +72,7 @@ export function parseSearchRequest(body: Record<string, unknown>): RoomEventsCri
     }
   }
   return {
-    term: checkSearchTerm(raw.search_term, "search_term"),
+    term: raw.search_term,
     keys,
     filter: parseRoomEventFilter(raw.filter, "filter"),
     orderBy,

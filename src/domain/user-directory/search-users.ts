@@ -36,7 +36,7 @@ export function parseDirectoryRequest(body: Record<string, unknown>): { term: st
   if (typeof body.search_term !== "string") throw new MatrixError("M_BAD_JSON", "search_term must be a string", 400);
   const limit = body.limit ?? DEFAULT_DIRECTORY_LIMIT;
   if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 0) throw new MatrixError("M_BAD_JSON", "limit must be a non-negative integer", 400);
-  return { term: checkSearchTerm(body.search_term, "search_term"), limit };
+  return { term: body.search_term, limit };
 }
 
 /** How well `c` matches: 0 no match, 1 every word a word prefix, 2 a whole-name prefix, 3 exact. */
@@ -54,6 +54,7 @@ function score(c: DirectoryCandidate, term: string, words: string[]): number {
 }
 
 export async function searchUserDirectory(s: Services, r: Requester, term: string, limit: number): Promise<DirectoryResult> {
+  checkSearchTerm(term, "search_term");
   const cfg = s.config.user_directory;
   const max = Math.min(limit, MAX_LIMIT);
   const words = [...new Set(wordsOf(term))];
