@@ -22,6 +22,7 @@ export interface BenchServer {
   stop(): Promise<void>;
   /** The server process's CPU time so far (user + system), in seconds (Linux /proc). */
   cpuSeconds(): number;
+  pid: number;
 }
 
 async function freePort(): Promise<number> {
@@ -42,7 +43,19 @@ export async function json(url: string, init: RequestInit & { token?: string } =
   return body;
 }
 
-export async function startBenchServer(backend: Backend): Promise<BenchServer> {
+/** The node flags `npm start` gives the server (package.json): a young generation of 4 MB semi-spaces. */
+export const SERVER_NODE_ARGS = ["--max-semi-space-size=4"];
+
+export interface BenchServerOptions {
+  /** Extra flags for the server's node (after WEFT_BENCH_NODE_ARGS). */
+  nodeArgs?: string[];
+  /** Extra environment for the server process. */
+  env?: Record<string, string>;
+  /** Options merged over the generated homeserver.yaml. */
+  config?: Record<string, unknown>;
+}
+
+export async function startBenchServer(backend: Backend, opts: BenchServerOptions = {}): Promise<BenchServer> {
   const dir = mkdtempSync(path.join(tmpdir(), "weft-bench-"));
   const port = await freePort();
   let dbName: string | undefined;
@@ -66,9 +79,14 @@ export async function startBenchServer(backend: Backend): Promise<BenchServer> {
     rc_joins: { local: { per_second: 1e6, burst_count: 1e6 } },
     log_level: "warn",
     password_config: { scrypt_log_n: 4 },
+    ...opts.config,
   });
   writeFileSync(generated.configPath, YAML.stringify(cfg));
-  const child: ChildProcess = spawn(process.execPath, [...(process.env.WEFT_BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []), "--import", "tsx", "src/cli.ts", "start", "-c", generated.configPath], { stdio: ["ignore", "inherit", "inherit"] });
+  const nodeArgs = [...SERVER_NODE_ARGS, ...(process.env.WEFT_BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []), ...(opts.nodeArgs ?? [])];
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", ...nodeArgs, "src/cli.ts", "start", "-c", generated.configPath], {
+    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...process.env, ...opts.env },
+  });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     try {
@@ -104,5 +122,5 @@ export async function startBenchServer(backend: Backend): Promise<BenchServer> {
       return NaN;
     }
   };
-  return { base, register, stop, cpuSeconds };
+  return { base, register, stop, cpuSeconds, pid: child.pid! };
 }

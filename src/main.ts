@@ -16,6 +16,7 @@ import { installRelations } from "./domain/relations/install.ts";
 import { installDirectoryHooks } from "./domain/directory/install.ts";
 import { installE2eeHooks } from "./domain/e2ee/install.ts";
 import { installEphemeral } from "./domain/ephemeral/install.ts";
+import { scaledCacheSize } from "./domain/cache/lru.ts";
 
 export interface Homeserver {
   services: Services;
@@ -34,7 +35,7 @@ export interface StartOptions {
 
 export async function startHomeserver(config: Config, opts: StartOptions = {}): Promise<Homeserver> {
   const log = opts.log ?? pino({ level: config.log_level, base: { server: config.server_name } });
-  const storage = await openStorage(config.database);
+  const storage = await openStorage(config.database, { queryPlanCacheMaxSize: scaledCacheSize(config.caches, "prisma_query_plans", 200) });
   const signingKeys = await loadOrCreateSigningKeys(config.signing_key_path);
   const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock });
   installTokenCacheInvalidation(services);

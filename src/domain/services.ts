@@ -107,6 +107,9 @@ export function buildServices(opts: {
   const clock = opts.clock ?? { now: () => Date.now() };
   const sessions = new SessionStore(storage.db);
   const caches = new CacheRegistry({ ...config.caches, event_cache_size: config.event_cache_size });
+  // Weights approximate bytes held: a parsed event is about three times its JSON; a state map entry about
+  // 150 bytes (key string, id string, map slot).
+  const stateWeight = (state: ReadonlyMap<string, string>) => 200 + state.size * 150;
   const services: Services = {
     config,
     storage,
@@ -117,7 +120,7 @@ export function buildServices(opts: {
     keyRing: new LocalKeyRing(config.server_name, opts.signingKeys),
     caches,
     invalidations: new InvalidationBus(),
-    ratelimiter: new RateLimiter(() => clock.now()),
+    ratelimiter: new RateLimiter(() => clock.now(), caches.size("ratelimit_buckets", 200_000)),
     users: new UserStore(storage.db),
     sessions,
     uia: new UiaStore(storage.db),
@@ -126,9 +129,17 @@ export function buildServices(opts: {
     deviceActivity: new DeviceActivity(sessions, log),
     rooms: {
       store: new RoomStore(storage.sql),
-      events: new EventStore(storage.sql, caches.get<string, StoredEvent>("event", 10_000)),
-      stateGroups: new StateGroupStore(storage.sql, caches.get<number, StateMap>("state_group_cache", 1000)),
-      cache: caches.get<string, RoomSnapshot>("room_snapshots", 10_000),
+      events: new EventStore(
+        storage.sql,
+        caches.get<string, StoredEvent>("event", 10_000, { weigh: (e) => 500 + e.json.length * 3, baseWeight: 64 * 1024 * 1024 }),
+        caches.size("event_child_targets", 100_000),
+      ),
+      stateGroups: new StateGroupStore(
+        storage.sql,
+        caches.get<number, StateMap>("state_group_cache", 1000, { weigh: stateWeight, baseWeight: 32 * 1024 * 1024 }),
+        caches.get<number, number>("state_group_chain_lengths", 100_000),
+      ),
+      cache: caches.get<string, RoomSnapshot>("room_snapshots", 10_000, { weigh: (r) => stateWeight(r.state) + r.extremities.length * 80, baseWeight: 64 * 1024 * 1024 }),
       lanes: new KeyedLanes(),
       notifier: new Notifier(),
     },
@@ -138,12 +149,12 @@ export function buildServices(opts: {
     reports: new ReportStore(storage.db),
     accountData: new AccountDataStore(storage.sql),
     filters: new FilterStore(storage.sql),
-    sync: new SyncServices(caches.get("sync_lazy_members", 10_000)),
+    sync: new SyncServices(caches),
     directory: new DirectoryStore(storage.sql),
-    e2ee: new E2eStore(storage.sql),
-    typing: new TypingState(() => clock.now()),
+    e2ee: new E2eStore(storage.sql, caches.get("e2e_key_summaries", 100_000)),
+    typing: new TypingState(() => clock.now(), caches.size("typing_rooms", 20_000)),
     receipts: new ReceiptStore(storage.sql),
-    presence: new PresenceStore(storage.sql),
+    presence: new PresenceStore(storage.sql, caches.get("presence_rows", 100_000)),
     inFlight: new InFlight(),
     onClose: [],
   };

@@ -6,6 +6,7 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { startCheckpointer } from "./sqlite-checkpointer.ts";
 import { checkStorableParams } from "../domain/text.ts";
+import { LruCache } from "../domain/cache/lru.ts";
 
 export type Dialect = "sqlite" | "postgres";
 export type Param = string | number | bigint | boolean | null | Buffer;
@@ -78,7 +79,8 @@ const normalize = (p: Param) => (typeof p === "boolean" ? (p ? 1 : 0) : p);
 
 class SqliteExecutor implements SqlExecutor {
   readonly dialect = "sqlite" as const;
-  private readonly statements = new Map<string, Database.Statement>();
+  /** Prepared statements by text; bounded, as texts vary with the length of IN lists. */
+  private readonly statements = new LruCache<string, Database.Statement>("sqlite_statements", 500);
   constructor(private readonly db: Database.Database) {}
   private stmt(sql: string, params: Param[]) {
     checkStorableParams(params);
@@ -151,8 +153,8 @@ export function openSqliteSql(file: string, checkpoints: { intervalMs?: number; 
   };
 }
 
-/** `?` → `$1, $2 ...` (outside quoted strings), cached per statement text. */
-const pgTextCache = new Map<string, string>();
+/** `?` → `$1, $2 ...` (outside quoted strings), cached per statement text (bounded, as for SQLite). */
+const pgTextCache = new LruCache<string, string>("pg_statement_texts", 2000);
 export function toPgPlaceholders(sql: string): string {
   let out = pgTextCache.get(sql);
   if (out !== undefined) return out;

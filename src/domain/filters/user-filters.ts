@@ -5,7 +5,7 @@ import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { DEFAULT_SYNC_FILTER, parseSyncFilter, type SyncFilter } from "./sync-filter.ts";
-import { LruCache } from "../cache/lru.ts";
+import type { LruCache } from "../cache/lru.ts";
 import { parseJsonText } from "../json-limits.ts";
 
 function requireSelf(r: Requester, userId: string, what: string): void {
@@ -30,11 +30,9 @@ export async function getFilter(s: Services, r: Requester, userId: string, filte
  * Parsed filters by their text (inline JSON) or "user\u0000id" (stored filters never change): a long-polling
  * client sends the same filter with every request. Callers must not mutate the returned filter.
  */
-const parsedFilters = new WeakMap<Services, LruCache<string, SyncFilter>>();
 function filterCache(s: Services): LruCache<string, SyncFilter> {
-  let c = parsedFilters.get(s);
-  if (!c) parsedFilters.set(s, (c = new LruCache<string, SyncFilter>("sync_filters", 10_000)));
-  return c;
+  // Weighed by the key (inline JSON can be kilobytes long) plus the parsed filter.
+  return s.caches.get<string, SyncFilter>("sync_filters", 10_000, { weigh: (_f, key) => 1000 + key.length * 4, baseWeight: 16 * 1024 * 1024 });
 }
 
 export async function resolveSyncFilter(s: Services, r: Requester, param: string | undefined): Promise<SyncFilter> {
