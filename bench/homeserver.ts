@@ -34,6 +34,17 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** Runs `fn` over `items` with at most `n` in flight. */
+export async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      await fn(items[i]!, i);
+    }
+  }));
+}
+
 /** A JSON request that throws on a non-2xx answer. */
 export async function json(url: string, init: RequestInit & { token?: string } = {}): Promise<any> {
   const headers: Record<string, string> = { "content-type": "application/json", ...(init.token ? { authorization: `Bearer ${init.token}` } : {}) };

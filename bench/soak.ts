@@ -13,7 +13,7 @@ import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { Agent, request } from "undici";
-import { startBenchServer, type Backend } from "./homeserver.ts";
+import { pool, startBenchServer, type Backend } from "./homeserver.ts";
 
 const { values } = parseArgs({
   options: {
@@ -71,15 +71,6 @@ async function call(method: string, p: string, token: string | undefined, body?:
   return text ? JSON.parse(text) : {};
 }
 
-async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      await fn(items[i]!, i);
-    }
-  }));
-}
 
 const pick = <T>(items: T[]): T => items[Math.floor(Math.random() * items.length)]!;
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);

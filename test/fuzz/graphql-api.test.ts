@@ -3,22 +3,20 @@
 // server on SQLite and PostgreSQL. Fails on a 5xx, an error without extensions.errcode, a masked internal
 // error, or a change to protected data. Prints its seed (WEFT_FUZZ_SEED replays, WEFT_FUZZ_SAMPLES).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
+import { backends } from "../helpers/server.ts";
 import { buildWeftSchema } from "../../src/graphql/schema.ts";
 import { fuzzSettings, Rng } from "./random.ts";
 import { formatFailures } from "./rest.ts";
 import { fuzzGraphql } from "./graphql.ts";
-import { buildWorld, type World } from "./world.ts";
+import { startWorld, type World } from "./world.ts";
 
 describe.each(backends())("GraphQL fuzz on %s", (backend) => {
-  let t: TestServer;
   let world: World;
   beforeAll(async () => {
-    t = await startTestServer({ backend, config: { log_level: "fatal" } });
-    world = await buildWorld(t);
+    world = await startWorld(backend);
   });
   afterAll(async () => {
-    await t?.close();
+    await world?.t.close();
   });
 
   it("generated arguments and query texts break no rule", { timeout: 600_000 }, async () => {

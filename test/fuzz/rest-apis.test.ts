@@ -3,22 +3,20 @@
 // without errcode, any body that breaks the spec's schema, or any change to data the actor had no right
 // to touch. Prints its seed: WEFT_FUZZ_SEED=<seed> replays a run, WEFT_FUZZ_SAMPLES=<n> runs more.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
+import { backends } from "../helpers/server.ts";
 import { specOperations } from "../helpers/spec.ts";
 import { FUZZED_APIS } from "./apis.ts";
 import { fuzzSettings, Rng } from "./random.ts";
 import { formatFailures, fuzzOperations } from "./rest.ts";
-import { buildWorld, type World } from "./world.ts";
+import { startWorld, type World } from "./world.ts";
 
 describe.each(backends())("REST fuzz on %s", (backend) => {
-  let t: TestServer;
   let world: World;
   beforeAll(async () => {
-    t = await startTestServer({ backend, config: { log_level: "fatal" } });
-    world = await buildWorld(t);
+    world = await startWorld(backend);
   });
   afterAll(async () => {
-    await t?.close();
+    await world?.t.close();
   });
 
   for (const { api, samples: fallback } of FUZZED_APIS) {

@@ -3,7 +3,7 @@
 // ordinary user; the victim owns a private room and data the actor has no right to touch, and
 // `protectedSnapshot` reads all of it (plus the actor's own privileges) straight from storage so a run
 // can tell when a request changed what it should not have.
-import type { TestServer } from "../helpers/server.ts";
+import { startTestServer, type Backend, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { otk, uploadDeviceKeys } from "../helpers/e2ee.ts";
@@ -36,6 +36,11 @@ async function ok(t: TestServer, method: string, path: string, who: Session, bod
 
 async function send(t: TestServer, who: Session, roomId: string, body: Record<string, unknown>, type = "m.room.message"): Promise<string> {
   return (await ok(t, "PUT", `${V3}/rooms/${enc(roomId)}/send/${type}/w${Math.random().toString(36).slice(2)}`, who, body)).event_id;
+}
+
+/** A test server on `backend` (quiet logs) and the world built on it, for a fuzz suite's beforeAll. */
+export async function startWorld(backend: Backend): Promise<World> {
+  return buildWorld(await startTestServer({ backend, config: { log_level: "fatal" } }));
 }
 
 export async function buildWorld(t: TestServer): Promise<World> {
