@@ -24,6 +24,7 @@ export interface BenchServer {
   cpuSeconds(): number;
   /** The server process's resident set size in bytes (Linux /proc). */
   rssBytes(): number;
+  pid: number;
 }
 
 async function freePort(): Promise<number> {
@@ -35,6 +36,17 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** Runs `fn` over `items` with at most `n` in flight. */
+export async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      await fn(items[i]!, i);
+    }
+  }));
+}
+
 /** A JSON request that throws on a non-2xx answer. */
 export async function json(url: string, init: RequestInit & { token?: string } = {}): Promise<any> {
   const headers: Record<string, string> = { "content-type": "application/json", ...(init.token ? { authorization: `Bearer ${init.token}` } : {}) };
@@ -44,8 +56,19 @@ export async function json(url: string, init: RequestInit & { token?: string } =
   return body;
 }
 
-/** `extra`: homeserver.yaml options set over the generated ones. */
-export async function startBenchServer(backend: Backend, extra: Record<string, unknown> = {}): Promise<BenchServer> {
+/** The node flags `npm start` gives the server (package.json): a young generation of 4 MB semi-spaces. */
+export const SERVER_NODE_ARGS = ["--max-semi-space-size=4"];
+
+export interface BenchServerOptions {
+  /** Extra flags for the server's node (after WEFT_BENCH_NODE_ARGS). */
+  nodeArgs?: string[];
+  /** Extra environment for the server process. */
+  env?: Record<string, string>;
+  /** Options merged over the generated homeserver.yaml. */
+  config?: Record<string, unknown>;
+}
+
+export async function startBenchServer(backend: Backend, opts: BenchServerOptions = {}): Promise<BenchServer> {
   const dir = mkdtempSync(path.join(tmpdir(), "weft-bench-"));
   const port = await freePort();
   let dbName: string | undefined;
@@ -69,10 +92,14 @@ export async function startBenchServer(backend: Backend, extra: Record<string, u
     rc_joins: { local: { per_second: 1e6, burst_count: 1e6 } },
     log_level: "warn",
     password_config: { scrypt_log_n: 4 },
-    ...extra,
+    ...opts.config,
   });
   writeFileSync(generated.configPath, YAML.stringify(cfg));
-  const child: ChildProcess = spawn(process.execPath, [...(process.env.WEFT_BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []), "--import", "tsx", "src/cli.ts", "start", "-c", generated.configPath], { stdio: ["ignore", "inherit", "inherit"] });
+  const nodeArgs = [...SERVER_NODE_ARGS, ...(process.env.WEFT_BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []), ...(opts.nodeArgs ?? [])];
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", ...nodeArgs, "src/cli.ts", "start", "-c", generated.configPath], {
+    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...process.env, ...opts.env },
+  });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     try {
@@ -112,5 +139,5 @@ export async function startBenchServer(backend: Backend, extra: Record<string, u
     const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"));
     return m ? Number(m[1]) * 1024 : NaN;
   };
-  return { base, register, stop, cpuSeconds, rssBytes };
+  return { base, register, stop, cpuSeconds, rssBytes, pid: child.pid! };
 }

@@ -12,7 +12,7 @@
 // WEFT_BENCH_NODE_ARGS passes flags to the server's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
 import { parseArgs } from "node:util";
 import { Agent, fetch as undiciFetch, request, type RequestInit } from "undici";
-import { startBenchServer } from "./homeserver.ts";
+import { pool, startBenchServer } from "./homeserver.ts";
 import WebSocket from "ws";
 import { createClient as createWsClient } from "graphql-ws";
 
@@ -47,16 +47,6 @@ async function json(url: string, init: Omit<RequestInit, "headers"> & { token?: 
   return body;
 }
 
-/** Runs `fn` over `items` with at most `n` in flight. */
-async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      await fn(items[i]!, i);
-    }
-  }));
-}
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 

@@ -33,6 +33,7 @@ import { indexPushActions } from "./domain/push/indexer.ts";
 import { addUnreadCounts } from "./domain/push/sync-counts.ts";
 import { dropDevicePushers, dropUserPushers, pushGateways } from "./domain/push/install.ts";
 import { startMediaRetention } from "./domain/media/retention.ts";
+import { scaledCacheSize } from "./domain/cache/lru.ts";
 
 export interface Homeserver {
   services: Services;
@@ -88,7 +89,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[] } = {}): Ext
 
 export async function startHomeserver(config: Config, opts: StartOptions = {}): Promise<Homeserver> {
   const log = opts.log ?? pino({ level: config.log_level, base: { server: config.server_name } });
-  const storage = await openStorage(config.database);
+  const storage = await openStorage(config.database, { queryPlanCacheMaxSize: scaledCacheSize(config.caches, "prisma_query_plans", 200) });
   const signingKeys = await loadOrCreateSigningKeys(config.signing_key_path);
   const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock, dns: opts.dns, extensions: capabilities({ consumers: opts.consumers }) });
   await startBackground(services);

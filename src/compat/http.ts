@@ -8,6 +8,8 @@ import type { Requester } from "../domain/accounts/requester.ts";
 import { authenticate } from "../domain/accounts/authenticate.ts";
 import { bearerToken } from "../shared/http-auth.ts";
 import { requireNotGuest, type GuestRefusedOperation } from "../domain/accounts/guest-access.ts";
+import { parseJsonText } from "../domain/json-limits.ts";
+import { parseIntText, type IntRange } from "../domain/numbers.ts";
 
 export const BRANDS = ["_matrix", "_proto"] as const;
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
@@ -57,12 +59,7 @@ function parseBody(req: FastifyRequest): Record<string, unknown> | undefined {
   if (raw === undefined || raw === null) return undefined;
   if (Buffer.isBuffer(raw)) {
     if (raw.length === 0) return undefined;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw.toString("utf8"));
-    } catch {
-      throw new MatrixError("M_NOT_JSON", "Content not JSON.", 400);
-    }
+    const parsed = parseJsonText(raw.toString("utf8"));
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
       throw new MatrixError("M_BAD_JSON", "Content must be a JSON object.", 400);
     return parsed as Record<string, unknown>;
@@ -151,14 +148,10 @@ export function queryString(call: Call, name: string, required = false): string 
   return value;
 }
 
-export function queryInt(call: Call, name: string, opts: { min?: number; max?: number } = {}): number | undefined {
-  const raw = queryString(call, name);
-  if (raw === undefined) return undefined;
-  if (!/^-?\d+$/.test(raw)) throw new MatrixError("M_INVALID_PARAM", `${name} must be an integer`, 400);
-  const n = Number(raw);
-  if ((opts.min !== undefined && n < opts.min) || (opts.max !== undefined && n > opts.max))
-    throw new MatrixError("M_INVALID_PARAM", `${name} is out of range`, 400);
-  return n;
+/** An integer query parameter within range (by default Matrix's integer range: src/domain/numbers.ts). */
+export function queryInt(call: Call, name: string, opts: IntRange & { required?: boolean } = {}): number | undefined {
+  const raw = opts.required ? queryString(call, name, true) : queryString(call, name);
+  return raw === undefined ? undefined : parseIntText(raw, name, opts);
 }
 
 export function queryBool(call: Call, name: string): boolean | undefined {

@@ -2,9 +2,12 @@
 // (clients omit Content-Type), every error becomes {errcode, error}, unknown paths are 404 and wrong
 // methods 405 M_UNRECOGNIZED, every path answers OPTIONS with the spec's CORS headers (spec: Client-Server
 // API "Web Browser Clients"), and M_LIMIT_EXCEEDED carries a Retry-After header.
+import { STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
 import Fastify, { LogController, type FastifyInstance } from "fastify";
 import { MatrixError } from "../domain/errors.ts";
 import type { Services } from "../domain/services.ts";
+import { stringifyJson } from "../domain/json-limits.ts";
 import { toMatrixError } from "../shared/http-errors.ts";
 import { readTlsFiles } from "../config/federation.ts";
 
@@ -18,9 +21,32 @@ export const CORS_HEADERS = {
 const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"] as const;
 
 function sendError(reply: import("fastify").FastifyReply, err: MatrixError) {
+  // Set here too: framework errors (a malformed URL) are answered without the onSend hooks.
+  reply.headers(CORS_HEADERS);
   if (err.errcode === "M_LIMIT_EXCEEDED" && typeof err.extra.retry_after_ms === "number")
     reply.header("retry-after", String(Math.max(1, Math.ceil(err.extra.retry_after_ms / 1000))));
   return reply.code(err.httpStatus).type("application/json").send(JSON.stringify(err.toJSON()));
+}
+
+/**
+ * Errors Node's HTTP parser finds before Fastify sees a request (headers or request line over 16 KB,
+ * malformed framing, a client too slow to send its headers): answered as Matrix errors too, then the
+ * connection closed, as Node does.
+ */
+function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === "ECONNRESET" || socket.destroyed) return;
+  const [status, errcode, message] =
+    err.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "M_TOO_LARGE", "Request header fields too large (the request line and headers may take 16 KB)"]
+      : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "M_UNKNOWN", "Request timeout"]
+        : [400, "M_UNRECOGNIZED", "Malformed HTTP request"];
+  const body = JSON.stringify({ errcode, error: message });
+  if (socket.writable) {
+    const cors = Object.entries(CORS_HEADERS).map(([k, v]) => `${k}: ${v}\r\n`).join("");
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${cors}Connection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(err);
 }
 
 export function createHttpServer(s: Services): FastifyInstance {
@@ -36,11 +62,17 @@ export function createHttpServer(s: Services): FastifyInstance {
     // On close, idle keep-alive connections go at once; requests being handled finish first (sync long
     // polls answer at once on shutdown), so no client sees its connection cut mid-request.
     forceCloseConnections: "idle",
+    // Errors Fastify answers itself unless told (a malformed or over-long URL) get the Matrix shape.
+    frameworkErrors: (err, _req, reply) => sendError(reply, toMatrixError(err).error),
+    clientErrorHandler,
   }) as unknown as FastifyInstance;
 
   // Bodies arrive as raw bytes and are parsed by the route (Call.body()), whatever the Content-Type.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
+
+  // Replies are serialized by the one JSON serializer that survives any nesting (json-limits.ts).
+  app.setReplySerializer((payload) => stringifyJson(payload));
 
   app.addHook("onSend", async (_req, reply, payload) => {
     reply.headers(CORS_HEADERS);

@@ -21,8 +21,44 @@ export function compareCodePoints(a: string, b: string): number {
   return a.length - b.length;
 }
 
-/** Encodes a JSON value canonically. Throws M_BAD_JSON for values canonical JSON cannot carry. */
+/**
+ * Encodes a JSON value canonically. Throws M_BAD_JSON for values canonical JSON cannot carry. Iterative
+ * (an explicit stack, no recursion), so a value of any depth encodes — an event stored or received
+ * before the nesting bound (json-limits.ts) still hashes and compares.
+ */
 export function canonicalJson(value: unknown): string {
+  const first = open(value);
+  if (typeof first === "string") return first;
+  const stack: Frame[] = [first];
+  for (;;) {
+    const top = stack[stack.length - 1]!;
+    if (top.i < top.items.length) {
+      const next = open(top.items[top.i++]);
+      if (typeof next === "string") add(top, next);
+      else stack.push(next);
+      continue;
+    }
+    stack.pop();
+    const text = top.keys === undefined ? "[" + top.parts.join(",") + "]" : "{" + top.parts.join(",") + "}";
+    if (stack.length === 0) return text;
+    add(stack[stack.length - 1]!, text);
+  }
+}
+
+/** An array or object being encoded: its members in order (object keys sorted) and their encodings so far. */
+interface Frame {
+  items: unknown[];
+  keys: string[] | undefined;
+  i: number;
+  parts: string[];
+}
+
+function add(f: Frame, text: string): void {
+  f.parts.push(f.keys === undefined ? text : encodeString(f.keys[f.i - 1]!) + ":" + text);
+}
+
+/** A scalar's encoding, or a frame for a container. */
+function open(value: unknown): Frame | string {
   switch (typeof value) {
     case "string":
       return encodeString(value);
@@ -34,10 +70,10 @@ export function canonicalJson(value: unknown): string {
       return value ? "true" : "false";
     case "object": {
       if (value === null) return "null";
-      if (Array.isArray(value)) return "[" + value.map(canonicalJson).join(",") + "]";
+      if (Array.isArray(value)) return { items: value, keys: undefined, i: 0, parts: [] };
       const obj = value as Record<string, unknown>;
       const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort(compareCodePoints);
-      return "{" + keys.map((k) => encodeString(k) + ":" + canonicalJson(obj[k])).join(",") + "}";
+      return { items: keys.map((k) => obj[k]), keys, i: 0, parts: [] };
     }
     default:
       throw new MatrixError("M_BAD_JSON", `Canonical JSON cannot encode a ${typeof value}`);

@@ -121,7 +121,7 @@ export function parseServerName(s: string): ServerName {
 
 function splitSigilled(s: string, sigil: string): { localpart: string; serverName: string } | undefined {
   if (typeof s !== "string" || !s.startsWith(sigil)) return undefined;
-  if (byteLength(s) > MAX_ID_BYTES || LONE_SURROGATE.test(s)) return undefined;
+  if (byteLength(s) > MAX_ID_BYTES || LONE_SURROGATE.test(s) || s.includes("\u0000")) return undefined;
   const colon = s.indexOf(":");
   if (colon < 0) return undefined;
   const serverName = s.slice(colon + 1);

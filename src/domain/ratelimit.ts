@@ -1,17 +1,24 @@
 // Token-bucket rate limiting with Synapse's `{per_second, burst_count}` settings (rc_login, rc_registration,
 // rc_message ...). Over the limit is M_LIMIT_EXCEEDED with retry_after_ms; the REST face adds Retry-After.
+// Buckets are bounded: a full bucket is the same as none, so buckets that have refilled are dropped, and
+// past `maxBuckets` (many distinct keys: user names tried at login, addresses) the oldest go first.
 import { limitExceeded } from "./errors.ts";
 import type { RateLimit } from "../config/config.ts";
 
 interface Bucket {
   tokens: number;
   updated: number;
+  /** When the bucket will have refilled to its burst (then it can be forgotten). */
+  fullAt: number;
 }
 
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
   private sweeps = 0;
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly maxBuckets = 100_000,
+  ) {}
 
   /** Takes one action from `key`'s bucket, or throws M_LIMIT_EXCEEDED. `update: false` only checks. */
   check(key: string, limit: RateLimit, { update = true, cost = 1 } = {}): void {
@@ -23,14 +30,19 @@ export class RateLimiter {
       const retryMs = limit.per_second > 0 ? (missing / limit.per_second) * 1000 : 60_000;
       throw limitExceeded(retryMs);
     }
-    if (update) bucket.tokens -= cost;
-    if (++this.sweeps % 1000 === 0) this.sweep(now);
+    if (update) {
+      bucket.tokens -= cost;
+      bucket.fullAt = fullAt(bucket, limit);
+    }
+    if (++this.sweeps % 1000 === 0 || this.buckets.size > this.maxBuckets) this.sweep(now);
   }
 
   /** Records an action without refusing it (e.g. a failed login counted against later attempts). */
   record(key: string, limit: RateLimit, cost = 1): void {
     const bucket = this.refill(key, limit, this.now());
     bucket.tokens = Math.max(-limit.burst_count, bucket.tokens - cost);
+    bucket.fullAt = fullAt(bucket, limit);
+    if (this.buckets.size > this.maxBuckets) this.sweep(this.now());
   }
 
   reset(key: string): void {
@@ -40,7 +52,7 @@ export class RateLimiter {
   private refill(key: string, limit: RateLimit, now: number): Bucket {
     let bucket = this.buckets.get(key);
     if (!bucket) {
-      bucket = { tokens: limit.burst_count, updated: now };
+      bucket = { tokens: limit.burst_count, updated: now, fullAt: now };
       this.buckets.set(key, bucket);
     } else {
       bucket.tokens = Math.min(limit.burst_count, bucket.tokens + ((now - bucket.updated) / 1000) * limit.per_second);
@@ -50,6 +62,23 @@ export class RateLimiter {
   }
 
   private sweep(now: number): void {
-    for (const [k, b] of this.buckets) if (now - b.updated > 3_600_000) this.buckets.delete(k);
+    for (const [k, b] of this.buckets) if (b.fullAt <= now) this.buckets.delete(k);
+    // Still too many: the least recently created go (Map order), down to 90% so sweeps stay rare.
+    if (this.buckets.size <= this.maxBuckets) return;
+    const keep = Math.floor(this.maxBuckets * 0.9);
+    for (const k of this.buckets.keys()) {
+      if (this.buckets.size <= keep) break;
+      this.buckets.delete(k);
+    }
   }
+
+  /** Buckets held (tests, metrics). */
+  get size(): number {
+    return this.buckets.size;
+  }
+}
+
+function fullAt(b: Bucket, limit: RateLimit): number {
+  if (b.tokens >= limit.burst_count) return b.updated;
+  return limit.per_second > 0 ? b.updated + ((limit.burst_count - b.tokens) / limit.per_second) * 1000 : Number.POSITIVE_INFINITY;
 }

@@ -149,6 +149,9 @@ export function buildServices(opts: {
     now: () => clock.now(),
   });
   const serverKeys = new ServerKeyStore(storage.sql);
+  // Weights approximate bytes held: a parsed event is about three times its JSON; a state map entry about
+  // 150 bytes (key string, id string, map slot).
+  const stateWeight = (state: ReadonlyMap<string, string>) => 200 + state.size * 150;
   const services: Services = {
     config,
     instanceName: "master",
@@ -175,7 +178,7 @@ export function buildServices(opts: {
     federation,
     caches,
     invalidations: new InvalidationBus(),
-    ratelimiter: new RateLimiter(() => clock.now()),
+    ratelimiter: new RateLimiter(() => clock.now(), caches.size("ratelimit_buckets", 200_000)),
     users: new UserStore(storage.db),
     sessions,
     uia: new UiaStore(storage.db),
@@ -184,9 +187,17 @@ export function buildServices(opts: {
     deviceActivity: new DeviceActivity(sessions, log),
     rooms: {
       store: new RoomStore(storage.sql),
-      events: new EventStore(storage.sql, caches.get<string, StoredEvent>("event", 10_000)),
-      stateGroups: new StateGroupStore(storage.sql, caches.get<number, StateMap>("state_group_cache", 1000)),
-      cache: caches.get<string, RoomSnapshot>("room_snapshots", 10_000),
+      events: new EventStore(
+        storage.sql,
+        caches.get<string, StoredEvent>("event", 10_000, { weigh: (e) => 500 + e.json.length * 3, baseWeight: 64 * 1024 * 1024 }),
+        caches.size("event_child_targets", 100_000),
+      ),
+      stateGroups: new StateGroupStore(
+        storage.sql,
+        caches.get<number, StateMap>("state_group_cache", 1000, { weigh: stateWeight, baseWeight: 32 * 1024 * 1024 }),
+        caches.get<number, number>("state_group_chain_lengths", 100_000),
+      ),
+      cache: caches.get<string, RoomSnapshot>("room_snapshots", 10_000, { weigh: (r) => stateWeight(r.state) + r.extremities.length * 80, baseWeight: 64 * 1024 * 1024 }),
       lanes: new KeyedLanes(),
       notifier: new Notifier(),
     },
@@ -196,12 +207,12 @@ export function buildServices(opts: {
     reports: new ReportStore(storage.db),
     accountData: new AccountDataStore(storage.sql),
     filters: new FilterStore(storage.sql),
-    sync: new SyncServices(caches.get("sync_lazy_members", 10_000), extensions.syncProviders, extensions.syncDecorators),
+    sync: new SyncServices(caches, extensions.syncProviders, extensions.syncDecorators),
     directory: new DirectoryStore(storage.sql),
-    e2ee: new E2eStore(storage.sql),
-    typing: new TypingState(() => clock.now()),
+    e2ee: new E2eStore(storage.sql, caches.get("e2e_key_summaries", 100_000)),
+    typing: new TypingState(() => clock.now(), caches.size("typing_rooms", 20_000)),
     receipts: new ReceiptStore(storage.sql),
-    presence: new PresenceStore(storage.sql),
+    presence: new PresenceStore(storage.sql, caches.get("presence_rows", 100_000)),
     push: undefined as unknown as PushServices, // needs the services it belongs to: set just below
     media: new MediaServices(storage.db, config.media_store_path, config.server_name),
     inFlight: new InFlight(),

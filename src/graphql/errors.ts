@@ -33,8 +33,20 @@ export const MapErrors: MiddlewareFn<GraphqlContext> = async ({ context }, next)
  * Final shaping of a formatted error, shared by both transports. Errors with an errcode lose the generic
  * `code` Apollo adds (INTERNAL_SERVER_ERROR would be wrong for M_FORBIDDEN) and any stack trace. An
  * execution error without one (graphql-js itself failed, e.g. serializing a value) is masked as M_UNKNOWN.
- * Request errors (parse, validation, variable coercion: no `path`) keep their message and Apollo's `code`.
+ * Request errors (parse, validation, variable coercion: no `path`) keep their message and Apollo's `code`,
+ * and gain the errcode of a malformed request (REQUEST_ERRCODES), so every error carries one.
  */
+/** The errcode of a request error by Apollo's code: a malformed query or variables is M_BAD_JSON. */
+const REQUEST_ERRCODES: Record<string, string> = {
+  GRAPHQL_PARSE_FAILED: "M_BAD_JSON",
+  GRAPHQL_VALIDATION_FAILED: "M_BAD_JSON",
+  BAD_USER_INPUT: "M_BAD_JSON",
+  BAD_REQUEST: "M_BAD_JSON",
+  OPERATION_RESOLUTION_FAILURE: "M_BAD_JSON",
+  PERSISTED_QUERY_NOT_FOUND: "M_UNRECOGNIZED",
+  PERSISTED_QUERY_NOT_SUPPORTED: "M_UNRECOGNIZED",
+};
+
 export function errorFormatter(log?: { error(obj: object, msg: string): void }) {
   return (formatted: GraphQLFormattedError): GraphQLFormattedError => {
     const { stacktrace: _stack, ...ext } = formatted.extensions ?? {};
@@ -46,6 +58,7 @@ export function errorFormatter(log?: { error(obj: object, msg: string): void }) 
       log?.error({ error: formatted }, "unmapped GraphQL execution error");
       return { message: "Internal server error", locations: formatted.locations, path: formatted.path, extensions: { errcode: "M_UNKNOWN" } };
     }
-    return Object.keys(ext).length > 0 ? { ...formatted, extensions: ext } : { message: formatted.message, locations: formatted.locations };
+    const errcode = (typeof ext.code === "string" && REQUEST_ERRCODES[ext.code]) || "M_UNKNOWN";
+    return { ...formatted, extensions: { ...ext, errcode } };
   };
 }

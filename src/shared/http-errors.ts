@@ -17,7 +17,11 @@ export function toMatrixError(err: unknown): { error: MatrixError; unexpected: b
       return { error: new MatrixError("M_NOT_JSON", "Content not JSON.", 400), unexpected: false };
     case "FST_ERR_BAD_URL":
     case "FST_ERR_ASYNC_CONSTRAINT":
-      return { error: new MatrixError("M_UNRECOGNIZED", "Unrecognized request", 400), unexpected: false };
+      return { error: new MatrixError("M_UNRECOGNIZED", "Unrecognized request: the URL is not valid", 400), unexpected: false };
+    case "FST_ERR_MAX_PARAM_LENGTH":
+      return { error: new MatrixError("M_TOO_LARGE", "URI too long: a path parameter is longer than any identifier", 414), unexpected: false };
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return { error: new MatrixError("M_NOT_JSON", "Content must be JSON (Content-Type: application/json)", 415), unexpected: false };
   }
   if (typeof e?.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500)
     return { error: new MatrixError("M_UNKNOWN", e.message, e.statusCode), unexpected: false };

@@ -9,6 +9,29 @@ import { PrismaClient as PgClient } from "../generated/postgres/client.ts";
 import type { DatabaseConfig } from "../config/config.ts";
 import { migratePostgres, migrateSqlite } from "./migrate.ts";
 import { openPostgresSql, openSqliteSql, type Sql } from "./sql.ts";
+import { checkStorableParams } from "../domain/text.ts";
+
+/**
+ * STORAGE_NOTE: repositories use `findFirst`, never `findUnique`, and no batch `$transaction([...])` of a
+ * varying length.
+ * Prisma batches the findUnique calls of one tick into one request, and plans (and caches, keyed by the
+ * whole batch's JSON) each batch length separately: under load its plan cache filled with near-identical
+ * plans of ~100-250 KB each (issue 11's memory finding).
+ */
+
+/** The same guard as the raw SQL layer's: no model operation runs with NUL in a string argument. */
+function guarded<C extends { $extends: SqliteClient["$extends"] }>(client: C): Db {
+  return client.$extends({
+    query: {
+      $allModels: {
+        $allOperations({ args, query }) {
+          checkStorableParams(args);
+          return query(args);
+        },
+      },
+    },
+  }) as unknown as Db;
+}
 
 /** The Prisma client the domain's repositories use. Both providers share one model, so one type serves. */
 export type Db = SqliteClient;
@@ -23,21 +46,32 @@ export interface Storage {
   close(): Promise<void>;
 }
 
-export async function openStorage(config: DatabaseConfig): Promise<Storage> {
+export interface StorageOptions {
+  /**
+   * Query plans Prisma's query compiler keeps (its default is 1,000). Raw queries are planned per text,
+   * and texts vary with IN-list lengths: a plan of a long list weighs ~100 KB, so the default can hold
+   * ~100 MB. main.ts sizes it as the cache "prisma_query_plans".
+   */
+  queryPlanCacheMaxSize?: number;
+}
+
+export async function openStorage(config: DatabaseConfig, opts: StorageOptions = {}): Promise<Storage> {
+  const plans = { queryPlanCacheMaxSize: opts.queryPlanCacheMaxSize ?? 100 };
   if (config.provider === "sqlite") {
     mkdirSync(path.dirname(config.path), { recursive: true });
     migrateSqlite(config.path);
-    const db = new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: `file:${config.path}`, timeout: 10_000 }) });
-    await db.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
-    await db.$queryRawUnsafe("PRAGMA wal_autocheckpoint = 0"); // see src/storage/sqlite-checkpointer.ts
-    await db.$queryRawUnsafe("PRAGMA foreign_keys = ON");
+    const raw = new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: `file:${config.path}`, timeout: 10_000 }), ...plans });
+    await raw.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
+    await raw.$queryRawUnsafe("PRAGMA wal_autocheckpoint = 0"); // see src/storage/sqlite-checkpointer.ts
+    await raw.$queryRawUnsafe("PRAGMA foreign_keys = ON");
+    const db = guarded(raw);
     const sql = openSqliteSql(config.path);
     return { db, sql, provider: "sqlite", close: async () => { await sql.close(); await db.$disconnect(); } };
   }
   await migratePostgres(config.url);
-  const pg = new PgClient({ adapter: new PrismaPg({ connectionString: config.url, max: 10 }) });
+  const pg = new PgClient({ adapter: new PrismaPg({ connectionString: config.url, max: 10 }), ...plans });
   await pg.$connect();
-  const db = pg as unknown as Db;
+  const db = guarded(pg as unknown as SqliteClient);
   const sql = openPostgresSql(config.url);
   return { db, sql, provider: "postgres", close: async () => { await sql.close(); await db.$disconnect(); } };
 }

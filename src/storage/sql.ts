@@ -1,9 +1,12 @@
 // A thin raw-SQL layer for hot paths (send, sync, federation ingest), where Prisma's ~200 µs a query is
 // too slow: better-sqlite3 directly on SQLite (a write connection used only inside transactions and a
 // read connection with WAL snapshots), a pg pool on PostgreSQL. SQL uses `?` placeholders on both.
+// Parameters carrying NUL are refused on both before a statement runs (src/domain/text.ts).
 import Database from "better-sqlite3";
 import pg from "pg";
 import { startCheckpointer } from "./sqlite-checkpointer.ts";
+import { checkStorableParams } from "../domain/text.ts";
+import { LruCache } from "../domain/cache/lru.ts";
 
 export type Dialect = "sqlite" | "postgres";
 export type Param = string | number | bigint | boolean | null | Buffer;
@@ -76,9 +79,11 @@ const normalize = (p: Param) => (typeof p === "boolean" ? (p ? 1 : 0) : p);
 
 class SqliteExecutor implements SqlExecutor {
   readonly dialect = "sqlite" as const;
-  private readonly statements = new Map<string, Database.Statement>();
+  /** Prepared statements by text; bounded, as texts vary with the length of IN lists. */
+  private readonly statements = new LruCache<string, Database.Statement>("sqlite_statements", 500);
   constructor(private readonly db: Database.Database) {}
-  private stmt(sql: string) {
+  private stmt(sql: string, params: Param[]) {
+    checkStorableParams(params);
     let s = this.statements.get(sql);
     if (!s) {
       s = this.db.prepare(sql);
@@ -87,13 +92,13 @@ class SqliteExecutor implements SqlExecutor {
     return s;
   }
   async run(sql: string, params: Param[] = []) {
-    return this.stmt(sql).run(...params.map(normalize)).changes;
+    return this.stmt(sql, params).run(...params.map(normalize)).changes;
   }
   async all<T>(sql: string, params: Param[] = []) {
-    return this.stmt(sql).all(...params.map(normalize)) as T[];
+    return this.stmt(sql, params).all(...params.map(normalize)) as T[];
   }
   async get<T>(sql: string, params: Param[] = []) {
-    return this.stmt(sql).get(...params.map(normalize)) as T | undefined;
+    return this.stmt(sql, params).get(...params.map(normalize)) as T | undefined;
   }
 }
 
@@ -148,8 +153,8 @@ export function openSqliteSql(file: string, checkpoints: { intervalMs?: number; 
   };
 }
 
-/** `?` → `$1, $2 ...` (outside quoted strings), cached per statement text. */
-const pgTextCache = new Map<string, string>();
+/** `?` → `$1, $2 ...` (outside quoted strings), cached per statement text (bounded, as for SQLite). */
+const pgTextCache = new LruCache<string, string>("pg_statement_texts", 2000);
 export function toPgPlaceholders(sql: string): string {
   let out = pgTextCache.get(sql);
   if (out !== undefined) return out;
@@ -175,6 +180,7 @@ class PgExecutor implements SqlExecutor {
   readonly dialect = "postgres" as const;
   constructor(private readonly client: pg.Pool | pg.PoolClient) {}
   private q(sql: string, params: Param[]) {
+    checkStorableParams(params);
     return this.client.query({ text: toPgPlaceholders(sql), values: params, types: pgTypes });
   }
   async run(sql: string, params: Param[] = []) {

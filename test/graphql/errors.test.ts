@@ -32,7 +32,7 @@ describe("error mapping", () => {
     expect(format({ message: "Float cannot represent non numeric value: secret", path: ["viewer", "x"], extensions: { code: "INTERNAL_SERVER_ERROR" } }))
       .toEqual({ message: "Internal server error", path: ["viewer", "x"], extensions: { errcode: "M_UNKNOWN" } });
     expect(format({ message: "Cannot query field", extensions: { code: "GRAPHQL_VALIDATION_FAILED" } }))
-      .toEqual({ message: "Cannot query field", extensions: { code: "GRAPHQL_VALIDATION_FAILED" } });
+      .toEqual({ message: "Cannot query field", extensions: { code: "GRAPHQL_VALIDATION_FAILED", errcode: "M_BAD_JSON" } });
   });
 });
 

@@ -342,3 +342,62 @@ export function expectRequestMatchesSpec(body: unknown, method: string, requestP
   const errors = (validate.errors ?? []).map((e) => `  ${e.instancePath || "(body)"} ${e.message ?? ""} [schema ${e.schemaPath}]`);
   throw new AssertionError({ message: `spec: request body of ${key} does not match:\n${errors.join("\n")}\nbody: ${JSON.stringify(body, null, 2)}`, actual: body });
 }
+
+/** A parameter of an operation as the fuzz suite reads it (dereferenced). */
+export interface SpecParameter {
+  name: string;
+  in: "path" | "query" | "header" | "cookie";
+  required: boolean;
+  schema: JsonObject;
+  example?: Json;
+}
+
+/** An operation's request: its parameters and body, dereferenced (test/fuzz drives them). */
+export interface SpecOperation {
+  api: SpecApi;
+  method: string;
+  /** Full path template, e.g. /_matrix/client/v3/rooms/{roomId}/send/{eventType}/{txnId}. */
+  template: string;
+  operationId: string | undefined;
+  parameters: SpecParameter[];
+  /** The request body: its content type, schema and example (the first documented content type). */
+  body?: { required: boolean; contentType: string; schema: JsonObject; example?: Json };
+  /** Whether the operation takes an access token (any security requirement). */
+  authenticated: boolean;
+  deprecated: boolean;
+}
+
+/** Every operation of one API with its request side dereferenced, in a stable order. */
+export function specOperations(api: SpecApi): SpecOperation[] {
+  return getIndex().operations.filter((op) => op.api === api).map((op) => {
+    const params = (deref((op.raw.parameters ?? []) as Json, op.file) as JsonObject[]).map((p) => ({
+      name: String(p.name),
+      in: p.in as SpecParameter["in"],
+      required: p.required === true,
+      schema: (p.schema ?? {}) as JsonObject,
+      ...(p.example !== undefined ? { example: p.example } : {}),
+    }));
+    const rb = op.raw.requestBody ? (deref(op.raw.requestBody as Json, op.file) as JsonObject) : undefined;
+    let body: SpecOperation["body"];
+    if (rb && rb.content && typeof rb.content === "object") {
+      const [contentType, media] = Object.entries(rb.content as JsonObject)[0] ?? [];
+      if (contentType && media && typeof media === "object") {
+        const m = media as JsonObject;
+        const schema = (m.schema ?? {}) as JsonObject;
+        const example = m.example ?? (m.examples && typeof m.examples === "object" ? Object.values(m.examples as JsonObject).map((e) => (e as JsonObject)?.value)[0] : undefined) ?? schema.example;
+        body = { required: rb.required === true, contentType, schema, ...(example !== undefined ? { example } : {}) };
+      }
+    }
+    const security = op.raw.security as JsonObject[] | undefined;
+    return {
+      api: op.api,
+      method: op.method,
+      template: op.template,
+      operationId: op.operationId,
+      parameters: params,
+      ...(body ? { body } : {}),
+      authenticated: Array.isArray(security) && security.some((req) => Object.keys(req).length > 0),
+      deprecated: op.raw.deprecated === true,
+    };
+  });
+}

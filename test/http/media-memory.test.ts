@@ -33,7 +33,7 @@ describe.each(backends())("a 100 MB upload on %s", (backend) => {
   let hs: BenchServer;
   let token: string;
   beforeAll(async () => {
-    hs = await startBenchServer(backend, { max_upload_size: "200M" });
+    hs = await startBenchServer(backend, { config: { max_upload_size: "200M" } });
     token = await hs.register("uploader");
   });
   afterAll(async () => {

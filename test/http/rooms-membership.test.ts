@@ -95,6 +95,26 @@ describe.each(backends())("room membership on %s", (backend) => {
     expect((await member(roomId, bob.user_id)).membership).toBe("join");
   });
 
+  it("refuses to leave a room one was never in (403) or that the server does not know (404), as Synapse", async () => {
+    const roomId = await create({ preset: "public_chat" });
+    const before = await eventCount();
+    const lp = `${V3}/rooms/${enc(roomId)}/leave`;
+    expectError(await post(bob, lp), 403, "M_FORBIDDEN");
+    expectError(await post(bob, `${V3}/rooms/${enc("!nowhere:weft.test")}/leave`), 404, "M_NOT_FOUND");
+    expect(await eventCount()).toBe(before);
+    expect(await member(roomId, bob.user_id)).toBeUndefined();
+    // A banned user cannot leave either (the authorization rules: ban → leave by oneself).
+    await expectOk(await post(bob, `${V3}/join/${enc(roomId)}`), "POST", `${V3}/join/${enc(roomId)}`);
+    expect((await post(alice, `${V3}/rooms/${enc(roomId)}/ban`, { user_id: bob.user_id })).status).toBe(200);
+    expectError(await post(bob, lp), 403, "M_FORBIDDEN");
+    expect((await member(roomId, bob.user_id)).membership).toBe("ban");
+    // Forgetting a room one was never in is accepted and does nothing (Synapse and Tuwunel answer 200;
+    // the spec lists only 400, for a room not yet left).
+    const other = await create({ preset: "public_chat" });
+    expect(await expectOk(await post(bob, `${V3}/rooms/${enc(other)}/forget`), "POST", `${V3}/rooms/${enc(other)}/forget`)).toEqual({});
+    expect(await t.hs.services.rooms.store.membership(other, bob.user_id)).toBeUndefined();
+  });
+
   it("leaves, rejoins a public room, and forgets only after leaving", async () => {
     const roomId = await create({ preset: "public_chat" });
     await expectOk(await post(bob, `${V3}/join/${enc(roomId)}`), "POST", `${V3}/join/${enc(roomId)}`);

@@ -51,6 +51,37 @@ describe("LruCache", () => {
   });
 });
 
+describe("LruCache weights and evictions", () => {
+  it("keeps the summed weight within the budget, evicting the least recent, and reports evictions", () => {
+    const evicted: string[] = [];
+    const c = new LruCache<string, string>("w", 100, { weigh: (v) => v.length, maxWeight: 10, onEvict: (k) => evicted.push(k) });
+    c.set("a", "xxxx");
+    c.set("b", "xxxx");
+    expect(c.weight).toBe(8);
+    c.get("a");
+    c.set("c", "xxxx"); // 12 > 10: b (least recent) goes
+    expect(evicted).toEqual(["b"]);
+    expect([c.has("a"), c.has("b"), c.has("c")]).toEqual([true, false, true]);
+    expect(c.weight).toBe(8);
+    c.set("a", "x"); // overwrite adjusts the weight
+    expect(c.weight).toBe(5);
+    c.set("huge", "x".repeat(11)); // heavier than the budget: evicted as it arrives
+    expect(c.has("huge")).toBe(false);
+    expect(evicted).toEqual(["b", "huge"]);
+    c.delete("a");
+    expect(c.weight).toBe(4);
+  });
+});
+
+describe("LruCache of capacity 0", () => {
+  it("holds nothing and reports every entry as evicted", () => {
+    const evicted: string[] = [];
+    const c = new LruCache<string, number>("none", 0, { onEvict: (k) => evicted.push(k) });
+    c.set("a", 1);
+    expect([c.get("a"), c.size, evicted]).toEqual([undefined, 0, ["a"]]);
+  });
+});
+
 describe("CacheRegistry", () => {
   it("scales sizes by the per-cache factor, else the global factor; the event cache by its own size", () => {
     const r = new CacheRegistry({ global_factor: 0.5, per_cache_factors: { get_user_by_access_token: 2 }, event_cache_size: 777 });
@@ -58,5 +89,8 @@ describe("CacheRegistry", () => {
     expect(r.get("profiles", 1000).capacity).toBe(500);
     expect(r.get("event", 1000).capacity).toBe(777);
     expect(r.get("profiles", 1).capacity).toBe(500); // one cache per name
+    expect(r.size("plans", 1000)).toBe(500);
+    expect(r.size("get_user_by_access_token", 10)).toBe(20);
+    expect(r.size("tiny", 1)).toBe(1);
   });
 });

@@ -46,4 +46,18 @@ describe("RateLimiter", () => {
     rl.record("k", limit);
     expect(() => rl.check("k", limit, { update: false })).toThrow(MatrixError);
   });
+
+  it("forgets refilled buckets and holds at most maxBuckets, the limits still applying to live ones", () => {
+    let now = 0;
+    const rl = new RateLimiter(() => now, 1000);
+    const limit = { per_second: 1, burst_count: 1 };
+    for (let i = 0; i < 5000; i++) rl.check(`name${i}`, limit);
+    expect(rl.size).toBeLessThanOrEqual(1000);
+    // The newest key is still limited ...
+    expect(() => rl.check("name4999", limit)).toThrow(MatrixError);
+    // ... and once every bucket has refilled, all of them go at the next sweep.
+    now += 2000;
+    for (let i = 0; i < 1000; i++) rl.check("again", { per_second: 1e6, burst_count: 1e6 });
+    expect(rl.size).toBeLessThanOrEqual(1);
+  });
 });

@@ -42,9 +42,8 @@ export function relationRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, {
     method: "GET", path: "/rooms/:roomId/timestamp_to_event", auth: "token", versions: ["v1"],
     handler: (c) => {
-      const ts = queryString(c, "ts", true);
-      if (!/^\d+$/.test(ts)) throw new MatrixError("M_INVALID_PARAM", "ts must be a non-negative integer", 400);
-      return timestampToEvent(s, c.requester, c.params.roomId!, Number(ts), dirParam(c));
+      const ts = queryInt(c, "ts", { required: true, min: 0 })!;
+      return timestampToEvent(s, c.requester, c.params.roomId!, ts, dirParam(c));
     },
   });
 }

@@ -7,6 +7,7 @@ import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { isPlainObject } from "../events/types.ts";
 import { getRuleset } from "../push/rules-api.ts";
+import { checkStorableText } from "../text.ts";
 
 const REFUSED: Record<string, string> = {
   "m.fully_read": "Cannot set m.fully_read through this API: use /rooms/{roomId}/read_markers",
@@ -34,6 +35,7 @@ export async function setAccountData(s: Services, r: Requester, userId: string, 
   const room = checkRoomId(roomId);
   if (REFUSED[type]) throw new MatrixError("M_BAD_JSON", REFUSED[type]!, 405);
   if (type === "" || type.length > 255) throw new MatrixError("M_INVALID_PARAM", "Invalid account data type", 400);
+  checkStorableText(type, "The account data type");
   if (!isPlainObject(content)) throw new MatrixError("M_BAD_JSON", "Account data content must be a JSON object", 400);
   await writeAccountData(s, userId, room, type, content);
 }
@@ -63,6 +65,7 @@ export async function setTag(s: Services, r: Requester, userId: string, roomId: 
   requireSelf(r, userId);
   checkRoomId(roomId);
   if (tag === "" || tag.length > 255) throw new MatrixError("M_INVALID_PARAM", "Invalid tag name", 400);
+  checkStorableText(tag, "The tag name");
   const order = body.order;
   if (order !== undefined && (typeof order !== "number" || !Number.isFinite(order))) throw new MatrixError("M_BAD_JSON", "order must be a number", 400);
   if (typeof order === "number" && (order < 0 || order > 1)) throw new MatrixError("M_INVALID_PARAM", "order must be between 0 and 1", 400);

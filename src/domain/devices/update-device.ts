@@ -4,6 +4,7 @@
 import { MatrixError, notFound } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
+import { checkStorableText } from "../text.ts";
 
 export const MAX_DEVICE_DISPLAY_NAME_LEN = 100;
 
@@ -23,6 +24,7 @@ export async function updateDevice(s: Services, r: Requester, deviceId: string, 
   if (displayName !== undefined && [...displayName].length > MAX_DEVICE_DISPLAY_NAME_LEN)
     throw new MatrixError("M_TOO_LARGE", `Device display name is too long (max ${MAX_DEVICE_DISPLAY_NAME_LEN})`, 400);
 
+  if (displayName !== undefined) checkStorableText(displayName, "display_name");
   let created = false;
   if (r.appserviceId) {
     created = await s.db.$transaction(async (tx) => {

@@ -10,6 +10,7 @@ import type { DirectoryPosition, DirectoryStats } from "../store/directory.ts";
 import { backfillDirectoryStats } from "./stats.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { remotePublicRooms } from "./remote-public-rooms.ts";
+import { checkSearchTerm } from "../text.ts";
 
 /** Largest page one call returns (a request without a limit gets this many). */
 export const MAX_PUBLIC_ROOMS_PAGE = 1000;
@@ -73,7 +74,7 @@ function parseFilter(filter: unknown): { search?: string; roomTypes?: (string | 
   const term = filter.generic_search_term;
   if (term !== undefined && term !== null) {
     if (typeof term !== "string") throw new MatrixError("M_BAD_JSON", "generic_search_term must be a string", 400);
-    const t = term.trim().toLowerCase();
+    const t = checkSearchTerm(term, "generic_search_term").trim().toLowerCase();
     if (t !== "") out.search = t;
   }
   const types = filter.room_types;

@@ -12,6 +12,7 @@ import type { BackupVersionRow, RoomKeyRow } from "../store/e2ee.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { isPlainObject, parseJson, type Json } from "./json.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
+import { checkStorableText } from "../text.ts";
 
 export interface BackupVersionInfo {
   algorithm: string;
@@ -42,7 +43,7 @@ function readAlgorithmAndAuthData(body: Json): { algorithm: string; authData: Js
   if (body.auth_data === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing auth_data", 400);
   if (!isPlainObject(body.auth_data)) throw new MatrixError("M_BAD_JSON", "auth_data must be an object", 400);
   canonicalJson(body.auth_data);
-  return { algorithm: body.algorithm, authData: body.auth_data };
+  return { algorithm: checkStorableText(body.algorithm, "algorithm"), authData: body.auth_data };
 }
 
 export async function createBackupVersion(s: Services, r: Requester, body: Json): Promise<{ version: string }> {

@@ -5,8 +5,9 @@
 // redacts property"; m.room.redaction.
 import { resolveRoomVersion, type RoomVersion } from "../rooms/room-versions.ts";
 import { eventIdOf, roomIdOf } from "./hashes.ts";
-import { redactsOf } from "./redaction.ts";
+import { redactContent, redactsOf } from "./redaction.ts";
 import { cloneJson, type Pdu } from "./types.ts";
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from "../json-limits.ts";
 
 export interface ClientEvent {
   event_id: string;
@@ -61,15 +62,34 @@ export interface ClientEventOptions {
   shareContent?: boolean;
 }
 
+/** Depth checks of content objects already made (stored events' content is shared and never mutated). */
+const tooDeep = new WeakMap<object, boolean>();
+
+/**
+ * The content clients are served. Content nested deeper than MAX_JSON_DEPTH (stored before the bound
+ * was enforced, or sent by a server that does not keep it) is served as if the event were redacted —
+ * what the room version's redaction rules keep, or nothing if that is still too deep — so one event can
+ * never break a room's history for its readers, over any face. Other content is returned as is.
+ */
+export function servableContent(type: string, content: Record<string, unknown>, version: string | RoomVersion): Record<string, unknown> {
+  let deep = tooDeep.get(content);
+  if (deep === undefined) tooDeep.set(content, (deep = exceedsJsonDepth(content, MAX_JSON_DEPTH)));
+  if (!deep) return content;
+  const kept = redactContent(type, content, version);
+  return exceedsJsonDepth(kept, MAX_JSON_DEPTH) ? {} : kept;
+}
+
 /** Serializes a PDU for clients. No hashes, signatures, auth_events, prev_events, depth or origin. */
 export function toClientEvent(pdu: Pdu, opts: ClientEventOptions): ClientEvent {
   const v = resolveRoomVersion(opts.roomVersion);
   const eventId = opts.eventId ?? eventIdOf(pdu, v);
+  const stored = pdu.content ?? {};
+  const content = servableContent(pdu.type, stored, v);
   const out: ClientEvent = {
     event_id: eventId,
     type: pdu.type,
     // Redactions get `redacts` mirrored into content below: always a copy then.
-    content: opts.shareContent && pdu.type !== "m.room.redaction" ? (pdu.content ?? {}) : cloneJson(pdu.content ?? {}),
+    content: content !== stored || (opts.shareContent && pdu.type !== "m.room.redaction") ? content : cloneJson(content),
     sender: pdu.sender,
     origin_server_ts: pdu.origin_server_ts,
   };
@@ -92,7 +112,7 @@ export function toClientEvent(pdu: Pdu, opts: ClientEventOptions): ClientEvent {
   const unsigned: ClientUnsigned = { ...(opts.extraUnsigned ?? {}) };
   if (opts.now !== undefined) unsigned.age = Math.max(0, opts.now - (opts.ageTs ?? pdu.origin_server_ts));
   if (opts.transactionId !== undefined) unsigned.transaction_id = opts.transactionId;
-  if (isState && opts.prevContent !== undefined) unsigned.prev_content = cloneJson(opts.prevContent);
+  if (isState && opts.prevContent !== undefined) unsigned.prev_content = cloneJson(servableContent(pdu.type, opts.prevContent, v));
   if (isState && opts.prevSender !== undefined) unsigned["prev_sender"] = opts.prevSender;
   if (isState && opts.replacesState !== undefined) unsigned["replaces_state"] = opts.replacesState;
   if (opts.redactedBecause !== undefined) unsigned.redacted_because = opts.redactedBecause;

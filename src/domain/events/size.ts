@@ -1,8 +1,10 @@
-// Size limits of events: 65,536 bytes for the whole PDU as canonical JSON (signatures included) and
-// 255 bytes for sender, room_id, state_key, type and event_id.
+// Size limits of events: 65,536 bytes for the whole PDU as canonical JSON (signatures included),
+// 255 bytes for sender, room_id, state_key, type and event_id, and content nested at most
+// MAX_JSON_DEPTH levels (json-limits.ts; the spec sets no depth, its byte limit allows ~32,000 levels).
 // Spec: Client-Server API "Size limits"; Appendices "User Identifiers", "Room IDs", "Event IDs".
 import { canonicalJson } from "../canonical-json.ts";
 import { MatrixError } from "../errors.ts";
+import { checkJsonDepth } from "../json-limits.ts";
 import type { Pdu } from "./types.ts";
 
 export const MAX_PDU_BYTES = 65_536;
@@ -25,8 +27,14 @@ export function pduSizeBytes(pdu: Pdu | Record<string, unknown>): number {
   return Buffer.byteLength(text, "utf8");
 }
 
-/** Throws M_TOO_LARGE when the PDU or one of its limited fields is over its limit. */
+/** Throws M_BAD_JSON when the event's content nests deeper than MAX_JSON_DEPTH. */
+export function checkContentDepth(pdu: Pdu | Record<string, unknown>): void {
+  checkJsonDepth(pdu.content, "Event content");
+}
+
+/** Throws M_TOO_LARGE when the PDU or one of its limited fields is over its limit (M_BAD_JSON: too deep). */
 export function checkPduSize(pdu: Pdu | Record<string, unknown>): void {
+  checkContentDepth(pdu);
   for (const field of LIMITED_FIELDS) {
     const value = pdu[field];
     if (typeof value === "string" && Buffer.byteLength(value, "utf8") > MAX_FIELD_BYTES) {

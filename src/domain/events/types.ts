@@ -65,10 +65,8 @@ export function domainOf(id: string): string | undefined {
   return i < 0 ? undefined : id.slice(i + 1);
 }
 
-/** Deep copy of a JSON value (events are plain JSON). */
-export function cloneJson<T>(value: T): T {
-  return structuredClone(value);
-}
+/** Deep copy of a JSON value (events are plain JSON), at any depth. */
+export { cloneJson } from "../json-limits.ts";
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);

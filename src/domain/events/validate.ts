@@ -7,6 +7,7 @@ import { MAX_SAFE, assertCanonicalCompatible } from "../canonical-json.ts";
 import { MatrixError } from "../errors.ts";
 import { resolveRoomVersion, type RoomVersion } from "../rooms/room-versions.ts";
 import { checkPduSize } from "./size.ts";
+import { hasNul } from "../text.ts";
 import { isPlainObject, type Pdu } from "./types.ts";
 
 export const MAX_PREV_EVENTS = 20;
@@ -43,6 +44,8 @@ export function validatePduFormat(json: unknown, version: string | RoomVersion):
   if (!isPlainObject(e["content"])) bad("content must be an object");
   if (typeof e["origin_server_ts"] !== "number" || !Number.isInteger(e["origin_server_ts"])) bad("origin_server_ts must be an integer");
   if (e["state_key"] !== undefined && typeof e["state_key"] !== "string") bad("state_key must be a string");
+  // Stored in columns (src/domain/text.ts): no NUL, whatever the room version.
+  if (hasNul(e["type"]) || (typeof e["state_key"] === "string" && hasNul(e["state_key"]))) bad("type and state_key may not contain NUL");
   const depth = e["depth"];
   if (typeof depth !== "number" || !Number.isInteger(depth) || depth < 0) bad("depth must be a non-negative integer");
   if (v.strictCanonicalJson && depth > MAX_SAFE) bad("depth is above 2^53-1");

@@ -2,6 +2,7 @@
 // not_types with `*` wildcards, senders, not_senders, rooms, not_rooms, contains_url, limit — plus the
 // lazy-loading flags. Parsed once per request; /messages, /context and /sync share it.
 import { MatrixError } from "../errors.ts";
+import { parseJsonText } from "../json-limits.ts";
 import { isPlainObject, type Pdu } from "../events/types.ts";
 
 export interface RoomEventFilter {
@@ -55,20 +56,33 @@ export function parseRoomEventFilter(raw: unknown, where = "filter"): RoomEventF
 /** Parses the `filter` query parameter of /messages and /context (URL-encoded JSON). */
 export function parseFilterParam(text: string | undefined): RoomEventFilter {
   if (text === undefined) return {};
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    throw new MatrixError("M_NOT_JSON", "filter is not valid JSON", 400);
-  }
-  return parseRoomEventFilter(raw);
+  return parseRoomEventFilter(parseJsonText(text, { what: "filter" }));
 }
 
-/** Does `value` match `pattern`, where `*` matches any run of characters? */
-function globMatch(pattern: string, value: string): boolean {
+/**
+ * Does `value` match `pattern`, where `*` matches any run of characters? Linear-time two-pointer
+ * matching (a regular expression built from a client's pattern could backtrack for ages).
+ */
+export function globMatch(pattern: string, value: string): boolean {
   if (!pattern.includes("*")) return pattern === value;
-  const re = new RegExp("^" + pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*") + "$");
-  return re.test(value);
+  let p = 0;
+  let v = 0;
+  let star = -1;
+  let resume = 0;
+  while (v < value.length) {
+    if (p < pattern.length && pattern[p] !== "*" && pattern[p] === value[v]) {
+      p++;
+      v++;
+    } else if (p < pattern.length && pattern[p] === "*") {
+      star = p++;
+      resume = v;
+    } else if (star >= 0) {
+      p = star + 1;
+      v = ++resume;
+    } else return false;
+  }
+  while (p < pattern.length && pattern[p] === "*") p++;
+  return p === pattern.length;
 }
 
 export function matchesFilter(f: RoomEventFilter, pdu: Pdu, roomId: string): boolean {

@@ -5,7 +5,8 @@ import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { DEFAULT_SYNC_FILTER, parseSyncFilter, type SyncFilter } from "./sync-filter.ts";
-import { LruCache } from "../cache/lru.ts";
+import type { LruCache } from "../cache/lru.ts";
+import { parseJsonText } from "../json-limits.ts";
 
 function requireSelf(r: Requester, userId: string, what: string): void {
   if (r.userId !== userId) throw new MatrixError("M_FORBIDDEN", `Cannot ${what} for other users`, 403);
@@ -29,11 +30,9 @@ export async function getFilter(s: Services, r: Requester, userId: string, filte
  * Parsed filters by their text (inline JSON) or "user\u0000id" (stored filters never change): a long-polling
  * client sends the same filter with every request. Callers must not mutate the returned filter.
  */
-const parsedFilters = new WeakMap<Services, LruCache<string, SyncFilter>>();
 function filterCache(s: Services): LruCache<string, SyncFilter> {
-  let c = parsedFilters.get(s);
-  if (!c) parsedFilters.set(s, (c = new LruCache<string, SyncFilter>("sync_filters", 10_000)));
-  return c;
+  // Weighed by the key (inline JSON can be kilobytes long) plus the parsed filter.
+  return s.caches.get<string, SyncFilter>("sync_filters", 10_000, { weigh: (_f, key) => 1000 + key.length * 4, baseWeight: 16 * 1024 * 1024 });
 }
 
 export async function resolveSyncFilter(s: Services, r: Requester, param: string | undefined): Promise<SyncFilter> {
@@ -42,13 +41,7 @@ export async function resolveSyncFilter(s: Services, r: Requester, param: string
   if (param.trimStart().startsWith("{")) {
     const hit = cache.get(param);
     if (hit) return hit;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(param);
-    } catch {
-      throw new MatrixError("M_NOT_JSON", "filter is not valid JSON", 400);
-    }
-    const parsed = parseSyncFilter(raw);
+    const parsed = parseSyncFilter(parseJsonText(param, { what: "filter" }));
     cache.set(param, parsed);
     return parsed;
   }

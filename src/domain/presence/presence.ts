@@ -7,6 +7,7 @@ import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import type { PresenceRow, PresenceState } from "../store/presence.ts";
+import { checkStorableText } from "../text.ts";
 
 export const PRESENCE_STATES: readonly PresenceState[] = ["online", "unavailable", "offline"];
 /** Online users idle this long become unavailable (Synapse's IDLE_TIMER). */
@@ -65,6 +66,7 @@ export function parsePresenceBody(body: Record<string, unknown>): PresenceUpdate
   const msg = body.status_msg;
   if (msg !== undefined && msg !== null && typeof msg !== "string") throw new MatrixError("M_BAD_JSON", "status_msg must be a string", 400);
   if (typeof msg === "string" && msg.length > 1024) throw new MatrixError("M_INVALID_PARAM", "status_msg is too long", 400);
+  if (typeof msg === "string") checkStorableText(msg, "status_msg");
   return { presence: p as PresenceState, statusMsg: (msg as string | null | undefined) ?? null };
 }
 

@@ -7,6 +7,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { parseUserId } from "../ids.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import { FederationError } from "../../federation/errors.ts";
+import { checkStorableText } from "../text.ts";
 
 export type ProfileField = "displayname" | "avatar_url";
 
@@ -130,6 +131,7 @@ async function setField(s: Services, r: Requester, userId: string, field: Profil
       throw forbidden(field === "displayname" ? "Changing display name is disabled on this server" : "Changing avatar is disabled on this server");
   }
 
+  if (value !== null) checkStorableText(value, field);
   const max = field === "displayname" ? MAX_DISPLAYNAME_LEN : MAX_AVATAR_URL_LEN;
   if (value !== null && [...value].length > max)
     throw new MatrixError("M_TOO_LARGE", `${field === "displayname" ? "Displayname" : "Avatar URL"} is too long (max ${max})`, 400);

@@ -1,7 +1,9 @@
 // Reading an event's relation (Client-Server API "Forming relationships between events"): content
 // `m.relates_to` with a string `rel_type` and `event_id`. A reply that only has `m.in_reply_to` is no
-// relation. Annotations (m.annotation) carry their `key`.
+// relation. Annotations (m.annotation) carry their `key`. A rel_type or event_id carrying NUL makes no
+// relation, and a key carrying NUL no key (they are indexed in columns: src/domain/text.ts).
 import { isPlainObject, type Pdu } from "../events/types.ts";
+import { hasNul, indexableText } from "../text.ts";
 
 export interface Relation {
   relType: string;
@@ -15,6 +17,7 @@ export function relationOf(pdu: Pick<Pdu, "content">): Relation | undefined {
   if (!isPlainObject(rel)) return undefined;
   const { rel_type: relType, event_id: eventId } = rel;
   if (typeof relType !== "string" || relType === "" || typeof eventId !== "string" || !eventId.startsWith("$")) return undefined;
-  const key = relType === "m.annotation" && typeof rel.key === "string" ? rel.key : undefined;
+  if (hasNul(relType) || hasNul(eventId)) return undefined;
+  const key = relType === "m.annotation" ? (indexableText(rel.key) ?? undefined) : undefined;
   return { relType, eventId, ...(key !== undefined ? { key } : {}) };
 }

@@ -10,6 +10,7 @@ import { readAccess } from "../rooms/read-access.ts";
 import { filterVisible } from "../rooms/visibility.ts";
 import { loadRoom } from "../rooms/room-cache.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
+import { checkStorableText } from "../text.ts";
 
 function reasonOf(body: Record<string, unknown>, required: boolean): string | null {
   const reason = body.reason;
@@ -18,7 +19,7 @@ function reasonOf(body: Record<string, unknown>, required: boolean): string | nu
     return null;
   }
   if (typeof reason !== "string") throw new MatrixError("M_BAD_JSON", "reason must be a string", 400);
-  return reason;
+  return checkStorableText(reason, "reason");
 }
 
 function scoreOf(body: Record<string, unknown>): number | null {

@@ -9,7 +9,7 @@ import { authTypesForEvent } from "../auth/index.ts";
 import { createHash } from "node:crypto";
 import { referenceHash } from "../events/hashes.ts";
 import { redactEvent } from "../events/redaction.ts";
-import { checkPduSize, LIMITED_FIELDS, MAX_FIELD_BYTES, MAX_PDU_BYTES } from "../events/size.ts";
+import { checkContentDepth, checkPduSize, LIMITED_FIELDS, MAX_FIELD_BYTES, MAX_PDU_BYTES } from "../events/size.ts";
 import { signBytes } from "../signing.ts";
 import { base64Unpadded, base64UrlUnpadded, canonicalJson, MAX_SAFE } from "../canonical-json.ts";
 import { MatrixError } from "../errors.ts";
@@ -104,6 +104,7 @@ export async function buildEvent(s: Services, ctx: BuildContext, draft: EventDra
  */
 function sealEvent(pdu: Pdu, v: RoomVersion, signer: EventSigner): BuiltEvent {
   const serverName = signer.serverName;
+  checkContentDepth(pdu);
   const { unsigned: _u, signatures: _s, hashes: _h, ...hashable } = pdu;
   const contentJson = canonicalJson(hashable);
   pdu.hashes = { sha256: base64Unpadded(createHash("sha256").update(contentJson).digest()) };

@@ -145,11 +145,16 @@ async function changeMembership(
   });
 }
 
+/**
+ * Leaves (or declines an invite, or withdraws a knock). As in Synapse: a room this server does not know
+ * is 404, leaving again after leaving is a no-op, and anyone else — never in the room, or banned — is
+ * refused by the authorization rules (403: only a member, an invitee or a knocker may leave).
+ */
 export async function leaveRoom(s: Services, r: Requester, roomId: string, body: Record<string, unknown> = {}): Promise<void> {
   const room = await loadRoom(s, roomId);
-  const current = room ? (await membershipEvent(s, room, r.userId))?.content.membership : undefined;
-  // Leaving a room you are not in is a no-op, as in Synapse (the spec lists external → leave as valid).
-  if (!room || current === undefined || current === "leave") return;
+  if (!room) throw new MatrixError("M_NOT_FOUND", "Not a known room", 404);
+  const current = (await membershipEvent(s, room, r.userId))?.content.membership;
+  if (current === "leave") return;
   await changeMembership(s, r, roomId, r.userId, "leave", body);
 }
 

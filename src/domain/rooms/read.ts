@@ -3,6 +3,7 @@
 // Every read applies read access and history visibility. Spec: Client-Server API "Getting events for a
 // room", "Retrieving the state of a room", "Room membership".
 import { MatrixError } from "../errors.ts";
+import { tokenPosition } from "../numbers.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import type { StoredEvent } from "../store/events.ts";
@@ -16,8 +17,9 @@ import { roomVersionLookup, serializeEvents } from "./serialize.ts";
 /** Pagination tokens of room events: `s<stream position>`; a position lies between events. */
 export function parseStreamToken(token: string, name: string): number {
   const m = /^s(\d+)$/.exec(token) ?? /^s(\d+)_/.exec(token);
-  if (!m) throw new MatrixError("M_INVALID_PARAM", `Invalid ${name} token`, 400);
-  return Number(m[1]);
+  const pos = m ? tokenPosition(m[1]!) : undefined;
+  if (pos === undefined) throw new MatrixError("M_INVALID_PARAM", `Invalid ${name} token`, 400);
+  return pos;
 }
 
 export const streamToken = (pos: number) => `s${pos}`;

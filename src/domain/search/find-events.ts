@@ -12,6 +12,7 @@ import type { SearchCursor, SearchQuery } from "../store/search.ts";
 import { matchesFilter, type RoomEventFilter } from "../filters/room-event-filter.ts";
 import { filterVisible } from "../rooms/visibility.ts";
 import { SEARCH_KEYS, type SearchKey } from "./index-hooks.ts";
+import { checkSearchTerm } from "../text.ts";
 
 export type SearchOrder = "rank" | "recent";
 
@@ -86,6 +87,7 @@ export function decodeBatchToken(token: string): BatchToken {
 
 /** One page of the events matching `req` that `r` may see. */
 export async function findEvents(s: Services, r: Requester, req: EventSearch, batch?: BatchToken): Promise<EventSearchPage> {
+  checkSearchTerm(req.term, "search_term");
   const orderBy = req.orderBy ?? "rank";
   if (batch && batch.orderBy !== orderBy) throw new MatrixError("M_INVALID_PARAM", "next_batch belongs to a search with another order_by", 400);
   const filter = req.filter ?? {};

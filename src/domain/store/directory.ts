@@ -1,6 +1,7 @@
 // Repository of the room directory (room_aliases, room_directory_stats), over raw SQL: aliases are read on
 // every join by alias and canonical-alias check; the stats rows make a page of /publicRooms one query.
 import type { Param, Sql, SqlExecutor } from "../../storage/sql.ts";
+import { indexableText } from "../text.ts";
 
 export interface AliasRow {
   alias: string;
@@ -129,7 +130,8 @@ export class DirectoryStore {
     if (keys.length === 0) return;
     await tx.run(
       `UPDATE room_directory_stats SET ${keys.map((k) => `${STATS_COLUMNS[k]} = ?`).join(", ")} WHERE room_id = ?`,
-      [...keys.map((k) => fields[k] ?? null), roomId],
+      // Text from event content: a value carrying NUL is left out, as Synapse does (src/domain/text.ts).
+      [...keys.map((k) => indexableText(fields[k])), roomId],
     );
   }
 

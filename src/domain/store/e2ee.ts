@@ -73,10 +73,20 @@ function toDeviceAllocator(sql: Sql): IdAllocator {
   return idAllocator(sql, "to_device_inbox", "stream_id", "to_device_stream_seq", seed);
 }
 
+/** A device's one-time key counts and unused fallback key types, as /sync reports them. */
+export interface KeySummary {
+  otk?: Record<string, number>;
+  fallback?: string[];
+}
+
 export class E2eStore {
   readonly deviceListIds: IdAllocator;
   readonly toDeviceIds: IdAllocator;
-  constructor(readonly sql: Sql) {
+  constructor(
+    readonly sql: Sql,
+    keySummaries: LruCache<string, KeySummary> = new LruCache("e2e_key_summaries", 50_000),
+  ) {
+    this.keySummaries = keySummaries;
     this.deviceListIds = idAllocator(sql, "device_list_stream", "stream_id", "device_list_stream_seq");
     this.toDeviceIds = toDeviceAllocator(sql);
   }
@@ -141,7 +151,7 @@ export class E2eStore {
   // Every /sync of a device reports its one-time key counts and unused fallback key types: both are
   // cached per device, dropped by every write of this store to those tables (after the statement and
   // again when its transaction settles); a read that raced a write is not kept.
-  private readonly keySummaries = new LruCache<string, { otk?: Record<string, number>; fallback?: string[] }>("e2e_key_summaries", 50_000);
+  private readonly keySummaries: LruCache<string, KeySummary>;
   private keyWrites = 0;
 
   private keysTouched(tx: SqlExecutor, userId: string, deviceIds: readonly string[]): void {

@@ -94,7 +94,12 @@ export interface NewEvent {
 
 export class EventStore {
   readonly streamIds: IdAllocator;
-  constructor(private readonly sql: Sql, private readonly cache: LruCache<string, StoredEvent>) {
+  constructor(
+    private readonly sql: Sql,
+    private readonly cache: LruCache<string, StoredEvent>,
+    /** Most targets remembered in `childTargets` before it starts over (caches.global_factor scales it). */
+    private readonly maxChildTargets = 50_000,
+  ) {
     this.streamIds = idAllocator(sql, "events", "stream_ordering", "events_stream_seq");
   }
 
@@ -110,7 +115,7 @@ export class EventStore {
   private lastInserted = 0;
 
   private noteChildOf(target: string): void {
-    if (this.childTargets.size >= 500_000) {
+    if (this.childTargets.size >= this.maxChildTargets) {
       this.childTargets.clear();
       this.childFloor = this.lastInserted;
     }

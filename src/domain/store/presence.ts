@@ -48,9 +48,13 @@ export class PresenceStore {
   private position: Promise<number> | undefined;
   private readonly lane = new KeyedLanes();
   /** Rows by user (null: no row), kept in step by `update`, the only writer: every /sync reads its user's row. */
-  private readonly rows = new LruCache<string, PresenceRow | null>("presence_rows", 50_000);
+  private readonly rows: LruCache<string, PresenceRow | null>;
 
-  constructor(private readonly sql: Sql) {
+  constructor(
+    private readonly sql: Sql,
+    rows: LruCache<string, PresenceRow | null> = new LruCache("presence_rows", 50_000),
+  ) {
+    this.rows = rows;
     this.streamIds = idAllocator(sql, "presence", "stream_id", "presence_stream_seq");
   }
 

@@ -18,7 +18,7 @@ export class RegistrationTokenStore {
   constructor(private readonly db: Db) {}
 
   async get(token: string): Promise<RegistrationTokenRow | null> {
-    const r = await this.db.registrationToken.findUnique({ where: { token } });
+    const r = await this.db.registrationToken.findFirst({ where: { token } });
     return r && toRow(r);
   }
 

@@ -1,7 +1,8 @@
 // Repository of rooms, their current state and current memberships (rooms, current_state_events,
 // room_memberships), over raw SQL: written with every state event, read on every membership check.
 import type { Param, Sql, SqlExecutor } from "../../storage/sql.ts";
-import { stateKeyOf } from "./state-groups.ts";
+import { stateKeyOf, type StateMap } from "./state-groups.ts";
+import { indexableText } from "../text.ts";
 
 export interface RoomRow {
   roomId: string;
@@ -65,7 +66,9 @@ export class RoomStore {
     }
   }
 
-  async upsertMembership(tx: SqlExecutor, m: Omit<MembershipRow, "forgotten">): Promise<void> {
+  async upsertMembership(tx: SqlExecutor, row: Omit<MembershipRow, "forgotten">): Promise<void> {
+    // Display name and avatar come from event content: a value carrying NUL is left out (src/domain/text.ts).
+    const m = { ...row, displayname: indexableText(row.displayname), avatarUrl: indexableText(row.avatarUrl) };
     const changed = await tx.run(
       `UPDATE room_memberships SET membership = ?, event_id = ?, sender = ?, displayname = ?, avatar_url = ?, stream_ordering = ?, forgotten = ? WHERE room_id = ? AND user_id = ?`,
       [m.membership, m.eventId, m.sender, m.displayname, m.avatarUrl, m.streamOrdering, false, m.roomId, m.userId],

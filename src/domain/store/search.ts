@@ -4,6 +4,7 @@
 // to_tsquery, ts_rank_cd). Both tables are created by hand in the search migration. Filtering by room,
 // sender and type joins the events table. Spec: Client-Server API "Server Side Search".
 import type { Param, Sql, SqlExecutor } from "../../storage/sql.ts";
+import { searchIndexText } from "../text.ts";
 
 /** One text to index: the searchable field of an event (its key is implied by the event type). */
 export interface SearchEntry {
@@ -137,7 +138,7 @@ abstract class BaseSearchStore {
 class SqliteSearchStore extends BaseSearchStore implements SearchStore {
 
   async index(tx: SqlExecutor, entries: SearchEntry[]): Promise<void> {
-    for (const e of entries) await tx.run(`INSERT INTO event_search (rowid, value) VALUES (?, ?)`, [e.streamOrdering, e.value]);
+    for (const e of entries) await tx.run(`INSERT INTO event_search (rowid, value) VALUES (?, ?)`, [e.streamOrdering, searchIndexText(e.value)]);
   }
 
   async remove(tx: SqlExecutor, roomId: string, eventIds: string[]): Promise<void> {
@@ -189,7 +190,7 @@ class PostgresSearchStore extends BaseSearchStore implements SearchStore {
     for (const e of entries)
       await tx.run(`INSERT INTO event_search (stream_ordering, vector) VALUES (?, to_tsvector('english', ?)) ON CONFLICT DO NOTHING`, [
         e.streamOrdering,
-        e.value.replace(/\u0000/g, ""),
+        searchIndexText(e.value),
       ]);
   }
 

@@ -39,7 +39,7 @@ export class SessionStore {
   // Devices
 
   async getDevice(userId: string, deviceId: string, tx: Client = this.db): Promise<DeviceRow | null> {
-    const d = await tx.device.findUnique({ where: { userId_deviceId: { userId, deviceId } } });
+    const d = await tx.device.findFirst({ where: { userId, deviceId } });
     return d && { ...d, lastSeenTs: num(d.lastSeenTs) };
   }
 
@@ -63,14 +63,16 @@ export class SessionStore {
 
   async recordLastSeen(entries: { userId: string; deviceId: string; ts: number; ip: string; userAgent: string | null }[]): Promise<void> {
     if (entries.length === 0) return;
-    await this.db.$transaction(
-      entries.map((e) =>
-        this.db.device.updateMany({
+    // One statement at a time in an interactive transaction: a batch `$transaction([...])` is planned as a
+    // whole, one cached plan per batch length (see STORAGE_NOTE in src/storage/database.ts).
+    await this.db.$transaction(async (tx) => {
+      for (const e of entries) {
+        await tx.device.updateMany({
           where: { userId: e.userId, deviceId: e.deviceId },
           data: { lastSeenTs: BigInt(e.ts), lastSeenIp: e.ip, lastSeenUserAgent: e.userAgent },
-        }),
-      ),
-    );
+        });
+      }
+    });
   }
 
   /** Deletes devices and every token bound to them. Returns the token hashes removed (for cache invalidation). */
@@ -108,7 +110,7 @@ export class SessionStore {
   }
 
   async findAccessToken(tokenHash: string): Promise<AccessTokenRow | null> {
-    const t = await this.db.accessToken.findUnique({
+    const t = await this.db.accessToken.findFirst({
       where: { tokenHash },
       select: { id: true, userId: true, deviceId: true, validUntilTs: true, refreshTokenId: true, used: true },
     });
@@ -141,7 +143,7 @@ export class SessionStore {
   }
 
   async findRefreshToken(tokenHash: string, tx: Client = this.db): Promise<RefreshTokenRow | null> {
-    const t = await tx.refreshToken.findUnique({ where: { tokenHash } });
+    const t = await tx.refreshToken.findFirst({ where: { tokenHash } });
     return t && { id: t.id, userId: t.userId, deviceId: t.deviceId, expiryTs: num(t.expiryTs), ultimateSessionExpiryTs: num(t.ultimateSessionExpiryTs), nextTokenId: t.nextTokenId };
   }
 
@@ -179,7 +181,7 @@ export class SessionStore {
   async consumeLoginToken(tokenHash: string, now: number): Promise<string | null> {
     const r = await this.db.loginToken.updateMany({ where: { tokenHash, used: false, expiryTs: { gt: BigInt(now) } }, data: { used: true } });
     if (r.count === 0) return null;
-    const t = await this.db.loginToken.findUnique({ where: { tokenHash }, select: { userId: true } });
+    const t = await this.db.loginToken.findFirst({ where: { tokenHash }, select: { userId: true } });
     return t?.userId ?? null;
   }
 }

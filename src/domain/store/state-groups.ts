@@ -22,8 +22,12 @@ function keepsEveryKey(before: StateMap, after: StateMap): boolean {
 
 export class StateGroupStore {
   readonly ids: IdAllocator;
-  private readonly chainLength = new Map<number, number>();
-  constructor(private readonly sql: Sql, private readonly cache: LruCache<number, StateMap>) {
+  constructor(
+    private readonly sql: Sql,
+    private readonly cache: LruCache<number, StateMap>,
+    /** Chain length per group (read from storage when not here). */
+    private readonly chainLength: LruCache<number, number> = new LruCache("state_group_chain_lengths", 50_000),
+  ) {
     this.ids = idAllocator(sql, "state_groups", "id", "state_group_id_seq");
   }
 

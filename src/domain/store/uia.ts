@@ -29,7 +29,7 @@ export class UiaStore {
   }
 
   async get(sessionId: string): Promise<UiaSessionRow | null> {
-    const r = await this.db.uiaSession.findUnique({ where: { sessionId } });
+    const r = await this.db.uiaSession.findFirst({ where: { sessionId } });
     if (!r) return null;
     return { ...r, createdTs: Number(r.createdTs), clientDict: JSON.parse(r.clientDict), serverData: JSON.parse(r.serverData) };
   }

@@ -3,6 +3,7 @@
 // The directory is read live from those tables, so profile changes, joins, leaves and deactivations show
 // at once without a copy to keep in step. Spec: Client-Server API "User directory".
 import type { Param, Sql, SqlExecutor } from "../../storage/sql.ts";
+import { indexableText } from "../text.ts";
 
 export interface DirectoryCandidate {
   userId: string;
@@ -15,11 +16,15 @@ export interface DirectoryCandidate {
 /** Escapes LIKE wildcards (with `\` as the ESCAPE character). */
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** Most words of a search term that narrow the candidate query. */
+const MAX_NARROWING_WORDS = 8;
+
 export class UserDirectoryStore {
   constructor(private readonly sql: Sql) {}
 
   /** Records a room's join rule or history visibility (inside the event commit). */
-  async setPublicity(tx: SqlExecutor, roomId: string, field: "join_rule" | "history_visibility", value: string | null): Promise<void> {
+  async setPublicity(tx: SqlExecutor, roomId: string, field: "join_rule" | "history_visibility", content: string | null): Promise<void> {
+    const value = indexableText(content);
     const changed = await tx.run(`UPDATE room_publicity SET ${field} = ? WHERE room_id = ?`, [value, roomId]);
     if (changed === 0) await tx.run(`INSERT INTO room_publicity (room_id, ${field}) VALUES (?, ?)`, [roomId, value]);
   }
@@ -48,8 +53,9 @@ export class UserDirectoryStore {
     }
     let where = `u.deactivated = ? AND (u.user_type IS NULL OR u.user_type <> 'support')`;
     params.push(false);
-    for (const w of words) {
-      if (!/^[\x20-\x7e]+$/.test(w)) continue;
+    // A few words narrow the query enough (the caller matches every word precisely): a long term must
+    // not become hundreds of LIKE clauses.
+    for (const w of words.filter((x) => /^[\x20-\x7e]+$/.test(x)).slice(0, MAX_NARROWING_WORDS)) {
       where += ` AND (LOWER(u.user_id) LIKE ? ESCAPE '\\' OR LOWER(COALESCE(p.displayname, '')) LIKE ? ESCAPE '\\')`;
       const pattern = `%${likeEscape(w.toLowerCase())}%`;
       params.push(pattern, pattern);

@@ -26,7 +26,7 @@ export class UserStore {
   constructor(private readonly db: Db) {}
 
   async get(userId: string, tx: Client = this.db): Promise<UserRow | null> {
-    const r = await tx.user.findUnique({ where: { userId } });
+    const r = await tx.user.findFirst({ where: { userId } });
     return r ? toUser(r) : null;
   }
 
@@ -66,7 +66,7 @@ export class UserStore {
   }
 
   async getProfile(userId: string): Promise<ProfileRow | null> {
-    return this.db.profile.findUnique({ where: { userId }, select: { displayname: true, avatarUrl: true } });
+    return this.db.profile.findFirst({ where: { userId }, select: { displayname: true, avatarUrl: true } });
   }
 
   async setProfileField(tx: Client, userId: string, field: "displayname" | "avatarUrl", value: string | null): Promise<void> {

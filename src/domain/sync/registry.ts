@@ -6,7 +6,7 @@ import { setMaxListeners } from "node:events";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import type { StreamName } from "../rooms/notifier.ts";
-import { LruCache } from "../cache/lru.ts";
+import type { CacheRegistry, LruCache } from "../cache/lru.ts";
 import { STREAMS, zeroToken, type SyncToken } from "./token.ts";
 import type { SyncContext, SyncProvider } from "./types.ts";
 import { eventsProvider } from "./providers/events.ts";
@@ -36,11 +36,20 @@ export class SyncServices {
    */
   readonly decorators: readonly SyncDecorator[];
   /** Recent events per room and users' memberships, fed at commit (stream-cache.ts). */
-  readonly streamCache = new SyncStreamCache();
+  readonly streamCache: SyncStreamCache;
 
   /** The core providers, then `providers` (declared in src/main.ts) each replacing its stream's slot. */
-  constructor(sentMembers: LruCache<string, Map<string, Map<string, string>>>, providers: readonly SyncProvider[] = [], decorators: readonly SyncDecorator[] = []) {
-    this.sentMembers = sentMembers;
+  constructor(caches: CacheRegistry, providers: readonly SyncProvider[] = [], decorators: readonly SyncDecorator[] = []) {
+    // Weighed by the member entries it holds (about 150 bytes each with the map's overhead).
+    this.sentMembers = caches.get("sync_lazy_members", 10_000, {
+      weigh: (rooms) => {
+        let n = 0;
+        for (const m of rooms.values()) n += m.size;
+        return 200 + n * 150;
+      },
+      baseWeight: 64 * 1024 * 1024,
+    });
+    this.streamCache = new SyncStreamCache(caches);
     this.decorators = decorators;
     for (const p of [eventsProvider, accountDataProvider, receiptsProvider, typingProvider, presenceProvider, toDeviceProvider, deviceListsProvider, pushRulesProvider, ...providers]) this.slots.set(p.stream, p);
   }

@@ -11,11 +11,14 @@
 // event commits through this process's pipeline, whose listeners exist before any commit) are not
 // indexed: such reads go to storage. Only timeline events are indexed (not outliers, rejected or
 // soft-failed ones). Several writer processes (later) would feed these from the bridged notice instead.
+// Every map is an LRU sized by caches.global_factor: when a room's (or user's) record is evicted, the
+// highest position it held becomes a floor below which memory no longer answers for absent records, so
+// an eviction costs a storage read, never a missed event.
 import type { Services } from "../services.ts";
 import type { StoredEvent } from "../store/events.ts";
 import { inTimeline } from "../store/events.ts";
 import { SyncReads, type UserMembership } from "../store/sync-reads.ts";
-import { LruCache } from "../cache/lru.ts";
+import type { CacheRegistry, LruCache } from "../cache/lru.ts";
 import type { CommitListener } from "../consumers/commit-feed.ts";
 
 /** Event ids kept per room: enough for the usual incremental sync (the default timeline limit is 10-20). */
@@ -30,16 +33,27 @@ interface RoomRecent {
 }
 
 export class SyncStreamCache {
-  private readonly rooms = new Map<string, RoomRecent>();
+  private readonly rooms: LruCache<string, RoomRecent>;
+  /** The highest `last` of an evicted room record: rooms without a record may have events up to it. */
+  private evictedRoomLast = 0;
   /** Position of the newest member event per room, and per user the member events about them. */
-  private readonly memberEventInRoom = new Map<string, number>();
-  private readonly memberEventAbout = new Map<string, number>();
+  private readonly memberEventInRoom: LruCache<string, number>;
+  private readonly memberEventAbout: LruCache<string, number>;
+  /** The highest position an evicted member-event record held (absent records may be that recent). */
+  private evictedMemberEvent = 0;
   private readonly memberships: LruCache<string, UserMembership[]>;
   /** Bumped per user on each invalidation: a read that raced one is not cached. */
-  private readonly generations = new Map<string, number>();
+  private readonly generations: LruCache<string, number>;
+  /** Bumped when a generation is evicted: a read that raced an eviction is not cached either. */
+  private generationEvictions = 0;
 
-  constructor(membershipCapacity = 50_000) {
-    this.memberships = new LruCache("sync_memberships", membershipCapacity);
+  constructor(caches: CacheRegistry) {
+    this.rooms = caches.get("sync_room_recent", 20_000, { onEvict: (_k, r) => (this.evictedRoomLast = Math.max(this.evictedRoomLast, r.last)) });
+    const evictedMember = (_k: string, pos: number) => (this.evictedMemberEvent = Math.max(this.evictedMemberEvent, pos));
+    this.memberEventInRoom = caches.get("sync_member_event_in_room", 20_000, { onEvict: evictedMember });
+    this.memberEventAbout = caches.get("sync_member_event_about", 100_000, { onEvict: evictedMember });
+    this.memberships = caches.get("sync_memberships", 100_000, { weigh: (ms) => 64 + ms.length * 120, baseWeight: 64 * 1024 * 1024 });
+    this.generations = caches.get("sync_membership_generations", 100_000, { onEvict: () => this.generationEvictions++ });
   }
 
   /** The events stream position below which nothing is indexed: where the stream started in this process. */
@@ -55,8 +69,7 @@ export class SyncStreamCache {
     const floor = s.rooms.events.streamIds.seedPosition() ?? Infinity;
     for (const e of events) {
       if (!inTimeline(e)) continue;
-      let r = this.rooms.get(e.roomId);
-      if (!r) this.rooms.set(e.roomId, (r = { last: 0, complete: floor, recent: [] }));
+      const r = this.rooms.get(e.roomId) ?? { last: 0, complete: floor, recent: [] };
       if (e.streamOrdering > r.last) r.last = e.streamOrdering;
       // In stream order (a room's commits are serialized by its lane; insert in place if ever not).
       let i = r.recent.length;
@@ -64,6 +77,8 @@ export class SyncStreamCache {
       if (i > 0 && r.recent[i - 1]!.pos === e.streamOrdering) continue; // a notice heard twice
       r.recent.splice(i, 0, { pos: e.streamOrdering, eventId: e.eventId });
       if (r.recent.length > RECENT_PER_ROOM) r.complete = r.recent.shift()!.pos;
+      // Set once updated: an eviction (even of this very record) must see its newest position.
+      this.rooms.set(e.roomId, r);
       if (e.pdu.type === "m.room.member" && e.pdu.state_key !== undefined) {
         this.invalidateMemberships(e.pdu.state_key);
         this.memberEventInRoom.set(e.roomId, e.streamOrdering);
@@ -79,7 +94,7 @@ export class SyncStreamCache {
   async newestEventIds(s: Services, roomId: string, after: number, upTo: number, limit: number): Promise<string[] | undefined> {
     const floor = await this.floorPosition(s);
     const r = this.rooms.get(roomId);
-    if (!r) return after >= floor ? [] : undefined;
+    if (!r) return after >= Math.max(floor, this.evictedRoomLast) ? [] : undefined;
     if (r.last <= after) return [];
     if (after < Math.max(r.complete, floor)) return undefined;
     const out: string[] = [];
@@ -96,7 +111,7 @@ export class SyncStreamCache {
    * (false only when memory knows there was none: the device-list stream skips its membership read).
    */
   async memberEventsMaybeSince(s: Services, roomIds: readonly string[], userId: string, after: number): Promise<boolean> {
-    if (after < (await this.floorPosition(s))) return true;
+    if (after < Math.max(await this.floorPosition(s), this.evictedMemberEvent)) return true;
     if ((this.memberEventAbout.get(userId) ?? 0) > after) return true;
     return roomIds.some((r) => (this.memberEventInRoom.get(r) ?? 0) > after);
   }
@@ -106,8 +121,9 @@ export class SyncStreamCache {
     const hit = this.memberships.get(userId);
     if (hit) return hit;
     const gen = this.generations.get(userId) ?? 0;
+    const evictions = this.generationEvictions;
     const rows = await read();
-    if ((this.generations.get(userId) ?? 0) === gen) this.memberships.set(userId, rows);
+    if ((this.generations.get(userId) ?? 0) === gen && this.generationEvictions === evictions) this.memberships.set(userId, rows);
     return rows;
   }
 

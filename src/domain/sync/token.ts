@@ -5,6 +5,7 @@
 // other streams then start from 0). ARCHITECTURE "Streams, tokens and live updates".
 import { MatrixError } from "../errors.ts";
 import type { StreamName } from "../rooms/notifier.ts";
+import { tokenPosition } from "../numbers.ts";
 
 /** Every stream, in token order. A new stream is appended at the end (older tokens then read it as 0). */
 export const STREAMS: readonly StreamName[] = ["events", "account_data", "receipts", "typing", "presence", "to_device", "device_lists", "push_rules"];
@@ -27,8 +28,8 @@ export function parseSyncToken(text: string, name = "since"): SyncToken {
   const parts = m[1]!.split("_");
   const t = zeroToken();
   for (let i = 0; i < STREAMS.length && i < parts.length; i++) {
-    const n = Number(parts[i]);
-    if (!Number.isSafeInteger(n)) throw new MatrixError("M_INVALID_PARAM", `Invalid ${name} token`, 400);
+    const n = tokenPosition(parts[i]!);
+    if (n === undefined) throw new MatrixError("M_INVALID_PARAM", `Invalid ${name} token`, 400);
     t[STREAMS[i]!] = n;
   }
   return t;

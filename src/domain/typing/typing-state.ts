@@ -21,8 +21,14 @@ export class TypingState {
   private pos = 0;
   private readonly rooms = new Map<string, RoomTyping>();
   private readonly listeners: ((c: TypingChange) => void)[] = [];
+  /** The newest position of a room record dropped while empty: such rooms may have changed up to it. */
+  private droppedUpTo = 0;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    /** Room records kept; past it, rooms nobody types in are forgotten (caches.global_factor scales it). */
+    private readonly maxRooms = 10_000,
+  ) {}
 
   get position(): number {
     return this.pos;
@@ -41,8 +47,20 @@ export class TypingState {
 
   private room(roomId: string): RoomTyping {
     let r = this.rooms.get(roomId);
-    if (!r) this.rooms.set(roomId, (r = { users: new Map(), position: 0 }));
+    if (!r) {
+      if (this.rooms.size >= this.maxRooms) this.forgetIdleRooms();
+      this.rooms.set(roomId, (r = { users: new Map(), position: 0 }));
+    }
     return r;
+  }
+
+  /** Drops the records of rooms nobody is typing in, remembering the newest position dropped. */
+  private forgetIdleRooms(): void {
+    for (const [id, r] of this.rooms) {
+      if (r.users.size > 0) continue;
+      this.droppedUpTo = Math.max(this.droppedUpTo, r.position);
+      this.rooms.delete(id);
+    }
   }
 
   /** Marks `userId` typing in `roomId` for `timeoutMs`. Moves the stream only if they were not typing already. */
@@ -78,9 +96,9 @@ export class TypingState {
     return [...(this.rooms.get(roomId)?.users.keys() ?? [])];
   }
 
-  /** Position of the last change in `roomId` (0: never). */
+  /** Position of the last change in `roomId` (0: never; for a forgotten record, the newest dropped). */
   roomPosition(roomId: string): number {
-    return this.rooms.get(roomId)?.position ?? 0;
+    return this.rooms.get(roomId)?.position ?? this.droppedUpTo;
   }
 
   /** Rooms that changed after `after` (all rooms with someone typing when `after` is undefined), among `rooms`. */
@@ -95,6 +113,8 @@ export class TypingState {
         if (r) scan(id, r);
       }
     } else for (const [id, r] of this.rooms) if (rooms.has(id)) scan(id, r);
+    // A forgotten room may have emptied after `after`: report it (an empty typing list) to be safe.
+    if (after !== undefined && after < this.droppedUpTo) for (const id of rooms) if (!this.rooms.has(id)) out.push(id);
     return out;
   }
 

@@ -10,6 +10,7 @@ import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import type { DirectoryCandidate } from "../store/user-directory.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
+import { checkSearchTerm } from "../text.ts";
 
 export interface DirectoryUser {
   user_id: string;
@@ -55,6 +56,7 @@ function score(c: DirectoryCandidate, term: string, words: string[]): number {
 
 export async function searchUserDirectory(s: Services, r: Requester, term: string, limit: number): Promise<DirectoryResult> {
   requireNotGuest(r, "searchUserDirectory");
+  checkSearchTerm(term, "search_term");
   const cfg = s.config.user_directory;
   const max = Math.min(limit, MAX_LIMIT);
   const words = [...new Set(wordsOf(term))];

@@ -5,7 +5,8 @@
 // operations with the same checks.
 import "reflect-metadata";
 import { Arg, Ctx, Field, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription } from "type-graphql";
-import { GraphQLJSONObject } from "graphql-scalars";
+import { GraphQLJSONObject } from "../types/json.ts";
+import { MatrixError } from "../../domain/errors.ts";
 import type { Services } from "../../domain/services.ts";
 import type { Requester } from "../../domain/accounts/requester.ts";
 import type { ClientEvent } from "../../domain/events/format.ts";

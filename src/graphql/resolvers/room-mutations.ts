@@ -5,7 +5,7 @@
 // (PUT /rooms/{roomId}/redact/...). They return the changed room, or the event read back as the viewer sees it.
 import "reflect-metadata";
 import { Arg, Ctx, Mutation, Resolver } from "type-graphql";
-import { GraphQLJSONObject } from "graphql-scalars";
+import { GraphQLJSONObject } from "../types/json.ts";
 import { MatrixError } from "../../domain/errors.ts";
 import { createRoom } from "../../domain/rooms/create-room.ts";
 import { banUser, inviteUser, joinRoom, kickUser, leaveRoom, unbanUser } from "../../domain/rooms/membership.ts";

@@ -4,7 +4,7 @@
 // the notifier that wakes /sync (src/graphql/subscriptions.ts), each with a cursor to resume from.
 import "reflect-metadata";
 import { Arg, Ctx, Field, FieldResolver, Mutation, ObjectType, Resolver, Root, Subscription } from "type-graphql";
-import { GraphQLJSONObject } from "graphql-scalars";
+import { GraphQLJSONObject } from "../types/json.ts";
 import { getAccountData, setAccountData } from "../../domain/account-data/account-data.ts";
 import { MatrixError } from "../../domain/errors.ts";
 import { parseStreamToken, streamToken } from "../../domain/rooms/read.ts";
@@ -77,14 +77,15 @@ export class SyncResolver {
       const ctx = context as GraphqlContext;
       const roomId = args.roomId as string;
       let r;
+      let last: number;
       try {
         r = await ctx.requester();
         await checkLiveAccess(ctx.s, r, roomId);
+        last = args.since ? parseStreamToken(args.since as string, "since") : await eventsPosition(ctx.s).get();
       } catch (err) {
         // Subscription setup runs outside the resolver middleware: map the error here.
         throw toGraphqlError(err, ctx.s.log);
       }
-      let last = args.since ? parseStreamToken(args.since as string, "since") : await eventsPosition(ctx.s).get();
       const toUpdates = (events: LiveEvent[]) =>
         events
           .filter((e) => e.streamOrdering > last)

@@ -2,7 +2,7 @@
 // with its end-to-end encryption keys (Client-Server API "End-to-End Encryption", "Cross-signing").
 import "reflect-metadata";
 import { Field, ObjectType } from "type-graphql";
-import { GraphQLJSONObject } from "graphql-scalars";
+import { GraphQLJSONObject } from "./json.ts";
 import type { ClientDevice } from "../../domain/devices/device-info.ts";
 import type { DeviceKeyInfo } from "../../domain/e2ee/device-key-info.ts";
 import { Timestamp } from "./scalars.ts";

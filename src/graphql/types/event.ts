@@ -3,7 +3,7 @@
 // accessors for the common fields (body, msgtype, membership). Also the backward timeline connection.
 import "reflect-metadata";
 import { Field, ObjectType } from "type-graphql";
-import { GraphQLJSONObject } from "graphql-scalars";
+import { GraphQLJSONObject } from "./json.ts";
 import type { ClientEvent } from "../../domain/events/format.ts";
 import { Timestamp } from "./scalars.ts";
 import { PageInfo } from "./connection.ts";

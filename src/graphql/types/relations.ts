@@ -5,7 +5,7 @@
 import "reflect-metadata";
 import { Arg, Ctx, Field, Int, ObjectType, registerEnumType } from "type-graphql";
 import { WithAvatarHttpUrl } from "./media.ts";
-import { GraphQLJSONObject } from "graphql-scalars";
+import { GraphQLJSONObject } from "./json.ts";
 import type { HierarchyRoom } from "../../domain/spaces/hierarchy.ts";
 import { PageInfo } from "./connection.ts";
 import { Event } from "./event.ts";

@@ -4,7 +4,7 @@
 import "reflect-metadata";
 import { Arg, Ctx, Field, InputType, Int, ObjectType, registerEnumType } from "type-graphql";
 import { WithAvatarHttpUrl } from "./media.ts";
-import { GraphQLJSONObject } from "graphql-scalars";
+import { GraphQLJSONObject } from "./json.ts";
 import type { ClientEvent } from "../../domain/events/format.ts";
 import { PageInfo } from "./connection.ts";
 import { Event } from "./event.ts";

@@ -356,6 +356,8 @@ export const eventsProvider: SyncProvider = {
       }
       stateIds.set(roomId, entries.map(([, id]) => id));
     }
+    // Set again: the cache weighs the record by the members it now holds.
+    if (lazy) s.sync.sentMembers.set(deviceKey, sent);
     const stateEvents = await s.rooms.events.getMany([...stateIds.values()].flat());
 
     // Serialize every room's timeline and state in two batches.

@@ -1,0 +1,194 @@
+// The REST fuzzer: drives the operations of one OpenAPI directory of the spec (test/fuzz/apis.ts) with
+// generated bad inputs against a running server, and reports every response that breaks a rule of the
+// project — a 5xx, an error body without errcode, a body that breaks the spec's schema for its status —
+// and every request after which data the actor had no right to touch has changed.
+import { request } from "undici";
+import { expectMatchesSpec, findOperation, type SpecOperation } from "../helpers/spec.ts";
+import type { Rng } from "./random.ts";
+import { hostilePathParam, hostileQueryValue, hostileRawBody, mutateJson, toJsonText, validValue, type Schema } from "./values.ts";
+import { protectedSnapshot, reviveActor, worldParam, worldSupply, type World } from "./world.ts";
+
+export interface FuzzRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: Buffer;
+  /** What was made hostile, for the report. */
+  how: string;
+}
+
+export interface FuzzFailure {
+  sample: number;
+  operation: string;
+  request: string;
+  how: string;
+  problem: string;
+}
+
+/** Kinds of hostility, one chosen per request. */
+const KINDS = ["plain", "path", "query", "body", "body", "body", "raw-body", "auth"] as const;
+
+function fillTemplate(op: SpecOperation, w: World, rng: Rng, hostile: string | undefined): { path: string; how: string } {
+  let how = "";
+  const path = op.template.replace(/\{([^}]+)\}/g, (_m, name: string) => {
+    if (name === hostile) {
+      const v = hostilePathParam(rng);
+      how = `path ${name}=${v.slice(0, 60)}`;
+      return v;
+    }
+    const param = op.parameters.find((p) => p.in === "path" && p.name === name);
+    const v = worldParam(w, name, rng) ?? (typeof param?.example === "string" ? param.example : rng.word());
+    return encodeURIComponent(v);
+  });
+  return { path, how };
+}
+
+function queryString(op: SpecOperation, w: World, rng: Rng, hostile: string | undefined): { query: string; how: string } {
+  const parts: string[] = [];
+  let how = "";
+  for (const p of op.parameters.filter((x) => x.in === "query")) {
+    if (p.name === hostile) {
+      const v = hostileQueryValue(p.schema as Schema, rng);
+      parts.push(`${p.name}=${v}`);
+      how = `query ${p.name}=${v.slice(0, 60)}`;
+      continue;
+    }
+    if (!p.required && !rng.chance(0.4)) continue;
+    const v = worldParam(w, p.name, rng) ?? String(validValue(p.schema as Schema, rng, worldSupply(w, rng), p.name));
+    parts.push(`${encodeURIComponent(p.name)}=${encodeURIComponent(typeof v === "string" ? v : JSON.stringify(v))}`);
+  }
+  return { query: parts.length > 0 ? `?${parts.join("&")}` : "", how };
+}
+
+/** One generated request for `op`. */
+export function generateRequest(op: SpecOperation, w: World, rng: Rng): FuzzRequest {
+  const kind = rng.pick(KINDS);
+  const pathParams = op.parameters.filter((p) => p.in === "path").map((p) => p.name);
+  const queryParams = op.parameters.filter((p) => p.in === "query").map((p) => p.name);
+  const { path, how: pathHow } = fillTemplate(op, w, rng, kind === "path" && pathParams.length > 0 ? rng.pick(pathParams) : undefined);
+  const { query, how: queryHow } = queryString(op, w, rng, kind === "query" && queryParams.length > 0 ? rng.pick(queryParams) : undefined);
+  const headers: Record<string, string> = {};
+  let how = pathHow || queryHow || kind;
+  if (kind === "auth") {
+    const choice = rng.int(3);
+    if (choice === 1) headers.authorization = `Bearer ${rng.pick(["wft_bogus", "", "\u00ff", "x".repeat(5000)])}`;
+    else if (choice === 2) headers.authorization = rng.pick(["Basic abc", "Bearer", "bearer  a b"]);
+    how = `auth ${headers.authorization ?? "none"}`.slice(0, 80);
+  } else headers.authorization = `Bearer ${w.actor.access_token}`;
+
+  let body: Buffer | undefined;
+  if (op.body || ["POST", "PUT"].includes(op.method)) {
+    const contentType = op.body?.contentType ?? "application/json";
+    if (contentType !== "application/json") {
+      headers["content-type"] = rng.pick([contentType, "application/json", "text/plain"]);
+      body = kind === "raw-body" ? hostileRawBody(rng) : Buffer.from(rng.word(0, 64));
+    } else {
+      headers["content-type"] = rng.chance(0.9) ? "application/json" : rng.pick(["text/plain", "application/x-www-form-urlencoded", "application/json; charset=latin1"]);
+      if (kind === "raw-body") {
+        body = hostileRawBody(rng);
+        how = `raw body ${JSON.stringify(body.toString("utf8").slice(0, 40))}`;
+      } else {
+        const valid = op.body?.example !== undefined && rng.chance(0.5) ? structuredClone(op.body.example) : validValue((op.body?.schema ?? { type: "object" }) as Schema, rng, worldSupply(w, rng));
+        if (kind === "body") {
+          const m = mutateJson(valid, rng);
+          body = Buffer.from(toJsonText(m.value));
+          how = `body: ${m.how}`;
+        } else body = Buffer.from(toJsonText(valid));
+      }
+    }
+  }
+  return { method: op.method, path: path + query, headers, body, how };
+}
+
+interface RawResponse {
+  status: number;
+  contentType: string;
+  text: string;
+}
+
+async function send(w: World, req: FuzzRequest): Promise<RawResponse> {
+  const res = await request(w.t.baseUrl + req.path, { method: req.method as "GET", headers: req.headers, body: req.body, headersTimeout: 60_000, bodyTimeout: 60_000 });
+  const text = await res.body.text();
+  return { status: res.statusCode, contentType: String(res.headers["content-type"] ?? ""), text };
+}
+
+/** The rules a response breaks (empty when it keeps them all). */
+export function checkResponse(req: FuzzRequest, res: RawResponse): string[] {
+  const problems: string[] = [];
+  if (res.status >= 500) problems.push(`status ${res.status}`);
+  let json: unknown;
+  const isJson = res.contentType.startsWith("application/json");
+  if (isJson) {
+    try {
+      json = JSON.parse(res.text);
+    } catch {
+      problems.push("invalid JSON body");
+    }
+  }
+  const body = json as { errcode?: unknown; flows?: unknown } | undefined;
+  const matrixError = typeof body?.errcode === "string" && /^M_[A-Z0-9_]+$/.test(body.errcode);
+  // The one error body without errcode the spec defines: user-interactive auth's first 401 (flows).
+  const uiaChallenge = res.status === 401 && Array.isArray(body?.flows);
+  if (res.status >= 400 && !matrixError && !uiaChallenge) problems.push(`error body without errcode: ${res.text.slice(0, 200)}`);
+  if (isJson && json !== undefined && findOperation(req.method, req.path.split("?")[0]!)) {
+    try {
+      expectMatchesSpec({ status: res.status, json }, req.method, req.path);
+    } catch (err) {
+      // Any endpoint may answer the standard error response ("API standards"), whatever it documents
+      // for that status (401 is often documented as the UIA challenge only).
+      const message = (err as Error).message;
+      if (!(res.status >= 400 && matrixError) && !onlyAmbiguousOneOf(message)) problems.push(message.slice(0, 1500));
+    }
+  }
+  return problems;
+}
+
+/**
+ * Whether the only schema errors are a `oneOf` that more than one branch satisfies: the spec's own
+ * ambiguity (GET /state/{type}/{key}?format=event: "the content" or "the whole event", both objects).
+ */
+function onlyAmbiguousOneOf(message: string): boolean {
+  const lines = message.split("\n").filter((l) => l.startsWith("  "));
+  return lines.length > 0 && lines.every((l) => /must match exactly one schema in oneOf \{"passingSchemas":\[\d+,\d+/.test(l));
+}
+
+function describe(req: FuzzRequest): string {
+  const body = req.body === undefined ? "" : ` body=${JSON.stringify(req.body.toString("utf8").slice(0, 300))}`;
+  return `${req.method} ${req.path.slice(0, 300)}${body}`;
+}
+
+/**
+ * Sends `samples` generated requests to operations of `ops` (uniformly chosen), one at a time, and returns
+ * the failures. After each request the protected data is compared with its snapshot.
+ */
+export async function fuzzOperations(w: World, ops: SpecOperation[], rng: Rng, samples: number): Promise<{ failures: FuzzFailure[]; statuses: Map<number, number> }> {
+  const failures: FuzzFailure[] = [];
+  const statuses = new Map<number, number>();
+  let before = await protectedSnapshot(w);
+  for (let i = 0; i < samples; i++) {
+    const op = rng.pick(ops);
+    const req = generateRequest(op, w, rng);
+    const name = op.operationId ?? `${op.method} ${op.template}`;
+    let problems: string[];
+    try {
+      const res = await send(w, req);
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      problems = checkResponse(req, res);
+    } catch (err) {
+      problems = [`request failed: ${(err as Error).message}`];
+    }
+    const after = await protectedSnapshot(w);
+    if (after !== before) problems.push(`changed protected data:\n  before ${before.slice(0, 2000)}\n  after  ${after.slice(0, 2000)}`);
+    before = after;
+    for (const problem of problems) failures.push({ sample: i, operation: name, request: describe(req), how: req.how, problem });
+    await reviveActor(w);
+  }
+  return { failures, statuses };
+}
+
+export function formatFailures(seed: number, failures: FuzzFailure[]): string {
+  return failures
+    .slice(0, 30)
+    .map((f) => `#${f.sample} ${f.operation} [${f.how}] (seed ${seed})\n  ${f.request}\n  → ${f.problem}`)
+    .join("\n\n");
+}
