@@ -61,7 +61,7 @@ export class MediaStore {
   constructor(private readonly db: Db) {}
 
   async get(ref: MediaRef): Promise<MediaRow | null> {
-    const r = await this.db.media.findUnique({ where: key(ref) });
+    const r = await this.db.media.findFirst({ where: { origin: ref.origin, mediaId: ref.mediaId } });
     return r ? toRow(r) : null;
   }
 
