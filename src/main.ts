@@ -33,6 +33,7 @@ import { indexPushActions } from "./domain/push/indexer.ts";
 import { addUnreadCounts } from "./domain/push/sync-counts.ts";
 import { dropDevicePushers, dropUserPushers, pushGateways } from "./domain/push/install.ts";
 import { startMediaRetention } from "./domain/media/retention.ts";
+import { expireReceivedTransactions } from "./domain/federation/transaction.ts";
 
 export interface Homeserver {
   services: Services;
@@ -82,7 +83,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[] } = {}): Ext
     // Federation: the EDUs remote servers send, by edu_type.
     eduHandlers: [],
     invalidationListeners: [invalidateTokenCache],
-    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention],
+    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, expireReceivedTransactions],
   };
 }
 

@@ -54,7 +54,8 @@ export class SyncStreamCache {
     // Positions were allocated, so the floor (the stream's start) is known.
     const floor = s.rooms.events.streamIds.seedPosition() ?? Infinity;
     for (const e of events) {
-      if (!inTimeline(e)) continue;
+      // Backfilled history (negative positions) lies below every sync token: reads of it go to storage.
+      if (!inTimeline(e) || e.streamOrdering < 0) continue;
       let r = this.rooms.get(e.roomId);
       if (!r) this.rooms.set(e.roomId, (r = { last: 0, complete: floor, recent: [] }));
       if (e.streamOrdering > r.last) r.last = e.streamOrdering;
