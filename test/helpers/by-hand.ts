@@ -106,7 +106,8 @@ export async function syncUntil(
   let since: string | undefined;
   for (;;) {
     const left = deadline - Date.now();
-    const q = since ? `?since=${enc(since)}&timeout=${Math.max(0, Math.min(left, 5000))}` : "?timeout=0";
+    const filter = enc(JSON.stringify({ room: { timeline: { limit: 100 } } }));
+    const q = since ? `?since=${enc(since)}&timeout=${Math.max(0, Math.min(left, 5000))}&filter=${filter}` : `?timeout=0&filter=${filter}`;
     const res = await t.call("GET", `/_matrix/client/v3/sync${q}`, { token });
     expect(res.status, JSON.stringify(res.json)).toBe(200);
     since = res.json.next_batch;

@@ -172,14 +172,18 @@ export class RemoteRoomFetcher {
     const have = await this.s.rooms.events.getMany(wanted);
     const missing = [...wanted].filter((id) => !have.has(id));
     if (missing.length > 0) {
-      let fetched: ParsedPdu[];
+      let fetched: ParsedPdu[] | undefined;
       if (missing.length > MAX_SINGLE_FETCHES || missing.length * 10 >= wanted.size) {
-        const full = await this.get(fedPath`/_matrix/federation/v1/state/${roomId}`, { event_id: prevId }, 50 * MIB);
-        fetched = this.keepWanted([...objects(this.server, full, "pdus", MAX_STATE_IDS), ...objects(this.server, full, "auth_chain", MAX_STATE_IDS)], new Set(missing));
-        if (!have.has(prevId) && !fetched.some((p) => p.eventId === prevId)) fetched.push(...(await this.events([prevId])));
-      } else {
-        fetched = await this.events(missing);
+        try {
+          const full = await this.get(fedPath`/_matrix/federation/v1/state/${roomId}`, { event_id: prevId }, 50 * MIB);
+          fetched = this.keepWanted([...objects(this.server, full, "pdus", MAX_STATE_IDS), ...objects(this.server, full, "auth_chain", MAX_STATE_IDS)], new Set(missing));
+        } catch (err) {
+          if (err instanceof FederationError && err.kind === "timeout") throw err;
+          // Then one by one, as far as that goes.
+        }
       }
+      fetched ??= await this.events(missing.slice(0, MAX_SINGLE_FETCHES));
+      if (!have.has(prevId) && !fetched.some((p) => p.eventId === prevId)) fetched.push(...(await this.events([prevId])));
       await this.storeOutliers(fetched);
     }
     const stored = await this.s.rooms.events.getMany(wanted);
