@@ -11,7 +11,9 @@ import type { SigningKey } from "../../src/domain/signing-key.ts";
 import { buildEvent, type EventDraft } from "../../src/domain/rooms/build-event.ts";
 import { loadRoom } from "../../src/domain/rooms/room-cache.ts";
 import { receiveRemoteEvents } from "../../src/domain/rooms/receive.ts";
-import { eventIdOf } from "../../src/domain/events/hashes.ts";
+import { eventIdOf, withContentHash } from "../../src/domain/events/hashes.ts";
+import { redactEvent } from "../../src/domain/events/redaction.ts";
+import { signJson } from "../../src/domain/signing.ts";
 import { stateKeyOf } from "../../src/domain/store/state-groups.ts";
 import { federationCall, signedBy, type FederatedServer } from "./federation.ts";
 import type { JsonResponse } from "./server.ts";
@@ -26,6 +28,14 @@ export interface Signer {
 }
 
 export const signerOf = (t: FederatedServer): Signer => ({ serverName: t.serverName, key: t.hs.services.signingKeys[0]! });
+
+/** A PDU (a make_join template, say) hashed and signed by `signer`, with its event id. */
+export function signPdu(template: Pdu, version: string, signer: Signer): { eventId: string; pdu: Pdu } {
+  const pdu = withContentHash({ ...template, signatures: {} } as Pdu);
+  const signed = signJson(redactEvent(pdu, version) as unknown as Record<string, unknown>, signer.serverName, signer.key);
+  pdu.signatures = { [signer.serverName]: signed.signatures[signer.serverName]! };
+  return { eventId: eventIdOf(pdu, version), pdu };
+}
 
 /** A signed federation request from `from` to the server at `baseUrl` named `destination`. */
 export function signedCall(from: Signer, to: { baseUrl: string; serverName: string }, method: "GET" | "PUT" | "POST", path: string, body?: unknown): Promise<JsonResponse> {
