@@ -78,6 +78,17 @@ describe.each(backends())("filling gaps before received events on %s", (backend)
       expect(state.has(stateKeyOf("m.room.member", bob.user_id))).toBe(true);
       // g1..g3 are not in A's DAG: the tip before them stays a forward extremity beside g14.
       expect((await a.hs.services.rooms.events.extremities(roomId)).sort()).toEqual([tip, ids[13]].sort());
+
+      // The gap filled later (B pushes g1..g3): g3, an outlier until now, joins the DAG (de-outliering)
+      // with a new stream position, and the tips close up behind g14.
+      const since = (await a.call("GET", `${V3}/sync?timeout=0`, { token: alice.access_token })).json.next_batch;
+      const filled = await pushEvents(b, a, ids.slice(0, 3));
+      expect(filled.json).toEqual({ pdus: { [ids[0]!]: {}, [ids[1]!]: {}, [ids[2]!]: {} } });
+      const promoted = (await a.hs.services.rooms.events.get(ids[2]!))!;
+      expect([promoted.outlier, promoted.stateGroup !== null, promoted.streamOrdering > g3.streamOrdering]).toEqual([false, true, true]);
+      expect(await a.hs.services.rooms.events.extremities(roomId)).toEqual([ids[13]]);
+      const incr = await a.call("GET", `${V3}/sync?timeout=0&since=${enc(since)}`, { token: alice.access_token });
+      expect(incr.json.rooms.join[roomId].timeline.events.map((e: { content: { body: string } }) => e.content.body)).toEqual(["g1", "g2", "g3"]);
     });
   });
 
