@@ -11,7 +11,7 @@ import { startFederatedServer, type FederatedServer } from "../helpers/federatio
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
-import { joinByHand, pushEvents } from "../helpers/by-hand.ts";
+import { joinByHand, pushEvents, sendMessages } from "../helpers/by-hand.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -37,15 +37,7 @@ describe.each(backends())("backfill for a late joiner on %s", (backend) => {
     await Promise.all([a?.close(), b?.close()]);
   });
 
-  async function bobSays(roomId: string, n: number, prefix: string): Promise<string[]> {
-    const ids: string[] = [];
-    for (let i = 1; i <= n; i++) {
-      const res = await b.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/${prefix}${i}`, { token: bob.access_token, body: { msgtype: "m.text", body: `${prefix}${i}` } });
-      expect(res.status).toBe(200);
-      ids.push(res.json.event_id);
-    }
-    return ids;
-  }
+  const bobSays = (roomId: string, n: number, prefix: string) => sendMessages(b, bob.access_token, roomId, prefix, n);
 
   /** alice's /messages back from `from` (or the end), page by page, until a page says there is no more. */
   async function paginateBack(roomId: string, from?: string, limit = 10): Promise<{ events: ClientEvent[]; pages: number }> {

@@ -10,7 +10,7 @@ import { backends } from "../helpers/server.ts";
 import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
-import { joinByHand, pushEvents, sendTransaction, signerOf, syncUntil } from "../helpers/by-hand.ts";
+import { joinByHand, pushEvents, sendMessages, sendTransaction, syncUntil } from "../helpers/by-hand.ts";
 import { startFakeOrigin, type FakeOrigin, type FakeRequest } from "../helpers/fake-origin.ts";
 import { Dag } from "../helpers/dag.ts";
 import type { Pdu } from "../../src/domain/events/types.ts";
@@ -38,15 +38,7 @@ describe.each(backends())("filling gaps before received events on %s", (backend)
       await Promise.all([a?.close(), b?.close()]);
     });
 
-    async function bobSays(n: number, prefix: string): Promise<string[]> {
-      const ids: string[] = [];
-      for (let i = 1; i <= n; i++) {
-        const res = await b.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/${prefix}${i}`, { token: bob.access_token, body: { msgtype: "m.text", body: `${prefix}${i}` } });
-        expect(res.status).toBe(200);
-        ids.push(res.json.event_id);
-      }
-      return ids;
-    }
+    const bobSays = (n: number, prefix: string) => sendMessages(b, bob.access_token, roomId, prefix, n);
 
     it("only the last of three events pushed: the two before it are fetched with get_missing_events", async () => {
       const ids = await bobSays(3, "m");

@@ -10,7 +10,7 @@ import { startFederatedServer, type FederatedServer } from "../helpers/federatio
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
-import { eventOnRoom, joinByHand, sendTransaction, signedCall, signerOf, type Signer } from "../helpers/by-hand.ts";
+import { eventOnRoom, joinByHand, sendMessages, sendTransaction, signedCall, signerOf, type Signer } from "../helpers/by-hand.ts";
 import { startFakeOrigin, type FakeOrigin } from "../helpers/fake-origin.ts";
 import { eventIdOf } from "../../src/domain/events/hashes.ts";
 import { authEventIds, type Pdu } from "../../src/domain/events/types.ts";
@@ -41,19 +41,13 @@ describe.each(backends())("serving events and state to other servers on %s", (ba
       initial_state: [{ type: "m.room.history_visibility", state_key: "", content: { history_visibility: "joined" } }],
     });
     version = (await loadRoom(a.hs.services, roomId))!.version;
-    before = await say("said before B had anyone here");
+    before = (await sendMessages(a, alice.access_token, roomId, "said before B had anyone here ", 1))[0]!;
     bobJoin = await joinByHand(b, a, roomId, bob.user_id);
-    for (let i = 1; i <= 5; i++) m.push(await say(`m${i}`));
+    m.push(...(await sendMessages(a, alice.access_token, roomId, "m", 5)));
   });
   afterAll(async () => {
     await Promise.all([a?.close(), b?.close(), stranger?.close()]);
   });
-
-  async function say(body: string): Promise<string> {
-    const res = await a.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/${enc(body)}`, { token: alice.access_token, body: { msgtype: "m.text", body } });
-    expect(res.status, JSON.stringify(res.json)).toBe(200);
-    return res.json.event_id;
-  }
 
   const asB = (method: "GET" | "POST", path: string, body?: unknown) => signedCall(signerOf(b), a, method, path, body);
   const asStranger = (method: "GET" | "POST", path: string, body?: unknown) => signedCall(stranger as Signer, a, method, path, body);

@@ -10,7 +10,7 @@ import { backends } from "../helpers/server.ts";
 import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
 import { startSynapse, type SynapseServer } from "../helpers/synapse.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
-import { pushEvents, signPdu, signedCall, signerOf, storeJoin, syncUntil } from "../helpers/by-hand.ts";
+import { pushEvents, sendMessages, signPdu, signedCall, signerOf, storeJoin, syncUntil } from "../helpers/by-hand.ts";
 import type { Pdu } from "../../src/domain/events/types.ts";
 
 const V3 = "/_matrix/client/v3";
@@ -59,15 +59,7 @@ describe.each(backends())("Weft (%s) and Synapse in one room", (backend) => {
     return res.json.event_id;
   }
 
-  async function aliceSays(n: number, prefix: string): Promise<string[]> {
-    const ids: string[] = [];
-    for (let i = 1; i <= n; i++) {
-      const res = await weft.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/${prefix}${i}`, { token: alice.access_token, body: { msgtype: "m.text", body: `${prefix}${i}` } });
-      expect(res.status).toBe(200);
-      ids.push(res.json.event_id);
-    }
-    return ids;
-  }
+  const aliceSays = (n: number, prefix: string) => sendMessages(weft, alice.access_token, roomId, prefix, n);
 
   /** The message bodies sam's /messages shows, newest first, as far back as `limit`. */
   async function samSees(limit = 100): Promise<string[]> {

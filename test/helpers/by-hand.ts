@@ -126,3 +126,14 @@ export async function syncUntil(
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting on /sync of ${roomId}; seen ${JSON.stringify(seen.map((e) => [e.type, e.content.body]))}`);
   }
 }
+
+/** Messages `body1`..`bodyN` (`prefix` + number) sent one by one by `token`'s user on `t`; their ids. */
+export async function sendMessages(t: { call: FederatedServer["call"] }, token: string, roomId: string, prefix: string, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 1; i <= n; i++) {
+    const res = await t.call("PUT", `/_matrix/client/v3/rooms/${enc(roomId)}/send/m.room.message/${enc(`${prefix}${i}-${Date.now()}`)}`, { token, body: { msgtype: "m.text", body: `${prefix}${i}` } });
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    ids.push(res.json.event_id);
+  }
+  return ids;
+}

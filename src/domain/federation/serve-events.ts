@@ -6,7 +6,8 @@
 import type { Services } from "../services.ts";
 import type { Pdu } from "../events/types.ts";
 import type { StoredEvent } from "../store/events.ts";
-import { stateKeyOf, type StateMap } from "../store/state-groups.ts";
+import type { StateMap } from "../store/state-groups.ts";
+import { stateBeforeEvent } from "../rooms/state-before.ts";
 import { MatrixError } from "../errors.ts";
 import type { RoomSnapshot } from "../rooms/room-cache.ts";
 import { pdusForServer, roomForServer, transactionOf } from "./server-visibility.ts";
@@ -36,17 +37,10 @@ export async function eventAuthForServer(s: Services, origin: string, roomId: st
   return { auth_chain: await pdusForServer(s, origin, room, await authChainOf(s, room, [e]), { checkVisibility: false }) };
 }
 
-/** The state before `e`: the state after it, its own entry put back to what it replaced. */
+/** The state before `e` (404 for an outlier: its state is not known here). */
 async function stateBefore(s: Services, e: StoredEvent): Promise<StateMap> {
   if (e.stateGroup === null) throw new MatrixError("M_NOT_FOUND", `State not known at event ${e.eventId}`, 404);
-  const after = await s.rooms.stateGroups.get(e.stateGroup);
-  if (e.pdu.state_key === undefined) return after;
-  const key = stateKeyOf(e.pdu.type, e.pdu.state_key);
-  if (after.get(key) !== e.eventId) return after;
-  const before = new Map(after);
-  if (e.replacesState) before.set(key, e.replacesState);
-  else before.delete(key);
-  return before;
+  return stateBeforeEvent(e, await s.rooms.stateGroups.get(e.stateGroup));
 }
 
 /** The state before `eventId` and its auth chain, as stored events (what /state and /state_ids answer). */
