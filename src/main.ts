@@ -34,6 +34,7 @@ import { addUnreadCounts } from "./domain/push/sync-counts.ts";
 import { dropDevicePushers, dropUserPushers, pushGateways } from "./domain/push/install.ts";
 import { startMediaRetention } from "./domain/media/retention.ts";
 import { scaledCacheSize } from "./domain/cache/lru.ts";
+import { expireReceivedTransactions } from "./domain/federation/transaction.ts";
 
 export interface Homeserver {
   services: Services;
@@ -83,7 +84,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[] } = {}): Ext
     // Federation: the EDUs remote servers send, by edu_type.
     eduHandlers: [],
     invalidationListeners: [invalidateTokenCache],
-    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention],
+    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, expireReceivedTransactions],
   };
 }
 

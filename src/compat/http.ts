@@ -52,14 +52,16 @@ export interface RouteSpec<C extends Call = Call> {
    */
   op?: GuestRefusedOperation;
   handler: (call: C) => Promise<unknown> | unknown;
+  /** The deepest JSON nesting the body may have (default MAX_JSON_DEPTH; federation bodies add their envelope). */
+  bodyDepth?: number;
 }
 
-function parseBody(req: FastifyRequest): Record<string, unknown> | undefined {
+function parseBody(req: FastifyRequest, maxDepth: number | undefined): Record<string, unknown> | undefined {
   const raw = req.body;
   if (raw === undefined || raw === null) return undefined;
   if (Buffer.isBuffer(raw)) {
     if (raw.length === 0) return undefined;
-    const parsed = parseJsonText(raw.toString("utf8"));
+    const parsed = parseJsonText(raw.toString("utf8"), { maxDepth });
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
       throw new MatrixError("M_BAD_JSON", "Content must be a JSON object.", 400);
     return parsed as Record<string, unknown>;
@@ -81,7 +83,7 @@ async function makeCall(s: Services, spec: RouteSpec<never>, req: FastifyRequest
   if (spec.auth === "token" && !requester) throw new MatrixError("M_MISSING_TOKEN", "Missing access token", 401);
   if (spec.op && requester) requireNotGuest(requester, spec.op);
   let cached: Record<string, unknown> | undefined | null = null;
-  const body = () => (cached === null ? (cached = parseBody(req)) : cached);
+  const body = () => (cached === null ? (cached = parseBody(req, spec.bodyDepth)) : cached);
   return {
     req,
     reply,

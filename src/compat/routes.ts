@@ -22,6 +22,9 @@ import { ephemeralRoutes } from "./client/ephemeral.ts";
 import { federationVersionRoutes } from "./federation/version.ts";
 import { federationQueryRoutes } from "./federation/query.ts";
 import { federationDirectoryRoutes } from "./federation/directory.ts";
+import { federationSendRoutes } from "./federation/send.ts";
+import { federationEventRoutes } from "./federation/events.ts";
+import { federationBackfillRoutes } from "./federation/backfill.ts";
 import { pushRoutes } from "./client/push.ts";
 import { mediaRoutes } from "./media/routes.ts";
 
@@ -50,6 +53,9 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   federationVersionRoutes,
   federationQueryRoutes,
   federationDirectoryRoutes,
+  federationSendRoutes,
+  federationEventRoutes,
+  federationBackfillRoutes,
   pushRoutes,
   mediaRoutes,
   mediaAdminRoutes,

@@ -112,8 +112,8 @@ export interface SynapseServer {
   startupMs: number;
   /** A client API call: status and JSON. */
   call(method: string, p: string, opts?: { body?: unknown; token?: string }): Promise<JsonResponse>;
-  /** Registers a user through the shared-secret admin API; returns its session. */
-  register(localpart: string, password?: string): Promise<{ user_id: string; access_token: string; device_id: string }>;
+  /** Registers a user through the shared-secret admin API (a server admin with `admin`); returns its session. */
+  register(localpart: string, password?: string, opts?: { admin?: boolean }): Promise<{ user_id: string; access_token: string; device_id: string }>;
   /** The last lines of Synapse's log (for failure messages). */
   logTail(lines?: number): string;
   close(): Promise<void>;
@@ -206,10 +206,11 @@ export async function startSynapse(opts: StartSynapseOptions = {}): Promise<Syna
     dir,
     startupMs,
     call,
-    async register(localpart, password = "password") {
+    async register(localpart, password = "password", opts = {}) {
+      const admin = opts.admin === true;
       const { json: { nonce } } = await call("GET", "/_synapse/admin/v1/register");
-      const mac = createHmac("sha1", SHARED_SECRET).update(`${nonce}\0${localpart}\0${password}\0notadmin`).digest("hex");
-      const res = await call("POST", "/_synapse/admin/v1/register", { body: { nonce, username: localpart, password, admin: false, mac } });
+      const mac = createHmac("sha1", SHARED_SECRET).update(`${nonce}\0${localpart}\0${password}\0${admin ? "admin" : "notadmin"}`).digest("hex");
+      const res = await call("POST", "/_synapse/admin/v1/register", { body: { nonce, username: localpart, password, admin, mac } });
       if (res.status !== 200) throw new Error(`Synapse registration of ${localpart} failed: ${res.status} ${JSON.stringify(res.json)}`);
       return res.json;
     },

@@ -5,6 +5,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../../domain/services.ts";
 import { authenticateRequest } from "../../domain/federation/request-auth.ts";
+import { FEDERATION_ENVELOPE_DEPTH, MAX_JSON_DEPTH } from "../../domain/json-limits.ts";
 import { BRANDS, route, type Call, type Method } from "../http.ts";
 
 export interface FederationCall extends Call {
@@ -42,6 +43,8 @@ export function federationRoute(app: FastifyInstance, s: Services, spec: Federat
     method: spec.method,
     path: "",
     auth: "none",
+    // A transaction or membership body wraps content a client could send: its envelope adds levels.
+    bodyDepth: MAX_JSON_DEPTH + FEDERATION_ENVELOPE_DEPTH,
     handler: async (call) => {
       const origin = spec.auth === "signed" ? await federationOrigin(call) : "";
       return spec.handler(Object.assign(call, { origin }));

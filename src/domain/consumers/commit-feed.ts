@@ -65,10 +65,13 @@ export const updateRoomCaches: CommitListener = (s, c) => {
   for (const e of c.events) s.rooms.events.remember(e);
 };
 
-/** Waiting readers hear of the commit's timeline events (positions only; they read the events themselves). */
+/**
+ * Waiting readers hear of the commit's timeline events (positions only; they read the events themselves).
+ * Backfilled history (negative positions, below every token) is not news.
+ */
 export const notifyReaders: CommitListener = (s, c) => {
   for (const e of c.events) {
-    if (!inTimeline(e)) continue;
+    if (!inTimeline(e) || e.streamOrdering < 0) continue;
     s.rooms.notifier.newEvent({ roomId: e.roomId, eventId: e.eventId, streamOrdering: e.streamOrdering, type: e.pdu.type, stateKey: e.pdu.state_key, sender: e.pdu.sender });
   }
 };

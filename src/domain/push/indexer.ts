@@ -65,7 +65,8 @@ interface Evaluated {
 }
 
 /** The push indexer of the event pipeline (declared in src/main.ts): the batch's timeline events. */
-export const indexPushActions: EventIndexer = (tx, s, batch) => evaluateEvents(tx, s, batch.room, [...batch.events]);
+// Backfilled history is never notified (as in Synapse).
+export const indexPushActions: EventIndexer = async (tx, s, batch) => (batch.backfilled ? undefined : evaluateEvents(tx, s, batch.room, [...batch.events]));
 
 async function evaluateEvents(tx: SqlExecutor, s: Services, room: RoomSnapshot, events: StoredEvent[]): Promise<void> {
   const suffix = `:${s.config.server_name}`;

@@ -13,16 +13,25 @@ import { matchesFilter, type RoomEventFilter } from "../filters/room-event-filte
 import { filterVisible } from "./visibility.ts";
 import { readAccess, type ReadAccess } from "./read-access.ts";
 import { roomVersionLookup, serializeEvents } from "./serialize.ts";
+import { backfillRoom } from "../federation/backfill.ts";
 
-/** Pagination tokens of room events: `s<stream position>`; a position lies between events. */
+/** Below every stream position, backfilled ones included. */
+const LOWEST = Number.MIN_SAFE_INTEGER;
+
+/**
+ * Pagination tokens of room events: `s<stream position>`; a position lies between events. Backfilled
+ * history has negative positions (store/events.ts `backfillPositions`), so tokens may be `s-<n>`.
+ */
 export function parseStreamToken(token: string, name: string): number {
-  const m = /^s(\d+)$/.exec(token) ?? /^s(\d+)_/.exec(token);
-  const pos = m ? tokenPosition(m[1]!) : undefined;
+  const m = /^s(-?\d+)$/.exec(token) ?? /^s(\d+)_/.exec(token);
+  const digits = m?.[1];
+  const pos = digits === undefined ? undefined : digits.startsWith("-") ? negate(tokenPosition(digits.slice(1))) : tokenPosition(digits);
   if (pos === undefined) throw new MatrixError("M_INVALID_PARAM", `Invalid ${name} token`, 400);
   return pos;
 }
 
 export const streamToken = (pos: number) => `s${pos}`;
+const negate = (n: number | undefined) => (n === undefined ? undefined : -n);
 
 async function serialize(s: Services, r: Requester, events: StoredEvent[]): Promise<ClientEvent[]> {
   return serializeEvents(s, r, roomVersionLookup(s), events);
@@ -96,9 +105,9 @@ interface Page {
 
 /** Walks the room's events from a token in one direction until `limit` visible, matching events (also used by /search's event_context). */
 export async function paginate(s: Services, r: Requester, access: ReadAccess, roomId: string, req: MessagesRequest): Promise<Page> {
-  const limit = Math.min(Math.max(req.limit ?? req.filter.limit ?? 10, 0), 1000);
+  const limit = pageLimit(req);
   const head = access.upTo ?? (await s.rooms.events.maxStreamOrdering());
-  let pos = req.from !== undefined ? parseStreamToken(req.from, "from") : req.dir === "b" ? head : 0;
+  let pos = req.from !== undefined ? parseStreamToken(req.from, "from") : req.dir === "b" ? head : LOWEST;
   const bound = req.to !== undefined ? parseStreamToken(req.to, "to") : undefined;
   const start = streamToken(pos);
   const out: StoredEvent[] = [];
@@ -107,7 +116,7 @@ export async function paginate(s: Services, r: Requester, access: ReadAccess, ro
     const want = Math.max(limit - out.length, 1) * 2;
     const page =
       req.dir === "b"
-        ? await s.rooms.events.page(roomId, { after: Math.max(bound ?? 0, 0), upTo: Math.min(pos, head), dir: "b", limit: want })
+        ? await s.rooms.events.page(roomId, { after: bound ?? LOWEST, upTo: Math.min(pos, head), dir: "b", limit: want })
         : await s.rooms.events.page(roomId, { after: pos, upTo: Math.min(bound ?? head, head), dir: "f", limit: want });
     if (page.length < want) exhausted = true;
     const visible = new Set((await filterVisible(s, r.userId, page, access.membership)).map((e) => e.eventId));
@@ -123,9 +132,26 @@ export async function paginate(s: Services, r: Requester, access: ReadAccess, ro
   return { events: out, start, end: exhausted ? undefined : streamToken(pos), reached: pos };
 }
 
+const pageLimit = (req: MessagesRequest) => Math.min(Math.max(req.limit ?? req.filter.limit ?? 10, 0), 1000);
+
+/** Backfill rounds one /messages request may wait for. */
+const BACKFILL_ROUNDS = 2;
+
 export async function getMessages(s: Services, r: Requester, roomId: string, req: MessagesRequest): Promise<MessagesResponse> {
   const access = await readAccess(s, r, roomId);
-  const page = await paginate(s, r, access, roomId, req);
+  let page = await paginate(s, r, access, roomId, req);
+  // Paginating back past the start of what this server has: older history is asked of a server in the
+  // room (federation backfill), then read on from where the walk stopped.
+  if (req.dir === "b" && req.to === undefined && access.upTo === undefined) {
+    let exhausted = page.end === undefined;
+    for (let round = 0; round < BACKFILL_ROUNDS && exhausted && page.events.length < pageLimit(req); round++) {
+      if ((await backfillRoom(s, roomId)) === 0) break;
+      const more = await paginate(s, r, access, roomId, { ...req, from: streamToken(page.reached), limit: pageLimit(req) - page.events.length });
+      exhausted = more.end === undefined;
+      // History was fetched: more may follow even where this page stops.
+      page = { events: [...page.events, ...more.events], start: page.start, end: more.end ?? streamToken(more.reached), reached: more.reached };
+    }
+  }
   const res: MessagesResponse = { chunk: await serialize(s, r, page.events), start: page.start };
   if (page.end !== undefined) res.end = page.end;
   if (req.filter.lazy_load_members) res.state = await lazyMembers(s, r, page.events);

@@ -1,7 +1,9 @@
 // Events this server did not build (federation /send, the state of a room being joined, backfill ...)
 // enter the room here, in its lane: the remote planner checks and places them, the one commit() stores
 // them with their outcome. A room this server does not know yet starts from its create event, which must
-// be among them and be accepted. Spec: Server-Server API "Checks performed on receipt of a PDU".
+// be among them: accepted, or stored as an outlier with the state it founds given with another event (a
+// room joined through a resident server: its state and auth chain as outliers, the join with the state
+// before it). Spec: Server-Server API "Checks performed on receipt of a PDU".
 import type { Services } from "../services.ts";
 import { MatrixError } from "../errors.ts";
 import { eventIdOf, roomIdOf } from "../events/hashes.ts";
@@ -9,10 +11,11 @@ import { isPlainObject, type Pdu } from "../events/types.ts";
 import type { SqlExecutor } from "../../storage/sql.ts";
 import { getRoomVersion } from "./room-versions.ts";
 import { loadRoom, type RoomSnapshot } from "./room-cache.ts";
-import { RemotePlanner, type RemoteEventInput, type RemoteOutcome } from "./pipeline/plan-remote.ts";
+import { RemotePlanner, type RemoteEventInput, type RemoteOutcome, type RemotePlannerOptions } from "./pipeline/plan-remote.ts";
 import { commit } from "./pipeline/commit.ts";
+import { stateKeyOf } from "../store/state-groups.ts";
 
-export type { RemoteEventInput, RemoteOutcome };
+export type { RemoteEventInput, RemoteOutcome, RemotePlannerOptions };
 
 /** A room first known from its create event: the empty room it founds, and its rooms row. */
 function roomFromCreate(s: Services, roomId: string, inputs: readonly RemoteEventInput[]): { room: RoomSnapshot; index: number; alsoWrite: (tx: SqlExecutor) => Promise<void> } {
@@ -37,15 +40,20 @@ function roomFromCreate(s: Services, roomId: string, inputs: readonly RemoteEven
 /**
  * Checks, places and stores remote events of one room, all in one commit. Returns each input's outcome:
  * accepted, soft_failed, outlier and rejected events are stored; dropped and duplicate ones are not.
+ * With `backfill`, the events are older history (see RemotePlannerOptions).
  */
-export function receiveRemoteEvents(s: Services, roomId: string, inputs: readonly RemoteEventInput[]): Promise<RemoteOutcome[]> {
+export function receiveRemoteEvents(s: Services, roomId: string, inputs: readonly RemoteEventInput[], opts: RemotePlannerOptions = {}): Promise<RemoteOutcome[]> {
   return s.rooms.lanes.run(roomId, async () => {
     const known = await loadRoom(s, roomId);
     const fresh = known ? undefined : roomFromCreate(s, roomId, inputs);
-    const planner = new RemotePlanner(s, known ?? fresh!.room);
+    const planner = new RemotePlanner(s, known ?? fresh!.room, opts);
     const outcomes = await planner.addAll(inputs);
-    // A new room exists only once its create event is accepted.
-    if (fresh && outcomes[fresh.index]?.status !== "accepted") return outcomes;
+    // A new room exists only once its create event is accepted, or stored and part of the room's state.
+    if (fresh) {
+      const status = outcomes[fresh.index]?.status;
+      const founded = status === "accepted" || (status === "outlier" && planner.currentState.get(stateKeyOf("m.room.create", "")) === fresh.room.createEventId);
+      if (!founded) return outcomes;
+    }
     const plan = planner.plan(fresh?.alsoWrite);
     if (plan) await commit(s, plan);
     return outcomes;

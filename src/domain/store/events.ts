@@ -58,6 +58,8 @@ export function inTimeline(e: Pick<StoredEvent, "outlier" | "rejectedReason" | "
 /** `inTimeline` as a WHERE fragment over the events table (no parameters; both dialects). */
 export const IN_TIMELINE_SQL = "outlier = FALSE AND soft_failed = FALSE AND rejected_reason IS NULL";
 
+const containsUrl = (p: Pdu) => typeof (p.content as Record<string, unknown>)?.url === "string";
+
 function toStored(r: EventRow): StoredEvent {
   return {
     eventId: r.event_id,
@@ -94,6 +96,8 @@ export interface NewEvent {
 
 export class EventStore {
   readonly streamIds: IdAllocator;
+  /** The lowest backfill position handed out (SQLite's counter; see `backfillPositions`). */
+  private backfillLow: number | undefined;
   constructor(
     private readonly sql: Sql,
     private readonly cache: LruCache<string, StoredEvent>,
@@ -130,25 +134,115 @@ export class EventStore {
     return e === undefined || start === undefined || e.outlier || e.streamOrdering <= Math.max(start, this.childFloor);
   }
 
-  /** Writes the event row, its DAG edges and the redaction it applies (extremities: `moveExtremities`). */
-  async insert(tx: SqlExecutor, e: NewEvent): Promise<number> {
+  /**
+   * Writes the event row, its DAG edges and the redaction it applies (extremities: `moveExtremities`), at
+   * the next stream position or at `position` (a backfilled event's, from `backfillPositions`).
+   */
+  async insert(tx: SqlExecutor, e: NewEvent, position?: number): Promise<number> {
     const p = e.pdu;
-    if (e.redacts) this.noteChildOf(e.redacts);
-    const rel = (p.content as { "m.relates_to"?: { event_id?: unknown } } | undefined)?.["m.relates_to"];
-    if (rel && typeof rel === "object" && typeof rel.event_id === "string") this.noteChildOf(rel.event_id);
-    const pos = await this.streamIds.next(tx);
+    this.noteChildren(e);
+    const pos = position ?? (await this.streamIds.next(tx));
     if (pos > this.lastInserted) this.lastInserted = pos;
-    const containsUrl = typeof (p.content as Record<string, unknown>)?.url === "string";
     await tx.run(
       `INSERT INTO events (stream_ordering, event_id, room_id, type, state_key, sender, depth, origin_server_ts, json, replaces_state, state_group, outlier, rejected_reason, soft_failed, contains_url, txn_device_key, txn_id)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [pos, e.eventId, e.roomId, p.type, p.state_key ?? null, p.sender, p.depth, p.origin_server_ts, e.json, e.replacesState, e.stateGroup ?? NO_STATE_GROUP, e.outlier, e.rejectedReason, e.softFailed, containsUrl, e.txn?.deviceKey ?? null, e.txn?.txnId ?? null],
+      [pos, e.eventId, e.roomId, p.type, p.state_key ?? null, p.sender, p.depth, p.origin_server_ts, e.json, e.replacesState, e.stateGroup ?? NO_STATE_GROUP, e.outlier, e.rejectedReason, e.softFailed, containsUrl(p), e.txn?.deviceKey ?? null, e.txn?.txnId ?? null],
     );
+    await this.insertLinks(tx, e);
+    return pos;
+  }
+
+  /**
+   * De-outliering: an event stored as an outlier now has a known state (its prev_events arrived). Its row
+   * takes the new position, state group and marks (the spec's checks ran again on it), and its DAG edges
+   * and redaction are written as for a new event.
+   */
+  async promote(tx: SqlExecutor, e: NewEvent, position?: number): Promise<number> {
+    this.noteChildren(e);
+    const pos = position ?? (await this.streamIds.next(tx));
+    if (pos > this.lastInserted) this.lastInserted = pos;
+    const changed = await tx.run(
+      `UPDATE events SET stream_ordering = ?, json = ?, replaces_state = ?, state_group = ?, outlier = ?, rejected_reason = ?, soft_failed = ?, contains_url = ?
+       WHERE event_id = ? AND outlier = ?`,
+      [pos, e.json, e.replacesState, e.stateGroup ?? NO_STATE_GROUP, e.outlier, e.rejectedReason, e.softFailed, containsUrl(e.pdu), e.eventId, true],
+    );
+    if (changed !== 1) throw new Error(`event ${e.eventId} is no longer an outlier`);
+    await this.insertLinks(tx, e);
+    return pos;
+  }
+
+  private noteChildren(e: NewEvent): void {
+    if (e.redacts) this.noteChildOf(e.redacts);
+    const rel = (e.pdu.content as { "m.relates_to"?: { event_id?: unknown } } | undefined)?.["m.relates_to"];
+    if (rel && typeof rel === "object" && typeof rel.event_id === "string") this.noteChildOf(rel.event_id);
+  }
+
+  /** The DAG edges (not for outliers) and the redaction record of an event being written. */
+  private async insertLinks(tx: SqlExecutor, e: NewEvent): Promise<void> {
     const roomId = e.roomId;
     if (!e.outlier && e.prevEvents.length > 0)
       await tx.run(`INSERT INTO event_edges (event_id, prev_event_id, room_id) VALUES ${e.prevEvents.map(() => "(?, ?, ?)").join(", ")}`, e.prevEvents.flatMap((prev) => [e.eventId, prev, roomId]));
     if (e.redacts) await tx.run(`INSERT INTO redactions (event_id, redacts, room_id) VALUES (?, ?, ?)`, [e.eventId, e.redacts, roomId]);
-    return pos;
+  }
+
+  /**
+   * `n` stream positions for backfilled events, ascending, all below every position used so far (so
+   * history fetched later sorts before what is already stored). They are negative, as Synapse's are:
+   * /sync and the durable consumers, which read positions above their tokens, never see backfilled
+   * events; /messages, which walks positions down, finds them in order. PostgreSQL draws them from a
+   * sequence (events_backfill_seq); SQLite (one writer) from a counter seeded from the lowest position.
+   */
+  async backfillPositions(tx: SqlExecutor, n: number): Promise<number[]> {
+    if (n === 0) return [];
+    if (this.sql.dialect === "postgres") {
+      const rows = await tx.all<{ id: number | string }>(`SELECT nextval('events_backfill_seq') AS id FROM generate_series(1, ?::int)`, [n]);
+      return rows.map((r) => -Number(r.id)).sort((a, b) => a - b);
+    }
+    if (this.backfillLow === undefined) {
+      const r = await tx.get<{ m: number | null }>(`SELECT MIN(stream_ordering) AS m FROM events`);
+      this.backfillLow = Math.min(0, Number(r?.m ?? 0));
+    }
+    const low = this.backfillLow - n;
+    this.backfillLow = low;
+    return Array.from({ length: n }, (_, i) => low + i);
+  }
+
+  /** Which of `ids` some stored (non-outlier) event names as a prev_event. */
+  async withChildren(ids: readonly string[]): Promise<Set<string>> {
+    const out = new Set<string>();
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      const rows = await this.sql.all<{ prev_event_id: string }>(`SELECT DISTINCT prev_event_id FROM event_edges WHERE prev_event_id IN (${chunk.map(() => "?").join(",")})`, chunk);
+      for (const r of rows) out.add(r.prev_event_id);
+    }
+    return out;
+  }
+
+  /**
+   * The room's first events on the stream that are part of its DAG (outliers left out; rejected and
+   * soft-failed ones kept), oldest first: where /messages ends and backfill starts.
+   */
+  async earliestInDag(roomId: string, limit: number): Promise<StoredEvent[]> {
+    const rows = await this.sql.all<EventRow>(`SELECT ${COLUMNS} FROM events WHERE room_id = ? AND outlier = FALSE ORDER BY stream_ordering ASC LIMIT ?`, [roomId, limit]);
+    return rows.map(toStored);
+  }
+
+  /**
+   * Reads into the event cache the room's newest DAG events (outliers left out) at or below `depth`, at
+   * most `limit`: the events a walk back from there will look up.
+   */
+  async readAheadInDag(roomId: string, depth: number, limit: number): Promise<void> {
+    const rows = await this.sql.all<EventRow>(
+      `SELECT ${COLUMNS} FROM events WHERE room_id = ? AND outlier = FALSE AND depth <= ? ORDER BY depth DESC, stream_ordering DESC LIMIT ?`,
+      [roomId, depth, limit],
+    );
+    for (const r of rows) if (!this.cache.get(r.event_id)) this.cache.set(r.event_id, toStored(r));
+  }
+
+  /** The lowest depth of the room's events in its DAG (outliers left out), or undefined for none. */
+  async minDepth(roomId: string): Promise<number | undefined> {
+    const r = await this.sql.get<{ m: number | string | null }>(`SELECT MIN(depth) AS m FROM events WHERE room_id = ? AND outlier = FALSE`, [roomId]);
+    return r?.m === null || r?.m === undefined ? undefined : Number(r.m);
   }
 
   /** Moves a room's forward extremities: `removed` stop being ones, `added` (new events) become ones. */

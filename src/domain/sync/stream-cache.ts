@@ -68,7 +68,8 @@ export class SyncStreamCache {
     // Positions were allocated, so the floor (the stream's start) is known.
     const floor = s.rooms.events.streamIds.seedPosition() ?? Infinity;
     for (const e of events) {
-      if (!inTimeline(e)) continue;
+      // Backfilled history (negative positions) lies below every sync token: reads of it go to storage.
+      if (!inTimeline(e) || e.streamOrdering < 0) continue;
       const r = this.rooms.get(e.roomId) ?? { last: 0, complete: floor, recent: [] };
       if (e.streamOrdering > r.last) r.last = e.streamOrdering;
       // In stream order (a room's commits are serialized by its lane; insert in place if ever not).

@@ -24,6 +24,8 @@ export interface CommittedBatch {
   redactions: ReadonlyMap<string, string>;
   /** How current state changed: key → new event id, or null when the key left the state. */
   stateChanges: ReadonlyMap<string, string | null>;
+  /** Older history fetched from another server (negative positions): not notified, not pushed. */
+  backfilled: boolean;
 }
 
 /**
@@ -80,18 +82,22 @@ export async function commit(s: Services, plan: CommitPlan): Promise<StoredEvent
   // Who may redact (the one rule, auth/redaction.ts) is decided before the transaction: a redaction that
   // fails it is stored as a plain event and never applied.
   const redactsOf = await redactionsToRecord(s, room, plan.events);
+  const backfilled = plan.backfilled === true;
   return s.storage.sql.transaction(async (tx) => {
     await plan.alsoWrite?.(tx);
     const made = new Map<string, Group>();
     const out: StoredEvent[] = [];
     const redactions = new Map<string, string>();
-    for (const p of plan.events) {
+    // Backfilled history goes below everything stored, in the plan's (topological) order.
+    const positions = backfilled ? await s.rooms.events.backfillPositions(tx, plan.events.length) : undefined;
+    for (const [i, p] of plan.events.entries()) {
       const { pdu, eventId } = p;
       const stateGroup = await stateGroupFor(s, tx, roomId, p, made);
       const txnHere = p.txn ? { deviceKey: p.txn.deviceKey, txnId: p.txn.txnId } : undefined;
       const marks = { outlier: p.outlier, rejectedReason: p.rejectedReason, softFailed: p.softFailed };
       const redacts = redactsOf.get(eventId);
-      const streamOrdering = await s.rooms.events.insert(tx, { eventId, roomId, pdu, json: p.json, stateGroup, replacesState: p.replacesState, prevEvents: p.prevIds, ...marks, redacts, txn: txnHere });
+      const row = { eventId, roomId, pdu, json: p.json, stateGroup, replacesState: p.replacesState, prevEvents: p.prevIds, ...marks, redacts, txn: txnHere };
+      const streamOrdering = p.promote ? await s.rooms.events.promote(tx, row, positions?.[i]) : await s.rooms.events.insert(tx, row, positions?.[i]);
       if (redacts) redactions.set(eventId, redacts);
       if (p.txn) await s.rooms.events.insertTxn(tx, { ...p.txn, eventId, roomId, now });
       out.push({ eventId, ...(txnHere ? { txn: txnHere } : {}), roomId, streamOrdering, stateGroup, replacesState: p.replacesState, ...marks, pdu, json: p.json });
@@ -103,7 +109,7 @@ export async function commit(s: Services, plan: CommitPlan): Promise<StoredEvent
       await s.rooms.store.changeCurrentState(tx, roomId, after.changes);
       await writeMemberships(s, tx, roomId, after.changes, new Map(out.map((e) => [e.eventId, e])));
     }
-    const batch: CommittedBatch = { room, events: out.filter(inTimeline), stored: out, redactions, stateChanges: after.changes };
+    const batch: CommittedBatch = { room, events: out.filter(inTimeline), stored: out, redactions, stateChanges: after.changes, backfilled };
     for (const index of s.extensions.indexers) await index(tx, s, batch);
     // The room's snapshot moves in the same step as the stream position (at COMMIT, before any other code
     // runs): a reader at that position finds the matching current state in the cache.
@@ -114,11 +120,13 @@ export async function commit(s: Services, plan: CommitPlan): Promise<StoredEvent
       stateGroup: group && group.state === after.state ? group.id : undefined,
       extremities: after.extremities,
       maxDepth: after.maxDepth,
-      position: out[out.length - 1]!.streamOrdering,
+      // Backfilled events are older than the state the room is at: its position stays.
+      position: backfilled ? room.position : out[out.length - 1]!.streamOrdering,
     };
+    const position = Math.max(...out.map((e) => e.streamOrdering));
     if (!tx.onSettled) throw new Error("events must be committed through sql.transaction (settle signal needed)");
     tx.onSettled((committed) => {
-      if (committed) s.commits.publish({ notice: { stream: "events", writer: s.instanceName, position: snapshot.position!, roomId, eventIds: out.map((e) => e.eventId) }, events: out, snapshot });
+      if (committed) s.commits.publish({ notice: { stream: "events", writer: s.instanceName, position, roomId, eventIds: out.map((e) => e.eventId) }, events: out, snapshot });
     });
     return out;
   });

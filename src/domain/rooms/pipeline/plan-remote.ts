@@ -2,10 +2,14 @@
 // order — format (dropped), signatures (dropped), content hash (redacted), authorization against the
 // event's own auth events (rejected), against the state before it (rejected), against current state
 // (soft-failed) — placing each in the DAG: the state before it comes from its prev_events' states
-// (resolved when they differ), and an event whose prev_events' states are unknown is an outlier.
-// Accepted events move the forward extremities; current state is the resolved state at them.
-// Spec: Server-Server API "Checks performed on receipt of a PDU", "Rejection", "Soft failure";
-// Room Versions "Authorization rules".
+// (resolved when they differ; the state after a prev_event this server lacks may be given, fetched from
+// another server), and an event whose prev_events' states are unknown is an outlier. An event stored as an
+// outlier before and received again with a known state is checked again and joins the DAG
+// (de-outliering). Accepted events move the forward extremities (unless a stored event already follows
+// them: history arriving late); current state is the resolved state at them. Backfilled history (older
+// than the room's state) is not soft-failed and takes positions below the stream (commit.ts).
+// Spec: Server-Server API "Checks performed on receipt of a PDU", "Rejection", "Soft failure",
+// "Backfilling and retrieving missing events"; Room Versions "Authorization rules".
 import type { Services } from "../../services.ts";
 import type { Pdu } from "../../events/types.ts";
 import { authEventIds, isStateEvent, prevEventIds } from "../../events/types.ts";
@@ -24,8 +28,18 @@ export interface RemoteEventInput {
   pdu: unknown;
   /** The state before the event, when known from elsewhere (e.g. /state_ids); else from its prev_events. */
   stateBefore?: StateMap;
+  /**
+   * The state after some of its prev_events that this server lacks, by prev event id (fetched from another
+   * server with /state_ids): resolved with the states after the prev_events it has.
+   */
+  prevStates?: ReadonlyMap<string, StateMap>;
   /** Store it as an outlier whatever its prev_events (an auth chain or state fetched alongside). */
   outlier?: boolean;
+}
+
+export interface RemotePlannerOptions {
+  /** Older history fetched with /backfill: not soft-failed, stored below the stream (CommitPlan.backfilled). */
+  backfill?: boolean;
 }
 
 export type RemoteOutcome =
@@ -41,6 +55,8 @@ interface Parsed {
   input: RemoteEventInput;
   pdu: Pdu;
   eventId: string;
+  /** Stored before as an outlier (not rejected): checked again, then promoted into the DAG. */
+  promote?: boolean;
 }
 
 const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -68,15 +84,22 @@ export class RemotePlanner {
   readonly events: PlannedEvent[] = [];
   private readonly pending = new Map<string, PlannedEvent>();
   private readonly rejected = new Set<string>();
+  /** Events some stored event already names as a prev_event: never forward extremities. */
+  private followed = new Set<string>();
   private cur: { state: StateMap; group: GroupBasis | undefined; extremities: string[]; maxDepth: number };
 
-  constructor(private readonly s: Services, private readonly room: RoomSnapshot) {
+  constructor(private readonly s: Services, private readonly room: RoomSnapshot, private readonly opts: RemotePlannerOptions = {}) {
     this.cur = {
       state: room.state,
       group: room.stateGroup !== undefined ? { group: room.stateGroup, state: room.state } : undefined,
       extremities: room.extremities,
       maxDepth: room.maxDepth,
     };
+  }
+
+  /** Current state as the inputs placed so far leave it. */
+  get currentState(): StateMap {
+    return this.cur.state;
   }
 
   /** Checks and places every input; returns each one's outcome, in input order. */
@@ -96,9 +119,17 @@ export class RemotePlanner {
     // Everything the batch references, in one read (the later lookups hit the event cache).
     const known = await this.s.rooms.events.getMany(parsed.flatMap((p) => [p.eventId, ...authEventIds(p.pdu), ...prevEventIds(p.pdu)]));
     for (const e of known.values()) if (e.rejectedReason !== null) this.rejected.add(e.eventId);
-    for (const p of topological(parsed)) {
-      outcomes[p.index] = known.has(p.eventId) ? { status: "duplicate", eventId: p.eventId } : await this.add(p);
+    const fresh: Parsed[] = [];
+    for (const p of parsed) {
+      const stored = known.get(p.eventId);
+      // An outlier received again, not as an outlier: its state may be known now.
+      if (stored && stored.outlier && stored.rejectedReason === null && p.input.outlier !== true) p.promote = true;
+      if (!stored || p.promote) fresh.push(p);
+      else outcomes[p.index] = { status: "duplicate", eventId: p.eventId };
     }
+    const placed = fresh.filter((p) => p.input.outlier !== true);
+    if (placed.length > 0) this.followed = await this.s.rooms.events.withChildren(placed.map((p) => p.eventId));
+    for (const p of topological(fresh)) outcomes[p.index] = await this.add(p);
     return outcomes;
   }
 
@@ -141,12 +172,14 @@ export class RemotePlanner {
     let before: { state: StateMap; basis: GroupBasis | undefined } | undefined;
     if (!outlier) {
       try {
-        before = p.input.stateBefore ? { state: p.input.stateBefore, basis: undefined } : await this.stateFromPrevs(prevIds);
+        before = p.input.stateBefore ? { state: p.input.stateBefore, basis: undefined } : await this.stateFromPrevs(prevIds, p.input.prevStates);
       } catch (err) {
         return { status: "dropped", eventId, reason: `The state before the event cannot be resolved: ${reasonOf(err)}` };
       }
       outlier = before === undefined;
     }
+    // Still no state for an event stored as an outlier: it stays as it is.
+    if (outlier && p.promote) return { status: "duplicate", eventId };
 
     // Step 5: the state before it (rejected); step 6: current state (soft-failed).
     let softFailed = false;
@@ -157,7 +190,8 @@ export class RemotePlanner {
         rejectedReason = reasonOf(err);
       }
       const atTips = prevIds.length === this.cur.extremities.length && prevIds.every((id) => this.cur.extremities.includes(id));
-      if (rejectedReason === null && !atTips) {
+      // Nothing to soft-fail against in a room with no tips yet (one being joined) or in backfilled history.
+      if (rejectedReason === null && !atTips && !this.opts.backfill && this.cur.extremities.length > 0) {
         try {
           await authorizeWithState(room, pdu, this.cur.state, signedBy, (ids) => this.pdus(ids));
         } catch {
@@ -181,18 +215,27 @@ export class RemotePlanner {
       prevIds,
       ...marks,
       redacts: redactionTarget(pdu, room, marks),
+      ...(p.promote ? { promote: true } : {}),
     };
     if (outlier || rejectedReason !== null || softFailed) {
       this.keep(planned);
       if (rejectedReason !== null) return { status: "rejected", eventId, reason: rejectedReason };
       return { status: outlier ? "outlier" : "soft_failed", eventId };
     }
-    // Accepted: a forward extremity in place of its prev_events; current state resolved at the tips.
-    const extremities = [...this.cur.extremities.filter((id) => !prevIds.includes(id)), eventId];
+    // Accepted: a forward extremity in place of its prev_events (unless a stored event already follows it:
+    // history arriving late); current state resolved at the tips.
+    // Backfilled history is all before events the room has: it never moves the tips.
+    const extremities = this.opts.backfill ? this.cur.extremities : this.cur.extremities.filter((id) => !prevIds.includes(id));
+    if (!this.opts.backfill && !this.followed.has(eventId)) extremities.push(eventId);
     this.keep(planned);
+    if (extremities.length === this.cur.extremities.length && extremities.every((id, i) => id === this.cur.extremities[i])) {
+      this.cur = { ...this.cur, maxDepth: Math.max(this.cur.maxDepth, pdu.depth) };
+      return { status: "accepted", eventId };
+    }
     let current: { state: StateMap; group: GroupBasis | undefined };
     try {
-      current = extremities.length === 1 ? { state: stateAfter!, group: { event: eventId } } : await this.stateAtTips(extremities);
+      if (extremities.length === 0) throw new Error("the room would have no forward extremity");
+      current = extremities.length === 1 && extremities[0] === eventId ? { state: stateAfter!, group: { event: eventId } } : await this.stateAtTips(extremities);
     } catch (err) {
       this.events.pop();
       this.pending.delete(eventId);
@@ -239,23 +282,28 @@ export class RemotePlanner {
     return out;
   }
 
-  /** The state after each event (batch or storage); undefined for one that has none (unknown, outlier). */
-  private async statesAfter(ids: readonly string[]): Promise<{ state: StateMap; basis: GroupBasis }[] | undefined> {
+  /**
+   * The state after each event (batch or storage, else `given`: fetched from another server); undefined
+   * when one has none (unknown, or an outlier).
+   */
+  private async statesAfter(ids: readonly string[], given?: ReadonlyMap<string, StateMap>): Promise<{ state: StateMap; basis: GroupBasis | undefined }[] | undefined> {
     const stored = await this.s.rooms.events.getMany(ids.filter((id) => !this.pending.has(id)));
     const groups: number[] = [];
+    const from = new Map<string, "batch" | "group" | "given">();
     for (const id of ids) {
-      if (this.pending.has(id)) {
-        if (this.pending.get(id)!.outlier) return undefined;
-        continue;
-      }
-      const g = stored.get(id)?.stateGroup;
-      if (g === undefined || g === null) return undefined;
-      groups.push(g);
+      const p = this.pending.get(id);
+      const g = p ? undefined : stored.get(id)?.stateGroup;
+      if (p && !p.outlier) from.set(id, "batch");
+      else if (g !== undefined && g !== null) {
+        from.set(id, "group");
+        groups.push(g);
+      } else if (given?.has(id)) from.set(id, "given");
+      else return undefined;
     }
     const states = await this.s.rooms.stateGroups.getMany(groups);
     return ids.map((id) => {
-      const p = this.pending.get(id);
-      if (p) return { state: p.stateAfter!, basis: { event: id } };
+      if (from.get(id) === "batch") return { state: this.pending.get(id)!.stateAfter!, basis: { event: id } };
+      if (from.get(id) === "given") return { state: given!.get(id)!, basis: undefined };
       const g = (stored.get(id) as StoredEvent).stateGroup!;
       return { state: states.get(g)!, basis: { group: g, state: states.get(g)! } };
     });
@@ -271,9 +319,9 @@ export class RemotePlanner {
   }
 
   /** The state before an event from its prev_events' states; undefined when one of them is unknown. */
-  private async stateFromPrevs(prevIds: string[]): Promise<{ state: StateMap; basis: GroupBasis | undefined } | undefined> {
+  private async stateFromPrevs(prevIds: string[], given?: ReadonlyMap<string, StateMap>): Promise<{ state: StateMap; basis: GroupBasis | undefined } | undefined> {
     if (prevIds.length === 0) return { state: new Map(), basis: undefined };
-    const sets = await this.statesAfter(prevIds);
+    const sets = await this.statesAfter(prevIds, given);
     if (!sets) return undefined;
     const same = trivialResolution(sets.map((x) => x.state));
     if (same) return sets.find((x) => x.state === same)!;
@@ -293,6 +341,7 @@ export class RemotePlanner {
   plan(alsoWrite?: CommitPlan["alsoWrite"]): CommitPlan | undefined {
     if (this.events.length === 0) return undefined;
     const { state, group, extremities, maxDepth } = this.cur;
-    return { room: this.room, events: this.events, after: { state, group, changes: stateChanges(this.room.state, state), extremities, maxDepth }, alsoWrite };
+    const after = { state, group, changes: stateChanges(this.room.state, state), extremities, maxDepth };
+    return { room: this.room, events: this.events, after, alsoWrite, ...(this.opts.backfill ? { backfilled: true } : {}) };
   }
 }

@@ -44,6 +44,8 @@ export interface PlannedEvent extends BuiltEvent {
   /** The event this redaction would take effect on (see `redactionTarget`; commit() applies the rule). */
   redacts: string | undefined;
   txn?: PlannedTxn;
+  /** Stored before as an outlier: commit() promotes that row instead of inserting one (de-outliering). */
+  promote?: boolean;
 }
 
 /** The room once the plan is committed. */
@@ -65,6 +67,11 @@ export interface CommitPlan {
   after: RoomAfter;
   /** Extra writes that must commit with the events (e.g. the rooms row of a new room). */
   alsoWrite?: (tx: SqlExecutor) => Promise<void>;
+  /**
+   * Older history fetched from another server (backfill): the events take positions below every other
+   * (EventStore.backfillPositions), so /sync, live readers, push and the durable consumers never see them.
+   */
+  backfilled?: boolean;
 }
 
 /** The entries of `after` that differ from `before` (null: gone), for RoomAfter.changes. */

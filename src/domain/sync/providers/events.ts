@@ -18,6 +18,7 @@ import { DEFAULT_TIMELINE_LIMIT, includeRedundantMembers, lazyLoadMembers, pickE
 import { filterVisible } from "../../rooms/visibility.ts";
 import { serializeEvents } from "../../rooms/serialize.ts";
 import { streamToken } from "../../rooms/read.ts";
+import { stateBeforeEvent } from "../../rooms/state-before.ts";
 import type { Requester } from "../../accounts/requester.ts";
 import type { JsonObject, SyncContext, SyncProvider } from "../types.ts";
 
@@ -96,16 +97,6 @@ async function selectTimeline(s: Services, userId: string, plan: RoomPlan, newes
   return { events: picked.reverse(), scanned, limited };
 }
 
-/** The state before an event, from the state after it: its own key back to what it replaced. */
-function stateBefore(e: StoredEvent, after: ReadonlyMap<string, string>): ReadonlyMap<string, string> {
-  if (e.pdu.state_key === undefined) return after;
-  const key = stateKeyOf(e.pdu.type, e.pdu.state_key);
-  if (after.get(key) !== e.eventId) return after;
-  const before = new Map(after);
-  if (e.replacesState) before.set(key, e.replacesState);
-  else before.delete(key);
-  return before;
-}
 
 /**
  * The user's member events in the state of these rooms at stream position `pos` (from the state group
@@ -313,7 +304,7 @@ export const eventsProvider: SyncProvider = {
       const first = timelines.get(roomId)!.events[0];
       const group = first ? first.stateGroup : endGroup.get(roomId);
       const after = atEnd.get(roomId) ?? (group !== undefined && group !== null ? groupStates.get(group) : undefined) ?? new Map<string, string>();
-      atStart.set(roomId, first ? stateBefore(first, after) : after);
+      atStart.set(roomId, first ? stateBeforeEvent(first, after) : after);
     }
 
     // The state entries to send per room.

@@ -1,0 +1,119 @@
+// PDUs a server pushed to us (PUT /send), one room at a time, into the pipeline (receiveRemoteEvents).
+// PDUs whose prev_events and auth events are known go in one commit. For one with a gap: the events
+// between our forward extremities and it are asked of its origin (/get_missing_events) and placed;
+// missing auth events are fetched (/event_auth); a prev_event still missing then has the state after it
+// fetched (/state_ids, /state, /event) and given with the PDU, resolved with the states this server has.
+// Gap filling runs one at a time per room (a second transaction for the room waits and finds the gap
+// filled), bounded by the fetcher's budget; its failures are the PDU's error, never the transaction's.
+// Spec: Server-Server API "Checks performed on receipt of a PDU", "Backfilling and retrieving missing
+// events" ("the receiving server ... SHOULD request the missing events"), "Room State".
+import type { Services } from "../services.ts";
+import { prevEventIds } from "../events/types.ts";
+import { loadRoom, type RoomSnapshot } from "../rooms/room-cache.ts";
+import { KeyedLanes } from "../rooms/lanes.ts";
+import { receiveRemoteEvents, type RemoteOutcome } from "../rooms/receive.ts";
+import type { StateMap } from "../store/state-groups.ts";
+import type { StoredEvent } from "../store/events.ts";
+import { RemoteRoomFetcher, type ParsedPdu } from "./fetch-events.ts";
+import { fetchMissingEvents } from "./missing-events.ts";
+import { authIdsOf } from "./dag-walk.ts";
+import { serverInRoom } from "./server-visibility.ts";
+
+/** A PDU's result in the /send answer: undefined when handled, else why not. */
+export type PduResult = string | undefined;
+
+const gapLanes = new WeakMap<Services, KeyedLanes>();
+
+function lanesOf(s: Services): KeyedLanes {
+  let l = gapLanes.get(s);
+  if (!l) gapLanes.set(s, (l = new KeyedLanes()));
+  return l;
+}
+
+/** What a pipeline outcome says to the sending server. */
+export function resultOf(o: RemoteOutcome | undefined): PduResult {
+  if (!o) return "The event was not processed";
+  if (o.status === "rejected" || o.status === "dropped") return o.reason;
+  if (o.status === "outlier") return "The event's prev_events are unknown";
+  return undefined;
+}
+
+const inDag = (e: StoredEvent | undefined) => e !== undefined && !e.outlier;
+
+/**
+ * Receives the PDUs `origin` pushed for one room (already parsed as events of it), in order. Returns each
+ * one's result by event id.
+ */
+export async function ingestPdus(s: Services, origin: string, room: RoomSnapshot, pdus: readonly ParsedPdu[]): Promise<Map<string, PduResult>> {
+  const results = new Map<string, PduResult>();
+  // Synapse: a server not in the room (no local user joined) ignores what is sent for it.
+  if (!(await serverInRoom(s, room, s.config.server_name))) {
+    for (const p of pdus) results.set(p.eventId, "This server is not in the room");
+    return results;
+  }
+  const refsOf = (p: ParsedPdu) => [p.eventId, ...prevEventIds(p.pdu), ...authIdsOf(p.pdu, room)];
+  let known = await s.rooms.events.getMany(pdus.flatMap(refsOf));
+  let batch: ParsedPdu[] = [];
+  const inBatch = new Set<string>();
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const outcomes = await receiveRemoteEvents(s, room.roomId, batch.map((p) => ({ pdu: p.pdu })));
+    batch.forEach((p, i) => results.set(p.eventId, resultOf(outcomes[i])));
+    batch = [];
+    inBatch.clear();
+  };
+  for (const p of pdus) {
+    const complete =
+      inDag(known.get(p.eventId)) ||
+      (prevEventIds(p.pdu).every((id) => inDag(known.get(id)) || inBatch.has(id)) && authIdsOf(p.pdu, room).every((id) => known.has(id) || inBatch.has(id)));
+    if (complete) {
+      batch.push(p);
+      inBatch.add(p.eventId);
+      continue;
+    }
+    await flush();
+    results.set(p.eventId, await lanesOf(s).run(room.roomId, () => fillGapAndReceive(s, origin, room.roomId, p)));
+    known = await s.rooms.events.getMany(pdus.flatMap(refsOf));
+  }
+  await flush();
+  return results;
+}
+
+/** Receives one pushed PDU whose prev_events or auth events this server lacks, fetching them first. */
+async function fillGapAndReceive(s: Services, origin: string, roomId: string, p: ParsedPdu): Promise<PduResult> {
+  const room = await loadRoom(s, roomId);
+  if (!room) return "Unknown room";
+  const prevs = prevEventIds(p.pdu);
+  const refs = [p.eventId, ...prevs, ...authIdsOf(p.pdu, room)];
+  let stored = await s.rooms.events.getMany(refs);
+  if (inDag(stored.get(p.eventId))) return undefined; // another transaction filled this gap meanwhile
+  const fetcher = new RemoteRoomFetcher(s, room, origin);
+  try {
+    const missing = prevs.filter((id) => !inDag(stored.get(id)));
+    if (missing.length > 0) {
+      // Only events above the oldest this server has are asked for: older history is backfill's.
+      const minDepth = (await s.rooms.events.minDepth(roomId)) ?? 0;
+      if (p.pdu.depth > minDepth) {
+        try {
+          const pulled = await fetchMissingEvents(fetcher, p, [...room.extremities, ...prevs.filter((id) => inDag(stored.get(id)))], minDepth);
+          await fetcher.receivePulled(pulled, { exclude: new Set([p.eventId]) });
+        } catch (err) {
+          // The state fallback below still applies.
+          s.log.info({ err, roomId, eventId: p.eventId, origin }, "get_missing_events failed");
+        }
+        stored = await s.rooms.events.getMany(refs);
+      }
+    }
+    if (authIdsOf(p.pdu, room).some((id) => !stored.has(id))) {
+      await fetcher.fetchAuthChain(p.eventId);
+      stored = await s.rooms.events.getMany(refs);
+    }
+    const prevStates = new Map<string, StateMap>();
+    for (const prev of prevs) if (!inDag(stored.get(prev))) prevStates.set(prev, await fetcher.stateAfter(prev));
+    const [outcome] = await receiveRemoteEvents(s, roomId, [prevStates.size > 0 ? { pdu: p.pdu, prevStates } : { pdu: p.pdu }]);
+    return resultOf(outcome);
+  } catch (err) {
+    s.log.info({ err, roomId, eventId: p.eventId, origin }, "cannot fill the gap before a received event");
+    return `Cannot fetch the events this event needs from ${origin}: ${(err as Error).message}`;
+  }
+}

@@ -1,0 +1,70 @@
+// Events and room state served to other servers: GET /event/{eventId}, /event_auth/{roomId}/{eventId},
+// /state/{roomId} and /state_ids/{roomId}. Every answer goes through the one rule of what a server may read
+// (server-visibility.ts): 404 M_NOT_FOUND for an unknown room or event (a rejected one too: never served),
+// 403 M_FORBIDDEN when none of the origin's users is in the room.
+// Spec: Server-Server API "Retrieving events", "Room State", "Authorization of events" (event_auth).
+import type { Services } from "../services.ts";
+import type { Pdu } from "../events/types.ts";
+import type { StoredEvent } from "../store/events.ts";
+import type { StateMap } from "../store/state-groups.ts";
+import { stateBeforeEvent } from "../rooms/state-before.ts";
+import { MatrixError } from "../errors.ts";
+import type { RoomSnapshot } from "../rooms/room-cache.ts";
+import { pdusForServer, roomForServer, transactionOf } from "./server-visibility.ts";
+import { authChainOf } from "./dag-walk.ts";
+
+const eventNotFound = () => new MatrixError("M_NOT_FOUND", "Event not found", 404);
+
+/** A stored, not rejected event of the room, or 404. */
+async function eventInRoom(s: Services, room: RoomSnapshot, eventId: string): Promise<StoredEvent> {
+  const e = await s.rooms.events.get(eventId);
+  if (!e || e.roomId !== room.roomId || e.rejectedReason !== null) throw eventNotFound();
+  return e;
+}
+
+/** GET /event/{eventId}: one event, as the origin may have it (redacted when it may not see it). */
+export async function eventForServer(s: Services, origin: string, eventId: string): Promise<{ origin: string; origin_server_ts: number; pdus: Pdu[] }> {
+  const e = await s.rooms.events.get(eventId);
+  if (!e || e.rejectedReason !== null) throw eventNotFound();
+  const room = await roomForServer(s, e.roomId, origin);
+  return transactionOf(s, await pdusForServer(s, origin, room, [e]));
+}
+
+/** GET /event_auth/{roomId}/{eventId}: the auth chain of that one event (not the room's whole state). */
+export async function eventAuthForServer(s: Services, origin: string, roomId: string, eventId: string): Promise<{ auth_chain: Pdu[] }> {
+  const room = await roomForServer(s, roomId, origin);
+  const e = await eventInRoom(s, room, eventId);
+  return { auth_chain: await pdusForServer(s, origin, room, await authChainOf(s, room, [e]), { checkVisibility: false }) };
+}
+
+/** The state before `e` (404 for an outlier: its state is not known here). */
+async function stateBefore(s: Services, e: StoredEvent): Promise<StateMap> {
+  if (e.stateGroup === null) throw new MatrixError("M_NOT_FOUND", `State not known at event ${e.eventId}`, 404);
+  return stateBeforeEvent(e, await s.rooms.stateGroups.get(e.stateGroup));
+}
+
+/** The state before `eventId` and its auth chain, as stored events (what /state and /state_ids answer). */
+async function stateAt(s: Services, origin: string, roomId: string, eventId: string): Promise<{ room: RoomSnapshot; state: StoredEvent[]; authChain: StoredEvent[] }> {
+  const room = await roomForServer(s, roomId, origin);
+  const e = await eventInRoom(s, room, eventId);
+  const ids = [...(await stateBefore(s, e)).values()];
+  const found = await s.rooms.events.getMany(ids);
+  const state = ids.map((id) => found.get(id)).filter((x): x is StoredEvent => x !== undefined);
+  return { room, state, authChain: await authChainOf(s, room, state) };
+}
+
+/** GET /state_ids/{roomId}?event_id=: the ids of the state before the event and of its auth chain. */
+export async function stateIdsForServer(s: Services, origin: string, roomId: string, eventId: string): Promise<{ pdu_ids: string[]; auth_chain_ids: string[] }> {
+  const { state, authChain } = await stateAt(s, origin, roomId, eventId);
+  return { pdu_ids: state.map((e) => e.eventId), auth_chain_ids: authChain.filter((e) => e.rejectedReason === null).map((e) => e.eventId) };
+}
+
+/** GET /state/{roomId}?event_id=: the state before the event and its auth chain, as PDUs. */
+export async function stateForServer(s: Services, origin: string, roomId: string, eventId: string): Promise<{ pdus: Pdu[]; auth_chain: Pdu[] }> {
+  const { room, state, authChain } = await stateAt(s, origin, roomId, eventId);
+  return {
+    pdus: await pdusForServer(s, origin, room, state, { checkVisibility: false }),
+    auth_chain: await pdusForServer(s, origin, room, authChain, { checkVisibility: false }),
+  };
+}
+

@@ -1,0 +1,78 @@
+// A stand-in federation server for tests: an HTTPS listener on loopback named `127.0.0.1:PORT`, with its
+// own signing key, that serves its key document (so a Weft server can verify what it signs) and answers
+// every other request from the test's handler — honest answers built from a hand-made DAG, or hostile
+// ones. It checks no signature and records every request it gets. Also: its identity, to sign events
+// (test/helpers/dag.ts) and requests (federation.ts `signedBy`) as this server.
+import { createServer, type Server } from "node:https";
+import type { AddressInfo } from "node:net";
+import { generateSigningKey, type SigningKey } from "../../src/domain/signing-key.ts";
+import { buildServerKeysResponse } from "../../src/domain/keys/server-keys.ts";
+import { testCertificate } from "./tls.ts";
+import { remoteServer, type TestServerIdentity } from "./dag.ts";
+import { freePort } from "./server.ts";
+
+export interface FakeRequest {
+  method: string;
+  /** The path, decoded segment by segment, without the query. */
+  path: string;
+  query: URLSearchParams;
+  body: unknown;
+}
+
+/** An answer: a status and a JSON body; undefined means 404 M_UNRECOGNIZED. */
+export type FakeAnswer = { status: number; json: unknown } | undefined;
+export type FakeHandler = (req: FakeRequest) => FakeAnswer | Promise<FakeAnswer>;
+
+export interface FakeOrigin extends TestServerIdentity {
+  port: number;
+  key: SigningKey;
+  /** Every request received (key requests left out), in order. */
+  requests: FakeRequest[];
+  /** The answer to each request; replace it at will. */
+  handler: FakeHandler;
+  close(): Promise<void>;
+}
+
+export async function startFakeOrigin(handler: FakeHandler = () => undefined): Promise<FakeOrigin> {
+  const cert = testCertificate();
+  const port = await freePort();
+  const serverName = `127.0.0.1:${port}`;
+  const key = generateSigningKey();
+  const origin: FakeOrigin = { ...remoteServer(serverName, key), port, key, requests: [], handler, close: async () => {} };
+  const server: Server = createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      void (async () => {
+        const url = new URL(req.url ?? "/", `https://${serverName}`);
+        const path = url.pathname.split("/").map(decodeURIComponent).join("/");
+        let answer: FakeAnswer;
+        if (path === "/_matrix/key/v2/server") {
+          answer = { status: 200, json: buildServerKeysResponse({ serverName, keys: [key], validityMs: 3600_000 }) };
+        } else {
+          const text = Buffer.concat(chunks).toString("utf8");
+          const fake: FakeRequest = { method: req.method ?? "GET", path, query: url.searchParams, body: text ? JSON.parse(text) : undefined };
+          origin.requests.push(fake);
+          try {
+            answer = await origin.handler(fake);
+          } catch (err) {
+            answer = { status: 500, json: { errcode: "M_UNKNOWN", error: String(err) } };
+          }
+        }
+        const body = JSON.stringify(answer?.json ?? { errcode: "M_UNRECOGNIZED", error: "Unrecognized request" });
+        res.writeHead(answer?.status ?? 404, { "content-type": "application/json" }).end(body);
+      })();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => resolve());
+  });
+  origin.port = (server.address() as AddressInfo).port;
+  origin.close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  return origin;
+}
