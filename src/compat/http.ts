@@ -69,7 +69,15 @@ function parseBody(req: FastifyRequest, maxDepth: number | undefined): Record<st
   return raw as Record<string, unknown>;
 }
 
+/**
+ * Path parameters that name something and so are never empty: `/room_keys/keys/` (what a client's URL
+ * normalization makes of `/room_keys/keys/{roomId}/..`) is no route, not the room "" (as Synapse's patterns).
+ */
+const NAMING_PARAMS = ["roomId", "userId", "serverName", "mediaId", "eventId", "txnId", "sessionId", "deviceId", "roomIdOrAlias", "filterId"];
+
 async function makeCall(s: Services, spec: RouteSpec<never>, req: FastifyRequest, reply: FastifyReply): Promise<Call> {
+  const params = req.params as Record<string, string | undefined>;
+  for (const name of NAMING_PARAMS) if (params[name] === "") throw new MatrixError("M_UNRECOGNIZED", "Unrecognized request", 404);
   const token = bearerToken(req);
   const clientIp = req.ip;
   let requester: Requester | undefined;
