@@ -33,6 +33,13 @@ import { indexPushActions } from "./domain/push/indexer.ts";
 import { addUnreadCounts } from "./domain/push/sync-counts.ts";
 import { dropDevicePushers, dropUserPushers, pushGateways } from "./domain/push/install.ts";
 import { startMediaRetention } from "./domain/media/retention.ts";
+import { federationSenderConsumer } from "./federation/sender/consumer.ts";
+import { federationSending } from "./federation/sender/sender.ts";
+import { typingEduHandler, typingToFederation } from "./domain/federation/edus/typing.ts";
+import { receiptEduHandler, receiptsToFederation } from "./domain/federation/edus/receipts.ts";
+import { presenceEduHandler, presenceToFederation } from "./domain/federation/edus/presence.ts";
+import { forgetChangedRemoteProfiles } from "./domain/federation/remote-profiles.ts";
+import { FederationMediaFetcher } from "./federation/media-fetcher.ts";
 
 export interface Homeserver {
   services: Services;
@@ -63,9 +70,9 @@ export function capabilities(extra: { consumers?: DurableConsumer[] } = {}): Ext
     // Push evaluation runs after relations (it reads the threads of the batch).
     indexers: [indexSearch, indexRelations, updateDirectoryStats, indexPushActions],
     // Fed each commit notice at settle, after the room and event caches, before the notifier.
-    commitListeners: [recordSyncCommits],
-    // After the commit, from their own persisted positions (federation sender, push, appservices next).
-    consumers: [...(extra.consumers ?? [])],
+    commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles],
+    // After the commit, from their own persisted positions (push, appservices next).
+    consumers: [federationSenderConsumer, ...(extra.consumers ?? [])],
     unsigned: [bundleAggregations],
     createRoom: [aliasOnCreate, encryptionByDefault],
     stateEventChecks: [canonicalAliasCheck],
@@ -80,9 +87,10 @@ export function capabilities(extra: { consumers?: DurableConsumer[] } = {}): Ext
     syncDecorators: [addUnreadCounts],
     presenceSetters: [presenceFromSync],
     // Federation: the EDUs remote servers send, by edu_type.
-    eduHandlers: [],
+    eduHandlers: [typingEduHandler, receiptEduHandler, presenceEduHandler],
     invalidationListeners: [invalidateTokenCache],
-    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention],
+    // The federation sender first: the EDU producers after it hand it what they send.
+    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation],
   };
 }
 
@@ -91,6 +99,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   const storage = await openStorage(config.database);
   const signingKeys = await loadOrCreateSigningKeys(config.signing_key_path);
   const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock, dns: opts.dns, extensions: capabilities({ consumers: opts.consumers }) });
+  services.media.remoteFetcher = new FederationMediaFetcher(services);
   await startBackground(services);
 
   const app = createHttpServer(services);

@@ -22,6 +22,7 @@ import { ephemeralRoutes } from "./client/ephemeral.ts";
 import { federationVersionRoutes } from "./federation/version.ts";
 import { federationQueryRoutes } from "./federation/query.ts";
 import { federationDirectoryRoutes } from "./federation/directory.ts";
+import { federationMediaRoutes } from "./federation/media.ts";
 import { pushRoutes } from "./client/push.ts";
 import { mediaRoutes } from "./media/routes.ts";
 
@@ -50,6 +51,7 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   federationVersionRoutes,
   federationQueryRoutes,
   federationDirectoryRoutes,
+  federationMediaRoutes,
   pushRoutes,
   mediaRoutes,
   mediaAdminRoutes,
