@@ -211,11 +211,16 @@ export async function startRecordingPeer(): Promise<RecordingPeer> {
  * current state and extremities, signed by the peer, and received through Weft's remote pipeline — its
  * signature checked with the key Weft fetches from the peer.
  */
-export async function joinFromPeer(t: TestServer, peer: RecordingPeer, roomId: string, userId: string, content: Record<string, unknown> = {}): Promise<string> {
+export function joinFromPeer(t: TestServer, peer: RecordingPeer, roomId: string, userId: string, content: Record<string, unknown> = {}): Promise<string> {
+  return joinAsRemote(t, { serverName: peer.serverName, key: peer.signingKey }, roomId, userId, content);
+}
+
+/** As joinFromPeer, for a user of any server whose key the test holds (another Weft server's). */
+export async function joinAsRemote(t: TestServer, signer: { serverName: string; key: SigningKey }, roomId: string, userId: string, content: Record<string, unknown> = {}): Promise<string> {
   const s = t.hs.services;
   const room = (await loadRoom(s, roomId))!;
   const draft: EventDraft = { type: "m.room.member", stateKey: userId, sender: userId, content: { membership: "join", ...content } };
-  const built = await buildEvent(s, { roomId, version: room.version, state: room.state, extremities: room.extremities, maxDepth: room.maxDepth }, draft, Date.now(), { serverName: peer.serverName, key: peer.signingKey });
+  const built = await buildEvent(s, { roomId, version: room.version, state: room.state, extremities: room.extremities, maxDepth: room.maxDepth }, draft, Date.now(), signer);
   const [outcome] = await receiveRemoteEvents(s, roomId, [{ pdu: built.pdu }]);
   expect(outcome).toMatchObject({ status: "accepted" });
   return built.eventId;

@@ -103,8 +103,9 @@ export class PresenceStore {
         this.writing--;
       });
       if (pos > (await this.currentPosition())) this.position = Promise.resolve(pos);
-      this.rows.set(userId, { ...next, streamId: pos });
-      return { ...next, streamId: pos };
+      const row = { ...next, lastFederationUpdateTs: next.lastFederationUpdateTs ?? 0, streamId: pos };
+      this.rows.set(userId, row);
+      return row;
     });
   }
 
