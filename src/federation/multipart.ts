@@ -50,9 +50,15 @@ export function multipartBoundary(contentType: string | undefined): string | und
   return undefined;
 }
 
-/** Pulls bytes from a stream on demand, keeping what was read but not consumed. */
+/**
+ * Pulls bytes from a stream on demand, keeping what was read but not consumed in one buffer that grows by
+ * doubling (many tiny chunks cost linear time, not quadratic). What it hands out is copied: the buffer is
+ * reused as reading goes on.
+ */
 class ByteReader {
-  private buf: Buffer = Buffer.alloc(0);
+  private store: Buffer = Buffer.alloc(0);
+  private start = 0;
+  private end = 0;
   private done = false;
   private readonly it: AsyncIterator<unknown>;
 
@@ -60,8 +66,16 @@ class ByteReader {
     this.it = source[Symbol.asyncIterator]();
   }
 
+  /** The bytes read and not yet consumed (a view: valid until the next read). */
   get buffered(): Buffer {
-    return this.buf;
+    return this.store.subarray(this.start, this.end);
+  }
+
+  /** Consumes `n` buffered bytes, returning a copy of them. */
+  private consume(n: number): Buffer {
+    const out = Buffer.from(this.store.subarray(this.start, this.start + n));
+    this.start += n;
+    return out;
   }
 
   /** Reads one more chunk; false at the end of the stream. */
@@ -73,7 +87,17 @@ class ByteReader {
       return false;
     }
     const chunk = Buffer.isBuffer(r.value) ? r.value : Buffer.from(r.value as Uint8Array);
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    const held = this.end - this.start;
+    if (this.end + chunk.length > this.store.length) {
+      // Grow when over half full, else move what is held to the front.
+      const next = held + chunk.length > this.store.length / 2 ? Buffer.allocUnsafe(Math.max(4096, 2 * (held + chunk.length))) : this.store;
+      this.store.copy(next, 0, this.start, this.end);
+      this.store = next;
+      this.start = 0;
+      this.end = held;
+    }
+    chunk.copy(this.store, this.end);
+    this.end += chunk.length;
     return true;
   }
 
@@ -81,25 +105,24 @@ class ByteReader {
   async until(delim: Buffer, max: number, what: string): Promise<Buffer> {
     let from = 0;
     for (;;) {
-      const at = this.buf.indexOf(delim, from);
+      const view = this.buffered;
+      const at = view.indexOf(delim, from);
       if (at >= 0) {
         if (at > max) throw new MultipartError(`${what} is too large`);
-        const out = this.buf.subarray(0, at);
-        this.buf = this.buf.subarray(at + delim.length);
+        const out = this.consume(at);
+        this.start += delim.length;
         return out;
       }
-      if (this.buf.length > max + delim.length) throw new MultipartError(`${what} is too large`);
-      from = Math.max(0, this.buf.length - delim.length + 1);
+      if (view.length > max + delim.length) throw new MultipartError(`${what} is too large`);
+      from = Math.max(0, view.length - delim.length + 1);
       if (!(await this.more())) throw new MultipartError(`the answer ended inside ${what}`);
     }
   }
 
   /** Consumes `n` bytes (reading as needed). */
   async take(n: number, what: string): Promise<Buffer> {
-    while (this.buf.length < n) if (!(await this.more())) throw new MultipartError(`the answer ended inside ${what}`);
-    const out = this.buf.subarray(0, n);
-    this.buf = this.buf.subarray(n);
-    return out;
+    while (this.end - this.start < n) if (!(await this.more())) throw new MultipartError(`the answer ended inside ${what}`);
+    return this.consume(n);
   }
 
   /**
@@ -107,24 +130,24 @@ class ByteReader {
    * it (the closing "--", an epilogue) is read and dropped, up to `maxAfter` bytes.
    */
   async *stream(delim: Buffer, what: string, maxAfter: number): AsyncGenerator<Buffer> {
+    let from = 0;
     for (;;) {
-      const at = this.buf.indexOf(delim);
+      const view = this.buffered;
+      const at = view.indexOf(delim, from);
       if (at >= 0) {
-        if (at > 0) yield this.buf.subarray(0, at);
-        let after = this.buf.length - at - delim.length;
-        this.buf = Buffer.alloc(0);
+        if (at > 0) yield this.consume(at);
+        let after = this.end - this.start - delim.length;
+        this.start = this.end;
         while (after <= maxAfter && (await this.more())) {
-          after += this.buf.length;
-          this.buf = Buffer.alloc(0);
+          after += this.end - this.start;
+          this.start = this.end;
         }
         return;
       }
       // Everything but a possible start of the delimiter can go.
-      const safe = this.buf.length - (delim.length - 1);
-      if (safe > 0) {
-        yield this.buf.subarray(0, safe);
-        this.buf = this.buf.subarray(safe);
-      }
+      const safe = view.length - (delim.length - 1);
+      if (safe > 0) yield this.consume(safe);
+      from = 0;
       if (!(await this.more())) throw new MultipartError(`the answer ended inside ${what}`);
     }
   }
