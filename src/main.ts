@@ -35,6 +35,13 @@ import { dropDevicePushers, dropUserPushers, pushGateways } from "./domain/push/
 import { startMediaRetention } from "./domain/media/retention.ts";
 import { scaledCacheSize } from "./domain/cache/lru.ts";
 import { expireReceivedTransactions } from "./domain/federation/transaction.ts";
+import { federationSenderConsumer } from "./federation/sender/consumer.ts";
+import { federationSending } from "./federation/sender/sender.ts";
+import { typingEduHandler, typingToFederation } from "./domain/federation/edus/typing.ts";
+import { receiptEduHandler, receiptsToFederation } from "./domain/federation/edus/receipts.ts";
+import { presenceEduHandler, presenceToFederation } from "./domain/federation/edus/presence.ts";
+import { forgetChangedRemoteProfiles } from "./domain/federation/remote-profiles.ts";
+import { FederationMediaFetcher } from "./federation/media-fetcher.ts";
 
 export interface Homeserver {
   services: Services;
@@ -65,9 +72,9 @@ export function capabilities(extra: { consumers?: DurableConsumer[] } = {}): Ext
     // Push evaluation runs after relations (it reads the threads of the batch).
     indexers: [indexSearch, indexRelations, updateDirectoryStats, indexPushActions],
     // Fed each commit notice at settle, after the room and event caches, before the notifier.
-    commitListeners: [recordSyncCommits],
-    // After the commit, from their own persisted positions (federation sender, push, appservices next).
-    consumers: [...(extra.consumers ?? [])],
+    commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles],
+    // After the commit, from their own persisted positions (push, appservices next).
+    consumers: [federationSenderConsumer, ...(extra.consumers ?? [])],
     unsigned: [bundleAggregations],
     createRoom: [aliasOnCreate, encryptionByDefault],
     stateEventChecks: [canonicalAliasCheck],
@@ -82,9 +89,10 @@ export function capabilities(extra: { consumers?: DurableConsumer[] } = {}): Ext
     syncDecorators: [addUnreadCounts],
     presenceSetters: [presenceFromSync],
     // Federation: the EDUs remote servers send, by edu_type.
-    eduHandlers: [],
+    eduHandlers: [typingEduHandler, receiptEduHandler, presenceEduHandler],
     invalidationListeners: [invalidateTokenCache],
-    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, expireReceivedTransactions],
+    // The federation sender first: the EDU producers after it hand it what they send.
+    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, expireReceivedTransactions],
   };
 }
 
@@ -93,6 +101,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   const storage = await openStorage(config.database, { queryPlanCacheMaxSize: scaledCacheSize(config.caches, "prisma_query_plans", 200) });
   const signingKeys = await loadOrCreateSigningKeys(config.signing_key_path);
   const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock, dns: opts.dns, extensions: capabilities({ consumers: opts.consumers }) });
+  services.media.remoteFetcher = new FederationMediaFetcher(services);
   await startBackground(services);
 
   const app = createHttpServer(services);

@@ -25,6 +25,7 @@ import { federationDirectoryRoutes } from "./federation/directory.ts";
 import { federationSendRoutes } from "./federation/send.ts";
 import { federationEventRoutes } from "./federation/events.ts";
 import { federationBackfillRoutes } from "./federation/backfill.ts";
+import { federationMediaRoutes } from "./federation/media.ts";
 import { pushRoutes } from "./client/push.ts";
 import { mediaRoutes } from "./media/routes.ts";
 
@@ -56,6 +57,7 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   federationSendRoutes,
   federationEventRoutes,
   federationBackfillRoutes,
+  federationMediaRoutes,
   pushRoutes,
   mediaRoutes,
   mediaAdminRoutes,

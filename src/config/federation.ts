@@ -1,6 +1,7 @@
 // The federation options of homeserver.yaml, with Synapse's names and defaults: the TLS certificate of
 // `tls: true` listeners, outbound certificate checks, the IP ranges outbound requests may reach, the
-// trusted key servers (notaries), and profile lookups over federation.
+// trusted key servers (notaries), profile lookups over federation, and the `federation` section's backoff
+// of unreachable destinations (the outbound send queues, src/federation/sender).
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "./errors.ts";
@@ -33,6 +34,20 @@ export interface FederationConfig {
   allow_profile_lookup_over_federation: boolean;
   /** Let other servers read our published room directory (Synapse's option; default false). */
   allow_public_rooms_over_federation: boolean;
+  /** Synapse's `federation` section (the parts Weft has). */
+  federation: FederationSection;
+}
+
+/**
+ * Backoff of a destination that does not answer (Synapse's option names): the first retry after
+ * `destination_min_retry_interval`, each next one `destination_retry_multiplier` times later (jittered
+ * ×0.8–1.4), never more than `destination_max_retry_interval` apart. Weft's minimum defaults to 1 minute
+ * (Synapse: 10 minutes, after retrying the request itself for several minutes first; Weft does not).
+ */
+export interface FederationSection {
+  destination_min_retry_interval: number;
+  destination_retry_multiplier: number;
+  destination_max_retry_interval: number;
 }
 
 /** What federation.ts needs of config.ts's option reader. */
@@ -41,6 +56,26 @@ export interface OptionReader {
   bool(key: string, def: boolean): boolean;
   optString(key: string): string | undefined;
   list(key: string): unknown[];
+  section(key: string): SectionReader;
+}
+
+/** What the `federation` section needs of a nested reader. */
+export interface SectionReader {
+  number(key: string, def: number, opts?: { min?: number; max?: number; integer?: boolean }): number;
+  duration(key: string, def?: number): number | undefined;
+}
+
+function federationSection(r: OptionReader): FederationSection {
+  const f = r.section("federation");
+  const min = f.duration("destination_min_retry_interval", 60_000)!;
+  const max = f.duration("destination_max_retry_interval", 86_400_000)!;
+  if (min <= 0) throw new ConfigError("federation.destination_min_retry_interval", "must be more than 0");
+  if (max < min) throw new ConfigError("federation.destination_max_retry_interval", "must not be less than destination_min_retry_interval");
+  return {
+    destination_min_retry_interval: min,
+    destination_retry_multiplier: f.number("destination_retry_multiplier", 2, { min: 1 }),
+    destination_max_retry_interval: max,
+  };
 }
 
 const SERVER_NAME = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]{1,255})(?::\d{1,5})?$/;
@@ -104,6 +139,7 @@ export function readFederationConfig(r: OptionReader, baseDir: string, anyTlsLis
     suppress_key_server_warning: r.bool("suppress_key_server_warning", false),
     allow_profile_lookup_over_federation: r.bool("allow_profile_lookup_over_federation", true),
     allow_public_rooms_over_federation: r.bool("allow_public_rooms_over_federation", false),
+    federation: federationSection(r),
   };
 }
 

@@ -44,6 +44,7 @@ import { ConsumerPositionStore } from "./store/consumer-positions.ts";
 import { noExtensions, type Extensions } from "./extensions.ts";
 import { CommitFeed, notifyReaders, updateRoomCaches } from "./consumers/commit-feed.ts";
 import { ConsumerRunner } from "./consumers/durable.ts";
+import { FederationSender } from "../federation/sender/sender.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -81,6 +82,8 @@ export interface Services {
   serverKeys: ServerKeyStore;
   /** Outbound federation: signed requests to other servers (src/federation). */
   federation: FederationClient;
+  /** Outbound federation: the per-destination send queues of PDUs and EDUs (src/federation/sender). */
+  federationSender: FederationSender;
   caches: CacheRegistry;
   invalidations: InvalidationBus;
   ratelimiter: RateLimiter;
@@ -176,6 +179,7 @@ export function buildServices(opts: {
     }),
     serverKeys,
     federation,
+    federationSender: undefined as unknown as FederationSender, // needs the services: set just below
     caches,
     invalidations: new InvalidationBus(),
     ratelimiter: new RateLimiter(() => clock.now(), caches.size("ratelimit_buckets", 200_000)),
@@ -219,6 +223,7 @@ export function buildServices(opts: {
     onClose: [],
   };
   services.push = new PushServices(services);
+  services.federationSender = new FederationSender(services);
   // Notices wait until their stream's position is persisted (no reader may skip an uncommitted position).
   services.rooms.notifier.gate("events", services.rooms.events.streamIds);
   services.rooms.notifier.gate("account_data", services.accountData.streamIds);

@@ -9,7 +9,7 @@ import { signRequest } from "../domain/federation/request-auth.ts";
 import { tryParseServerName } from "../domain/ids.ts";
 import { FederationError } from "./errors.ts";
 import { ServerDiscovery, type ResolvedServer } from "./discovery.ts";
-import { SafeTransport, systemDns, type ConnectTarget, type Dns, type RawResponse } from "./transport.ts";
+import { SafeTransport, systemDns, type ConnectTarget, type Dns, type RawResponse, type StreamedResponse } from "./transport.ts";
 import { WELL_KNOWN_MAX_SIZE, WellKnownResolver, type WellKnownFetchResult } from "./well-known.ts";
 
 export type QueryValue = string | number | boolean | readonly (string | number | boolean)[] | undefined;
@@ -19,8 +19,10 @@ export interface RequestOptions {
   query?: Query;
   /** Largest answer accepted (default 50 MiB). */
   maxBytes?: number;
-  /** Time allowed for the whole request (default 60 s). */
+  /** Time allowed for the whole request (default 60 s); for a streamed answer, until its headers arrive. */
   timeoutMs?: number;
+  /** Aborts the request (shutdown). */
+  signal?: AbortSignal;
 }
 
 export interface FederationClientOptions {
@@ -101,7 +103,28 @@ export class FederationClient {
    * ("remote") with the remote status and errcode; no answer → FederationError of the failure's kind.
    */
   async requestJson<T>(method: "GET" | "PUT" | "POST" | "DELETE", destination: string, path: string, body: unknown, opts: RequestOptions = {}): Promise<T> {
-    const qs = encodeQuery(opts.query);
+    const res = await this.send(destination, { ...this.signed(method, destination, path, body, opts.query), maxBytes: opts.maxBytes, timeoutMs: opts.timeoutMs, signal: opts.signal });
+    return parseAnswer<T>(destination, res);
+  }
+
+  /**
+   * A signed GET whose answer is streamed, never held whole (media downloads): any status resolves, with
+   * the body unread — the caller consumes or destroys it. `maxBytes` caps the body as it flows.
+   */
+  async getStream(destination: string, path: string, opts: RequestOptions = {}): Promise<StreamedResponse> {
+    const targets = await this.targets(destination);
+    return this.transport.sendStreaming(targets, {
+      ...this.signed("GET", destination, path, undefined, opts.query),
+      maxBytes: opts.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+      timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      destination,
+      signal: opts.signal,
+    });
+  }
+
+  /** Method, path with query, signed headers and JSON body of a request to `destination`. */
+  private signed(method: "GET" | "PUT" | "POST" | "DELETE", destination: string, path: string, body: unknown, query: Query | undefined) {
+    const qs = encodeQuery(query);
     const uri = qs ? `${path}?${qs}` : path;
     const content = method === "GET" || method === "DELETE" ? undefined : (body ?? {});
     const key = this.o.signingKeys[0];
@@ -115,12 +138,11 @@ export class FederationClient {
       payload = JSON.stringify(content);
       headers["content-type"] = "application/json";
     }
-    const res = await this.send(destination, { method, path: uri, headers, body: payload, maxBytes: opts.maxBytes, timeoutMs: opts.timeoutMs });
-    return parseAnswer<T>(destination, res);
+    return { method, path: uri, headers, body: payload };
   }
 
-  /** Resolves `destination` and sends one request to it (unsigned unless the caller signed it). */
-  async send(destination: string, r: { method: string; path: string; headers?: Record<string, string>; body?: string; maxBytes?: number; timeoutMs?: number }): Promise<RawResponse> {
+  /** Where requests to `destination` go (discovery), in preference order. */
+  private async targets(destination: string): Promise<ConnectTarget[]> {
     let resolved: ResolvedServer;
     try {
       resolved = await this.discovery.resolve(destination);
@@ -128,7 +150,12 @@ export class FederationClient {
       throw new FederationError("unreachable", destination, (err as Error).message);
     }
     const verify = this.verifies(destination);
-    const targets: ConnectTarget[] = resolved.targets.map((t) => ({ ...t, hostHeader: resolved.hostHeader, tlsName: resolved.tlsName, verifyCertificate: verify }));
+    return resolved.targets.map((t) => ({ ...t, hostHeader: resolved.hostHeader, tlsName: resolved.tlsName, verifyCertificate: verify }));
+  }
+
+  /** Resolves `destination` and sends one request to it (unsigned unless the caller signed it). */
+  async send(destination: string, r: { method: string; path: string; headers?: Record<string, string>; body?: string; maxBytes?: number; timeoutMs?: number; signal?: AbortSignal }): Promise<RawResponse> {
+    const targets = await this.targets(destination);
     return this.transport.send(targets, {
       method: r.method,
       path: r.path,
@@ -137,6 +164,7 @@ export class FederationClient {
       maxBytes: r.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
       timeoutMs: r.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       destination,
+      signal: r.signal,
     });
   }
 

@@ -5,7 +5,8 @@
 // Spec: Server-Server API "TLS" and "Resolving server names".
 import { lookup as dnsLookup, resolveSrv as dnsResolveSrv } from "node:dns/promises";
 import { isIP } from "node:net";
-import { Pool } from "undici";
+import { Transform, type Readable } from "node:stream";
+import { Pool, type Dispatcher } from "undici";
 import { isBlockedAddress, type IpRanges } from "../domain/net/ip-ranges.ts";
 import { FederationError } from "./errors.ts";
 
@@ -63,10 +64,24 @@ export interface SendOptions {
   headers?: Record<string, string>;
   body?: string;
   maxBytes: number;
+  /** Time allowed for the whole request; for a streamed answer, until its headers arrive. */
   timeoutMs: number;
   /** For error messages: the server name the request is for. */
   destination: string;
+  /** Aborts the request (shutdown). */
+  signal?: AbortSignal;
 }
+
+/** An answer whose body is read by the caller, as it arrives (it must consume or destroy `body`). */
+export interface StreamedResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The body, failing with a FederationError ("too_large") past `maxBytes`, or "timeout" when idle too long. */
+  body: Readable;
+}
+
+/** A streamed body may pause this long between chunks. */
+const STREAM_IDLE_MS = 60_000;
 
 const CONNECT_ERRORS = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ETIMEDOUT", "UND_ERR_CONNECT_TIMEOUT", "EAI_AGAIN", "ENOTFOUND", "UNABLE_TO_VERIFY_LEAF_SIGNATURE"]);
 
@@ -132,6 +147,15 @@ export class SafeTransport {
    * at its first allowed address). Any HTTP status is a response; FederationError for everything else.
    */
   async send(targets: readonly ConnectTarget[], o: SendOptions): Promise<RawResponse> {
+    return this.firstReachable(targets, o, (address, t) => this.sendTo(address, t, o));
+  }
+
+  /** As `send`, but the answer's body is handed over unread, as a stream (media downloads). */
+  async sendStreaming(targets: readonly ConnectTarget[], o: SendOptions): Promise<StreamedResponse> {
+    return this.firstReachable(targets, o, (address, t) => this.streamFrom(address, t, o));
+  }
+
+  private async firstReachable<T>(targets: readonly ConnectTarget[], o: SendOptions, attempt: (address: string, t: ConnectTarget) => Promise<T>): Promise<T> {
     if (this.closed) throw new FederationError("unreachable", o.destination, "the federation client is closed");
     if (targets.length === 0) throw new FederationError("unreachable", o.destination, "no server to connect to");
     let lastError: FederationError | undefined;
@@ -144,7 +168,7 @@ export class SafeTransport {
         continue;
       }
       try {
-        return await this.sendTo(address, t, o);
+        return await attempt(address, t);
       } catch (err) {
         lastError = err as FederationError;
         if (!(err as { connectFailed?: boolean }).connectFailed) throw err;
@@ -153,9 +177,9 @@ export class SafeTransport {
     throw lastError!;
   }
 
-  private async sendTo(address: string, t: ConnectTarget, o: SendOptions): Promise<RawResponse> {
-    const signal = AbortSignal.timeout(o.timeoutMs);
-    let res;
+  /** Sends the request and waits for the answer's headers; a declared length over maxBytes is refused. */
+  private async open(address: string, t: ConnectTarget, o: SendOptions, signal: AbortSignal, bodyTimeout: number): Promise<Dispatcher.ResponseData> {
+    let res: Dispatcher.ResponseData;
     try {
       res = await this.pool(address, t).request({
         method: o.method as "GET",
@@ -164,7 +188,7 @@ export class SafeTransport {
         body: o.body,
         signal,
         headersTimeout: o.timeoutMs,
-        bodyTimeout: o.timeoutMs,
+        bodyTimeout,
       });
     } catch (err) {
       throw this.wrap(err, o, signal, true);
@@ -176,6 +200,12 @@ export class SafeTransport {
       res.body.destroy();
       throw new FederationError("too_large", o.destination, `the answer is ${declared} bytes (at most ${o.maxBytes})`);
     }
+    return res;
+  }
+
+  private async sendTo(address: string, t: ConnectTarget, o: SendOptions): Promise<RawResponse> {
+    const signal = o.signal ? AbortSignal.any([AbortSignal.timeout(o.timeoutMs), o.signal]) : AbortSignal.timeout(o.timeoutMs);
+    const res = await this.open(address, t, o, signal, o.timeoutMs);
     const chunks: Buffer[] = [];
     let size = 0;
     try {
@@ -192,6 +222,36 @@ export class SafeTransport {
       throw this.wrap(err, o, signal, false);
     }
     return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) };
+  }
+
+  private async streamFrom(address: string, t: ConnectTarget, o: SendOptions): Promise<StreamedResponse> {
+    // The time limit covers the wait for the headers; the body may take as long as it keeps flowing.
+    const controller = new AbortController();
+    const headersTimer = setTimeout(() => controller.abort(), o.timeoutMs);
+    const onAbort = () => controller.abort();
+    o.signal?.addEventListener("abort", onAbort, { once: true });
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await this.open(address, t, o, controller.signal, STREAM_IDLE_MS);
+    } finally {
+      clearTimeout(headersTimer);
+    }
+    let size = 0;
+    const cap = new Transform({
+      transform: (chunk: Buffer, _enc, done) => {
+        size += chunk.length;
+        if (size > o.maxBytes) done(new FederationError("too_large", o.destination, `the answer is over ${o.maxBytes} bytes`));
+        else done(null, chunk);
+      },
+    });
+    const body = res.body as unknown as Readable;
+    body.on("error", (err) => cap.destroy(err instanceof FederationError ? err : this.wrap(err, o, controller.signal, false)));
+    cap.on("close", () => {
+      o.signal?.removeEventListener("abort", onAbort);
+      if (!body.destroyed) body.destroy();
+    });
+    body.pipe(cap);
+    return { status: res.statusCode, headers: res.headers, body: cap };
   }
 
   private wrap(err: unknown, o: SendOptions, signal: AbortSignal, beforeResponse: boolean): FederationError {

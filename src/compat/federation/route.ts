@@ -47,6 +47,8 @@ export function federationRoute(app: FastifyInstance, s: Services, spec: Federat
     bodyDepth: MAX_JSON_DEPTH + FEDERATION_ENVELOPE_DEPTH,
     handler: async (call) => {
       const origin = spec.auth === "signed" ? await federationOrigin(call) : "";
+      // A server that signs a request to us is up: if we were backing off from it, stop (as Synapse does).
+      if (origin) s.federationSender.remoteIsUp(origin);
       return spec.handler(Object.assign(call, { origin }));
     },
   });

@@ -6,7 +6,7 @@
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
-import { byteLength, MAX_ID_BYTES, parseRoomAlias, parseUserId, tryParseRoomId } from "../ids.ts";
+import { byteLength, MAX_ID_BYTES, parseRoomAlias, tryParseRoomId } from "../ids.ts";
 import { currentStateEvent, loadRoom } from "../rooms/room-cache.ts";
 import { powerLevelsOf } from "../rooms/power-levels.ts";
 import { appendEvent, type AlreadyDone } from "../rooms/append.ts";
@@ -16,6 +16,8 @@ import { roomSummaries } from "../rooms/batch-reads.ts";
 import type { EventDraft } from "../rooms/build-event.ts";
 import { isInNamespace } from "../accounts/appservices.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
+import { resolveRemoteAlias } from "../federation/remote-alias.ts";
+import { remoteServersInRoom } from "../federation/room-servers.ts";
 
 const WHITESPACE = /\s/u;
 
@@ -85,15 +87,20 @@ export async function createAlias(s: Services, r: Requester, alias: string, body
   if (!inserted) throw new MatrixError("M_UNKNOWN", `Room alias ${alias} already exists`, 409);
 }
 
-/** GET /directory/room/{roomAlias}: the room and the servers that know it (ours, and our members' servers). */
+/**
+ * GET /directory/room/{roomAlias}: the room and the servers that know it — for our aliases, ours first and
+ * then the servers of the room's joined members; for another server's, what that server answers
+ * (src/domain/federation/remote-alias.ts).
+ */
 export async function getAlias(s: Services, alias: string): Promise<{ room_id: string; servers: string[] }> {
   const { serverName } = parseAliasParam(alias);
-  const row = isLocal(s, serverName) ? await s.directory.getAlias(alias) : undefined;
-  // Aliases of other servers are resolved over federation, which this server does not offer yet.
+  if (!isLocal(s, serverName)) {
+    const found = await resolveRemoteAlias(s, alias);
+    return { room_id: found.roomId, servers: found.servers };
+  }
+  const row = await s.directory.getAlias(alias);
   if (!row) throw new MatrixError("M_NOT_FOUND", `Room alias ${alias} not found`, 404);
-  const servers = new Set([s.config.server_name]);
-  for (const m of await s.rooms.store.membersOf(row.roomId)) if (m.membership === "join") servers.add(parseUserId(m.userId).serverName);
-  return { room_id: row.roomId, servers: [...servers] };
+  return { room_id: row.roomId, servers: [s.config.server_name, ...(await remoteServersInRoom(s, row.roomId))] };
 }
 
 /**

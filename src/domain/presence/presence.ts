@@ -38,8 +38,8 @@ export function presenceEvent(row: PresenceRow, now: number): { type: "m.presenc
   return { type: "m.presence", sender: row.userId, content: presenceContent(row, now) };
 }
 
-/** Wakes the syncs that may see `userId`'s presence. */
-async function announce(s: Services, userId: string, position: number): Promise<void> {
+/** Wakes the syncs that may see `userId`'s presence (a local or remote user). */
+export async function announce(s: Services, userId: string, position: number): Promise<void> {
   const userIds = [...new Set([userId, ...(await s.e2ee.usersSharingRoomsWith(userId))])];
   s.rooms.notifier.notify({ stream: "presence", position, userIds });
 }
@@ -118,7 +118,7 @@ export async function presenceFromSync(s: Services, r: Requester, state: Presenc
 export async function sweepIdlePresence(s: Services, now = s.clock.now()): Promise<number> {
   if (!s.config.use_presence) return 0;
   let n = 0;
-  for (const userId of await s.presence.idleOnline(now - IDLE_TIMEOUT_MS)) {
+  for (const userId of await s.presence.idleOnline(now - IDLE_TIMEOUT_MS, s.config.server_name)) {
     const row = await change(s, userId, (cur) =>
       cur && cur.state === "online" && cur.lastActiveTs < now - IDLE_TIMEOUT_MS ? { ...cur, state: "unavailable", currentlyActive: false } : undefined,
     );

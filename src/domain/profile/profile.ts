@@ -6,8 +6,8 @@ import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { parseUserId } from "../ids.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
-import { FederationError } from "../../federation/errors.ts";
 import { checkStorableText } from "../text.ts";
+import { remoteProfile } from "../federation/remote-profiles.ts";
 
 export type ProfileField = "displayname" | "avatar_url";
 
@@ -49,7 +49,7 @@ async function checkQueryAllowed(s: Services, requester: Requester | undefined, 
 /** The stored profile of a local, active user, or a remote user's asked of their server; M_NOT_FOUND for unknown and deactivated users. */
 async function loadProfile(s: Services, userId: string, field?: ProfileField): Promise<Profile> {
   const { serverName } = parseUserId(userId);
-  if (serverName !== s.config.server_name) return remoteProfile(s, serverName, userId, field);
+  if (serverName !== s.config.server_name) return remoteProfileOf(s, userId, field);
   const user = await s.users.get(userId);
   if (!user || user.deactivated) throw notFound("Profile was not found");
   const row = await s.users.getProfile(userId);
@@ -59,25 +59,11 @@ async function loadProfile(s: Services, userId: string, field?: ProfileField): P
   return out;
 }
 
-/**
- * A remote user's profile from their server (GET /_matrix/federation/v1/query/profile). Only string
- * displayname / avatar_url are taken from the answer (a remote server is untrusted input); its 404 and
- * 403 become ours, any other failure a 502.
- */
-async function remoteProfile(s: Services, serverName: string, userId: string, field?: ProfileField): Promise<Profile> {
-  let answer: unknown;
-  try {
-    answer = await s.federation.getJson(serverName, "/_matrix/federation/v1/query/profile", { user_id: userId, field });
-  } catch (err) {
-    if (err instanceof FederationError && err.is(404)) throw notFound("Profile was not found");
-    if (err instanceof FederationError && err.is(403)) throw forbidden("Profile isn't available");
-    throw err;
-  }
-  const out: Profile = {};
-  const a = (typeof answer === "object" && answer !== null ? answer : {}) as Record<string, unknown>;
-  if (typeof a.displayname === "string" && (!field || field === "displayname")) out.displayname = a.displayname;
-  if (typeof a.avatar_url === "string" && (!field || field === "avatar_url")) out.avatar_url = a.avatar_url;
-  return out;
+/** A remote user's profile from their server (cached: src/domain/federation/remote-profiles.ts), or one field of it. */
+async function remoteProfileOf(s: Services, userId: string, field?: ProfileField): Promise<Profile> {
+  const whole = await remoteProfile(s, userId);
+  if (!field) return { ...whole };
+  return whole[field] === undefined ? {} : { [field]: whole[field] };
 }
 
 /** The whole profile; M_NOT_FOUND when the user is unknown or has no profile information at all. */

@@ -1,5 +1,6 @@
-// Repository of local users' presence (presence): one row per user with their state, status message,
-// activity times, and the presence stream position of their last change. Writes are serialized in this
+// Repository of presence (presence): one row per user — local users, and remote users their servers told
+// us of (m.presence EDUs) — with their state, status message, activity times, and the presence stream
+// position of their last change. Writes are serialized in this
 // process so positions commit in order. Raw SQL: sync reads it. Spec: Client-Server API "Presence".
 import type { Sql } from "../../storage/sql.ts";
 import { idAllocator, type IdAllocator } from "./ids.ts";
@@ -16,6 +17,8 @@ export interface PresenceRow {
   lastUserSyncTs: number;
   currentlyActive: boolean;
   streamId: number;
+  /** A remote user's: when their server last told us of them (0 or absent for local users). */
+  lastFederationUpdateTs?: number;
 }
 
 interface Row {
@@ -26,6 +29,7 @@ interface Row {
   last_user_sync_ts: number | string;
   currently_active: boolean | number;
   stream_id: number | string;
+  last_federation_update_ts: number | string;
 }
 
 const CHUNK = 500;
@@ -40,6 +44,7 @@ function toRow(r: Row): PresenceRow {
     lastUserSyncTs: Number(r.last_user_sync_ts),
     currentlyActive: Boolean(r.currently_active),
     streamId: Number(r.stream_id),
+    lastFederationUpdateTs: Number(r.last_federation_update_ts ?? 0),
   };
 }
 
@@ -89,21 +94,22 @@ export class PresenceStore {
       this.rows.delete(userId);
       const pos = await this.sql.transaction(async (tx) => {
         const id = await this.streamIds.next(tx);
-        const vals = [next.state, next.statusMsg, next.lastActiveTs, next.lastUserSyncTs, next.currentlyActive, id];
+        const vals = [next.state, next.statusMsg, next.lastActiveTs, next.lastUserSyncTs, next.currentlyActive, id, next.lastFederationUpdateTs ?? 0];
         const changed = await tx.run(
-          `UPDATE presence SET state = ?, status_msg = ?, last_active_ts = ?, last_user_sync_ts = ?, currently_active = ?, stream_id = ? WHERE user_id = ?`,
+          `UPDATE presence SET state = ?, status_msg = ?, last_active_ts = ?, last_user_sync_ts = ?, currently_active = ?, stream_id = ?, last_federation_update_ts = ? WHERE user_id = ?`,
           [...vals, userId],
         );
         if (changed === 0)
-          await tx.run(`INSERT INTO presence (state, status_msg, last_active_ts, last_user_sync_ts, currently_active, stream_id, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)`, [...vals, userId]);
+          await tx.run(`INSERT INTO presence (state, status_msg, last_active_ts, last_user_sync_ts, currently_active, stream_id, last_federation_update_ts, user_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [...vals, userId]);
         return id;
       }).finally(() => {
         this.writes++;
         this.writing--;
       });
       if (pos > (await this.currentPosition())) this.position = Promise.resolve(pos);
-      this.rows.set(userId, { ...next, streamId: pos });
-      return { ...next, streamId: pos };
+      const row = { ...next, lastFederationUpdateTs: next.lastFederationUpdateTs ?? 0, streamId: pos };
+      this.rows.set(userId, row);
+      return row;
     });
   }
 
@@ -125,9 +131,36 @@ export class PresenceStore {
     return rows.map(toRow);
   }
 
-  /** Online users idle since before `ts` (the idle sweep's candidates). */
-  async idleOnline(ts: number): Promise<string[]> {
-    const rows = await this.sql.all<{ user_id: string }>(`SELECT user_id FROM presence WHERE state = 'online' AND last_active_ts < ?`, [ts]);
+  /** Online users of `serverName` idle since before `ts` (the idle sweep's candidates: remote servers sweep their own). */
+  async idleOnline(ts: number, serverName: string): Promise<string[]> {
+    const rows = await this.sql.all<{ user_id: string }>(`SELECT user_id FROM presence WHERE state = 'online' AND last_active_ts < ? AND user_id LIKE ?`, [ts, `%:${serverName}`]);
     return rows.map((r) => r.user_id);
+  }
+
+  /** Users not offline, whoever they are (the federation presence ping picks the local ones). */
+  async notOffline(): Promise<PresenceRow[]> {
+    return (await this.sql.all<Row>(`SELECT * FROM presence WHERE state <> 'offline'`)).map(toRow);
+  }
+
+  /** Remote users not offline whose server has not told us of them since `ts`. */
+  async staleRemote(ts: number): Promise<string[]> {
+    const rows = await this.sql.all<{ user_id: string }>(`SELECT user_id FROM presence WHERE state <> 'offline' AND last_federation_update_ts > 0 AND last_federation_update_ts < ?`, [ts]);
+    return rows.map((r) => r.user_id);
+  }
+
+  /** Notes that remote users' servers told us of them at `ts`, their presence unchanged (no stream move). */
+  async touchFederationUpdate(userIds: readonly string[], ts: number): Promise<void> {
+    if (userIds.length === 0) return;
+    await this.lane.run("presence", async () => {
+      this.writes++; // a read racing this write does not cache what it read
+      for (let i = 0; i < userIds.length; i += CHUNK) {
+        const chunk = userIds.slice(i, i + CHUNK);
+        await this.sql.run(`UPDATE presence SET last_federation_update_ts = ? WHERE user_id IN (${marks(chunk.length)})`, [ts, ...chunk]);
+      }
+      for (const id of userIds) {
+        const hit = this.rows.get(id);
+        if (hit) this.rows.set(id, { ...hit, lastFederationUpdateTs: ts });
+      }
+    });
   }
 }

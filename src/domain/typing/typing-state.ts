@@ -8,6 +8,9 @@
 export interface TypingChange {
   roomId: string;
   position: number;
+  /** Who started, stopped or timed out. */
+  userId: string;
+  typing: boolean;
 }
 
 interface RoomTyping {
@@ -23,6 +26,7 @@ export class TypingState {
   private readonly listeners: ((c: TypingChange) => void)[] = [];
   /** The newest position of a room record dropped while empty: such rooms may have changed up to it. */
   private droppedUpTo = 0;
+  private readonly renewals: ((roomId: string, userId: string) => void)[] = [];
 
   constructor(
     private readonly now: () => number = Date.now,
@@ -39,10 +43,15 @@ export class TypingState {
     this.listeners.push(fn);
   }
 
-  private changed(roomId: string, room: RoomTyping): void {
+  /** Called when someone already typing says so again (no change, so the stream stays; federation re-announces). */
+  onRenew(fn: (roomId: string, userId: string) => void): void {
+    this.renewals.push(fn);
+  }
+
+  private changed(roomId: string, room: RoomTyping, userId: string, typing: boolean): void {
     // The entry stays when it empties: its position tells incremental syncs the room's typing list emptied.
     room.position = ++this.pos;
-    for (const fn of this.listeners) fn({ roomId, position: room.position });
+    for (const fn of this.listeners) fn({ roomId, position: room.position, userId, typing });
   }
 
   private room(roomId: string): RoomTyping {
@@ -71,7 +80,8 @@ export class TypingState {
     const timer = setTimeout(() => this.expire(roomId, userId), timeoutMs);
     timer.unref();
     room.users.set(userId, { expires: this.now() + timeoutMs, timer });
-    if (!prev) this.changed(roomId, room);
+    if (!prev) this.changed(roomId, room, userId, true);
+    else for (const fn of this.renewals) fn(roomId, userId);
   }
 
   /** Marks `userId` as no longer typing; moves the stream if they were. */
@@ -81,14 +91,14 @@ export class TypingState {
     if (!room || !prev) return;
     clearTimeout(prev.timer);
     room.users.delete(userId);
-    this.changed(roomId, room);
+    this.changed(roomId, room, userId, false);
   }
 
   private expire(roomId: string, userId: string): void {
     const room = this.rooms.get(roomId);
     if (!room?.users.has(userId)) return;
     room.users.delete(userId);
-    this.changed(roomId, room);
+    this.changed(roomId, room, userId, false);
   }
 
   /** The users typing in `roomId` now. */

@@ -1,0 +1,13 @@
+// Serving GET /_matrix/federation/v1/query/directory?room_alias=: where one of our aliases points, and the
+// servers in that room (ours first), for a remote server resolving it (to show it or to join through it).
+// 400 for an alias of another server, 404 M_NOT_FOUND for an unknown one. Aliases are public: any
+// authenticated server may ask. Spec: Server-Server API "Querying for information".
+import { MatrixError } from "../errors.ts";
+import type { Services } from "../services.ts";
+import { getAlias, parseAliasParam } from "../directory/aliases.ts";
+
+export async function federationDirectoryQuery(s: Services, roomAlias: string): Promise<{ room_id: string; servers: string[] }> {
+  const { serverName } = parseAliasParam(roomAlias);
+  if (serverName !== s.config.server_name) throw new MatrixError("M_INVALID_PARAM", "Room alias is not hosted on this homeserver", 400);
+  return getAlias(s, roomAlias);
+}

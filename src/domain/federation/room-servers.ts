@@ -1,0 +1,137 @@
+// Which servers are in a room, and so which servers a local event must reach: the servers of the room's
+// joined members (in current state, or in the state at an event), plus, for a membership event, the
+// server of its target — the user who left, was kicked or banned, or had their knock refused hears of it
+// though no longer joined. An invite reaches the invitee's server through the `invite` request instead
+// (fed-membership), not through the queue. Our own server is never a destination.
+// Spec: Server-Server API "Transactions", "PDUs" (sending to every server in the room); Synapse sends to
+// the hosts joined in the state before the event, which is what this computes from the state after it.
+import type { Services } from "../services.ts";
+import type { StoredEvent } from "../store/events.ts";
+import type { StateMap } from "../store/state-groups.ts";
+import { loadRoom } from "../rooms/room-cache.ts";
+import { tryParseServerName } from "../ids.ts";
+
+const MEMBER_PREFIX = "m.room.member\u0000";
+
+/** The server part of a user id (everything after the first colon), or undefined when malformed. */
+export function serverOfUser(userId: string): string | undefined {
+  const i = userId.indexOf(":");
+  if (!userId.startsWith("@") || i < 0) return undefined;
+  const server = userId.slice(i + 1);
+  return tryParseServerName(server) ? server : undefined;
+}
+
+/** What is remembered per room: the joined members of one state map, and their servers. */
+interface JoinedOfState {
+  state: StateMap;
+  /** Joined user id → their member event id. */
+  joined: Map<string, string>;
+  servers: string[];
+}
+
+function cacheOf(s: Services) {
+  return s.caches.get<string, JoinedOfState>("joined_servers_of_room", 2000);
+}
+
+/**
+ * The servers of the members joined in `state`, a state map of `roomId`. Computed from the last state
+ * map seen for the room: only member entries that changed are read (one batched read), so a room's
+ * successive states cost little however many members it has.
+ */
+export async function joinedServersOfState(s: Services, roomId: string, state: StateMap): Promise<readonly string[]> {
+  const cache = cacheOf(s);
+  const prev = cache.get(roomId);
+  if (prev?.state === state) return prev.servers;
+  const joined = new Map(prev?.joined ?? []);
+  const changed = new Map<string, string>();
+  for (const [key, eventId] of state) {
+    if (!key.startsWith(MEMBER_PREFIX)) continue;
+    if (prev && prev.state.get(key) === eventId) continue;
+    changed.set(key.slice(MEMBER_PREFIX.length), eventId);
+  }
+  // Members whose entry left the state (state resolution can drop a key) are no longer joined.
+  if (prev) for (const userId of joined.keys()) if (!state.has(MEMBER_PREFIX + userId)) joined.delete(userId);
+  if (changed.size > 0) {
+    const events = await s.rooms.events.getMany(changed.values());
+    for (const [userId, eventId] of changed) {
+      const membership = (events.get(eventId)?.pdu.content as { membership?: unknown } | undefined)?.membership;
+      if (membership === "join") joined.set(userId, eventId);
+      else joined.delete(userId);
+    }
+  }
+  const servers = new Set<string>();
+  for (const userId of joined.keys()) {
+    const server = serverOfUser(userId);
+    if (server) servers.add(server);
+  }
+  const entry: JoinedOfState = { state, joined, servers: [...servers] };
+  cache.set(roomId, entry);
+  return entry.servers;
+}
+
+/** The servers of the room's joined members in current state (ours included when we have a member); [] for an unknown room. */
+export async function serversInRoom(s: Services, roomId: string): Promise<string[]> {
+  const room = await loadRoom(s, roomId);
+  if (!room) return [];
+  return [...(await joinedServersOfState(s, roomId, room.state))];
+}
+
+/** The remote servers in a room now (serversInRoom without our own): where a room's EDUs go. */
+export async function remoteServersInRoom(s: Services, roomId: string): Promise<string[]> {
+  return (await serversInRoom(s, roomId)).filter((d) => d !== s.config.server_name);
+}
+
+/** Whether a stored event is one of ours to send: in the timeline and sent by a local user. */
+export function isLocalTimelineEvent(s: Services, e: StoredEvent): boolean {
+  return !e.outlier && e.rejectedReason === null && !e.softFailed && serverOfUser(e.pdu.sender) === s.config.server_name;
+}
+
+/**
+ * The remote servers each of `events` must be sent to (local timeline events only; others map to []):
+ * the servers joined in the state after the event, plus a membership event's target's server unless it
+ * is an invite. The state maps are read in one batch; events sharing a state share the computation.
+ */
+export async function destinationsOfEvents(s: Services, events: readonly StoredEvent[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  const ours = events.filter((e) => isLocalTimelineEvent(s, e) && e.stateGroup !== null);
+  if (ours.length === 0) return out;
+  const states = await s.rooms.stateGroups.getMany(ours.map((e) => e.stateGroup!));
+  for (const e of ours) {
+    const dests = new Set(await joinedServersOfState(s, e.roomId, states.get(e.stateGroup!)!));
+    const p = e.pdu;
+    if (p.type === "m.room.member" && typeof p.state_key === "string") {
+      const membership = (p.content as { membership?: unknown }).membership;
+      const target = serverOfUser(p.state_key);
+      if (target && membership !== "invite") dests.add(target);
+    }
+    dests.delete(s.config.server_name);
+    out.set(e.eventId, [...dests]);
+  }
+  return out;
+}
+
+/**
+ * The remote servers sharing a room with each of `userIds` (joined on both sides): where their presence
+ * goes. One query for all of them.
+ */
+export async function serversSharingRoomsWith(s: Services, userIds: readonly string[]): Promise<Map<string, Set<string>>> {
+  const out = new Map<string, Set<string>>();
+  const ids = [...new Set(userIds)];
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    const rows = await s.storage.sql.all<{ user_id: string; other: string }>(
+      `SELECT DISTINCT a.user_id AS user_id, b.user_id AS other FROM room_memberships a
+       JOIN room_memberships b ON b.room_id = a.room_id AND b.membership = 'join'
+       WHERE a.membership = 'join' AND a.user_id IN (${chunk.map(() => "?").join(",")})`,
+      chunk,
+    );
+    for (const r of rows) {
+      const server = serverOfUser(r.other);
+      if (!server || server === s.config.server_name) continue;
+      let set = out.get(r.user_id);
+      if (!set) out.set(r.user_id, (set = new Set()));
+      set.add(server);
+    }
+  }
+  return out;
+}
