@@ -151,6 +151,12 @@ export function queryString(call: Call, name: string, required = false): string 
   return value;
 }
 
+/** Every value of a repeated query parameter (`?via=a&via=b`), in order; empty values dropped. */
+export function queryList(call: Call, name: string): string[] {
+  const v = call.query[name];
+  return (Array.isArray(v) ? v : v === undefined ? [] : [v]).filter((x) => x !== "");
+}
+
 export function queryInt(call: Call, name: string, opts: { min?: number; max?: number } = {}): number | undefined {
   const raw = queryString(call, name);
   if (raw === undefined) return undefined;

@@ -22,6 +22,8 @@ import { ephemeralRoutes } from "./client/ephemeral.ts";
 import { federationVersionRoutes } from "./federation/version.ts";
 import { federationQueryRoutes } from "./federation/query.ts";
 import { federationDirectoryRoutes } from "./federation/directory.ts";
+import { federationMembershipRoutes } from "./federation/membership.ts";
+import { federationDirectoryQueryRoutes } from "./federation/query-directory.ts";
 import { pushRoutes } from "./client/push.ts";
 import { mediaRoutes } from "./media/routes.ts";
 
@@ -50,6 +52,8 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   federationVersionRoutes,
   federationQueryRoutes,
   federationDirectoryRoutes,
+  federationMembershipRoutes,
+  federationDirectoryQueryRoutes,
   pushRoutes,
   mediaRoutes,
   mediaAdminRoutes,

@@ -31,21 +31,36 @@ function roomFromCreate(s: Services, roomId: string, inputs: readonly RemoteEven
   }
   const room: RoomSnapshot = { roomId, version, state: new Map(), stateGroup: undefined, extremities: [], maxDepth: 0, createEvent: create, createEventId };
   const row = { roomId, roomVersion: version.id, creator: String(create.sender), isPublic: false };
-  return { room, index, alsoWrite: (tx) => s.rooms.store.insertRoom(tx, row, s.clock.now()) };
+  // The row may exist already, holding only an out-of-band membership (an invite received over federation).
+  return { room, index, alsoWrite: (tx) => s.rooms.store.upsertRoom(tx, row, s.clock.now()) };
 }
+
+export interface ReceiveOptions {
+  /**
+   * Inputs (by index) that must be accepted (or be already stored) for anything to be stored: otherwise
+   * nothing is committed and the outcomes say why (a send_join whose join would be rejected, or a remote
+   * join whose state does not allow the join).
+   */
+  mustAccept?: readonly number[];
+}
+
+const STORED_OK = new Set<RemoteOutcome["status"]>(["accepted", "duplicate"]);
 
 /**
  * Checks, places and stores remote events of one room, all in one commit. Returns each input's outcome:
  * accepted, soft_failed, outlier and rejected events are stored; dropped and duplicate ones are not.
  */
-export function receiveRemoteEvents(s: Services, roomId: string, inputs: readonly RemoteEventInput[]): Promise<RemoteOutcome[]> {
+export function receiveRemoteEvents(s: Services, roomId: string, inputs: readonly RemoteEventInput[], opts: ReceiveOptions = {}): Promise<RemoteOutcome[]> {
   return s.rooms.lanes.run(roomId, async () => {
     const known = await loadRoom(s, roomId);
     const fresh = known ? undefined : roomFromCreate(s, roomId, inputs);
     const planner = new RemotePlanner(s, known ?? fresh!.room);
     const outcomes = await planner.addAll(inputs);
-    // A new room exists only once its create event is accepted.
-    if (fresh && outcomes[fresh.index]?.status !== "accepted") return outcomes;
+    // A new room exists only once its create event is stored as valid (accepted, or an outlier of the
+    // state a join brought).
+    const createStatus = fresh ? outcomes[fresh.index]?.status : undefined;
+    if (fresh && createStatus !== "accepted" && createStatus !== "outlier") return outcomes;
+    if (opts.mustAccept?.some((i) => !STORED_OK.has(outcomes[i]!.status))) return outcomes;
     const plan = planner.plan(fresh?.alsoWrite);
     if (plan) await commit(s, plan);
     return outcomes;

@@ -26,6 +26,12 @@ export interface RemoteEventInput {
   stateBefore?: StateMap;
   /** Store it as an outlier whatever its prev_events (an auth chain or state fetched alongside). */
   outlier?: boolean;
+  /**
+   * Skip the soft-fail check against current state: for this server's own membership event coming back
+   * from a remote handshake (send_join, send_leave), whose state before it is the resident server's and
+   * whose current state here may be stale or empty (Synapse does not soft-fail them either).
+   */
+  noSoftFail?: boolean;
 }
 
 export type RemoteOutcome =
@@ -141,7 +147,7 @@ export class RemotePlanner {
     let before: { state: StateMap; basis: GroupBasis | undefined } | undefined;
     if (!outlier) {
       try {
-        before = p.input.stateBefore ? { state: p.input.stateBefore, basis: undefined } : await this.stateFromPrevs(prevIds);
+        before = p.input.stateBefore ? { state: await this.usableState(p.input.stateBefore), basis: undefined } : await this.stateFromPrevs(prevIds);
       } catch (err) {
         return { status: "dropped", eventId, reason: `The state before the event cannot be resolved: ${reasonOf(err)}` };
       }
@@ -157,7 +163,7 @@ export class RemotePlanner {
         rejectedReason = reasonOf(err);
       }
       const atTips = prevIds.length === this.cur.extremities.length && prevIds.every((id) => this.cur.extremities.includes(id));
-      if (rejectedReason === null && !atTips) {
+      if (rejectedReason === null && !atTips && p.input.noSoftFail !== true) {
         try {
           await authorizeWithState(room, pdu, this.cur.state, signedBy, (ids) => this.pdus(ids));
         } catch {
@@ -221,6 +227,17 @@ export class RemotePlanner {
     } catch (err) {
       return reasonOf(err);
     }
+  }
+
+  /**
+   * A state given from elsewhere (e.g. a send_join answer), without the entries this server does not
+   * have or rejected: a rejected event is never part of any state.
+   */
+  private async usableState(given: StateMap): Promise<StateMap> {
+    const found = await this.pdus([...given.values()]);
+    const out = new Map<string, string>();
+    for (const [k, id] of given) if (found.has(id) && !this.rejected.has(id)) out.set(k, id);
+    return out.size === given.size ? given : out;
   }
 
   /** Events by id from the batch or storage. */
