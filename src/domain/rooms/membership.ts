@@ -9,7 +9,7 @@ import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import type { StoredEvent } from "../store/events.ts";
-import { parseRoomAlias, parseUserId } from "../ids.ts";
+import { isValidServerName, parseRoomAlias, parseUserId } from "../ids.ts";
 import { domainOf } from "../events/types.ts";
 import { appendEvent, type AlreadyDone } from "./append.ts";
 import { currentStateEvent, loadRoom, type RoomSnapshot } from "./room-cache.ts";
@@ -97,7 +97,8 @@ async function joinTarget(s: Services, roomIdOrAlias: string, via: readonly stri
 /**
  * Joins (or re-joins, e.g. to change a per-room profile). `memberContent` is the content a client sent
  * through the state API: its displayname/avatar_url win over the global profile (per-room profiles, as in
- * Synapse); join_authorised_via_users_server is always the server's choice.
+ * Synapse); join_authorised_via_users_server is always the server's choice. `via`: the servers to join
+ * through when this server is not in the room.
  */
 export async function joinRoom(
   s: Services,
@@ -107,6 +108,7 @@ export async function joinRoom(
   memberContent?: Record<string, unknown>,
   via: readonly string[] = [],
 ): Promise<{ room_id: string }> {
+  for (const server of via) if (!isValidServerName(server)) throw new MatrixError("M_INVALID_PARAM", `Not a server name: ${server}`, 400);
   const { roomId, servers } = await joinTarget(s, roomIdOrAlias, via);
   const reason = reasonOf(body);
   const known = await loadRoom(s, roomId);
