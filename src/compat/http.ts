@@ -158,6 +158,12 @@ export function queryString(call: Call, name: string, required = false): string 
   return value;
 }
 
+/** Every value of a repeated query parameter (`?via=a&via=b`), in order; empty values dropped. */
+export function queryList(call: Call, name: string): string[] {
+  const v = call.query[name];
+  return (Array.isArray(v) ? v : v === undefined ? [] : [v]).filter((x) => x !== "");
+}
+
 /** An integer query parameter within range (by default Matrix's integer range: src/domain/numbers.ts). */
 export function queryInt(call: Call, name: string, opts: IntRange & { required?: boolean } = {}): number | undefined {
   const raw = opts.required ? queryString(call, name, true) : queryString(call, name);

@@ -26,6 +26,7 @@ import { federationSendRoutes } from "./federation/send.ts";
 import { federationEventRoutes } from "./federation/events.ts";
 import { federationBackfillRoutes } from "./federation/backfill.ts";
 import { federationMediaRoutes } from "./federation/media.ts";
+import { federationMembershipRoutes } from "./federation/membership.ts";
 import { pushRoutes } from "./client/push.ts";
 import { mediaRoutes } from "./media/routes.ts";
 
@@ -58,6 +59,7 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   federationEventRoutes,
   federationBackfillRoutes,
   federationMediaRoutes,
+  federationMembershipRoutes,
   pushRoutes,
   mediaRoutes,
   mediaAdminRoutes,

@@ -36,6 +36,12 @@ export interface FederationConfig {
   allow_public_rooms_over_federation: boolean;
   /** Synapse's `federation` section (the parts Weft has). */
   federation: FederationSection;
+  /**
+   * Send events and EDUs to other servers (Synapse's `send_federation`, default true; Synapse's
+   * `federation_sender_instances: []` says the same). Off, this server still answers federation requests
+   * and makes joins, invites and queries itself, but queues nothing for other servers.
+   */
+  send_federation: boolean;
 }
 
 /**
@@ -140,6 +146,7 @@ export function readFederationConfig(r: OptionReader, baseDir: string, anyTlsLis
     allow_profile_lookup_over_federation: r.bool("allow_profile_lookup_over_federation", true),
     allow_public_rooms_over_federation: r.bool("allow_public_rooms_over_federation", false),
     federation: federationSection(r),
+    send_federation: r.bool("send_federation", true) && !(r.has("federation_sender_instances") && r.list("federation_sender_instances").length === 0),
   };
 }
 

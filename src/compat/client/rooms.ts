@@ -4,7 +4,7 @@
 import type { FastifyInstance } from "fastify";
 import { MatrixError } from "../../domain/errors.ts";
 import type { Services } from "../../domain/services.ts";
-import { clientRoute, queryInt, queryString, type AuthedCall } from "../http.ts";
+import { clientRoute, queryInt, queryList, queryString, type AuthedCall, type Call } from "../http.ts";
 import { createRoom } from "../../domain/rooms/create-room.ts";
 import { banUser, forgetRoom, inviteUser, joinRoom, kickUser, knockRoom, leaveRoom, unbanUser } from "../../domain/rooms/membership.ts";
 import { redactEvent, sendMessage, sendStateEvent } from "../../domain/rooms/send.ts";
@@ -14,16 +14,22 @@ import { upgradeRoom } from "../../domain/rooms/upgrade.ts";
 
 const ok = () => ({});
 
+/** The servers a join may go through: `via`, else the deprecated `server_name` (as Synapse, MSC4156). */
+function joinVia(c: Call): string[] {
+  const via = queryList(c, "via");
+  return via.length > 0 ? via : queryList(c, "server_name");
+}
+
 export function roomRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, { method: "POST", path: "/createRoom", auth: "token", op: "createRoom", handler: (c) => createRoom(s, c.requester, c.body()) });
 
   clientRoute<AuthedCall>(app, s, {
     method: "POST", path: "/join/:roomIdOrAlias", auth: "token",
-    handler: (c) => joinRoom(s, c.requester, c.params.roomIdOrAlias!, c.bodyOrEmpty()),
+    handler: (c) => joinRoom(s, c.requester, c.params.roomIdOrAlias!, c.bodyOrEmpty(), undefined, joinVia(c)),
   });
   clientRoute<AuthedCall>(app, s, {
     method: "POST", path: "/rooms/:roomId/join", auth: "token",
-    handler: (c) => joinRoom(s, c.requester, c.params.roomId!, c.bodyOrEmpty()),
+    handler: (c) => joinRoom(s, c.requester, c.params.roomId!, c.bodyOrEmpty(), undefined, joinVia(c)),
   });
   clientRoute<AuthedCall>(app, s, {
     method: "POST", path: "/knock/:roomIdOrAlias", auth: "token", op: "knockRoom",

@@ -19,6 +19,11 @@ export interface CommitNotice {
   roomId: string;
   /** The committed events, in stream order (outliers, rejected and soft-failed ones included). */
   eventIds: readonly string[];
+  /**
+   * Local users whose membership an out-of-band member event changed (an outlier about a room whose
+   * state this server does not hold: rooms/pipeline/out-of-band.ts): their memberships are re-read.
+   */
+  outOfBandMembers?: readonly string[];
 }
 
 /** A notice with what in-memory indexes read from it. */
@@ -66,12 +71,15 @@ export const updateRoomCaches: CommitListener = (s, c) => {
 };
 
 /**
- * Waiting readers hear of the commit's timeline events (positions only; they read the events themselves).
- * Backfilled history (negative positions, below every token) is not news.
+ * Waiting readers hear of the commit's timeline events (positions only; they read the events themselves),
+ * and the targets of out-of-band memberships of theirs. Backfilled history (negative positions, below
+ * every token) is not news.
  */
 export const notifyReaders: CommitListener = (s, c) => {
   for (const e of c.events) {
     if (!inTimeline(e) || e.streamOrdering < 0) continue;
     s.rooms.notifier.newEvent({ roomId: e.roomId, eventId: e.eventId, streamOrdering: e.streamOrdering, type: e.pdu.type, stateKey: e.pdu.state_key, sender: e.pdu.sender });
   }
+  const members = c.notice.outOfBandMembers;
+  if (members && members.length > 0) s.rooms.notifier.notify({ stream: "events", position: c.notice.position, userIds: members });
 };

@@ -52,9 +52,20 @@ export interface EventSigner {
 }
 
 export async function buildEvent(s: Services, ctx: BuildContext, draft: EventDraft, now = s.clock.now(), signer?: EventSigner): Promise<BuiltEvent> {
-  const v = ctx.version;
   signer ??= { serverName: s.config.server_name, key: s.signingKeys[0]! };
-  const serverName = signer.serverName;
+  const pdu = await unsignedPdu(s, ctx, draft, now, signer.serverName);
+  // v1–2: the id is made up by the server that signs the event.
+  if (ctx.version.eventIdFormat === "server-assigned") pdu.event_id = `$${randomString(18)}:${signer.serverName}`;
+  return sealEvent(pdu, ctx.version, signer);
+}
+
+/**
+ * The PDU of a draft before it is hashed, signed and named: prev_events, auth_events (v1–2 as references
+ * with their hashes), depth, and `origin` (v1–10) naming `originServer`. It is also the template a
+ * resident server answers make_join / make_leave with, for the joining server to complete and sign.
+ */
+export async function unsignedPdu(s: Services, ctx: BuildContext, draft: EventDraft, now: number, originServer: string): Promise<Pdu> {
+  const v = ctx.version;
   const prevIds = ctx.extremities.slice(-MAX_PREV_EVENTS);
   const authIds = authTypesForEvent(v, draft.type, draft.stateKey, draft.sender, draft.content)
     .map(([t, k]) => ctx.state.get(stateKeyOf(t, k)))
@@ -74,10 +85,10 @@ export async function buildEvent(s: Services, ctx: BuildContext, draft: EventDra
   };
   if (draft.stateKey !== undefined) pdu.state_key = draft.stateKey;
   if (draft.redacts !== undefined && !v.redactsInContent) pdu.redacts = draft.redacts;
-  if (!v.updatedRedactionRules) pdu.origin = serverName;
+  if (!v.updatedRedactionRules) pdu.origin = originServer;
 
   if (v.eventIdFormat === "server-assigned") {
-    // v1–2: references carry the referenced event's reference hash, and the id is made up here.
+    // v1–2: references carry the referenced event's reference hash.
     const lookup = ctx.lookup ?? (async (id: string) => (await s.rooms.events.get(id))?.pdu);
     const refs = async (ids: string[]) => {
       const out: [string, { sha256: string }][] = [];
@@ -90,26 +101,39 @@ export async function buildEvent(s: Services, ctx: BuildContext, draft: EventDra
     };
     pdu.prev_events = await refs(prevIds);
     pdu.auth_events = await refs(authIds);
-    pdu.event_id = `$${randomString(18)}:${serverName}`;
   }
+  return pdu;
+}
 
-  return sealEvent(pdu, v, signer);
+/** The bytes a server signs (and, from v3, the reference hash covers): the redacted event, canonical. */
+function signedBytesOf(pdu: Pdu, v: RoomVersion): Buffer {
+  const { signatures: _rs, unsigned: _ru, ...redacted } = redactEvent(pdu, v, { shareTopLevel: true });
+  return Buffer.from(canonicalJson(redacted));
 }
 
 /**
- * Hashes, signs and names a PDU. The signature and the reference hash (the v3+ event id) are both
+ * Adds `signer`'s signature to an event signed by others (an invite this server countersigns, a
+ * restricted join it authorises), keeping theirs. Returns the event with the new signatures.
+ */
+export function addSignature<T extends Pdu>(pdu: T, v: RoomVersion, signer: EventSigner): T {
+  const signature = base64Unpadded(signBytes(signedBytesOf(pdu, v), signer.key.privateKey));
+  const signatures = { ...(pdu.signatures ?? {}), [signer.serverName]: { ...(pdu.signatures?.[signer.serverName] ?? {}), [signer.key.keyId]: signature } };
+  return { ...pdu, signatures };
+}
+
+/**
+ * Hashes, signs and names a PDU (its `unsigned` left out; v1–2: its `event_id` already set). The signature and the reference hash (the v3+ event id) are both
  * defined over the same bytes — the canonical JSON of the redacted event without `signatures` and
  * `unsigned` — so they are encoded once. The whole-PDU size limit is measured exactly only when the
  * event is near it.
  */
-function sealEvent(pdu: Pdu, v: RoomVersion, signer: EventSigner): BuiltEvent {
+export function sealEvent(pdu: Pdu, v: RoomVersion, signer: EventSigner): BuiltEvent {
   const serverName = signer.serverName;
   checkContentDepth(pdu);
   const { unsigned: _u, signatures: _s, hashes: _h, ...hashable } = pdu;
   const contentJson = canonicalJson(hashable);
   pdu.hashes = { sha256: base64Unpadded(createHash("sha256").update(contentJson).digest()) };
-  const { signatures: _rs, unsigned: _ru, ...redacted } = redactEvent(pdu, v, { shareTopLevel: true });
-  const signedBytes = Buffer.from(canonicalJson(redacted));
+  const signedBytes = signedBytesOf(pdu, v);
   const key = signer.key;
   pdu.signatures = { [serverName]: { [key.keyId]: base64Unpadded(signBytes(signedBytes, key.privateKey)) } };
   if (Buffer.byteLength(contentJson) > MAX_PDU_BYTES - 1024) checkPduSize(pdu);

@@ -1,19 +1,30 @@
 // Membership changes made by local users: join (by id or alias), leave, invite, kick, ban, unban, knock,
 // forget. Each builds an m.room.member event that the authorization rules accept or refuse; restricted
-// joins name a local member who may invite (join_authorised_via_users_server). Spec: Client-Server API
-// "Room membership", Room Versions "Authorization rules".
+// joins name a local member who may invite (join_authorised_via_users_server). Where another server must
+// take part — a room this server is not in, a remote alias, a remote invitee, an invite received from
+// elsewhere, the last local member leaving — the handshake is in src/domain/federation/membership/.
+// Spec: Client-Server API "Room membership"; Server-Server API "Joining Rooms", "Inviting to a room",
+// "Leaving Rooms"; Room Versions "Authorization rules".
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import type { StoredEvent } from "../store/events.ts";
-import { parseUserId } from "../ids.ts";
-import { isPlainObject } from "../events/types.ts";
+import { isValidServerName, parseRoomAlias, parseUserId } from "../ids.ts";
+import { domainOf } from "../events/types.ts";
 import { appendEvent, type AlreadyDone } from "./append.ts";
 import { currentStateEvent, loadRoom, type RoomSnapshot } from "./room-cache.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
-import { powerLevelsOf } from "./power-levels.ts";
 import type { EventDraft } from "./build-event.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
+import { restrictedJoin } from "./restricted-join.ts";
+import { getRoomVersion } from "./room-versions.ts";
+import type { MembershipRow } from "../store/rooms.ts";
+import { hostInRoom, joinedServers, localJoinedMembers } from "../federation/membership/residency.ts";
+import { candidateServers } from "../federation/membership/handshake.ts";
+import { joinRemoteRoom } from "../federation/membership/join-remote.ts";
+import { leaveRemoteRoom, outOfBandLeave } from "../federation/membership/leave-remote.ts";
+import { inviteRemoteUser } from "../federation/membership/invite-remote.ts";
+import { resolveRemoteAlias } from "../federation/remote-alias.ts";
 
 /** Resolves a room alias to a room id (the directory's local aliases; remote ones with federation). */
 export type AliasResolver = (s: Services, alias: string) => Promise<string | undefined>;
@@ -53,45 +64,43 @@ async function resolveRoomIdOrAlias(s: Services, roomIdOrAlias: string): Promise
 }
 
 function requireLocalRoom(room: RoomSnapshot | undefined): RoomSnapshot {
-  // Rooms on other servers need federation (make_join / send_join), which comes later.
-  if (!room) throw new MatrixError("M_NOT_FOUND", "No known room with that id; joining rooms on other servers needs federation", 404);
+  if (!room) throw new MatrixError("M_NOT_FOUND", "No known room with that id", 404);
   return room;
 }
 
 /** For a restricted join: a local joined member who may invite, to name in join_authorised_via_users_server. */
 async function authorisingUser(s: Services, room: RoomSnapshot, userId: string): Promise<string | undefined> {
-  const rules = await currentStateEvent(s, room, "m.room.join_rules");
-  const rule = rules?.content.join_rule;
-  if (!((rule === "restricted" && room.version.restricted) || (rule === "knock_restricted" && room.version.knockRestricted))) return undefined;
-  const current = (await membershipEvent(s, room, userId))?.content.membership;
-  if (current === "join" || current === "invite") return undefined; // already allowed without it
-  const allow = Array.isArray(rules!.content.allow) ? rules!.content.allow : [];
-  let allowed = false;
-  for (const a of allow) {
-    if (!isPlainObject(a) || a.type !== "m.room_membership" || typeof a.room_id !== "string") continue;
-    const m = await s.rooms.store.membership(a.room_id, userId);
-    if (m?.membership === "join") {
-      allowed = true;
-      break;
+  const r = await restrictedJoin(s, room, userId);
+  return r.kind === "authorised" ? r.via : undefined;
+}
+
+/**
+ * The room a join names, and the servers to ask when this server is not in it: `via` (the client's
+ * `via` / `server_name`), or for an alias of another server the room and servers its server answers.
+ */
+async function joinTarget(s: Services, roomIdOrAlias: string, via: readonly string[]): Promise<{ roomId: string; servers: string[] }> {
+  if (roomIdOrAlias.startsWith("#")) {
+    let serverName: string;
+    try {
+      serverName = parseRoomAlias(roomIdOrAlias).serverName;
+    } catch {
+      throw new MatrixError("M_INVALID_PARAM", "Not a room id or alias", 400);
+    }
+    if (serverName !== s.config.server_name) {
+      const target = await resolveRemoteAlias(s, roomIdOrAlias);
+      // The alias's own server is a candidate too, after those it named.
+      const servers = target.servers.includes(serverName) ? target.servers : [...target.servers, serverName];
+      return { roomId: target.roomId, servers: [...servers, ...via] };
     }
   }
-  if (!allowed) return undefined;
-  const powers = await powerLevelsOf(s, room);
-  const needed = powers.named("invite");
-  const members = await s.rooms.store.membersOf(room.roomId);
-  const local = `:${s.config.server_name}`;
-  const candidate = members
-    .filter((m) => m.membership === "join" && m.userId.endsWith(local))
-    .map((m) => ({ id: m.userId, level: powers.user(m.userId) }))
-    .filter((m) => m.level >= needed)
-    .sort((a, b) => b.level - a.level)[0];
-  return candidate?.id;
+  return { roomId: await resolveRoomIdOrAlias(s, roomIdOrAlias), servers: [...via] };
 }
 
 /**
  * Joins (or re-joins, e.g. to change a per-room profile). `memberContent` is the content a client sent
  * through the state API: its displayname/avatar_url win over the global profile (per-room profiles, as in
- * Synapse); join_authorised_via_users_server is always the server's choice.
+ * Synapse); join_authorised_via_users_server is always the server's choice. `via`: the servers to join
+ * through when this server is not in the room.
  */
 export async function joinRoom(
   s: Services,
@@ -99,10 +108,16 @@ export async function joinRoom(
   roomIdOrAlias: string,
   body: Record<string, unknown> = {},
   memberContent?: Record<string, unknown>,
+  via: readonly string[] = [],
 ): Promise<{ room_id: string }> {
-  const roomId = await resolveRoomIdOrAlias(s, roomIdOrAlias);
-  requireLocalRoom(await loadRoom(s, roomId));
+  for (const server of via) if (!isValidServerName(server)) throw new MatrixError("M_INVALID_PARAM", `Not a server name: ${server}`, 400);
+  const { roomId, servers } = await joinTarget(s, roomIdOrAlias, via);
   const reason = reasonOf(body);
+  const known = await loadRoom(s, roomId);
+  if (!known || !(await hostInRoom(s, roomId))) {
+    await joinThroughServers(s, r, roomId, servers, reason, memberContent);
+    return { room_id: roomId };
+  }
   await appendEvent(s, roomId, async (room): Promise<EventDraft | AlreadyDone> => {
     const existing = await membershipEvent(s, room, r.userId);
     const content: Record<string, unknown> = { ...(await memberContentFor(s, r.userId, "join")), ...memberContent, membership: "join" };
@@ -120,6 +135,24 @@ export async function joinRoom(
     return { type: "m.room.member", stateKey: r.userId, sender: r.userId, content };
   });
   return { room_id: roomId };
+}
+
+/**
+ * A join of a room this server is not in, through servers that are: those named, the inviter's when the
+ * user is invited, and those of the room's last known state. Guests may not (as Synapse: their access
+ * is judged by room state this server does not hold).
+ */
+async function joinThroughServers(s: Services, r: Requester, roomId: string, servers: readonly string[], reason: string | undefined, memberContent?: Record<string, unknown>): Promise<void> {
+  const row = await s.rooms.store.membership(roomId, r.userId);
+  const inviter = row?.membership === "invite" ? domainOf(row.sender) : undefined;
+  const lastKnown = [...(await joinedServers(s, roomId))];
+  const candidates = candidateServers(s, [...servers, inviter, ...lastKnown]);
+  if (candidates.length === 0) throw new MatrixError("M_NOT_FOUND", "No known room with that id, and no server to join it through", 404);
+  if (r.isGuest) throw new MatrixError("M_FORBIDDEN", "Guest access is not allowed in rooms on other servers", 403);
+  const content: Record<string, unknown> = { ...(await memberContentFor(s, r.userId, "join")), ...memberContent, membership: "join" };
+  delete content.join_authorised_via_users_server;
+  if (reason !== undefined) content.reason = reason;
+  await joinRemoteRoom(s, roomId, r.userId, candidates, content);
 }
 
 /** Sets another user's membership (invite, kick → leave, ban, unban → leave) or one's own (leave, knock). */
@@ -152,10 +185,50 @@ async function changeMembership(
  */
 export async function leaveRoom(s: Services, r: Requester, roomId: string, body: Record<string, unknown> = {}): Promise<void> {
   const room = await loadRoom(s, roomId);
-  if (!room) throw new MatrixError("M_NOT_FOUND", "Not a known room", 404);
-  const current = (await membershipEvent(s, room, r.userId))?.content.membership;
+  const row = await s.rooms.store.membership(roomId, r.userId);
+  const current = row?.membership;
   if (current === "leave") return;
+  const reason = reasonOf(body);
+  const content: Record<string, unknown> = { membership: "leave", ...(reason !== undefined ? { reason } : {}) };
+  if (!room || !(await hostInRoom(s, roomId))) {
+    // A room this server is not in: an invite (or knock) held out of band is answered remotely.
+    if (current === "invite" || current === "knock") return rejectRemotely(s, roomId, row!, content);
+    if (!room) throw new MatrixError("M_NOT_FOUND", "Not a known room", 404);
+    throw new MatrixError("M_FORBIDDEN", "You are not in this room", 403);
+  }
+  if (current === "join" && (await localJoinedMembers(s, roomId)).every((u) => u === r.userId)) {
+    // The last of our users leaving: through a server that stays in the room, so it hears of it now;
+    // failing that, the leave is made here (and reaches the others as any local event does).
+    const servers = candidateServers(s, [...(await joinedServers(s, roomId))]);
+    if (servers.length > 0) {
+      try {
+        await leaveRemoteRoom(s, roomId, r.userId, servers, content);
+        return;
+      } catch (err) {
+        s.log.info({ roomId, err: (err as Error).message }, "leaving through another server failed; leaving locally");
+      }
+    }
+  }
   await changeMembership(s, r, roomId, r.userId, "leave", body);
+}
+
+/**
+ * Rejects an invite to a room this server is not in through the inviting server; when that fails (or for
+ * a knock, as Synapse), a leave made up here so the user is out of the room at least on this server.
+ */
+async function rejectRemotely(s: Services, roomId: string, row: MembershipRow, content: Record<string, unknown>): Promise<void> {
+  const previous = await s.rooms.events.get(row.eventId);
+  const version = getRoomVersion((await s.rooms.store.getRoom(roomId))?.roomVersion ?? "");
+  if (!previous || !version) throw new MatrixError("M_NOT_FOUND", "The membership to leave is not known here", 404);
+  if (row.membership === "invite") {
+    try {
+      await leaveRemoteRoom(s, roomId, row.userId, candidateServers(s, [domainOf(row.sender)]), content);
+      return;
+    } catch (err) {
+      s.log.info({ roomId, err: (err as Error).message }, "rejecting the invite through the inviting server failed; rejecting it locally");
+    }
+  }
+  await outOfBandLeave(s, version, previous, content);
 }
 
 export async function inviteUser(s: Services, r: Requester, roomId: string, body: Record<string, unknown>): Promise<void> {
@@ -164,12 +237,21 @@ export async function inviteUser(s: Services, r: Requester, roomId: string, body
   if (target === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing user_id", 400);
   if (typeof target !== "string") throw new MatrixError("M_BAD_JSON", "user_id must be a string");
   const { serverName } = parseUserId(target);
-  if (serverName !== s.config.server_name) throw new MatrixError("M_FORBIDDEN", "Inviting users on other servers needs federation, which this server does not offer yet", 403);
-  if (!(await s.users.exists(target))) throw new MatrixError("M_NOT_FOUND", "Unknown user", 404);
-  await changeMembership(s, r, roomId, target, "invite", body, (current) => {
+  const check = (current: string | undefined) => {
     if (current === "join") throw new MatrixError("M_FORBIDDEN", `${target} is already in the room.`, 403);
     if (current === "ban") throw new MatrixError("M_FORBIDDEN", `${target} is banned from the room`, 403);
-  });
+  };
+  if (serverName !== s.config.server_name) {
+    // A user of another server: their server countersigns the invite before it is kept.
+    const reason = reasonOf(body);
+    const content: Record<string, unknown> = { membership: "invite" };
+    if (reason !== undefined) content.reason = reason;
+    if (body.is_direct === true) content.is_direct = true;
+    await inviteRemoteUser(s, roomId, { type: "m.room.member", stateKey: target, sender: r.userId, content }, async (room) => check((await membershipEvent(s, room, target))?.content.membership as string | undefined));
+    return;
+  }
+  if (!(await s.users.exists(target))) throw new MatrixError("M_NOT_FOUND", "Unknown user", 404);
+  await changeMembership(s, r, roomId, target, "invite", body, check);
 }
 
 function targetOf(body: Record<string, unknown>): string {

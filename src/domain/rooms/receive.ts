@@ -34,15 +34,27 @@ function roomFromCreate(s: Services, roomId: string, inputs: readonly RemoteEven
   }
   const room: RoomSnapshot = { roomId, version, state: new Map(), stateGroup: undefined, extremities: [], maxDepth: 0, createEvent: create, createEventId };
   const row = { roomId, roomVersion: version.id, creator: String(create.sender), isPublic: false };
-  return { room, index, alsoWrite: (tx) => s.rooms.store.insertRoom(tx, row, s.clock.now()) };
+  // The row may exist already, holding only an out-of-band membership (an invite received over federation).
+  return { room, index, alsoWrite: (tx) => s.rooms.store.upsertRoom(tx, row, s.clock.now()) };
 }
+
+export interface ReceiveOptions {
+  /**
+   * Inputs (by index) that must be accepted (or be already stored) for anything to be stored: otherwise
+   * nothing is committed and the outcomes say why (a send_join whose join would be rejected, or a remote
+   * join whose state does not allow the join).
+   */
+  mustAccept?: readonly number[];
+}
+
+const STORED_OK = new Set<RemoteOutcome["status"]>(["accepted", "duplicate"]);
 
 /**
  * Checks, places and stores remote events of one room, all in one commit. Returns each input's outcome:
  * accepted, soft_failed, outlier and rejected events are stored; dropped and duplicate ones are not.
  * With `backfill`, the events are older history (see RemotePlannerOptions).
  */
-export function receiveRemoteEvents(s: Services, roomId: string, inputs: readonly RemoteEventInput[], opts: RemotePlannerOptions = {}): Promise<RemoteOutcome[]> {
+export function receiveRemoteEvents(s: Services, roomId: string, inputs: readonly RemoteEventInput[], opts: RemotePlannerOptions & ReceiveOptions = {}): Promise<RemoteOutcome[]> {
   return s.rooms.lanes.run(roomId, async () => {
     const known = await loadRoom(s, roomId);
     const fresh = known ? undefined : roomFromCreate(s, roomId, inputs);
@@ -54,6 +66,7 @@ export function receiveRemoteEvents(s: Services, roomId: string, inputs: readonl
       const founded = status === "accepted" || (status === "outlier" && planner.currentState.get(stateKeyOf("m.room.create", "")) === fresh.room.createEventId);
       if (!founded) return outcomes;
     }
+    if (opts.mustAccept?.some((i) => !STORED_OK.has(outcomes[i]!.status))) return outcomes;
     const plan = planner.plan(fresh?.alsoWrite);
     if (plan) await commit(s, plan);
     return outcomes;

@@ -25,12 +25,17 @@ export interface RoomSnapshot {
   position?: number;
 }
 
+/**
+ * The room's snapshot, or undefined when this server holds no state of it: no row, or only the row of an
+ * out-of-band membership (an invite received over federation, its rejection) — a room it is not in.
+ */
 export async function loadRoom(s: Services, roomId: string): Promise<RoomSnapshot | undefined> {
   const cached = s.rooms.cache.get(roomId);
   if (cached) return cached;
   const room = await s.rooms.store.getRoom(roomId);
   if (!room) return undefined;
   const state = await s.rooms.store.currentState(roomId);
+  if (state.size === 0) return undefined;
   const extremities = await s.rooms.events.extremities(roomId);
   const ext = await s.rooms.events.getMany(extremities);
   const createId = state.get(stateKeyOf("m.room.create", ""));

@@ -30,6 +30,26 @@ export class RoomStore {
     await tx.run(`INSERT INTO rooms (room_id, room_version, creator, is_public, created_ts) VALUES (?, ?, ?, ?, ?)`, [r.roomId, r.roomVersion, r.creator, r.isPublic, now]);
   }
 
+  /**
+   * Inserts the row of a room first known from its create event, or sets the version and creator of the
+   * row an out-of-band membership made (whose version the inviting server claimed).
+   */
+  async upsertRoom(tx: SqlExecutor, r: RoomRow, now: number): Promise<void> {
+    await tx.run(
+      `INSERT INTO rooms (room_id, room_version, creator, is_public, created_ts) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (room_id) DO UPDATE SET room_version = excluded.room_version, creator = excluded.creator`,
+      [r.roomId, r.roomVersion, r.creator, r.isPublic, now],
+    );
+  }
+
+  /** The row of a room this server holds no state of (an out-of-band membership), unless there is one. */
+  async insertRoomIfAbsent(tx: SqlExecutor, r: RoomRow, now: number): Promise<void> {
+    await tx.run(
+      `INSERT INTO rooms (room_id, room_version, creator, is_public, created_ts) VALUES (?, ?, ?, ?, ?) ON CONFLICT (room_id) DO NOTHING`,
+      [r.roomId, r.roomVersion, r.creator, r.isPublic, now],
+    );
+  }
+
   async getRoom(roomId: string): Promise<RoomRow | undefined> {
     const r = await this.sql.get<{ room_id: string; room_version: string; creator: string; is_public: number | boolean }>(
       `SELECT room_id, room_version, creator, is_public FROM rooms WHERE room_id = ?`,

@@ -134,6 +134,12 @@ export class SyncStreamCache {
     return ms.filter((m) => m.membership === "join").map((m) => m.roomId);
   }
 
+  /** An out-of-band member event about `userId` (an outlier: not in any room's timeline) committed at `pos`. */
+  recordOutOfBandMembership(userId: string, pos: number): void {
+    this.invalidateMemberships(userId);
+    if (pos > (this.memberEventAbout.get(userId) ?? 0)) this.memberEventAbout.set(userId, pos);
+  }
+
   invalidateMemberships(userId: string): void {
     this.memberships.delete(userId);
     this.generations.set(userId, (this.generations.get(userId) ?? 0) + 1);
@@ -141,4 +147,7 @@ export class SyncStreamCache {
 }
 
 /** Feeds `s.sync.streamCache` from every event commit (a commit listener). */
-export const recordSyncCommits: CommitListener = (s, c) => s.sync.streamCache.recordCommitted(s, c.events);
+export const recordSyncCommits: CommitListener = (s, c) => {
+  s.sync.streamCache.recordCommitted(s, c.events);
+  for (const userId of c.notice.outOfBandMembers ?? []) s.sync.streamCache.recordOutOfBandMembership(userId, c.notice.position);
+};

@@ -12,6 +12,7 @@ export const federationSenderConsumer: DurableConsumer = {
   startAt: "now",
   batchSize: 100,
   async handle(tx, events, s) {
+    if (!s.config.send_federation) return;
     const destinations = await destinationsOfEvents(s, events);
     if (destinations.size === 0) return;
     const rows: QueuedPdu[] = [];

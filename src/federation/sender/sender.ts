@@ -59,7 +59,7 @@ export class FederationSender {
   }
 
   private queue(destination: string): DestinationQueue | undefined {
-    if (destination === this.s.config.server_name || !tryParseServerName(destination)) return undefined;
+    if (!this.s.config.send_federation || destination === this.s.config.server_name || !tryParseServerName(destination)) return undefined;
     let q = this.queues.get(destination);
     if (!q) {
       const self = this;

@@ -73,9 +73,10 @@ export class RoomMutationResolver {
   async joinRoom(
     @Arg("roomIdOrAlias", () => String) roomIdOrAlias: string,
     @Arg("reason", () => String, reasonArg) reason: string | null | undefined,
+    @Arg("via", () => [String], { nullable: true, description: "Servers to join through when this server is not in the room (POST /join's via)." }) via: string[] | null | undefined,
     @Ctx() ctx: GraphqlContext,
   ): Promise<Room> {
-    const { room_id } = await joinRoom(ctx.s, await ctx.requester(), roomIdOrAlias, body({ reason }));
+    const { room_id } = await joinRoom(ctx.s, await ctx.requester(), roomIdOrAlias, body({ reason }), undefined, via ?? []);
     return changed(ctx, room_id);
   }
 

@@ -42,15 +42,16 @@ export function requiredSigners(pdu: Pdu, v: RoomVersion): Set<string> {
 /**
  * Checks the signatures of a received PDU (over its redacted form): each required server has signed it
  * with at least one ed25519 key the key ring knows (valid at the event's origin_server_ts from v5), and
- * every such signature verifies. Returns the servers whose signatures verified; throws M_FORBIDDEN
+ * every such signature verifies (also for the servers in `alsoRequired`: an invitee's server that
+ * countersigned an invite). Returns the servers whose signatures verified; throws M_FORBIDDEN
  * otherwise (the event is then dropped).
  */
-export async function checkSignatures(s: Services, pdu: Pdu, v: RoomVersion): Promise<Set<string>> {
+export async function checkSignatures(s: Services, pdu: Pdu, v: RoomVersion, alsoRequired: Iterable<string> = []): Promise<Set<string>> {
   const bytes = signingBytes(redactEvent(pdu, v, { shareTopLevel: true }) as unknown as Record<string, unknown>);
   const atTs = v.enforceKeyValidity ? pdu.origin_server_ts : 0;
   const verified = new Set<string>();
   const sigs = isPlainObject(pdu.signatures) ? pdu.signatures : {};
-  for (const server of requiredSigners(pdu, v)) {
+  for (const server of new Set([...requiredSigners(pdu, v), ...alsoRequired])) {
     const mine = isPlainObject(sigs[server]) ? sigs[server] : {};
     let good = 0;
     for (const [keyId, signature] of Object.entries(mine)) {

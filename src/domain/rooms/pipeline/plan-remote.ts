@@ -35,6 +35,12 @@ export interface RemoteEventInput {
   prevStates?: ReadonlyMap<string, StateMap>;
   /** Store it as an outlier whatever its prev_events (an auth chain or state fetched alongside). */
   outlier?: boolean;
+  /**
+   * Skip the soft-fail check against current state: for this server's own membership event coming back
+   * from a remote handshake (send_join, send_leave), whose state before it is the resident server's and
+   * whose current state here may be stale or empty (Synapse does not soft-fail them either).
+   */
+  noSoftFail?: boolean;
 }
 
 export interface RemotePlannerOptions {
@@ -172,7 +178,7 @@ export class RemotePlanner {
     let before: { state: StateMap; basis: GroupBasis | undefined } | undefined;
     if (!outlier) {
       try {
-        before = p.input.stateBefore ? { state: p.input.stateBefore, basis: undefined } : await this.stateFromPrevs(prevIds, p.input.prevStates);
+        before = p.input.stateBefore ? { state: await this.usableState(p.input.stateBefore), basis: undefined } : await this.stateFromPrevs(prevIds, p.input.prevStates);
       } catch (err) {
         return { status: "dropped", eventId, reason: `The state before the event cannot be resolved: ${reasonOf(err)}` };
       }
@@ -191,7 +197,7 @@ export class RemotePlanner {
       }
       const atTips = prevIds.length === this.cur.extremities.length && prevIds.every((id) => this.cur.extremities.includes(id));
       // Nothing to soft-fail against in a room with no tips yet (one being joined) or in backfilled history.
-      if (rejectedReason === null && !atTips && !this.opts.backfill && this.cur.extremities.length > 0) {
+      if (rejectedReason === null && !atTips && !this.opts.backfill && this.cur.extremities.length > 0 && p.input.noSoftFail !== true) {
         try {
           await authorizeWithState(room, pdu, this.cur.state, signedBy, (ids) => this.pdus(ids));
         } catch {
@@ -264,6 +270,17 @@ export class RemotePlanner {
     } catch (err) {
       return reasonOf(err);
     }
+  }
+
+  /**
+   * A state given from elsewhere (e.g. a send_join answer), without the entries this server does not
+   * have or rejected: a rejected event is never part of any state.
+   */
+  private async usableState(given: StateMap): Promise<StateMap> {
+    const found = await this.pdus([...given.values()]);
+    const out = new Map<string, string>();
+    for (const [k, id] of given) if (found.has(id) && !this.rejected.has(id)) out.set(k, id);
+    return out.size === given.size ? given : out;
   }
 
   /** Events by id from the batch or storage. */

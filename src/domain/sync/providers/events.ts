@@ -21,10 +21,9 @@ import { streamToken } from "../../rooms/read.ts";
 import { stateBeforeEvent } from "../../rooms/state-before.ts";
 import type { Requester } from "../../accounts/requester.ts";
 import type { JsonObject, SyncContext, SyncProvider } from "../types.ts";
+import { STRIPPED_STATE_TYPES } from "../../rooms/stripped-state.ts";
 
 const MEMBER = "m.room.member";
-/** Stripped state sent with invites and knocks (spec "Stripped state"; Synapse's default list). */
-const STRIPPED_TYPES = ["m.room.create", "m.room.join_rules", "m.room.name", "m.room.avatar", "m.room.canonical_alias", "m.room.encryption", "m.room.topic"];
 
 /** The room-events stream's position: the persisted-up-to position (src/domain/store/ids.ts). */
 export function eventsPosition(s: Services): { get(): Promise<number> } {
@@ -173,6 +172,16 @@ function plan(ctx: SyncContext, memberships: UserMembership[], to: number, joine
   return { rooms, invites, knocks };
 }
 
+/**
+ * The stripped state stored with an invite received over federation (`unsigned.invite_room_state`,
+ * checked when it arrived), each entry in the Client-Server stripped form.
+ */
+function receivedInviteState(invite: StoredEvent | undefined): JsonObject[] {
+  const list = invite?.pdu.unsigned?.["invite_room_state"];
+  if (!Array.isArray(list)) return [];
+  return list.map((e: Record<string, unknown>) => ({ type: e.type, state_key: e.state_key, sender: e.sender, content: e.content }));
+}
+
 async function strippedState(s: Services, reads: SyncReads, ms: UserMembership[], versions: Map<string, string>, r: Requester, filter: SyncFilter): Promise<Map<string, JsonObject[]>> {
   const out = new Map<string, JsonObject[]>();
   if (ms.length === 0) return out;
@@ -181,7 +190,7 @@ async function strippedState(s: Services, reads: SyncReads, ms: UserMembership[]
   const idsByRoom = new Map<string, string[]>();
   for (const m of ms) {
     const state = current.get(m.roomId)!;
-    const list = STRIPPED_TYPES.map((t) => state.get(stateKeyOf(t, ""))).filter((x): x is string => !!x);
+    const list = STRIPPED_STATE_TYPES.map((t) => state.get(stateKeyOf(t, ""))).filter((x): x is string => !!x);
     idsByRoom.set(m.roomId, list);
     ids.push(...list, m.eventId);
   }
@@ -195,7 +204,12 @@ async function strippedState(s: Services, reads: SyncReads, ms: UserMembership[]
   const senders = await s.rooms.events.getMany(senderIds.filter((x): x is string => !!x && x !== ""));
   ms.forEach((m, i) => {
     const strip = (e: StoredEvent | undefined) => (e ? { type: e.pdu.type, state_key: e.pdu.state_key ?? "", sender: e.pdu.sender, content: e.pdu.content } : undefined);
-    const list: JsonObject[] = idsByRoom.get(m.roomId)!.map((id) => strip(events.get(id))).filter((x): x is NonNullable<typeof x> => !!x);
+    // A room whose state this server does not hold (an invite received over federation): the stripped
+    // state the inviting server sent with the invite.
+    const list: JsonObject[] =
+      current.get(m.roomId)!.size === 0
+        ? receivedInviteState(events.get(m.eventId))
+        : idsByRoom.get(m.roomId)!.map((id) => strip(events.get(id))).filter((x): x is NonNullable<typeof x> => !!x);
     const inviter = senderIds[i] && senderIds[i] !== m.eventId ? strip(senders.get(senderIds[i]!)) : undefined;
     if (inviter) list.push(inviter);
     const self = own.find((e) => e.event_id === m.eventId);
@@ -262,6 +276,14 @@ export const eventsProvider: SyncProvider = {
       timelines.set(p.m.roomId, await selectTimeline(s, userId, p, newest, fetch, limit, filter));
     }
 
+    // A leave out of band (an invite rejected, the room's state never held here) is the leave's whole
+    // timeline, as in Synapse.
+    const leaveEvents = await s.rooms.events.getMany(rooms.filter((p) => p.section === "leave").map((p) => p.m.eventId));
+    for (const p of rooms) {
+      const e = p.section === "leave" ? leaveEvents.get(p.m.eventId) : undefined;
+      if (e?.outlier && timelines.get(p.m.roomId)!.events.length === 0 && e.streamOrdering > p.after) timelines.set(p.m.roomId, { events: [e], scanned: [e], limited: false });
+    }
+
     // Which rooms appear: all on initial/full-state syncs and for membership changes; else those with events.
     const shown = rooms.filter((p) => p.fullState || p.section === "leave" || timelines.get(p.m.roomId)!.events.length > 0);
 
@@ -270,7 +292,6 @@ export const eventsProvider: SyncProvider = {
     // (and ends) at the end of its range: the room's snapshot when it is not ahead of `to` (no query),
     // else the group of its last event up to `to`; or the leave's group.
     const joinedShown = shown.filter((p) => p.section === "join");
-    const leaveEvents = await s.rooms.events.getMany(shown.filter((p) => p.section === "leave").map((p) => p.m.eventId));
     const atEnd = new Map<string, ReadonlyMap<string, string>>();
     const endGroup = new Map<string, number>();
     const unsettled: string[] = [];

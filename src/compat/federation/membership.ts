@@ -1,0 +1,39 @@
+// Membership over federation, this server as the resident one: make_join / send_join v2, make_leave /
+// send_leave v2, and invites of our users (invite v2). Each route reads the request and calls one domain
+// operation (src/domain/federation/membership/). Spec: Server-Server API "Joining Rooms", "Leaving Rooms
+// (Rejecting Invites)", "Inviting to a room".
+import type { FastifyInstance } from "fastify";
+import type { Services } from "../../domain/services.ts";
+import { queryList } from "../http.ts";
+import { federationRoute } from "./route.ts";
+import { makeMembership } from "../../domain/federation/membership/make-membership.ts";
+import { sendJoinAnswer, sendMembership } from "../../domain/federation/membership/send-membership.ts";
+import { receiveInvite } from "../../domain/federation/membership/receive-invite.ts";
+
+export function federationMembershipRoutes(app: FastifyInstance, s: Services): void {
+  federationRoute(app, s, {
+    method: "GET", path: "/make_join/:roomId/:userId", auth: "signed",
+    // No `ver`: the spec's default, room version 1 only.
+    handler: (c) => makeMembership(s, c.origin, c.params.roomId!, c.params.userId!, "join", queryList(c, "ver").length > 0 ? queryList(c, "ver") : undefined),
+  });
+  federationRoute(app, s, {
+    method: "PUT", path: "/send_join/:roomId/:eventId", version: "v2", auth: "signed",
+    handler: async (c) => {
+      // omit_members (partial-state joins) is accepted and ignored: the answer holds the full state.
+      const { room } = await sendMembership(s, c.origin, c.params.roomId!, c.params.eventId!, c.body(), "join");
+      return sendJoinAnswer(s, room, c.params.eventId!);
+    },
+  });
+  federationRoute(app, s, {
+    method: "GET", path: "/make_leave/:roomId/:userId", auth: "signed",
+    handler: (c) => makeMembership(s, c.origin, c.params.roomId!, c.params.userId!, "leave"),
+  });
+  federationRoute(app, s, {
+    method: "PUT", path: "/send_leave/:roomId/:eventId", version: "v2", auth: "signed",
+    handler: async (c) => (await sendMembership(s, c.origin, c.params.roomId!, c.params.eventId!, c.body(), "leave"), {}),
+  });
+  federationRoute(app, s, {
+    method: "PUT", path: "/invite/:roomId/:eventId", version: "v2", auth: "signed",
+    handler: (c) => receiveInvite(s, c.origin, c.params.roomId!, c.params.eventId!, c.body()),
+  });
+}

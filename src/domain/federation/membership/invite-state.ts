@@ -1,0 +1,74 @@
+// `invite_room_state`: the state that describes a room to an invitee's server — built when this server
+// invites a remote user (the stripped-state types of current state and the inviter's member event, as
+// full PDUs formatted for the room's version), and checked when a remote server invites one of ours
+// (each entry at least a stripped state event; the create event required in room version 12; entries
+// sent as full PDUs must be well formed, of this room and validly signed).
+// Spec: Server-Server API "PUT /invite/{roomId}/{eventId}" (v2, changed in v1.16); Client-Server API
+// "Stripped state".
+import type { Services } from "../../services.ts";
+import type { Pdu } from "../../events/types.ts";
+import { isPlainObject } from "../../events/types.ts";
+import { MatrixError } from "../../errors.ts";
+import { roomIdOf } from "../../events/hashes.ts";
+import { validatePduFormat } from "../../events/validate.ts";
+import { stateKeyOf } from "../../store/state-groups.ts";
+import { STRIPPED_STATE_TYPES } from "../../rooms/stripped-state.ts";
+import { checkSignatures } from "../../rooms/pipeline/checks.ts";
+import type { RoomSnapshot } from "../../rooms/room-cache.ts";
+import type { RoomVersion } from "../../rooms/room-versions.ts";
+import { pdusForServer } from "../server-visibility.ts";
+
+/** Most entries accepted in a received `invite_room_state` (Synapse's default list has 8 types). */
+export const MAX_INVITE_STATE = 50;
+
+/** The invite_room_state this server sends with an invite by `inviter` into `room`. */
+export async function inviteRoomState(s: Services, room: RoomSnapshot, inviter: string): Promise<Pdu[]> {
+  const ids = [...STRIPPED_STATE_TYPES.map((t) => stateKeyOf(t, "")), stateKeyOf("m.room.member", inviter)]
+    .map((k) => room.state.get(k))
+    .filter((id): id is string => id !== undefined);
+  const found = await s.rooms.events.getMany(ids);
+  return pdusForServer(s, s.config.server_name, room, ids.map((id) => found.get(id)).filter((e) => e !== undefined), { checkVisibility: false });
+}
+
+const invalid = (msg: string) => new MatrixError("M_INVALID_PARAM", `invite_room_state: ${msg}`, 400);
+
+/** Looks like a PDU rather than a stripped state event (a stripped one has four keys only). */
+function isFullPdu(e: Record<string, unknown>): boolean {
+  return "signatures" in e || "hashes" in e || "auth_events" in e;
+}
+
+/** Checks a received invite_room_state; returns its entries (an absent list is an empty one before v12). */
+export async function checkReceivedInviteState(s: Services, raw: unknown, v: RoomVersion, roomId: string): Promise<Record<string, unknown>[]> {
+  if (raw === undefined || raw === null) raw = [];
+  if (!Array.isArray(raw)) throw invalid("must be a list");
+  if (raw.length > MAX_INVITE_STATE) throw invalid(`more than ${MAX_INVITE_STATE} entries`);
+  const out: Record<string, unknown>[] = [];
+  for (const e of raw) {
+    if (!isPlainObject(e)) throw invalid("entries must be objects");
+    if (typeof e.type !== "string" || typeof e.state_key !== "string" || typeof e.sender !== "string" || !e.sender.startsWith("@") || !isPlainObject(e.content))
+      throw invalid("entries must have a type, state_key, sender and content");
+    if (isFullPdu(e)) {
+      // Sent as a PDU: then it must be one, of this room, signed by its sender's server.
+      let pdu: Pdu;
+      try {
+        pdu = validatePduFormat(e, v);
+      } catch (err) {
+        throw invalid(`an entry is not formatted for room version ${v.id}: ${(err as Error).message}`);
+      }
+      if (roomIdOf(pdu, v) !== roomId) throw invalid("an entry belongs to another room");
+      try {
+        await checkSignatures(s, pdu, v);
+      } catch (err) {
+        throw invalid(`an entry fails its signature check: ${(err as Error).message}`);
+      }
+    }
+    out.push(e);
+  }
+  // Room version 12 and later: the create event, as a PDU (its hash is the room id).
+  if (v.roomIdIsCreateEventHash) {
+    const create = out.find((e) => e.type === "m.room.create" && e.state_key === "");
+    if (!create) throw invalid("the m.room.create event is missing");
+    if (!isFullPdu(create)) throw invalid("the m.room.create event must be a PDU in this room version");
+  }
+  return out;
+}

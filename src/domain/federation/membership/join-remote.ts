@@ -1,0 +1,66 @@
+// A local user joins a room this server is not in, through a server that is: make_join (offering every
+// room version we implement), the join completed and signed here, send_join v2, then everything the
+// answer holds checked before anything is kept — the create event and the room version, each state and
+// auth chain event's format, signatures, content hash and authorization (through the remote planner, as
+// outliers), and the join itself against the returned state. One commit stores it all: the room then
+// exists here with its full state and the user joined. A server whose answer fails is skipped for the next.
+// Spec: Server-Server API "Joining Rooms" (make_join, send_join v2), "Checks performed on receipt of a PDU".
+import type { Services } from "../../services.ts";
+import type { Pdu } from "../../events/types.ts";
+import { isPlainObject } from "../../events/types.ts";
+import { eventIdOf } from "../../events/hashes.ts";
+import { fedPath } from "../../../federation/client.ts";
+import { stateKeyOf } from "../../store/state-groups.ts";
+import { receiveRemoteEvents, type RemoteEventInput } from "../../rooms/receive.ts";
+import { badAnswer, makeAndSign, sameEvent, throughServers } from "./handshake.ts";
+
+/** Most events a send_join answer may hold (state and auth chain together). */
+const MAX_JOIN_EVENTS = 100_000;
+const SEND_JOIN_MAX_BYTES = 200 * 1024 * 1024;
+const SEND_JOIN_TIMEOUT_MS = 180_000;
+
+/** Joins `userId` to `roomId` through the first of `servers` that lets it in; `content` is the member event's. */
+export async function joinRemoteRoom(s: Services, roomId: string, userId: string, servers: readonly string[], content: Record<string, unknown>): Promise<void> {
+  await throughServers(s, servers, "join the room", async (server) => {
+    const { version, built } = await makeAndSign(s, server, roomId, userId, "join", content);
+    const answer = await s.federation.putJson<unknown>(server, fedPath`/_matrix/federation/v2/send_join/${roomId}/${built.eventId}`, built.pdu, {
+      maxBytes: SEND_JOIN_MAX_BYTES,
+      timeoutMs: SEND_JOIN_TIMEOUT_MS,
+    });
+    if (!isPlainObject(answer) || !Array.isArray(answer.state) || !Array.isArray(answer.auth_chain)) throw badAnswer(server, "send_join answered no state and auth chain");
+    const { state, auth_chain: chain } = answer;
+    if (state.length + chain.length > MAX_JOIN_EVENTS) throw badAnswer(server, "send_join answered too many events");
+
+    // The create event, of the version make_join named.
+    const create = state.find((e) => isPlainObject(e) && e.type === "m.room.create" && e.state_key === "") as Pdu | undefined;
+    if (!create) throw badAnswer(server, "send_join answered a state without a create event");
+    const createVersion = isPlainObject(create.content) && create.content.room_version !== undefined ? create.content.room_version : "1";
+    if (createVersion !== version.id) throw badAnswer(server, `the create event says room version ${String(createVersion)}, make_join said ${version.id}`);
+
+    // A restricted join comes back countersigned by the authorising server: the same event, more signatures.
+    let join = built.pdu;
+    if (answer.event !== undefined && sameEvent(built.pdu, answer.event) && isPlainObject(answer.event.signatures))
+      join = { ...built.pdu, signatures: { ...answer.event.signatures, ...built.pdu.signatures } };
+
+    const stateBefore = new Map<string, string>();
+    for (const e of state) {
+      if (!isPlainObject(e) || typeof e.type !== "string" || typeof e.state_key !== "string") throw badAnswer(server, "send_join answered a state entry that is not a state event");
+      try {
+        stateBefore.set(stateKeyOf(e.type, e.state_key), eventIdOf(e as Pdu, version));
+      } catch {
+        throw badAnswer(server, "send_join answered a state event without an id");
+      }
+    }
+    const inputs: RemoteEventInput[] = [
+      ...chain.map((pdu) => ({ pdu, outlier: true })),
+      ...state.map((pdu) => ({ pdu, outlier: true })),
+      { pdu: join, stateBefore, noSoftFail: true },
+    ];
+    const outcomes = await receiveRemoteEvents(s, roomId, inputs, { mustAccept: [inputs.length - 1] });
+    const stored = await s.rooms.events.get(built.eventId);
+    if (!stored || stored.outlier || stored.rejectedReason !== null || stored.softFailed) {
+      const o = outcomes[inputs.length - 1]!;
+      throw badAnswer(server, `the join is not allowed by the state ${server} answered (${o.status}${"reason" in o ? `: ${o.reason}` : ""})`);
+    }
+  });
+}

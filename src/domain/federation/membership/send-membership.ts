@@ -1,0 +1,109 @@
+// The resident server's side of send_join / send_leave: the member event a remote server completed from our
+// template comes back signed; it must be that server's user's own join (or leave) for this room, under the
+// id in the path, signed by the origin with a matching content hash. A restricted join naming one of our
+// users is countersigned here. Then it enters the room through the remote planner, and is refused with
+// nothing stored unless it is accepted (a rejected or soft-failed join is a 403). The join's answer: the
+// state before it and that state's auth chain, as PDUs.
+// Spec: Server-Server API "Joining Rooms" (PUT /send_join v2), "Leaving Rooms" (PUT /send_leave v2).
+import type { Services } from "../../services.ts";
+import type { Pdu } from "../../events/types.ts";
+import { domainOf } from "../../events/types.ts";
+import { MatrixError } from "../../errors.ts";
+import { checkContentHash, eventIdOf } from "../../events/hashes.ts";
+import { validatePduFormat } from "../../events/validate.ts";
+import { stateKeyOf } from "../../store/state-groups.ts";
+import { addSignature } from "../../rooms/build-event.ts";
+import { checkSignatures } from "../../rooms/pipeline/checks.ts";
+import { receiveRemoteEvents } from "../../rooms/receive.ts";
+import type { RoomSnapshot } from "../../rooms/room-cache.ts";
+import { residentRoom, type Membership } from "./make-membership.ts";
+import { authChainOf } from "../dag-walk.ts";
+import { pdusForServer } from "../server-visibility.ts";
+import { stateBeforeEvent } from "../../rooms/state-before.ts";
+import type { StoredEvent } from "../../store/events.ts";
+import { joinedServers } from "./residency.ts";
+
+export interface SendJoinAnswer {
+  origin: string;
+  members_omitted: boolean;
+  servers_in_room: string[];
+  state: Pdu[];
+  auth_chain: Pdu[];
+  event: Pdu;
+}
+
+const bad = (msg: string) => new MatrixError("M_BAD_JSON", msg, 400);
+
+/** Checks the returned member event against the request; returns it (countersigned when we authorise it). */
+async function checkMemberEvent(s: Services, origin: string, room: RoomSnapshot, eventId: string, body: Record<string, unknown>, membership: Membership): Promise<Pdu> {
+  const v = room.version;
+  if (body.room_id !== room.roomId) throw bad("Room ID in body does not match that in request path");
+  let pdu = validatePduFormat(body, v);
+  if (eventIdOf(pdu, v) !== eventId) throw bad("Event ID in body does not match that in request path");
+  if (pdu.type !== "m.room.member" || typeof pdu.state_key !== "string") throw bad("Not an m.room.member event");
+  if (pdu.content.membership !== membership) throw bad(`Not a ${membership} event`);
+  if (domainOf(pdu.sender) !== origin) throw new MatrixError("M_FORBIDDEN", "User not from origin", 403);
+  if (pdu.sender !== pdu.state_key) throw bad("state_key and sender must match");
+  if (!checkContentHash(pdu)) throw bad("The event's content hash does not match its content");
+  const via = pdu.content.join_authorised_via_users_server;
+  if (v.restricted && membership === "join" && via !== undefined) {
+    // Only this server's users can be vouched for here (as Synapse).
+    if (typeof via !== "string" || domainOf(via) !== s.config.server_name)
+      throw new MatrixError("M_UNKNOWN", `Cannot authorise membership event for ${String(via)}: only for users of this server`, 400);
+    pdu = addSignature(pdu, v, { serverName: s.config.server_name, key: s.signingKeys[0]! });
+  }
+  try {
+    await checkSignatures(s, pdu, v);
+  } catch (err) {
+    throw new MatrixError("M_FORBIDDEN", `Event ${eventId}: ${(err as Error).message}`, 403);
+  }
+  const { unsigned: _u, ...rest } = pdu;
+  return rest as Pdu;
+}
+
+/** PUT /send_join v2 and /send_leave v2: checks and accepts the event (idempotent for one already accepted). */
+export async function sendMembership(s: Services, origin: string, roomId: string, eventId: string, body: Record<string, unknown>, membership: Membership): Promise<{ room: RoomSnapshot; pdu: Pdu }> {
+  const room = await residentRoom(s, roomId);
+  const pdu = await checkMemberEvent(s, origin, room, eventId, body, membership);
+  const [outcome] = await receiveRemoteEvents(s, roomId, [{ pdu }], { mustAccept: [0] });
+  switch (outcome!.status) {
+    case "accepted":
+      break;
+    case "duplicate": {
+      const stored = await s.rooms.events.get(eventId);
+      if (!stored || stored.rejectedReason !== null || stored.softFailed || stored.outlier) throw new MatrixError("M_FORBIDDEN", `The ${membership} event was not accepted`, 403);
+      break;
+    }
+    case "rejected":
+      throw new MatrixError("M_FORBIDDEN", `The ${membership} event was rejected: ${outcome!.reason}`, 403);
+    case "soft_failed":
+      throw new MatrixError("M_FORBIDDEN", `The ${membership} event is not allowed by the room's current state`, 403);
+    case "outlier":
+      throw new MatrixError("M_INVALID_PARAM", "The event's prev_events are unknown to this server", 400);
+    case "dropped":
+      throw bad(`The event cannot be accepted: ${outcome!.reason}`);
+  }
+  return { room, pdu };
+}
+
+/** The answer to an accepted send_join: the state before the join and its auth chain (members never omitted). */
+export async function sendJoinAnswer(s: Services, room: RoomSnapshot, joinId: string): Promise<SendJoinAnswer> {
+  const join = (await s.rooms.events.get(joinId))!;
+  const after = (await s.rooms.stateGroups.getMany([join.stateGroup!])).get(join.stateGroup!)!;
+  const stateIds = [...stateBeforeEvent(join, after).values()];
+  const found = await s.rooms.events.getMany(stateIds);
+  const state = stateIds.map((id) => found.get(id)).filter((e) => e !== undefined);
+  const chain = await authChainOf(s, room, state);
+  // The joining server is entitled to the state it joins into: no history-visibility filter.
+  const served = (events: StoredEvent[]) => pdusForServer(s, s.config.server_name, room, events, { checkVisibility: false });
+  const [statePdus, chainPdus, [event]] = await Promise.all([served(state), served(chain), served([join])]);
+  return {
+    origin: s.config.server_name,
+    members_omitted: false,
+    servers_in_room: [...(await joinedServers(s, room.roomId))],
+    state: statePdus,
+    auth_chain: chainPdus,
+    event: event!,
+  };
+}
+

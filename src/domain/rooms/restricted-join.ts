@@ -1,0 +1,48 @@
+// Restricted joins (room versions 8+ `restricted`, 10+ `knock_restricted`): whether a join needs a
+// `join_authorised_via_users_server`, and which of this server's joined members may sign for it (one who
+// can invite). Used when a local user joins, and when this server answers a remote server's make_join.
+// Spec: Client-Server API "Restricted rooms"; Room Versions v8 "Authorization rules" (member, join).
+import type { Services } from "../services.ts";
+import { domainOf, isPlainObject } from "../events/types.ts";
+import { currentStateEvent, type RoomSnapshot } from "./room-cache.ts";
+import { powerLevelsOf } from "./power-levels.ts";
+
+export type RestrictedJoin =
+  /** The join needs no authorising user: not a restricted room, or the user is invited or joined already. */
+  | { kind: "unrestricted" }
+  /** The user is in an allowed room and this member of the room may authorise the join. */
+  | { kind: "authorised"; via: string }
+  /** The user is in an allowed room but no member of this server may invite. */
+  | { kind: "no_authoriser" }
+  /** The user is in none of the allowed rooms this server knows; `unknownRooms` when it is not in all of them. */
+  | { kind: "not_allowed"; unknownRooms: boolean };
+
+/** How a join of `userId` to `room` stands against the room's restricted join rule, as this server sees it. */
+export async function restrictedJoin(s: Services, room: RoomSnapshot, userId: string): Promise<RestrictedJoin> {
+  const rules = await currentStateEvent(s, room, "m.room.join_rules");
+  const rule = rules?.content.join_rule;
+  if (!((rule === "restricted" && room.version.restricted) || (rule === "knock_restricted" && room.version.knockRestricted))) return { kind: "unrestricted" };
+  const current = (await currentStateEvent(s, room, "m.room.member", userId))?.content.membership;
+  if (current === "join" || current === "invite") return { kind: "unrestricted" };
+  const allow = Array.isArray(rules!.content.allow) ? rules!.content.allow : [];
+  let allowed = false;
+  let unknownRooms = false;
+  for (const a of allow) {
+    if (!isPlainObject(a) || a.type !== "m.room_membership" || typeof a.room_id !== "string") continue;
+    if ((await s.rooms.store.membership(a.room_id, userId))?.membership === "join") {
+      allowed = true;
+      break;
+    }
+    const here = await s.rooms.store.membersOf(a.room_id);
+    if (!here.some((x) => x.membership === "join" && domainOf(x.userId) === s.config.server_name)) unknownRooms = true;
+  }
+  if (!allowed) return { kind: "not_allowed", unknownRooms };
+  const powers = await powerLevelsOf(s, room);
+  const needed = powers.named("invite");
+  const candidate = (await s.rooms.store.membersOf(room.roomId))
+    .filter((m) => m.membership === "join" && domainOf(m.userId) === s.config.server_name)
+    .map((m) => ({ id: m.userId, level: powers.user(m.userId) }))
+    .filter((m) => m.level >= needed)
+    .sort((a, b) => b.level - a.level)[0];
+  return candidate ? { kind: "authorised", via: candidate.id } : { kind: "no_authoriser" };
+}
