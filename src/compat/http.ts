@@ -52,6 +52,8 @@ export interface RouteSpec<C extends Call = Call> {
   handler: (call: C) => Promise<unknown> | unknown;
 }
 
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 function parseBody(req: FastifyRequest): Record<string, unknown> | undefined {
   const raw = req.body;
   if (raw === undefined || raw === null) return undefined;
@@ -59,7 +61,7 @@ function parseBody(req: FastifyRequest): Record<string, unknown> | undefined {
     if (raw.length === 0) return undefined;
     let parsed: unknown;
     try {
-      parsed = JSON.parse(raw.toString("utf8"));
+      parsed = JSON.parse(UTF8.decode(raw)); // invalid UTF-8 is no JSON text (as Synapse: M_NOT_JSON)
     } catch {
       throw new MatrixError("M_NOT_JSON", "Content not JSON.", 400);
     }

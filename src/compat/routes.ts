@@ -24,6 +24,9 @@ import { federationQueryRoutes } from "./federation/query.ts";
 import { federationDirectoryRoutes } from "./federation/directory.ts";
 import { pushRoutes } from "./client/push.ts";
 import { mediaRoutes } from "./media/routes.ts";
+import { openIdRoutes } from "./client/openid.ts";
+import { federationOpenIdRoutes } from "./federation/openid.ts";
+import { threePidRoutes } from "./client/threepids.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -53,4 +56,7 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   pushRoutes,
   mediaRoutes,
   mediaAdminRoutes,
+  openIdRoutes,
+  federationOpenIdRoutes,
+  threePidRoutes,
 ];

@@ -104,8 +104,9 @@ export async function upgradeRoom(s: Services, r: Requester, roomId: string, bod
   const { version: v, additionalCreators } = parseRequest(body);
   const me = r.userId;
   return s.rooms.lanes.run(roomId, async () => {
+    // An unknown room is 404 (as Synapse: checked before the power check, which would say 403).
     const old = await requireRoom(s, roomId).catch(() => {
-      throw new MatrixError("M_FORBIDDEN", "You are not in this room", 403);
+      throw new MatrixError("M_NOT_FOUND", `Unknown room id ${roomId}`, 404);
     });
     if ((await s.rooms.store.membership(roomId, me))?.membership !== "join") throw new MatrixError("M_FORBIDDEN", "You are not in this room", 403);
     const powers = await powerLevelsOf(s, old);
