@@ -17,6 +17,8 @@ import { matchesFilter } from "../../filters/room-event-filter.ts";
 import { DEFAULT_TIMELINE_LIMIT, includeRedundantMembers, lazyLoadMembers, pickEventFields, roomWanted, type SyncFilter } from "../../filters/sync-filter.ts";
 import { filterVisible } from "../../rooms/visibility.ts";
 import { serializeEvents } from "../../rooms/serialize.ts";
+import { redactEvent as redactPdu } from "../../events/redaction.ts";
+import { resolveRoomVersion } from "../../rooms/room-versions.ts";
 import { streamToken } from "../../rooms/read.ts";
 import type { Requester } from "../../accounts/requester.ts";
 import type { JsonObject, SyncContext, SyncProvider } from "../types.ts";
@@ -49,10 +51,21 @@ interface Timeline {
 
 /** Renders stored events per the filter's event_format and event_fields. One batch for many rooms. */
 export async function renderEvents(s: Services, r: Requester, filter: SyncFilter, events: StoredEvent[], versions: Map<string, string>, omitRoomId = true): Promise<JsonObject[]> {
-  if (filter.event_format === "federation") return events.map((e) => pickEventFields(JSON.parse(e.json) as JsonObject, filter.event_fields));
   const lookup = async (roomId: string) => versions.get(roomId) ?? (await s.rooms.store.getRoom(roomId))?.roomVersion ?? "1";
+  const federation = filter.event_format === "federation";
   // The response is serialized at once and never changed: events share their content objects.
-  const out = await serializeEvents(s, r, lookup, events, { omitRoomId, shareContent: true });
+  const out = await serializeEvents(s, r, lookup, events, { omitRoomId: omitRoomId && !federation, shareContent: true });
+  if (federation) {
+    // The PDU as federation carries it (redacted if it was), with its event id and the unsigned data
+    // clients get (age, transaction_id ...), as Synapse's federation format.
+    const rendered = [];
+    for (const [i, e] of events.entries()) {
+      const unsigned = out[i]!.unsigned as JsonObject | undefined;
+      const pdu = unsigned?.redacted_because ? redactPdu(e.pdu, resolveRoomVersion(await lookup(e.roomId))) : e.pdu;
+      rendered.push(pickEventFields({ ...pdu, event_id: e.eventId, ...(unsigned ? { unsigned } : {}) } as JsonObject, filter.event_fields));
+    }
+    return rendered;
+  }
   return out.map((e) => pickEventFields(e as unknown as JsonObject, filter.event_fields));
 }
 
