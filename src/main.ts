@@ -13,6 +13,7 @@ import { createHttpServer } from "./compat/server.ts";
 import { ROUTE_GROUPS } from "./compat/routes.ts";
 import { mountGraphql } from "./graphql/server.ts";
 import { invalidateTokenCache } from "./domain/accounts/authenticate.ts";
+import { invalidateIgnoredUsers } from "./domain/account-data/ignored-users.ts";
 import { leaveAllRooms, updateMemberEvents } from "./domain/rooms/account-hooks.ts";
 import { indexSearch } from "./domain/search/index-hooks.ts";
 import { indexRelations } from "./domain/relations/index-hook.ts";
@@ -81,7 +82,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[] } = {}): Ext
     presenceSetters: [presenceFromSync],
     // Federation: the EDUs remote servers send, by edu_type.
     eduHandlers: [],
-    invalidationListeners: [invalidateTokenCache],
+    invalidationListeners: [invalidateTokenCache, invalidateIgnoredUsers],
     background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention],
   };
 }

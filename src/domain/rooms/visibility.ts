@@ -2,10 +2,12 @@
 // see, from the user's membership and the room's m.room.history_visibility at each event. world_readable:
 // everyone; shared: members who are joined now, or were at the event; invited: invited or joined at the
 // event; joined: joined at the event. A change of visibility is judged by the stricter of before/after.
-// Events outside the room's timeline (outliers, rejected and soft-failed events) are never served.
+// Events outside the room's timeline (outliers, rejected and soft-failed events) are never served, nor
+// the events of users the reader ignores (account-data/ignored-users.ts).
 import type { Services } from "../services.ts";
 import { inTimeline, type StoredEvent } from "../store/events.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
+import { withoutIgnored } from "../account-data/ignored-users.ts";
 
 const STRICTNESS = ["world_readable", "shared", "invited", "joined"];
 
@@ -13,8 +15,13 @@ function stricter(a: string, b: string): string {
   return STRICTNESS.indexOf(a) >= STRICTNESS.indexOf(b) ? a : b;
 }
 
-export async function filterVisible(s: Services, userId: string, all: StoredEvent[], currentMembership: string | undefined): Promise<StoredEvent[]> {
-  const events = all.every(inTimeline) ? all : all.filter(inTimeline);
+/**
+ * The events `userId` may be served. Events of users they ignore are dropped too (state aside), unless
+ * `keepIgnored` (acting on an event — a receipt, a report — is not being served it).
+ */
+export async function filterVisible(s: Services, userId: string, all: StoredEvent[], currentMembership: string | undefined, opts: { keepIgnored?: boolean } = {}): Promise<StoredEvent[]> {
+  const inTl = all.every(inTimeline) ? all : all.filter(inTimeline);
+  const events = opts.keepIgnored ? inTl : await withoutIgnored(s, userId, inTl);
   if (events.length === 0) return events;
   const groups = await s.rooms.stateGroups.getMany(events.map((e) => e.stateGroup!));
   const wanted = new Set<string>();

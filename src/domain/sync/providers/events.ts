@@ -16,6 +16,7 @@ import { stateKeyOf } from "../../store/state-groups.ts";
 import { matchesFilter } from "../../filters/room-event-filter.ts";
 import { DEFAULT_TIMELINE_LIMIT, includeRedundantMembers, lazyLoadMembers, pickEventFields, roomWanted, type SyncFilter } from "../../filters/sync-filter.ts";
 import { filterVisible } from "../../rooms/visibility.ts";
+import { ignoredUsers, withoutIgnored } from "../../account-data/ignored-users.ts";
 import { serializeEvents } from "../../rooms/serialize.ts";
 import { redactEvent as redactPdu } from "../../events/redaction.ts";
 import { resolveRoomVersion } from "../../rooms/room-versions.ts";
@@ -71,7 +72,7 @@ export async function renderEvents(s: Services, r: Requester, filter: SyncFilter
 
 /** Visible events for the user: events after a join they still hold need no state lookups. */
 async function visibleEvents(s: Services, userId: string, m: UserMembership, events: StoredEvent[]): Promise<Set<string>> {
-  const fast = m.membership === "join" ? events.filter((e) => e.streamOrdering >= m.streamOrdering) : [];
+  const fast = m.membership === "join" ? await withoutIgnored(s, userId, events.filter((e) => e.streamOrdering >= m.streamOrdering)) : [];
   const slow = m.membership === "join" ? events.filter((e) => e.streamOrdering < m.streamOrdering) : events;
   const ok = new Set(fast.map((e) => e.eventId));
   for (const e of await filterVisible(s, userId, slow, m.membership)) ok.add(e.eventId);
@@ -227,6 +228,13 @@ async function strippedState(s: Services, reads: SyncReads, ms: UserMembership[]
   return out;
 }
 
+async function withoutIgnoredInviters(s: Services, userId: string, invites: UserMembership[]): Promise<UserMembership[]> {
+  const ignored = await ignoredUsers(s, userId);
+  if (ignored.size === 0 || invites.length === 0) return invites;
+  const events = await s.rooms.events.getMany(invites.map((m) => m.eventId));
+  return invites.filter((m) => !ignored.has(events.get(m.eventId)?.pdu.sender ?? ""));
+}
+
 export const eventsProvider: SyncProvider = {
   stream: "events",
   current: (s) => s.rooms.events.streamIds.current(),
@@ -246,8 +254,9 @@ export const eventsProvider: SyncProvider = {
     const { rooms, invites, knocks } = plan(ctx, memberships, to, joinedBefore);
     let added = false;
 
-    // Invites and knocks: stripped state.
-    for (const [list, section, field] of [[invites, "invite", "invite_state"], [knocks, "knock", "knock_state"]] as const) {
+    // Invites and knocks: stripped state. Invites sent by users this user ignores are not shown.
+    const shownInvites = await withoutIgnoredInviters(s, userId, invites);
+    for (const [list, section, field] of [[shownInvites, "invite", "invite_state"], [knocks, "knock", "knock_state"]] as const) {
       const stripped = await strippedState(s, reads, list, versions, r, filter);
       for (const [roomId, events] of stripped) {
         (ctx.result.rooms[section] as Record<string, unknown>)[roomId] = { [field]: { events } };
