@@ -24,6 +24,7 @@ import { aliasOnCreate, canonicalAliasCheck } from "./domain/directory/room-exte
 import { encryptionByDefault } from "./domain/e2ee/encryption-default.ts";
 import { announceDeletedDevices, announceDeviceUpdate, deleteDeviceKeys } from "./domain/e2ee/device-lists.ts";
 import { recordSyncCommits } from "./domain/sync/stream-cache.ts";
+import { kickGuestsOnRevocation } from "./domain/rooms/guest-kick.ts";
 import { typingProvider } from "./domain/sync/providers/typing.ts";
 import { receiptsProvider } from "./domain/sync/providers/receipts.ts";
 import { presenceProvider } from "./domain/sync/providers/presence.ts";
@@ -64,7 +65,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[] } = {}): Ext
     // Push evaluation runs after relations (it reads the threads of the batch).
     indexers: [indexSearch, indexRelations, updateDirectoryStats, indexPushActions],
     // Fed each commit notice at settle, after the room and event caches, before the notifier.
-    commitListeners: [recordSyncCommits],
+    commitListeners: [recordSyncCommits, kickGuestsOnRevocation],
     // After the commit, from their own persisted positions (federation sender, push, appservices next).
     consumers: [...(extra.consumers ?? [])],
     unsigned: [bundleAggregations],
