@@ -13,6 +13,7 @@ import { createHttpServer } from "./compat/server.ts";
 import { ROUTE_GROUPS } from "./compat/routes.ts";
 import { mountGraphql } from "./graphql/server.ts";
 import { invalidateTokenCache } from "./domain/accounts/authenticate.ts";
+import { invalidateIgnoredUsers } from "./domain/account-data/ignored-users.ts";
 import { leaveAllRooms, updateMemberEvents } from "./domain/rooms/account-hooks.ts";
 import { indexSearch } from "./domain/search/index-hooks.ts";
 import { indexRelations } from "./domain/relations/index-hook.ts";
@@ -23,6 +24,7 @@ import { aliasOnCreate, canonicalAliasCheck } from "./domain/directory/room-exte
 import { encryptionByDefault } from "./domain/e2ee/encryption-default.ts";
 import { announceDeletedDevices, announceDeviceUpdate, deleteDeviceKeys } from "./domain/e2ee/device-lists.ts";
 import { recordSyncCommits } from "./domain/sync/stream-cache.ts";
+import { kickGuestsOnRevocation } from "./domain/rooms/guest-kick.ts";
 import { typingProvider } from "./domain/sync/providers/typing.ts";
 import { receiptsProvider } from "./domain/sync/providers/receipts.ts";
 import { presenceProvider } from "./domain/sync/providers/presence.ts";
@@ -72,7 +74,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[] } = {}): Ext
     // Push evaluation runs after relations (it reads the threads of the batch).
     indexers: [indexSearch, indexRelations, updateDirectoryStats, indexPushActions],
     // Fed each commit notice at settle, after the room and event caches, before the notifier.
-    commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles],
+    commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles, kickGuestsOnRevocation],
     // After the commit, from their own persisted positions (push, appservices next).
     consumers: [federationSenderConsumer, ...(extra.consumers ?? [])],
     unsigned: [bundleAggregations],
@@ -90,7 +92,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[] } = {}): Ext
     presenceSetters: [presenceFromSync],
     // Federation: the EDUs remote servers send, by edu_type.
     eduHandlers: [typingEduHandler, receiptEduHandler, presenceEduHandler],
-    invalidationListeners: [invalidateTokenCache],
+    invalidationListeners: [invalidateTokenCache, invalidateIgnoredUsers],
     // The federation sender first: the EDU producers after it hand it what they send.
     background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, expireReceivedTransactions],
   };

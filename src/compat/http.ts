@@ -56,12 +56,20 @@ export interface RouteSpec<C extends Call = Call> {
   bodyDepth?: number;
 }
 
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 function parseBody(req: FastifyRequest, maxDepth: number | undefined): Record<string, unknown> | undefined {
   const raw = req.body;
   if (raw === undefined || raw === null) return undefined;
   if (Buffer.isBuffer(raw)) {
     if (raw.length === 0) return undefined;
-    const parsed = parseJsonText(raw.toString("utf8"), { maxDepth });
+    let text: string;
+    try {
+      text = UTF8.decode(raw); // invalid UTF-8 is no JSON text (as Synapse: M_NOT_JSON)
+    } catch {
+      throw new MatrixError("M_NOT_JSON", "Content not JSON.", 400);
+    }
+    const parsed = parseJsonText(text, { maxDepth });
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
       throw new MatrixError("M_BAD_JSON", "Content must be a JSON object.", 400);
     return parsed as Record<string, unknown>;

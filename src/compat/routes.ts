@@ -29,6 +29,9 @@ import { federationMediaRoutes } from "./federation/media.ts";
 import { federationMembershipRoutes } from "./federation/membership.ts";
 import { pushRoutes } from "./client/push.ts";
 import { mediaRoutes } from "./media/routes.ts";
+import { openIdRoutes } from "./client/openid.ts";
+import { federationOpenIdRoutes } from "./federation/openid.ts";
+import { threePidRoutes } from "./client/threepids.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -63,4 +66,7 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   pushRoutes,
   mediaRoutes,
   mediaAdminRoutes,
+  openIdRoutes,
+  federationOpenIdRoutes,
+  threePidRoutes,
 ];

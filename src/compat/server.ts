@@ -76,6 +76,8 @@ export function createHttpServer(s: Services): FastifyInstance {
 
   app.addHook("onSend", async (_req, reply, payload) => {
     reply.headers(CORS_HEADERS);
+    // JSON goes out as plain `application/json`, as Synapse sends it (strict clients compare the header).
+    if (reply.getHeader("content-type") === "application/json; charset=utf-8") reply.header("content-type", "application/json");
     // Shutting down: an answer still going out closes its connection, so close() need not wait for
     // keep-alive to expire.
     if (s.inFlight.draining) reply.header("connection", "close");

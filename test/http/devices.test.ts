@@ -133,9 +133,9 @@ describe.each(backends())("devices on %s", (backend) => {
     expect(wrong.json.flows).toEqual([{ stages: ["m.login.password"] }]);
     expect(wrong.json.session).toBe(first.json.session);
 
-    // Someone else's password does not re-authenticate alice.
+    // Someone else's password does not re-authenticate alice: refused outright (403, as Synapse).
     const bobs = await t.call("DELETE", p, { token: alice.access_token, body: { auth: passwordAuth("bob", "bob-pw", first.json.session) } });
-    expect([bobs.status, bobs.json.errcode]).toEqual([401, "M_FORBIDDEN"]);
+    expect([bobs.status, bobs.json.errcode]).toEqual([403, "M_FORBIDDEN"]);
 
     expect((await t.call("GET", `${V3}/account/whoami`, { token: doomed.access_token })).status).toBe(200);
     const ok = await t.call("DELETE", p, { token: alice.access_token, body: { auth: passwordAuth("alice", "alice-pw", first.json.session) } });

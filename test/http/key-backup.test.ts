@@ -78,7 +78,7 @@ describe.each(backends())("key backup on %s", (backend) => {
       expectError(await call(u, "POST", `${V3}/room_keys/version`, { auth_data: {} }), 400, "M_MISSING_PARAM");
       expectError(await call(u, "POST", `${V3}/room_keys/version`, { algorithm: "a" }), 400, "M_MISSING_PARAM");
       expectError(await call(u, "POST", `${V3}/room_keys/version`, { algorithm: 1, auth_data: {} }), 400, "M_BAD_JSON");
-      expectError(await call(u, "POST", `${V3}/room_keys/version`, { algorithm: "a", auth_data: "x" }), 400, "M_BAD_JSON");
+      expectError(await call(u, "POST", `${V3}/room_keys/version`, { algorithm: "", auth_data: {} }), 400, "M_BAD_JSON");
       expectError(await call(u, "GET", `${V3}/room_keys/version`), 404, "M_NOT_FOUND");
       const guest = await t.call("POST", `${V3}/register?kind=guest`, { body: {} });
       expectError(await t.call("GET", `${V3}/room_keys/version`, { token: guest.json.access_token }), 403, "M_GUEST_ACCESS_FORBIDDEN");

@@ -44,16 +44,16 @@ describe.each(backends())("keys on %s", (backend) => {
       expect((await uploadKeys(t, s, { device_keys: dev.keys })).status).toBe(200);
     });
 
-    it("refuses device keys of another user or device, unsigned or badly signed ones, and new identity keys for a device", async () => {
+    it("refuses device keys of another user or device, malformed signatures, and new identity keys for a device", async () => {
       const s = await loginUser(t, "alice");
       const dev = deviceKeysFor(s);
       const k = dev.keys as any;
       const resign = (body: Record<string, unknown>) => signed({ ...body, signatures: undefined } as Record<string, unknown>, body.user_id as string, `ed25519:${s.device_id}`, dev.ed);
       expectError(await uploadKeys(t, s, { device_keys: resign({ ...k, user_id: bob.user_id }) }), 400, "M_INVALID_PARAM");
       expectError(await uploadKeys(t, s, { device_keys: resign({ ...k, device_id: "OTHERDEVICE" }) }), 400, "M_INVALID_PARAM");
-      expectError(await uploadKeys(t, s, { device_keys: { ...k, signatures: {} } }), 400, "M_INVALID_PARAM");
-      const otherKey = keyPair();
-      expectError(await uploadKeys(t, s, { device_keys: signed({ ...k, signatures: undefined }, s.user_id, `ed25519:${s.device_id}`, otherKey) }), 400, "M_INVALID_PARAM");
+      // (A missing or invalid self-signature is the receiving clients' to judge: test/http/conformance-accounts.test.ts.)
+      expectError(await uploadKeys(t, s, { device_keys: { ...k, signatures: "no" } }), 400, "M_INVALID_PARAM");
+      expectError(await uploadKeys(t, s, { device_keys: { ...k, signatures: { [s.user_id]: { x: 1 } } } }), 400, "M_INVALID_PARAM");
       expectError(await uploadKeys(t, s, { device_keys: { ...k, algorithms: "no" } }), 400, "M_INVALID_PARAM");
       expectError(await uploadKeys(t, s, { device_keys: "no" }), 400, "M_BAD_JSON");
       expect(await t.hs.services.e2ee.deviceKeys(s.user_id, s.device_id)).toBeUndefined();

@@ -67,9 +67,9 @@ describe.each(backends())("room membership on %s", (backend) => {
     expect((await member(roomId, carol.user_id)).membership).toBe("join");
     expect(await joinedRooms(bob)).toContain(roomId);
     expect(await joinedRooms(carol)).toContain(roomId);
-    // Joining again is a no-op: no new event.
+    // Joining again with the same content is a no-op: no new event (other content is a new member event).
     const before = await eventCount();
-    await expectOk(await post(bob, p2), "POST", p2);
+    await expectOk(await post(bob, p2, { reason: "hello" }), "POST", p2);
     expect(await eventCount()).toBe(before);
     // r0 works too.
     const p3 = `/_matrix/client/r0/rooms/${enc(roomId)}/join`;

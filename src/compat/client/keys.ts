@@ -33,7 +33,8 @@ export function e2eKeyRoutes(app: FastifyInstance, s: Services): void {
   });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/keys/device_signing/upload", auth: "token", op: "uploadCrossSigningKeys",
+    // Also under /unstable, where Synapse still serves it (older clients and test tools call it there).
+    method: "POST", path: "/keys/device_signing/upload", auth: "token", op: "uploadCrossSigningKeys", versions: ["r0", "v3", "unstable"],
     handler: (c) => {
       const body = c.body();
       return uploadCrossSigningKeys(s, c.requester, body, { path: c.req.url, method: c.req.method, body, clientIp: c.clientIp });
@@ -41,7 +42,7 @@ export function e2eKeyRoutes(app: FastifyInstance, s: Services): void {
   });
 
   clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/keys/signatures/upload", auth: "token", op: "uploadSignatures",
+    method: "POST", path: "/keys/signatures/upload", auth: "token", op: "uploadSignatures", versions: ["r0", "v3", "unstable"],
     handler: (c) => uploadSignatures(s, c.requester, c.body()),
   });
 }

@@ -42,10 +42,13 @@ export function roomRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/ban", auth: "token", op: "banUser", handler: async (c) => (await banUser(s, c.requester, c.params.roomId!, c.body()), ok()) });
   clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/unban", auth: "token", op: "unbanUser", handler: async (c) => (await unbanUser(s, c.requester, c.params.roomId!, c.body()), ok()) });
 
-  clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/rooms/:roomId/send/:eventType/:txnId", auth: "token",
-    handler: (c) => sendMessage(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.txnId!, c.body()),
-  });
+  // POST without a transaction id is what older clients send (as Synapse serves it): no idempotency.
+  for (const [method, path] of [["PUT", "/rooms/:roomId/send/:eventType/:txnId"], ["POST", "/rooms/:roomId/send/:eventType"]] as const) {
+    clientRoute<AuthedCall>(app, s, {
+      method, path, auth: "token",
+      handler: (c) => sendMessage(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.txnId, c.body()),
+    });
+  }
   for (const path of ["/rooms/:roomId/state/:eventType", "/rooms/:roomId/state/:eventType/", "/rooms/:roomId/state/:eventType/:stateKey"]) {
     clientRoute<AuthedCall>(app, s, {
       method: "PUT", path, auth: "token",
@@ -59,10 +62,12 @@ export function roomRoutes(app: FastifyInstance, s: Services): void {
       },
     });
   }
-  clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/rooms/:roomId/redact/:eventId/:txnId", auth: "token",
-    handler: (c) => redactEvent(s, c.requester, c.params.roomId!, c.params.eventId!, c.params.txnId!, c.bodyOrEmpty()),
-  });
+  for (const [method, path] of [["PUT", "/rooms/:roomId/redact/:eventId/:txnId"], ["POST", "/rooms/:roomId/redact/:eventId"]] as const) {
+    clientRoute<AuthedCall>(app, s, {
+      method, path, auth: "token",
+      handler: (c) => redactEvent(s, c.requester, c.params.roomId!, c.params.eventId!, c.params.txnId, c.bodyOrEmpty()),
+    });
+  }
 
   clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/state", auth: "token", handler: (c) => getRoomState(s, c.requester, c.params.roomId!) });
   clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/event/:eventId", auth: "token", handler: (c) => getRoomEvent(s, c.requester, c.params.roomId!, c.params.eventId!) });

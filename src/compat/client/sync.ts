@@ -71,9 +71,13 @@ export function syncRoutes(app: FastifyInstance, s: Services): void {
     method: "GET", path: "/initialSync", auth: "token",
     handler: (c) => legacyInitialSync(s, c.requester, { limit: queryInt(c, "limit", { min: 0 }), archived: queryBool(c, "archived") }),
   });
-  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/initialSync", auth: "token", handler: (c) => roomInitialSync(s, c.requester, c.params.roomId!) });
+  clientRoute<AuthedCall>(app, s, {
+    method: "GET", path: "/rooms/:roomId/initialSync", auth: "token",
+    handler: (c) => roomInitialSync(s, c.requester, c.params.roomId!, { limit: queryInt(c, "limit", { min: 0 }) }),
+  });
   clientRoute<AuthedCall>(app, s, {
     method: "GET", path: "/events", auth: "token",
-    handler: (c) => legacyEvents(s, c.requester, { from: queryString(c, "from"), timeoutMs: queryInt(c, "timeout", { min: 0 }), signal: clientGone(c) }),
+    handler: (c) =>
+      legacyEvents(s, c.requester, { from: queryString(c, "from"), timeoutMs: queryInt(c, "timeout", { min: 0 }), limit: queryInt(c, "limit", { min: 0 }), roomId: queryString(c, "room_id"), signal: clientGone(c) }),
   });
 }

@@ -8,6 +8,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { isPlainObject } from "../events/types.ts";
 import { getRuleset } from "../push/rules-api.ts";
 import { checkStorableText } from "../text.ts";
+import { IGNORED_USER_LIST } from "./ignored-users.ts";
 
 const REFUSED: Record<string, string> = {
   "m.fully_read": "Cannot set m.fully_read through this API: use /rooms/{roomId}/read_markers",
@@ -27,6 +28,7 @@ function checkRoomId(roomId: string | undefined): string {
 /** Writes an entry without the API's checks (tags, and capabilities that own their types), and notifies. */
 export async function writeAccountData(s: Services, userId: string, roomId: string, type: string, content: Record<string, unknown>): Promise<void> {
   const position = await s.accountData.put(userId, roomId, type, content);
+  if (type === IGNORED_USER_LIST && roomId === "") s.invalidations.publish({ kind: "ignored_users", userId });
   s.rooms.notifier.notify({ stream: "account_data", position, userIds: [userId] });
 }
 

@@ -21,6 +21,9 @@ export const GUEST_REFUSED_OPERATIONS = [
   "setDirectoryVisibility",
   "setAvatarUrl",
   "deleteDevices",
+  /** Third-party identifiers of the account, and OpenID tokens (Synapse refuses guests both). */
+  "threePids",
+  "requestOpenIdToken",
   "keyBackup",
   "uploadCrossSigningKeys",
   "uploadSignatures",

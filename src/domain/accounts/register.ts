@@ -1,9 +1,12 @@
 // POST /register: user accounts (user-interactive auth with m.login.dummy or m.login.registration_token),
 // guests, and application-service registrations; inhibit_login; passwords hashed on arrival.
 // Spec: Client-Server API "Account registration", Application Service API "Server admin style permissions".
-import { MatrixError } from "../errors.ts";
+import { MatrixError, forbidden } from "../errors.ts";
+import { isPlainObject } from "../events/types.ts";
+import { invalidateUserTokens } from "./authenticate.ts";
+import { guestToUpgrade } from "./guest-upgrade.ts";
 import type { Services } from "../services.ts";
-import { checkUia, finishUia, type UiaResult } from "../uia/uia.ts";
+import { checkUia, type UiaResult } from "../uia/uia.ts";
 import { appServiceByToken } from "./appservices.ts";
 import { checkPasswordPolicy, hashPassword } from "./passwords.ts";
 import { startSession, type SessionTokens } from "./sessions.ts";
@@ -44,6 +47,11 @@ export interface NewAccount {
   userType?: string | null;
   /** Initial global displayname; defaults to the localpart (none for guests). */
   displayname?: string;
+  /**
+   * new: create the account; guest: upgrade this guest account (it keeps its rows and profile);
+   * existing: the account was made by an earlier request of the same UIA session, only log in again.
+   */
+  mode?: "new" | "guest" | "existing";
 }
 
 /**
@@ -58,22 +66,30 @@ export async function createAccount(s: Services, body: Record<string, unknown>, 
   const refreshable = field(body, "refresh_token", "boolean") === true;
   const localpart = a.userId.slice(1, a.userId.indexOf(":"));
   try {
-    return await s.db.$transaction(async (tx) => {
-      await s.users.create(tx, {
-        userId: a.userId,
-        passwordHash: a.passwordHash,
-        isGuest: a.isGuest,
-        appserviceId: a.appserviceId,
-        isAdmin: a.isAdmin,
-        userType: a.userType,
-        displayname: a.isGuest ? null : (a.displayname ?? localpart),
-      }, s.clock.now());
-      if (a.registrationToken) await s.registrationTokens.completeUse(tx, a.registrationToken);
+    const result = await s.db.$transaction(async (tx) => {
+      const mode = a.mode ?? "new";
+      if (mode === "new") {
+        await s.users.create(tx, {
+          userId: a.userId,
+          passwordHash: a.passwordHash,
+          isGuest: a.isGuest,
+          appserviceId: a.appserviceId,
+          isAdmin: a.isAdmin,
+          userType: a.userType,
+          displayname: a.isGuest ? null : (a.displayname ?? localpart),
+        }, s.clock.now());
+      } else if (mode === "guest" && !(await s.users.upgradeGuest(tx, a.userId, a.passwordHash))) {
+        throw forbidden("Cannot register taken user ID without valid guest credentials for that user.");
+      }
+      if (a.registrationToken && mode !== "existing") await s.registrationTokens.completeUse(tx, a.registrationToken);
       const base = { user_id: a.userId, home_server: s.config.server_name };
       if (inhibitLogin) return base;
       const tokens = await startSession(s, tx, { userId: a.userId, deviceId, initialDisplayName, refreshable });
       return { ...base, ...tokens };
     });
+    // The guest's cached tokens no longer say "guest".
+    if (a.mode === "guest") invalidateUserTokens(s, a.userId);
+    return result;
   } catch (err) {
     if ((err as { code?: string }).code === "P2002") throw new MatrixError("M_USER_IN_USE", "User ID already taken.", 400);
     throw err;
@@ -111,9 +127,16 @@ export async function register(s: Services, req: RegisterRequest): Promise<Regis
   const rateKey = `register:${req.clientIp}`;
   s.ratelimiter.check(rateKey, s.config.rc_registration, { update: false });
 
+  // A session that already registered an account answers a retry with that account (registration is
+  // idempotent, as Synapse: a client that lost the answer retries with the completed session).
+  const sessionId = isPlainObject(req.body.auth) && typeof req.body.auth.session === "string" ? req.body.auth.session : undefined;
+  const registered = sessionId ? (await s.uia.get(sessionId))?.serverData.registered_user_id : undefined;
+
   // Refuse what can never succeed before asking for authentication (as Synapse does).
-  const username = field(req.body, "username", "string");
-  if (username !== undefined) await checkUsername(s, username.toLowerCase());
+  const username = field(req.body, "username", "string")?.toLowerCase();
+  const guestToken = field(req.body, "guest_access_token", "string");
+  const guest = guestToken !== undefined ? await guestToUpgrade(s, guestToken, username) : undefined;
+  if (username !== undefined && !guest && registered !== `@${username}:${s.config.server_name}`) await checkUsername(s, username);
   const password = field(req.body, "password", "string");
   if (password !== undefined) checkPasswordPolicy(password, s.config.password_config.policy);
 
@@ -128,16 +151,20 @@ export async function register(s: Services, req: RegisterRequest): Promise<Regis
     },
   );
   const params = uia.params;
+  const done = uia.serverData.registered_user_id;
+  if (typeof done === "string") return createAccount(s, params, { userId: done, passwordHash: null, mode: "existing" });
   const finalUsername = typeof params.username === "string" ? params.username.toLowerCase() : undefined;
-  const userId = finalUsername !== undefined ? await checkUsername(s, finalUsername) : await generateNumericUserId(s);
+  const userId = guest ?? (finalUsername !== undefined ? await checkUsername(s, finalUsername) : await generateNumericUserId(s));
   s.ratelimiter.check(rateKey, s.config.rc_registration);
   const token = uia.completed.get("m.login.registration_token");
   const result = await createAccount(s, params, {
     userId,
     passwordHash: (uia.serverData.password_hash as string | undefined) ?? null,
     registrationToken: typeof token === "string" ? token : undefined,
+    mode: guest ? "guest" : "new",
   });
-  await finishUia(s, uia);
+  // The session stays (until it expires) to answer retries with the same account.
+  await s.uia.setServerData(uia.sessionId, { ...uia.serverData, registered_user_id: userId });
   return result;
 }
 

@@ -5,7 +5,8 @@
 export type Invalidation =
   | { kind: "user_tokens"; userId: string }
   | { kind: "token"; tokenHash: string }
-  | { kind: "profile"; userId: string };
+  | { kind: "profile"; userId: string }
+  | { kind: "ignored_users"; userId: string };
 
 export class InvalidationBus {
   private readonly listeners = new Set<(m: Invalidation) => void>();

@@ -75,13 +75,14 @@ export async function getProfile(s: Services, requester: Requester | undefined, 
   return profile;
 }
 
-/** One field of the profile; M_NOT_FOUND when it is unset or the user is unknown. */
-export async function getProfileField(s: Services, requester: Requester | undefined, userId: string, field: ProfileField): Promise<string> {
+/**
+ * One field of the profile: null when the user has none (as Synapse answers: 200 with a null value, which
+ * clients read as "no avatar"); M_NOT_FOUND when the user is unknown or deactivated.
+ */
+export async function getProfileField(s: Services, requester: Requester | undefined, userId: string, field: ProfileField): Promise<string | null> {
   parseUserId(userId);
   await checkQueryAllowed(s, requester, userId);
-  const value = (await loadProfile(s, userId, field))[field];
-  if (value === undefined) throw notFound(`The user has no ${field}`);
-  return value;
+  return (await loadProfile(s, userId, field))[field] ?? null;
 }
 
 /**

@@ -19,7 +19,7 @@ export type ReceiptType = (typeof RECEIPT_TYPES)[number];
 export async function eventInRoom(s: Services, userId: string, roomId: string, eventId: string): Promise<StoredEvent | undefined> {
   const e = await s.rooms.events.get(eventId);
   if (!e || e.roomId !== roomId || e.outlier || e.rejectedReason) return undefined;
-  return (await filterVisible(s, userId, [e], "join")).length > 0 ? e : undefined;
+  return (await filterVisible(s, userId, [e], "join", { keepIgnored: true })).length > 0 ? e : undefined;
 }
 
 export function checkEventId(eventId: string): void {

@@ -41,7 +41,7 @@ export async function reportEvent(s: Services, r: Requester, roomId: string, eve
     throw notFound();
   });
   const e = await s.rooms.events.get(eventId);
-  if (!e || e.roomId !== roomId || (await filterVisible(s, r.userId, [e], access.membership)).length === 0) throw notFound();
+  if (!e || e.roomId !== roomId || (await filterVisible(s, r.userId, [e], access.membership, { keepIgnored: true })).length === 0) throw notFound();
   await s.reports.add({ receivedTs: s.clock.now(), roomId, eventId, userId: r.userId, reason, score });
 }
 

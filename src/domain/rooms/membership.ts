@@ -25,6 +25,7 @@ import { joinRemoteRoom } from "../federation/membership/join-remote.ts";
 import { leaveRemoteRoom, outOfBandLeave } from "../federation/membership/leave-remote.ts";
 import { inviteRemoteUser } from "../federation/membership/invite-remote.ts";
 import { resolveRemoteAlias } from "../federation/remote-alias.ts";
+import { canonicalJson } from "../canonical-json.ts";
 
 /** Resolves a room alias to a room id (the directory's local aliases; remote ones with federation). */
 export type AliasResolver = (s: Services, alias: string) => Promise<string | undefined>;
@@ -96,11 +97,20 @@ async function joinTarget(s: Services, roomIdOrAlias: string, via: readonly stri
   return { roomId: await resolveRoomIdOrAlias(s, roomIdOrAlias), servers: [...via] };
 }
 
+/** Member event content without the key only the server may set, for comparing a re-join with the current one. */
+function comparable(content: Record<string, unknown>): string {
+  const { join_authorised_via_users_server: _via, ...rest } = content;
+  return canonicalJson(rest);
+}
+
 /**
- * Joins (or re-joins, e.g. to change a per-room profile). `memberContent` is the content a client sent
- * through the state API: its displayname/avatar_url win over the global profile (per-room profiles, as in
- * Synapse); join_authorised_via_users_server is always the server's choice. `via`: the servers to join
- * through when this server is not in the room.
+ * Joins (or re-joins, e.g. to change a per-room profile). The keys of the request `body` other than
+ * third_party_signed go into the member event (spec "POST /join": the content is the event's; Synapse
+ * does the same), and `memberContent` is the content a client sent through the state API: their
+ * displayname/avatar_url win over the global profile (per-room profiles, as in Synapse);
+ * join_authorised_via_users_server is always the server's choice. A guest's join says `kind: "guest"`
+ * (as Synapse), which is how guests are found when a room revokes guest access. `via`: the servers to
+ * join through when this server is not in the room.
  */
 export async function joinRoom(
   s: Services,
@@ -113,23 +123,25 @@ export async function joinRoom(
   for (const server of via) if (!isValidServerName(server)) throw new MatrixError("M_INVALID_PARAM", `Not a server name: ${server}`, 400);
   const { roomId, servers } = await joinTarget(s, roomIdOrAlias, via);
   const reason = reasonOf(body);
+  const { third_party_signed: _signed, reason: _reason, ...extra } = body;
   const known = await loadRoom(s, roomId);
   if (!known || !(await hostInRoom(s, roomId))) {
-    await joinThroughServers(s, r, roomId, servers, reason, memberContent);
+    await joinThroughServers(s, r, roomId, servers, reason, { ...extra, ...memberContent });
     return { room_id: roomId };
   }
   await appendEvent(s, roomId, async (room): Promise<EventDraft | AlreadyDone> => {
     const existing = await membershipEvent(s, room, r.userId);
-    const content: Record<string, unknown> = { ...(await memberContentFor(s, r.userId, "join")), ...memberContent, membership: "join" };
+    const content: Record<string, unknown> = { ...(await memberContentFor(s, r.userId, "join")), ...extra, ...memberContent, membership: "join" };
     delete content.join_authorised_via_users_server;
-    if (existing?.content.membership === "join" && existing.content.displayname === content.displayname && existing.content.avatar_url === content.avatar_url) {
+    if (reason !== undefined) content.reason = reason;
+    if (r.isGuest) content.kind = "guest";
+    if (existing?.content.membership === "join" && comparable(existing.content) === comparable(content)) {
       return { alreadyDone: (await s.rooms.events.get(room.state.get(stateKeyOf("m.room.member", r.userId))!))! };
     }
     if (r.isGuest) {
       const ga = await currentStateEvent(s, room, "m.room.guest_access");
       if (ga?.content.guest_access !== "can_join") throw new MatrixError("M_FORBIDDEN", "Guest access is not allowed in this room", 403);
     }
-    if (reason !== undefined) content.reason = reason;
     const via = await authorisingUser(s, room, r.userId);
     if (via) content.join_authorised_via_users_server = via;
     return { type: "m.room.member", stateKey: r.userId, sender: r.userId, content };

@@ -153,7 +153,9 @@ export async function getMessages(s: Services, r: Requester, roomId: string, req
     }
   }
   const res: MessagesResponse = { chunk: await serialize(s, r, page.events), start: page.start };
-  if (page.end !== undefined) res.end = page.end;
+  // `end` is omitted only when no further events can come (as Synapse: an empty chunk); a chunk that
+  // reached the start of history still says where it ended, and the next request answers without one.
+  if (page.end !== undefined || page.events.length > 0) res.end = streamToken(page.reached);
   if (req.filter.lazy_load_members) res.state = await lazyMembers(s, r, page.events);
   return res;
 }

@@ -42,11 +42,13 @@ type Txn = { userId: string; deviceKey: string; txnId: string; requestHash: stri
 async function withTxn(
   s: Services,
   r: Requester,
-  txnId: string,
+  txnId: string | undefined,
   endpoint: unknown[],
   body: unknown,
-  send: (txn: Txn) => Promise<string>,
+  send: (txn: Txn | undefined) => Promise<string>,
 ): Promise<{ event_id: string }> {
+  // POST without a transaction id (older clients): every request is a new one.
+  if (txnId === undefined) return { event_id: await send(undefined) };
   const deviceKey = deviceKeyOf(r);
   const scope = createHash("sha256").update(canonicalJson(endpoint)).digest("base64url").slice(0, 22);
   const requestHash = createHash("sha256").update(canonicalJson(body)).digest("base64");
@@ -72,7 +74,7 @@ export async function sendMessage(
   r: Requester,
   roomId: string,
   type: string,
-  txnId: string,
+  txnId: string | undefined,
   content: Record<string, unknown>,
 ): Promise<{ event_id: string }> {
   checkEventType(type);
@@ -156,7 +158,9 @@ async function redactDraft(
     roomId,
     async (room) => {
       const target = await s.rooms.events.get(redacts);
-      if (!target || target.roomId !== roomId) throw new MatrixError("M_NOT_FOUND", "Event not found", 404);
+      if (!target) throw new MatrixError("M_NOT_FOUND", "Event not found", 404);
+      // As Synapse: a redaction names an event of its own room (the spec is silent on the answer).
+      if (target.roomId !== roomId) throw new MatrixError("M_UNKNOWN", "Cannot redact event from a different room", 400);
       // The one rule of who may redact (auth/redaction.ts), against the state the redaction will be
       // authorised against: the commit applies it again, and so does every read of the target.
       const powerLevels = await currentStateEvent(s, room, "m.room.power_levels");
@@ -182,7 +186,7 @@ export async function redactEvent(
   r: Requester,
   roomId: string,
   eventId: string,
-  txnId: string,
+  txnId: string | undefined,
   body: Record<string, unknown>,
 ): Promise<{ event_id: string }> {
   if (body.reason !== undefined && typeof body.reason !== "string") throw new MatrixError("M_BAD_JSON", "reason must be a string");

@@ -5,7 +5,8 @@
 // while the copy is made and then restored, bans copied, local aliases moved and the canonical alias set
 // once in the new room; then the tombstone in the old room, the old room's local aliases taken out of
 // its m.room.canonical_alias, and its power levels raised to restrict it (events_default and invite).
-// Members of an invite-only room are invited to the new one. A published room's listing moves too.
+// Members of an invite-only room are invited to the new one. A published room's listing moves too, and
+// each local member's m.direct entries, tags and push rules for the room (upgrade-user-state.ts).
 // Everything runs in the old room's lane. Spec: Client-Server API "Room Upgrades" (server behaviour);
 // Synapse's RoomCreationHandler.upgrade_room where the spec is silent.
 import { MatrixError } from "../errors.ts";
@@ -20,6 +21,7 @@ import { buildEvent, type BuiltEvent, type EventDraft } from "./build-event.ts";
 import { authorizeEvent, persistDrafts } from "./persist.ts";
 import { createRoom } from "./create-room.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
+import { copyUserStateOnUpgrade } from "./upgrade-user-state.ts";
 
 /** State copied as is (any state key for the space types). */
 const COPIED_TYPES = [
@@ -104,8 +106,9 @@ export async function upgradeRoom(s: Services, r: Requester, roomId: string, bod
   const { version: v, additionalCreators } = parseRequest(body);
   const me = r.userId;
   return s.rooms.lanes.run(roomId, async () => {
+    // An unknown room is 404 (as Synapse: checked before the power check, which would say 403).
     const old = await requireRoom(s, roomId).catch(() => {
-      throw new MatrixError("M_FORBIDDEN", "You are not in this room", 403);
+      throw new MatrixError("M_NOT_FOUND", `Unknown room id ${roomId}`, 404);
     });
     if ((await s.rooms.store.membership(roomId, me))?.membership !== "join") throw new MatrixError("M_FORBIDDEN", "You are not in this room", 403);
     const powers = await powerLevelsOf(s, old);
@@ -258,6 +261,8 @@ export async function upgradeRoom(s: Services, r: Requester, roomId: string, bod
         s.log.info({ err, roomId }, "upgrade: could not update the old room's canonical alias"),
       );
     }
+    // Each local member's m.direct, tags and push rules follow the room (as Synapse).
+    await copyUserStateOnUpgrade(s, roomId, replacement);
     const restrict = Math.max(((originalPl.users_default as number | undefined) ?? 0) + 1, 50);
     const restricted: Record<string, unknown> = { ...originalPl };
     let changed = false;

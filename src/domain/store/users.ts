@@ -57,6 +57,12 @@ export class UserStore {
     await tx.user.update({ where: { userId }, data: { passwordHash } });
   }
 
+  /** A guest becomes a full user (POST /register with guest_access_token); false if it was no guest. */
+  async upgradeGuest(tx: Client, userId: string, passwordHash: string | null): Promise<boolean> {
+    const n = await tx.user.updateMany({ where: { userId, isGuest: true }, data: { isGuest: false, passwordHash } });
+    return n.count === 1;
+  }
+
   async setAdmin(userId: string, isAdmin: boolean): Promise<void> {
     await this.db.user.update({ where: { userId }, data: { isAdmin } });
   }

@@ -3,18 +3,16 @@
 // room), and GET /events (long-poll for new events in the user's rooms). Built on the same providers,
 // tokens and waiter as /sync.
 import type { Services } from "../services.ts";
+import { MatrixError } from "../errors.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { parseSyncFilter } from "../filters/sync-filter.ts";
 import { getMessages, getRoomState } from "../rooms/read.ts";
 import { readAccess } from "../rooms/read-access.ts";
 import { SyncReads } from "../store/sync-reads.ts";
-import { filterVisible } from "../rooms/visibility.ts";
 import { collectOnce, MAX_SYNC_TIMEOUT_MS } from "./sync.ts";
 import { formatSyncToken, parseSyncToken } from "./token.ts";
 import { Waiter } from "./wait.ts";
-import { renderEvents } from "./providers/events.ts";
-import { DEFAULT_SYNC_FILTER } from "../filters/sync-filter.ts";
-import type { JsonObject } from "./types.ts";
+import type { JsonObject, SyncContext } from "./types.ts";
 import { receiptContent } from "./providers/receipts.ts";
 import { presenceEvent } from "../presence/presence.ts";
 
@@ -52,19 +50,19 @@ export async function legacyInitialSync(s: Services, r: Requester, opts: { limit
   }
   // Synapse's extra field: every joined room's receipts as m.receipt events with their room_id.
   const receipts = Object.entries(res.rooms.join).flatMap(([roomId, room]) => room.ephemeral.events.filter((e) => e.type === "m.receipt").map(withRoom(roomId)));
-  return { end: formatSyncToken(ctx.to), rooms, presence: res.presence.events, receipts, account_data: res.account_data.events };
+  return { end: formatSyncToken(ctx.to), rooms, presence: res.presence.events.map(legacyPresence), receipts, account_data: res.account_data.events };
 }
 
-export async function roomInitialSync(s: Services, r: Requester, roomId: string): Promise<Json> {
+export async function roomInitialSync(s: Services, r: Requester, roomId: string, opts: { limit?: number } = {}): Promise<Json> {
   const access = await readAccess(s, r, roomId);
-  const messages = await getMessages(s, r, roomId, { dir: "b", limit: 10, filter: {} });
+  const messages = await getMessages(s, r, roomId, { dir: "b", limit: opts.limit ?? 10, filter: {} });
   const chunk = [...messages.chunk].reverse();
   const room = await s.rooms.store.getRoom(roomId);
   const accountData = await s.accountData.changed(r.userId, undefined, Number.MAX_SAFE_INTEGER);
   return {
     room_id: roomId,
     ...(access.membership ? { membership: access.membership } : {}),
-    messages: { chunk, ...(messages.end ? { start: messages.end } : {}), end: messages.start },
+    messages: { chunk, start: messages.end ?? messages.start, end: messages.start },
     state: await getRoomState(s, r, roomId),
     visibility: room?.isPublic ? "public" : "private",
     account_data: accountData.filter((a) => a.roomId === roomId).map((a) => ({ type: a.type, content: a.content })),
@@ -77,37 +75,61 @@ async function roomEphemeral(s: Services, r: Requester, roomId: string, joined: 
   if (!joined) return { presence: [], receipts: [] };
   const members = (await s.rooms.store.membersOf(roomId)).filter((m) => m.membership === "join").map((m) => m.userId);
   const now = s.clock.now();
-  const presence = s.config.use_presence ? (await s.presence.ofUsers(members, undefined, Number.MAX_SAFE_INTEGER)).map((p) => presenceEvent(p, now)) : [];
+  const presence = s.config.use_presence ? (await s.presence.ofUsers(members, undefined, Number.MAX_SAFE_INTEGER)).map((p) => legacyPresence(presenceEvent(p, now))) : [];
   const rows = await s.receipts.inRooms([roomId], undefined, Number.MAX_SAFE_INTEGER, r.userId);
   return { presence, receipts: rows.length > 0 ? [{ type: "m.receipt", room_id: roomId, content: receiptContent(rows) }] : [] };
 }
 
-/** GET /events: new events in the user's joined rooms after `from` (now when absent), waiting up to `timeout`. */
-export async function legacyEvents(s: Services, r: Requester, opts: { from?: string; timeoutMs?: number; signal?: AbortSignal }): Promise<Json> {
+/** Presence as the legacy endpoints send it: the user id in the content too (as Synapse). */
+function legacyPresence(e: JsonObject): JsonObject {
+  const content = (e.content ?? {}) as JsonObject;
+  return { type: "m.presence", content: { ...content, user_id: e.sender } };
+}
+
+/**
+ * Everything /sync would deliver between two tokens, as one flat list of legacy events: room events
+ * (with room_id), the user's invites, typing and receipts (m.typing / m.receipt with room_id), room
+ * account data and tags (with room_id), global account data and presence.
+ */
+function flatten(res: SyncContext["result"]): JsonObject[] {
+  const out: JsonObject[] = [];
+  for (const [roomId, room] of Object.entries(res.rooms.join)) {
+    out.push(...room.timeline.events.map(withRoom(roomId)));
+    out.push(...room.ephemeral.events.map(withRoom(roomId)));
+    out.push(...room.account_data.events.map(withRoom(roomId)));
+  }
+  for (const [roomId, room] of Object.entries(res.rooms.leave)) out.push(...room.timeline.events.map(withRoom(roomId)));
+  for (const [roomId, room] of Object.entries(res.rooms.invite)) {
+    const invite = room.invite_state.events.find((e) => typeof e.event_id === "string");
+    if (invite) out.push(withRoom(roomId)(invite));
+  }
+  out.push(...res.account_data.events);
+  out.push(...res.presence.events.map(legacyPresence));
+  return out;
+}
+
+/**
+ * GET /events: what happened in the user's rooms and account after `from` (now when absent) — room
+ * events, typing, receipts, account data, tags and presence — waiting up to `timeout` for something.
+ * Read with the /sync providers; `limit` caps the events of each room.
+ */
+export async function legacyEvents(s: Services, r: Requester, opts: { from?: string; timeoutMs?: number; limit?: number; roomId?: string; signal?: AbortSignal }): Promise<Json> {
+  // As Synapse: a guest reads one room's events at a time.
+  if (r.isGuest && opts.roomId === undefined) throw new MatrixError("M_UNKNOWN", "Guest users must specify room_id param", 400);
   const waiter = new Waiter(s.rooms.notifier, r.userId);
   try {
-    const reads = new SyncReads(s.storage.sql);
     const from = opts.from !== undefined ? parseSyncToken(opts.from, "from") : await s.sync.currentToken(s);
+    const filter = parseSyncFilter({ room: { timeline: { limit: opts.limit ?? 100 }, ...(opts.roomId !== undefined ? { rooms: [opts.roomId] } : {}) } });
     const deadline = Date.now() + Math.min(Math.max(opts.timeoutMs ?? 0, 0), MAX_SYNC_TIMEOUT_MS);
     const signal = AbortSignal.any([s.sync.shutdownSignal, ...(opts.signal ? [opts.signal] : [])]);
     for (;;) {
-      const to = await s.sync.currentToken(s);
-      const memberships = (await reads.membershipsOf(r.userId)).filter((m) => m.membership === "join");
-      waiter.rooms = new Set(memberships.map((m) => m.roomId));
-      const upTo = Math.max(to.events, from.events);
-      const ids = await reads.newestEventIds([...waiter.rooms], from.events, upTo, 100);
-      const events = [...(await s.rooms.events.getMany([...ids.values()].flat())).values()];
-      const byRoom = new Map(memberships.map((m) => [m.roomId, m]));
-      const visible = [];
-      for (const m of byRoom.values()) visible.push(...(await filterVisible(s, r.userId, events.filter((e) => e.roomId === m.roomId), m.membership)));
-      visible.sort((a, b) => a.streamOrdering - b.streamOrdering);
-      const end = { ...to, events: upTo };
-      if (visible.length > 0 || Date.now() >= deadline || signal.aborted) {
-        const versions = new Map(memberships.map((m) => [m.roomId, m.roomVersion]));
-        return { start: formatSyncToken(from), end: formatSyncToken(end), chunk: await renderEvents(s, r, DEFAULT_SYNC_FILTER, visible, versions, false) };
-      }
-      waiter.consumed(end);
-      if (!(await waiter.until(end, deadline - Date.now(), signal))) return { start: formatSyncToken(from), end: formatSyncToken(end), chunk: [] };
+      const { ctx } = await collectOnce(s, r, { timeoutMs: 0, fullState: false, filter }, from);
+      waiter.rooms = ctx.joinedRooms;
+      const chunk = flatten(ctx.result).filter((e) => opts.roomId === undefined || e.room_id === opts.roomId);
+      const answer = { start: formatSyncToken(from), end: formatSyncToken(ctx.to), chunk };
+      if (chunk.length > 0 || Date.now() >= deadline || signal.aborted) return answer;
+      waiter.consumed(ctx.to);
+      if (!(await waiter.until(ctx.to, deadline - Date.now(), signal))) return { ...answer, chunk: [] };
     }
   } finally {
     waiter.dispose();

@@ -15,6 +15,13 @@ export interface StageContext {
   clientIp: string;
 }
 
+/** A stage's answer that ends the request with 403 instead of a 401 asking to try again. */
+export class UiaRefused extends MatrixError {
+  constructor(message: string) {
+    super("M_FORBIDDEN", message, 403);
+  }
+}
+
 export type Stage = (ctx: StageContext, auth: Record<string, unknown>) => Promise<unknown>;
 
 export const STAGES: Record<string, Stage> = {
@@ -23,9 +30,9 @@ export const STAGES: Record<string, Stage> = {
   "m.login.password": async ({ s, requester, clientIp }, auth) => {
     if (typeof auth.password !== "string") throw new MatrixError("M_MISSING_PARAM", "Missing password", 400);
     const userId = resolveLoginUser(s, auth);
-    if (requester && userId !== requester.userId)
-      throw new MatrixError("M_FORBIDDEN", "Requested user ID does not match the authenticated user", 403);
     await checkPasswordLogin(s, userId, auth.password, clientIp);
+    // Another user's valid credentials: not a stage to retry but a refusal (403, as Synapse).
+    if (requester && userId !== requester.userId) throw new UiaRefused("Requested user ID does not match the authenticated user");
     return userId;
   },
 

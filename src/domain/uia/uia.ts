@@ -6,7 +6,7 @@ import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import type { UiaSessionRow } from "../store/uia.ts";
-import { STAGES, type StageContext } from "./stages.ts";
+import { STAGES, UiaRefused, type StageContext } from "./stages.ts";
 
 /** The 401 that tells a client which flows it may complete; a failed stage adds errcode/error. */
 export class UserInteractiveAuthRequired extends MatrixError {
@@ -109,7 +109,7 @@ export async function checkUia(s: Services, req: UiaRequest, opts: UiaOptions): 
         await s.uia.markStageCompleted(session.sessionId, stageType, result);
         completed.set(stageType, result);
       } catch (err) {
-        if (!(err instanceof MatrixError) || err.errcode === "M_LIMIT_EXCEEDED") throw err;
+        if (!(err instanceof MatrixError) || err.errcode === "M_LIMIT_EXCEEDED" || err instanceof UiaRefused) throw err;
         failure = err;
       }
     }

@@ -16,7 +16,11 @@ import { stateKeyOf } from "../../store/state-groups.ts";
 import { matchesFilter } from "../../filters/room-event-filter.ts";
 import { DEFAULT_TIMELINE_LIMIT, includeRedundantMembers, lazyLoadMembers, pickEventFields, roomWanted, type SyncFilter } from "../../filters/sync-filter.ts";
 import { filterVisible } from "../../rooms/visibility.ts";
+import { loadRoom } from "../../rooms/room-cache.ts";
+import { ignoredUsers, withoutIgnored } from "../../account-data/ignored-users.ts";
 import { serializeEvents } from "../../rooms/serialize.ts";
+import { redactEvent as redactPdu } from "../../events/redaction.ts";
+import { resolveRoomVersion } from "../../rooms/room-versions.ts";
 import { streamToken } from "../../rooms/read.ts";
 import { stateBeforeEvent } from "../../rooms/state-before.ts";
 import type { Requester } from "../../accounts/requester.ts";
@@ -49,19 +53,39 @@ interface Timeline {
 
 /** Renders stored events per the filter's event_format and event_fields. One batch for many rooms. */
 export async function renderEvents(s: Services, r: Requester, filter: SyncFilter, events: StoredEvent[], versions: Map<string, string>, omitRoomId = true): Promise<JsonObject[]> {
-  if (filter.event_format === "federation") return events.map((e) => pickEventFields(JSON.parse(e.json) as JsonObject, filter.event_fields));
   const lookup = async (roomId: string) => versions.get(roomId) ?? (await s.rooms.store.getRoom(roomId))?.roomVersion ?? "1";
+  const federation = filter.event_format === "federation";
   // The response is serialized at once and never changed: events share their content objects.
-  const out = await serializeEvents(s, r, lookup, events, { omitRoomId, shareContent: true });
+  const out = await serializeEvents(s, r, lookup, events, { omitRoomId: omitRoomId && !federation, shareContent: true });
+  if (federation) {
+    // The PDU as federation carries it (redacted if it was), with its event id and the unsigned data
+    // clients get (age, transaction_id ...), as Synapse's federation format.
+    const rendered = [];
+    for (const [i, e] of events.entries()) {
+      const unsigned = out[i]!.unsigned as JsonObject | undefined;
+      const pdu = unsigned?.redacted_because ? redactPdu(e.pdu, resolveRoomVersion(await lookup(e.roomId))) : e.pdu;
+      rendered.push(pickEventFields({ ...pdu, event_id: e.eventId, ...(unsigned ? { unsigned } : {}) } as JsonObject, filter.event_fields));
+    }
+    return rendered;
+  }
   return out.map((e) => pickEventFields(e as unknown as JsonObject, filter.event_fields));
 }
 
-/** Visible events for the user: events after a join they still hold need no state lookups. */
+/**
+ * Visible events for the user: events after a join they still hold need no state lookups. State events
+ * that are the room's current state are always shown in a timeline, whatever the history visibility (as
+ * Synapse: a member who rejoins sees who joined while they were away, even under `joined`).
+ */
 async function visibleEvents(s: Services, userId: string, m: UserMembership, events: StoredEvent[]): Promise<Set<string>> {
-  const fast = m.membership === "join" ? events.filter((e) => e.streamOrdering >= m.streamOrdering) : [];
+  const fast = m.membership === "join" ? await withoutIgnored(s, userId, events.filter((e) => e.streamOrdering >= m.streamOrdering)) : [];
   const slow = m.membership === "join" ? events.filter((e) => e.streamOrdering < m.streamOrdering) : events;
   const ok = new Set(fast.map((e) => e.eventId));
   for (const e of await filterVisible(s, userId, slow, m.membership)) ok.add(e.eventId);
+  const hiddenState = slow.filter((e) => e.pdu.state_key !== undefined && !ok.has(e.eventId));
+  if (hiddenState.length > 0) {
+    const current = (await loadRoom(s, m.roomId))?.state;
+    for (const e of hiddenState) if (current?.get(stateKeyOf(e.pdu.type, e.pdu.state_key!)) === e.eventId) ok.add(e.eventId);
+  }
   return ok;
 }
 
@@ -219,6 +243,13 @@ async function strippedState(s: Services, reads: SyncReads, ms: UserMembership[]
   return out;
 }
 
+async function withoutIgnoredInviters(s: Services, userId: string, invites: UserMembership[]): Promise<UserMembership[]> {
+  const ignored = await ignoredUsers(s, userId);
+  if (ignored.size === 0 || invites.length === 0) return invites;
+  const events = await s.rooms.events.getMany(invites.map((m) => m.eventId));
+  return invites.filter((m) => !ignored.has(events.get(m.eventId)?.pdu.sender ?? ""));
+}
+
 export const eventsProvider: SyncProvider = {
   stream: "events",
   current: (s) => s.rooms.events.streamIds.current(),
@@ -238,8 +269,9 @@ export const eventsProvider: SyncProvider = {
     const { rooms, invites, knocks } = plan(ctx, memberships, to, joinedBefore);
     let added = false;
 
-    // Invites and knocks: stripped state.
-    for (const [list, section, field] of [[invites, "invite", "invite_state"], [knocks, "knock", "knock_state"]] as const) {
+    // Invites and knocks: stripped state. Invites sent by users this user ignores are not shown.
+    const shownInvites = await withoutIgnoredInviters(s, userId, invites);
+    for (const [list, section, field] of [[shownInvites, "invite", "invite_state"], [knocks, "knock", "knock_state"]] as const) {
       const stripped = await strippedState(s, reads, list, versions, r, filter);
       for (const [roomId, events] of stripped) {
         (ctx.result.rooms[section] as Record<string, unknown>)[roomId] = { [field]: { events } };
@@ -336,6 +368,7 @@ export const eventsProvider: SyncProvider = {
     let sent = s.sync.sentMembers.get(deviceKey);
     if (!sent) s.sync.sentMembers.set(deviceKey, (sent = new Map()));
     const stateIds = new Map<string, string[]>();
+    const stateKeys = new Map<string, Set<string>>();
     // Where limited incremental timelines' gaps start: the state at the since-token, per room.
     const limitedAfter = shown.filter((p) => !p.fullState && timelines.get(p.m.roomId)!.limited);
     const sinceGroups = new Map<string, number>();
@@ -356,9 +389,12 @@ export const eventsProvider: SyncProvider = {
         entries = [...start].filter(([k, id]) => before.get(k) !== id);
       } else entries = [];
       if (lazy) {
+        // The members the timeline needs (its senders, and the user), plus — in a gappy sync — every
+        // membership that changed in the gap (joins and leaves the client would otherwise never see).
         const wanted = new Set([userId, ...tl.events.map((e) => e.pdu.sender)]);
         const members = [...wanted].map((u) => [stateKeyOf(MEMBER, u), start.get(stateKeyOf(MEMBER, u))] as const).filter((x): x is [string, string] => !!x[1]);
-        entries = [...entries.filter(([k]) => !k.startsWith(MEMBER + "\u0000")), ...members];
+        const gap = p.fullState ? [] : entries.filter(([k]) => k.startsWith(MEMBER + "\u0000") && !wanted.has(k.slice(MEMBER.length + 1)));
+        entries = [...entries.filter(([k]) => !k.startsWith(MEMBER + "\u0000")), ...gap, ...members];
         let seen = sent.get(roomId);
         if (!seen) sent.set(roomId, (seen = new Map()));
         const seenNow = seen;
@@ -367,6 +403,48 @@ export const eventsProvider: SyncProvider = {
         for (const e of tl.events) if (e.pdu.type === MEMBER) seenNow.set(stateKeyOf(MEMBER, e.pdu.state_key!), e.eventId);
       }
       stateIds.set(roomId, entries.map(([, id]) => id));
+      stateKeys.set(roomId, new Set(entries.map(([k]) => k)));
+    }
+
+    // Summaries (joined rooms): on initial/full syncs and when membership moved in the room. Unnamed
+    // rooms get heroes; with lazy-loaded members the heroes' member events come along in `state` (as
+    // Synapse), unless the client has them already.
+    const needSummary = joinedShown.filter(
+      (p) => p.fullState || timelines.get(p.m.roomId)!.events.some((e) => e.pdu.type === MEMBER) || [...stateKeys.get(p.m.roomId)!].some((k) => k.startsWith(MEMBER + "\u0000")),
+    );
+    const members = needSummary.length > 0 ? await reads.activeMembers(needSummary.map((p) => p.m.roomId)) : new Map<string, { userId: string; membership: string }[]>();
+    const nameKeys = [stateKeyOf("m.room.name", ""), stateKeyOf("m.room.canonical_alias", "")];
+    // The name and alias as of the end of the timeline (as Synapse's summary).
+    const nameAt = (roomId: string, key: string) => {
+      let id = atStart.get(roomId)!.get(key);
+      for (const e of timelines.get(roomId)!.events) if (e.pdu.state_key !== undefined && stateKeyOf(e.pdu.type, e.pdu.state_key) === key) id = e.eventId;
+      return id;
+    };
+    const names = await s.rooms.events.getMany(needSummary.flatMap((p) => nameKeys.map((k) => nameAt(p.m.roomId, k)).filter((x): x is string => !!x)));
+    const heroes = new Map<string, string[]>();
+    for (const p of needSummary) {
+      const roomId = p.m.roomId;
+      const start = atStart.get(roomId)!;
+      const [nameId, aliasId] = nameKeys.map((k) => nameAt(roomId, k));
+      const nonEmpty = (id: string | undefined, field: string) => {
+        const v = id ? names.get(id)?.pdu.content[field] : undefined;
+        return typeof v === "string" && v !== "";
+      };
+      if (nonEmpty(nameId, "name") || nonEmpty(aliasId, "alias")) continue;
+      const list = members.get(roomId) ?? [];
+      const others = (m: string) => list.filter((x) => x.membership === m && x.userId !== userId).map((x) => x.userId);
+      const chosen = [...others("join"), ...others("invite")].slice(0, 5);
+      heroes.set(roomId, chosen);
+      if (!lazy) continue;
+      const seen = sent.get(roomId)!;
+      const inTimeline = new Set(timelines.get(roomId)!.events.filter((e) => e.pdu.type === MEMBER).map((e) => e.pdu.state_key));
+      for (const hero of chosen) {
+        const key = stateKeyOf(MEMBER, hero);
+        const id = start.get(key);
+        if (!id || stateKeys.get(roomId)!.has(key) || inTimeline.has(hero) || (!redundant && seen.get(key) === id)) continue;
+        stateIds.get(roomId)!.push(id);
+        seen.set(key, id);
+      }
     }
     // Set again: the cache weighs the record by the members it now holds.
     if (lazy) s.sync.sentMembers.set(deviceKey, sent);
@@ -385,11 +463,6 @@ export const eventsProvider: SyncProvider = {
     const tIndex = new Map(allTimeline.map((e, i) => [e.eventId, renderedTimeline[i]!]));
     const sIndex = new Map(allState.map((e, i) => [e.eventId, renderedState[i]!]));
 
-    // Summaries (joined rooms): on initial/full syncs and when membership moved in the room.
-    const needSummary = joinedShown.filter(
-      (p) => p.fullState || timelines.get(p.m.roomId)!.events.some((e) => e.pdu.type === MEMBER) || stateLists.get(p.m.roomId)!.some((e) => e.pdu.type === MEMBER),
-    );
-    const members = needSummary.length > 0 ? await reads.activeMembers(needSummary.map((p) => p.m.roomId)) : new Map();
 
     for (const p of shown) {
       const roomId = p.m.roomId;
@@ -407,10 +480,9 @@ export const eventsProvider: SyncProvider = {
         room.state = state;
         if (needSummary.includes(p)) {
           const list: { userId: string; membership: string }[] = members.get(roomId) ?? [];
-          const start = atStart.get(roomId)!;
-          const named = start.has(stateKeyOf("m.room.name", "")) || start.has(stateKeyOf("m.room.canonical_alias", ""));
+          const chosen = heroes.get(roomId);
           room.summary = {
-            ...(named ? {} : { "m.heroes": list.filter((x) => x.userId !== userId).slice(0, 5).map((x) => x.userId) }),
+            ...(chosen ? { "m.heroes": chosen } : {}),
             "m.joined_member_count": list.filter((x) => x.membership === "join").length,
             "m.invited_member_count": list.filter((x) => x.membership === "invite").length,
           };

@@ -1,0 +1,54 @@
+// What each local member of an upgraded room takes along to the replacement room: the room in their
+// m.direct lists, their tags of it, and their push rules for it (the room rule, and rules matching its
+// room_id), as Synapse's copy_user_state_on_room_upgrade. Best effort per user: one user's failure is
+// logged, the upgrade stands. Spec: Client-Server API "Room Upgrades" (server behaviour, "other
+// user-specific data"), "Direct Messaging", "Room Tagging", "Push Rules".
+import type { Services } from "../services.ts";
+import type { Requester } from "../accounts/requester.ts";
+import { isPlainObject } from "../events/types.ts";
+import { writeAccountData } from "../account-data/account-data.ts";
+import { getRuleset, putRule } from "../push/rules-api.ts";
+
+export async function copyUserStateOnUpgrade(s: Services, oldRoomId: string, newRoomId: string): Promise<void> {
+  const local = `:${s.config.server_name}`;
+  const users = (await s.rooms.store.membersOf(oldRoomId)).filter((m) => m.membership === "join" && m.userId.endsWith(local)).map((m) => m.userId);
+  for (const userId of users) {
+    try {
+      await copyDirect(s, userId, oldRoomId, newRoomId);
+      const tags = await s.accountData.get(userId, oldRoomId, "m.tag");
+      if (tags && isPlainObject(tags.tags) && Object.keys(tags.tags).length > 0) await writeAccountData(s, userId, newRoomId, "m.tag", tags);
+      await copyPushRules(s, userId, oldRoomId, newRoomId);
+    } catch (err) {
+      s.log.warn({ err, userId, oldRoomId, newRoomId }, "upgrade: could not copy a user's tags, m.direct or push rules");
+    }
+  }
+}
+
+async function copyDirect(s: Services, userId: string, oldRoomId: string, newRoomId: string): Promise<void> {
+  const direct = await s.accountData.get(userId, "", "m.direct");
+  if (!direct) return;
+  let changed = false;
+  const next: Record<string, unknown> = {};
+  for (const [other, rooms] of Object.entries(direct)) {
+    if (Array.isArray(rooms) && rooms.includes(oldRoomId) && !rooms.includes(newRoomId)) {
+      next[other] = [...rooms, newRoomId];
+      changed = true;
+    } else next[other] = rooms;
+  }
+  if (changed) await writeAccountData(s, userId, "", "m.direct", next);
+}
+
+async function copyPushRules(s: Services, userId: string, oldRoomId: string, newRoomId: string): Promise<void> {
+  const ruleset = await getRuleset(s, userId);
+  const as: Requester = { userId, deviceId: null, isGuest: false, isAdmin: false, accessTokenId: null };
+  for (const rule of ruleset.room) {
+    if (rule.rule_id === oldRoomId && rule.enabled) await putRule(s, as, "room", newRoomId, { actions: rule.actions }, {});
+  }
+  for (const kind of ["override", "underride"] as const) {
+    for (const rule of ruleset[kind]) {
+      if (rule.default || !rule.enabled || !rule.conditions?.some((c) => c.key === "room_id" && c.pattern === oldRoomId)) continue;
+      const conditions = rule.conditions.map((c) => (c.key === "room_id" && c.pattern === oldRoomId ? { ...c, pattern: newRoomId } : c));
+      await putRule(s, as, kind, newRoomId, { actions: rule.actions, conditions }, {});
+    }
+  }
+}
