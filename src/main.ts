@@ -33,6 +33,10 @@ import { indexPushActions } from "./domain/push/indexer.ts";
 import { addUnreadCounts } from "./domain/push/sync-counts.ts";
 import { dropDevicePushers, dropUserPushers, pushGateways } from "./domain/push/install.ts";
 import { startMediaRetention } from "./domain/media/retention.ts";
+import { appServiceEvents } from "./domain/appservices/consumer.ts";
+import { appServiceEphemeral } from "./domain/appservices/ephemeral.ts";
+import { appServiceSenders } from "./domain/appservices/install.ts";
+import { aliasFromAppServices, userFromAppServices } from "./domain/appservices/queries.ts";
 
 export interface Homeserver {
   services: Services;
@@ -57,19 +61,26 @@ export interface StartOptions {
  * Everything the capabilities add to the core machinery, in one place (src/domain/extensions.ts says
  * what each list is for). Order matters where it runs in sequence (indexers, listeners).
  */
-export function capabilities(extra: { consumers?: DurableConsumer[] } = {}): Extensions {
+export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Config } = {}): Extensions {
+  // The appservices consumer runs only when services are configured (it would write its position on
+  // every commit for nothing); a service added later is fed from the moment it was added.
+  const appServices = (extra.config?.app_services.length ?? 0) > 0;
   return {
     // In the event commit's transaction: atomic with the events.
     // Push evaluation runs after relations (it reads the threads of the batch).
     indexers: [indexSearch, indexRelations, updateDirectoryStats, indexPushActions],
     // Fed each commit notice at settle, after the room and event caches, before the notifier.
     commitListeners: [recordSyncCommits],
-    // After the commit, from their own persisted positions (federation sender, push, appservices next).
-    consumers: [...(extra.consumers ?? [])],
+    // After the commit, from their own persisted positions (federation sender and push next).
+    // Application services: events into each interested service's persistent queue.
+    consumers: [...(appServices ? [appServiceEvents] : []), ...(extra.consumers ?? [])],
     unsigned: [bundleAggregations],
     createRoom: [aliasOnCreate, encryptionByDefault],
     stateEventChecks: [canonicalAliasCheck],
-    aliasResolvers: [resolveLocalAlias],
+    // Local aliases first; then the application services whose alias namespace holds it.
+    aliasResolvers: [resolveLocalAlias, aliasFromAppServices],
+    // An unknown local user looked up (profile, invite): the services whose namespace holds it.
+    userQueries: [userFromAppServices],
     profileChanged: [updateMemberEvents],
     deactivated: [leaveAllRooms, dropUserPushers],
     deviceDeleting: [deleteDeviceKeys],
@@ -82,7 +93,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[] } = {}): Ext
     // Federation: the EDUs remote servers send, by edu_type.
     eduHandlers: [],
     invalidationListeners: [invalidateTokenCache],
-    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention],
+    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, appServiceSenders, appServiceEphemeral],
   };
 }
 
@@ -90,7 +101,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   const log = opts.log ?? pino({ level: config.log_level, base: { server: config.server_name } });
   const storage = await openStorage(config.database);
   const signingKeys = await loadOrCreateSigningKeys(config.signing_key_path);
-  const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock, dns: opts.dns, extensions: capabilities({ consumers: opts.consumers }) });
+  const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock, dns: opts.dns, extensions: capabilities({ consumers: opts.consumers, config }) });
   await startBackground(services);
 
   const app = createHttpServer(services);

@@ -24,6 +24,7 @@ import { federationQueryRoutes } from "./federation/query.ts";
 import { federationDirectoryRoutes } from "./federation/directory.ts";
 import { pushRoutes } from "./client/push.ts";
 import { mediaRoutes } from "./media/routes.ts";
+import { appServiceRoutes } from "./client/appservices.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -53,4 +54,5 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   pushRoutes,
   mediaRoutes,
   mediaAdminRoutes,
+  appServiceRoutes,
 ];

@@ -14,6 +14,7 @@ import { stateKeyOf } from "../store/state-groups.ts";
 import { powerLevelsOf } from "./power-levels.ts";
 import type { EventDraft } from "./build-event.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
+import { localUserExists } from "../accounts/user-lookup.ts";
 
 /** Resolves a room alias to a room id (the directory's local aliases; remote ones with federation). */
 export type AliasResolver = (s: Services, alias: string) => Promise<string | undefined>;
@@ -160,7 +161,7 @@ export async function inviteUser(s: Services, r: Requester, roomId: string, body
   if (typeof target !== "string") throw new MatrixError("M_BAD_JSON", "user_id must be a string");
   const { serverName } = parseUserId(target);
   if (serverName !== s.config.server_name) throw new MatrixError("M_FORBIDDEN", "Inviting users on other servers needs federation, which this server does not offer yet", 403);
-  if (!(await s.users.exists(target))) throw new MatrixError("M_NOT_FOUND", "Unknown user", 404);
+  if (!(await localUserExists(s, target))) throw new MatrixError("M_NOT_FOUND", "Unknown user", 404);
   await changeMembership(s, r, roomId, target, "invite", body, (current) => {
     if (current === "join") throw new MatrixError("M_FORBIDDEN", `${target} is already in the room.`, 403);
     if (current === "ban") throw new MatrixError("M_FORBIDDEN", `${target} is banned from the room`, 403);
