@@ -44,6 +44,10 @@ import { receiptEduHandler, receiptsToFederation } from "./domain/federation/edu
 import { presenceEduHandler, presenceToFederation } from "./domain/federation/edus/presence.ts";
 import { forgetChangedRemoteProfiles } from "./domain/federation/remote-profiles.ts";
 import { FederationMediaFetcher } from "./federation/media-fetcher.ts";
+import { appServiceEvents } from "./domain/appservices/consumer.ts";
+import { appServiceEphemeral } from "./domain/appservices/ephemeral.ts";
+import { appServiceSenders } from "./domain/appservices/install.ts";
+import { aliasFromAppServices, userFromAppServices } from "./domain/appservices/queries.ts";
 
 export interface Homeserver {
   services: Services;
@@ -68,19 +72,26 @@ export interface StartOptions {
  * Everything the capabilities add to the core machinery, in one place (src/domain/extensions.ts says
  * what each list is for). Order matters where it runs in sequence (indexers, listeners).
  */
-export function capabilities(extra: { consumers?: DurableConsumer[] } = {}): Extensions {
+export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Config } = {}): Extensions {
+  // The appservices consumer runs only when services are configured (it would write its position on
+  // every commit for nothing); a service added later is fed from the moment it was added.
+  const appServices = (extra.config?.app_services.length ?? 0) > 0;
   return {
     // In the event commit's transaction: atomic with the events.
     // Push evaluation runs after relations (it reads the threads of the batch).
     indexers: [indexSearch, indexRelations, updateDirectoryStats, indexPushActions],
     // Fed each commit notice at settle, after the room and event caches, before the notifier.
     commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles, kickGuestsOnRevocation],
-    // After the commit, from their own persisted positions (push, appservices next).
-    consumers: [federationSenderConsumer, ...(extra.consumers ?? [])],
+    // After the commit, from their own persisted positions. Application services: events into each
+    // interested service's persistent queue.
+    consumers: [federationSenderConsumer, ...(appServices ? [appServiceEvents] : []), ...(extra.consumers ?? [])],
     unsigned: [bundleAggregations],
     createRoom: [aliasOnCreate, encryptionByDefault],
     stateEventChecks: [canonicalAliasCheck],
-    aliasResolvers: [resolveLocalAlias],
+    // Local aliases first; then the application services whose alias namespace holds it.
+    aliasResolvers: [resolveLocalAlias, aliasFromAppServices],
+    // An unknown local user looked up (profile, invite): the services whose namespace holds it.
+    userQueries: [userFromAppServices],
     profileChanged: [updateMemberEvents],
     deactivated: [leaveAllRooms, dropUserPushers],
     deviceDeleting: [deleteDeviceKeys],
@@ -94,7 +105,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[] } = {}): Ext
     eduHandlers: [typingEduHandler, receiptEduHandler, presenceEduHandler],
     invalidationListeners: [invalidateTokenCache, invalidateIgnoredUsers],
     // The federation sender first: the EDU producers after it hand it what they send.
-    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, expireReceivedTransactions],
+    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, expireReceivedTransactions, appServiceSenders, appServiceEphemeral],
   };
 }
 
@@ -102,7 +113,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   const log = opts.log ?? pino({ level: config.log_level, base: { server: config.server_name } });
   const storage = await openStorage(config.database, { queryPlanCacheMaxSize: scaledCacheSize(config.caches, "prisma_query_plans", 200) });
   const signingKeys = await loadOrCreateSigningKeys(config.signing_key_path);
-  const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock, dns: opts.dns, extensions: capabilities({ consumers: opts.consumers }) });
+  const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock, dns: opts.dns, extensions: capabilities({ consumers: opts.consumers, config }) });
   services.media.remoteFetcher = new FederationMediaFetcher(services);
   await startBackground(services);
 

@@ -91,8 +91,12 @@ async function makeCall(s: Services, spec: RouteSpec<never>, req: FastifyRequest
   let requester: Requester | undefined;
   if (spec.auth !== "none" && token) {
     const q = req.query as Record<string, unknown>;
+    const first = (v: unknown) => (Array.isArray(v) ? v[0] : v);
+    const asUserId = first(q.user_id);
+    const asDeviceId = first(q.device_id ?? q["org.matrix.msc3202.device_id"]);
     requester = await authenticate(s, token, {
-      asUserId: typeof q.user_id === "string" ? q.user_id : undefined,
+      asUserId: typeof asUserId === "string" ? asUserId : undefined,
+      asDeviceId: typeof asDeviceId === "string" ? asDeviceId : undefined,
       seen: { ip: clientIp, userAgent: req.headers["user-agent"] ?? null },
     });
   }

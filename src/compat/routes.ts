@@ -32,6 +32,7 @@ import { mediaRoutes } from "./media/routes.ts";
 import { openIdRoutes } from "./client/openid.ts";
 import { federationOpenIdRoutes } from "./federation/openid.ts";
 import { threePidRoutes } from "./client/threepids.ts";
+import { appServiceRoutes } from "./client/appservices.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -69,4 +70,5 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   openIdRoutes,
   federationOpenIdRoutes,
   threePidRoutes,
+  appServiceRoutes,
 ];

@@ -80,6 +80,10 @@ export interface Config extends FederationConfig, MediaConfig {
   app_service_config_files: string[];
   /** Parsed and validated registrations of app_service_config_files. */
   app_services: AppServiceRegistration[];
+  /** Synapse's option: also send the hs_token as an `access_token` query parameter (deprecated). */
+  use_appservice_legacy_authorization: boolean;
+  /** Weft's own: how long a request to an application service may take (Synapse: 60 s, fixed). */
+  app_service_request_timeout: number;
   log_level: string;
   /** Synapse's `push` section. */
   push: { enabled: boolean; include_content: boolean; group_unread_count_by_room: boolean };
@@ -301,6 +305,8 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     encryption_enabled_by_default_for_room_type: encryptionDefault,
     app_service_config_files: appFiles,
     app_services: [],
+    use_appservice_legacy_authorization: r.bool("use_appservice_legacy_authorization", false),
+    app_service_request_timeout: r.duration("app_service_request_timeout", 60_000)!,
     log_level: logLevel,
     ...readFederationConfig(r, baseDir, listeners.some((l) => l.tls)),
     push: {

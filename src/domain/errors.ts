@@ -53,7 +53,13 @@ export type ErrCode =
   | "M_NOT_YET_UPLOADED"
   | "M_CANNOT_OVERWRITE_MEDIA"
   | "M_UNKNOWN_POS"
-  | "M_INVALID_SIGNATURE";
+  | "M_INVALID_SIGNATURE"
+  | "M_UNKNOWN_DEVICE"
+  | "M_APPSERVICE_LOGIN_UNSUPPORTED"
+  | "M_URL_NOT_SET"
+  | "M_BAD_STATUS"
+  | "M_CONNECTION_FAILED"
+  | "M_CONNECTION_TIMEOUT";
 
 /** Default HTTP status per errcode, where the spec gives one status for it. */
 const DEFAULT_STATUS: Partial<Record<ErrCode, number>> = {

@@ -5,6 +5,7 @@
 //    (fed the commit notice at settle), durable consumers (their own persisted position);
 //  - serving events: unsigned data per batch;
 //  - room operations: createRoom additions, checks on local state events, alias resolution;
+//  - users: queries about unknown local users (application services);
 //  - accounts and devices: profile changes, deactivation, device deletion and updates;
 //  - sync: stream providers (one slot per stream), `set_presence`;
 //  - process-wide: invalidation listeners and background tasks (started with the server, stopped on close).
@@ -24,6 +25,7 @@ import type { DeviceUpdateHook } from "./devices/update-device.ts";
 import type { SyncProvider } from "./sync/types.ts";
 import type { PresenceSetter, SyncDecorator } from "./sync/registry.ts";
 import type { EduHandler } from "./federation/edu.ts";
+import type { UserQuery } from "./accounts/user-lookup.ts";
 
 /** A process-wide task: started once the services exist; the function it returns stops it. */
 export type BackgroundTask = (s: Services) => () => void | Promise<void>;
@@ -43,6 +45,8 @@ export interface Extensions {
   stateEventChecks: StateEventCheck[];
   /** Room alias → room id (the first that knows wins). */
   aliasResolvers: AliasResolver[];
+  /** Asked, in order, about an unknown local user that a lookup names (application services may create it). */
+  userQueries: UserQuery[];
   /** After a profile change was stored. */
   profileChanged: ProfileChangeHook[];
   /** After an account was deactivated. */
@@ -76,6 +80,7 @@ export function noExtensions(): Extensions {
     createRoom: [],
     stateEventChecks: [],
     aliasResolvers: [],
+    userQueries: [],
     profileChanged: [],
     deactivated: [],
     deviceDeleting: [],

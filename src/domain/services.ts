@@ -40,6 +40,7 @@ import { ReceiptStore } from "./store/receipts.ts";
 import { PresenceStore } from "./store/presence.ts";
 import { PushServices } from "./push/push-services.ts";
 import { MediaServices } from "./media/media-services.ts";
+import { AppServiceServices } from "./appservices/appservice-services.ts";
 import { ConsumerPositionStore } from "./store/consumer-positions.ts";
 import { noExtensions, type Extensions } from "./extensions.ts";
 import { CommitFeed, notifyReaders, updateRoomCaches } from "./consumers/commit-feed.ts";
@@ -120,6 +121,8 @@ export interface Services {
   push: PushServices;
   /** The content repository: media rows, files on disk, pending uploads, remote fetches, previews. */
   media: MediaServices;
+  /** Application services: their persistent queues, sender loops and the client that reaches them. */
+  appservices: AppServiceServices;
   /** Requests being handled, which shutdown waits for before closing storage. */
   inFlight: InFlight;
   /** Called on shutdown, in reverse order of registration. */
@@ -219,11 +222,13 @@ export function buildServices(opts: {
     presence: new PresenceStore(storage.sql, caches.get("presence_rows", 100_000)),
     push: undefined as unknown as PushServices, // needs the services it belongs to: set just below
     media: new MediaServices(storage.db, config.media_store_path, config.server_name),
+    appservices: undefined as unknown as AppServiceServices, // needs the services it belongs to: set just below
     inFlight: new InFlight(),
     onClose: [],
   };
   services.push = new PushServices(services);
   services.federationSender = new FederationSender(services);
+  services.appservices = new AppServiceServices(services);
   // Notices wait until their stream's position is persisted (no reader may skip an uncommitted position).
   services.rooms.notifier.gate("events", services.rooms.events.streamIds);
   services.rooms.notifier.gate("account_data", services.accountData.streamIds);

@@ -1,5 +1,5 @@
 // homeserver.yaml parsing: defaults, Synapse-style durations and sizes, PostgreSQL settings, and that
-// every invalid option is refused with a message naming it (app service registration files included).
+// every invalid option is refused with a message naming it (app service registration files: appservice-config.test.ts).
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -216,66 +216,6 @@ describe("loadConfig", () => {
     const bad = path.join(dir, "bad.yaml");
     writeFileSync(bad, "server_name: [unclosed\n");
     expect(configError(() => loadConfig(bad)).message).toContain("is not valid YAML");
-  });
-});
-
-describe("app_service_config_files", () => {
-  let dir: string;
-  beforeAll(() => {
-    dir = mkdtempSync(path.join(tmpdir(), "weft-as-"));
-  });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-  const registration = (over: Record<string, string | null> = {}) => {
-    const fields: Record<string, string | null> = {
-      id: "bridge",
-      url: "http://localhost:9000",
-      as_token: "as-secret",
-      hs_token: "hs-secret",
-      sender_localpart: "bridgebot",
-      ...over,
-    };
-    return Object.entries(fields)
-      .filter(([, v]) => v !== null)
-      .map(([k, v]) => `${k}: ${JSON.stringify(v)}\n`)
-      .join("");
-  };
-  const write = (name: string, text: string) => {
-    writeFileSync(path.join(dir, name), text);
-    return name;
-  };
-
-  it("parses a registration, its namespaces anchored as full-match regexes", () => {
-    const f = write("ok.yaml", registration() + 'namespaces:\n  users:\n    - exclusive: true\n      regex: "@bridge_.*:example.org"\n');
-    const c = parseConfig({ ...base, app_service_config_files: [f] }, dir);
-    expect(c.app_service_config_files).toEqual([path.join(dir, f)]);
-    const [as] = c.app_services;
-    expect(as).toMatchObject({ id: "bridge", url: "http://localhost:9000", as_token: "as-secret", sender_localpart: "bridgebot", rate_limited: true });
-    expect(as!.namespaces.users[0]!.pattern.test("@bridge_x:example.org")).toBe(true);
-    expect(as!.namespaces.users[0]!.pattern.test("x@bridge_x:example.org")).toBe(false);
-    expect(as!.namespaces.rooms).toEqual([]);
-  });
-
-  it("refuses a namespace with an invalid regex, naming the file and the field", () => {
-    const f = write("badregex.yaml", registration() + 'namespaces:\n  users:\n    - exclusive: true\n      regex: "@bridge_(.*"\n');
-    const err = configError(() => parseConfig({ ...base, app_service_config_files: [f] }, dir));
-    expect(err.message).toContain(path.join(dir, f));
-    expect(err.message).toContain("namespaces.users[0].regex");
-    expect(err.message).toContain("not a valid regular expression");
-  });
-
-  it("refuses a registration without as_token, naming the field", () => {
-    const f = write("noas.yaml", registration({ as_token: null }));
-    const err = configError(() => parseConfig({ ...base, app_service_config_files: [f] }, dir));
-    expect(err.message).toContain(path.join(dir, f));
-    expect(err.message).toContain("as_token");
-  });
-
-  it("refuses a missing file and duplicate ids", () => {
-    expect(configError(() => parseConfig({ ...base, app_service_config_files: ["nope.yaml"] }, dir)).message).toContain("nope.yaml");
-    const a = write("a.yaml", registration({ as_token: "t1" }));
-    const b = write("b.yaml", registration({ as_token: "t2" }));
-    expect(configError(() => parseConfig({ ...base, app_service_config_files: [a, b] }, dir)).message).toContain("duplicate id");
   });
 });
 

@@ -1,13 +1,14 @@
 // Resolves an access token to a Requester (spec: Client-Server API "Client Authentication"): unknown
 // tokens are M_UNKNOWN_TOKEN, expired ones add soft_logout: true. Application services authenticate
-// with their as_token and may act as any user in their namespace (`user_id` query parameter).
+// with their as_token and act as their sender, or as a user of their namespace (`user_id`) on one of
+// its devices (`device_id`, MSC3202). Spec: Application Service API "Identity assertion".
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { AccessTokenRow } from "../store/sessions.ts";
 import type { Invalidation } from "../cache/invalidation.ts";
 import type { Requester } from "./requester.ts";
 import { hashToken } from "./tokens.ts";
-import { appServiceByToken, appServiceUserId, isInNamespace } from "./appservices.ts";
+import { appServiceForRequest, appServiceUserId, isAppServiceUser, type AppServiceRegistration } from "./appservices.ts";
 
 interface CachedToken {
   row: AccessTokenRow;
@@ -33,16 +34,17 @@ export interface SeenFrom {
   userAgent: string | null;
 }
 
-export async function authenticate(s: Services, token: string, opts: { asUserId?: string; seen?: SeenFrom } = {}): Promise<Requester> {
-  const as = appServiceByToken(s.config, token);
-  if (as) {
-    const userId = opts.asUserId ?? appServiceUserId(s.config, as);
-    if (userId !== appServiceUserId(s.config, as) && !isInNamespace(as, "users", userId))
-      throw new MatrixError("M_EXCLUSIVE", "Application service cannot masquerade as this user", 403);
-    if (opts.asUserId && !(await s.users.exists(userId)))
-      throw new MatrixError("M_FORBIDDEN", "Application service has not registered this user", 403);
-    return { userId, deviceId: null, isGuest: false, isAdmin: false, accessTokenId: null, appserviceId: as.id };
-  }
+export interface AuthenticateOptions {
+  /** `?user_id=`: the user an application service acts as (spec: Application Service API "Identity assertion"). */
+  asUserId?: string;
+  /** `?device_id=` (or MSC3202's `org.matrix.msc3202.device_id`): the device of that user it acts as. */
+  asDeviceId?: string;
+  seen?: SeenFrom;
+}
+
+export async function authenticate(s: Services, token: string, opts: AuthenticateOptions = {}): Promise<Requester> {
+  const as = appServiceForRequest(s.config, token, opts.seen?.ip);
+  if (as) return appServiceRequester(s, as, opts);
 
   const tokenHash = hashToken(token);
   const cache = tokenCache(s);
@@ -69,6 +71,38 @@ export async function authenticate(s: Services, token: string, opts: { asUserId?
     s.deviceActivity.record({ userId: row.userId, deviceId: row.deviceId, ts: s.clock.now(), ...opts.seen });
 
   return { userId: row.userId, deviceId: row.deviceId, isGuest: entry.isGuest, isAdmin: entry.isAdmin, accessTokenId: row.id };
+}
+
+/**
+ * The requester of an application service's request: its sender, or a user of its namespace that exists
+ * (`user_id`), on one of that user's devices (`device_id`). Refusals as Synapse's: 403 M_FORBIDDEN for a
+ * user outside its namespace or not registered, 400 M_UNKNOWN_DEVICE for an unknown device.
+ */
+async function appServiceRequester(s: Services, as: AppServiceRegistration, opts: AuthenticateOptions): Promise<Requester> {
+  const sender = appServiceUserId(s.config, as);
+  const userId = opts.asUserId ?? sender;
+  if (userId !== sender) {
+    if (!isAppServiceUser(s.config, as, userId))
+      throw new MatrixError("M_FORBIDDEN", `Application service cannot masquerade as this user (${userId}).`, 403);
+    if (!(await registeredUser(s, userId)))
+      throw new MatrixError("M_FORBIDDEN", `Application service has not registered this user (${userId})`, 403);
+  }
+  let deviceId: string | null = null;
+  if (opts.asDeviceId !== undefined) {
+    if (!(await s.sessions.getDevice(userId, opts.asDeviceId)))
+      throw new MatrixError("M_UNKNOWN_DEVICE", `Application service trying to use a device that doesn't exist ('${opts.asDeviceId}' for ${userId})`, 400);
+    deviceId = opts.asDeviceId;
+  }
+  return { userId, deviceId, isGuest: false, isAdmin: false, accessTokenId: null, appserviceId: as.id };
+}
+
+/** Whether a user id is registered (cached once seen: accounts are never removed, only deactivated). */
+async function registeredUser(s: Services, userId: string): Promise<boolean> {
+  const cache = s.caches.get<string, true>("appservice_user_exists", 100_000);
+  if (cache.get(userId)) return true;
+  if (!(await s.users.exists(userId))) return false;
+  cache.set(userId, true);
+  return true;
 }
 
 /** Drops cached token lookups after tokens were deleted or a user changed (logout, deactivation, admin). */

@@ -5,7 +5,7 @@ import { resolveLoginUser } from "./identifiers.ts";
 import { checkPasswordLogin } from "./password-login.ts";
 import { startSession, type SessionTokens } from "./sessions.ts";
 import { runDeviceUpdateHooks } from "../devices/update-device.ts";
-import { appServiceByToken, appServiceUserId, isInNamespace } from "./appservices.ts";
+import { appServiceForRequest, isAppServiceUser } from "./appservices.ts";
 import { hashToken } from "./tokens.ts";
 import { invalidateUserTokens } from "./authenticate.ts";
 
@@ -54,12 +54,14 @@ async function userFor(s: Services, req: LoginRequest): Promise<string> {
       return userId;
     }
     case "m.login.application_service": {
+      // Spec: Application Service API "Server admin style permissions"; Synapse's rules.
       if (!req.bearerToken) throw new MatrixError("M_MISSING_TOKEN", "Missing access token", 401);
-      const as = appServiceByToken(s.config, req.bearerToken);
-      if (!as) throw new MatrixError("M_UNKNOWN_TOKEN", "Invalid application service token", 401);
+      const as = appServiceForRequest(s.config, req.bearerToken, req.clientIp);
+      if (!as) throw new MatrixError("M_UNKNOWN_TOKEN", "This login method is only valid for application services", 401, { soft_logout: false });
+      if (as.msc4190) throw new MatrixError("M_APPSERVICE_LOGIN_UNSUPPORTED", "This application service manages its devices (MSC4190): it cannot log in", 400);
+      if (as.rate_limited) s.ratelimiter.check(`login-address:${req.clientIp}`, s.config.rc_login.address);
       const userId = resolveLoginUser(s, body);
-      if (userId !== appServiceUserId(s.config, as) && !isInNamespace(as, "users", userId))
-        throw new MatrixError("M_EXCLUSIVE", "User is not in the application service's namespace", 403);
+      if (!isAppServiceUser(s.config, as, userId)) throw new MatrixError("M_FORBIDDEN", "The user is not in the application service's namespace", 403);
       const user = await s.users.get(userId);
       if (!user) throw new MatrixError("M_FORBIDDEN", "Invalid username or password", 403);
       if (user.deactivated) throw new MatrixError("M_USER_DEACTIVATED", "This account has been deactivated", 403);

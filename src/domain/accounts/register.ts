@@ -6,8 +6,8 @@ import { isPlainObject } from "../events/types.ts";
 import { invalidateUserTokens } from "./authenticate.ts";
 import { guestToUpgrade } from "./guest-upgrade.ts";
 import type { Services } from "../services.ts";
-import { checkUia, type UiaResult } from "../uia/uia.ts";
-import { appServiceByToken } from "./appservices.ts";
+import { checkUia, finishUia, type UiaResult } from "../uia/uia.ts";
+import { appServiceForRequest, exclusiveOwner, isAppServiceUser } from "./appservices.ts";
 import { checkPasswordPolicy, hashPassword } from "./passwords.ts";
 import { startSession, type SessionTokens } from "./sessions.ts";
 import { checkUsername, generateNumericUserId } from "./usernames.ts";
@@ -104,16 +104,26 @@ async function registerGuest(s: Services, req: RegisterRequest): Promise<Registe
   return createAccount(s, body, { userId, passwordHash: null, isGuest: true });
 }
 
+/**
+ * Registration by an application service (spec: Application Service API "Server admin style permissions"):
+ * its as_token, a username in its namespace (kept as given: bridges may use the historical grammar), no
+ * password and no user-interactive auth. Refused: without the token (401), outside its namespace or in
+ * another's exclusive one (400 M_EXCLUSIVE); an MSC4190 service must set inhibit_login.
+ */
 async function registerAppServiceUser(s: Services, req: RegisterRequest): Promise<RegisterResponse> {
-  if (!req.bearerToken) throw new MatrixError("M_MISSING_TOKEN", "Missing access token", 401);
-  const as = appServiceByToken(s.config, req.bearerToken);
-  if (!as) throw new MatrixError("M_UNKNOWN_TOKEN", "Invalid application service token", 401);
+  if (!req.bearerToken) throw new MatrixError("M_MISSING_TOKEN", "Appservice token must be provided when using a type of m.login.application_service", 401);
+  const as = appServiceForRequest(s.config, req.bearerToken, req.clientIp);
+  if (!as) throw new MatrixError("M_UNKNOWN_TOKEN", "Invalid application service token", 401, { soft_logout: false });
   const username = field(req.body, "username", "string");
-  if (!username) throw new MatrixError("M_MISSING_PARAM", "Missing username", 400);
-  const userId = await checkUsername(s, username.toLowerCase(), { appserviceId: as.id });
-  if (!as.namespaces.users.some((ns) => ns.pattern.test(userId)))
-    throw new MatrixError("M_EXCLUSIVE", "User ID is not in the application service's namespace", 400);
-  return createAccount(s, req.body, { userId, passwordHash: null, appserviceId: as.id });
+  if (username === undefined) throw new MatrixError("M_MISSING_PARAM", "Desired username is missing or not a string", 400);
+  if (username.length > 512) throw new MatrixError("M_INVALID_USERNAME", "Invalid username", 400);
+  const userId = await checkUsername(s, username, { appserviceId: as.id, skipAvailability: true });
+  if (!isAppServiceUser(s.config, as, userId)) throw new MatrixError("M_EXCLUSIVE", "Invalid user localpart for this application service.", 400);
+  if (as.msc4190 && field(req.body, "inhibit_login", "boolean") !== true)
+    throw new MatrixError("M_APPSERVICE_LOGIN_UNSUPPORTED", "This application service manages its devices (MSC4190): inhibit_login must be true", 400);
+  // Synapse records the owning service only for users of its exclusive namespaces.
+  const owned = exclusiveOwner(s.config, userId)?.id === as.id;
+  return createAccount(s, req.body, { userId, passwordHash: null, appserviceId: owned ? as.id : undefined });
 }
 
 export async function register(s: Services, req: RegisterRequest): Promise<RegisterResponse> {

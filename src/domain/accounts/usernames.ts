@@ -6,6 +6,8 @@ import type { Services } from "../services.ts";
 import { exclusiveOwner } from "./appservices.ts";
 
 const LOCALPART = /^[a-z0-9._=\-/+]+$/;
+/** Spec appendix "Historical User IDs": printable ASCII but ':'. */
+const HISTORICAL_LOCALPART = /^[\x21-\x39\x3B-\x7E]+$/;
 
 export interface UsernameCheckOptions {
   /** The application service registering it, which may use its exclusive namespace. */
@@ -16,11 +18,16 @@ export interface UsernameCheckOptions {
 
 export async function checkUsername(s: Services, localpart: string, o: UsernameCheckOptions = {}): Promise<string> {
   if (localpart.length === 0) throw new MatrixError("M_INVALID_USERNAME", "User ID cannot be empty", 400);
-  if (!LOCALPART.test(localpart))
-    throw new MatrixError("M_INVALID_USERNAME", "User ID can only contain characters a-z, 0-9, or '=_-./+'", 400);
-  if (!o.appserviceId && localpart.startsWith("_"))
-    throw new MatrixError("M_INVALID_USERNAME", "User ID may not begin with _", 400);
-  if (/^\d+$/.test(localpart)) throw new MatrixError("M_INVALID_USERNAME", "Numeric user IDs are reserved for guest users.", 400);
+  if (o.appserviceId) {
+    // Application services keep the historical grammar (bridges name users after foreign ids, as Synapse allows).
+    if (!HISTORICAL_LOCALPART.test(localpart))
+      throw new MatrixError("M_INVALID_USERNAME", "User ID may only contain printable ASCII characters other than ':'", 400);
+  } else {
+    if (!LOCALPART.test(localpart))
+      throw new MatrixError("M_INVALID_USERNAME", "User ID can only contain characters a-z, 0-9, or '=_-./+'", 400);
+    if (localpart.startsWith("_")) throw new MatrixError("M_INVALID_USERNAME", "User ID may not begin with _", 400);
+    if (/^\d+$/.test(localpart)) throw new MatrixError("M_INVALID_USERNAME", "Numeric user IDs are reserved for guest users.", 400);
+  }
   const userId = `@${localpart}:${s.config.server_name}`;
   if (Buffer.byteLength(userId) > 255) throw new MatrixError("M_INVALID_USERNAME", "User ID may not be longer than 255 characters", 400);
   const owner = exclusiveOwner(s.config, userId);

@@ -14,7 +14,7 @@ import { stateKeyOf } from "../store/state-groups.ts";
 import { roomNotVisible } from "../rooms/read-access.ts";
 import { roomSummaries } from "../rooms/batch-reads.ts";
 import type { EventDraft } from "../rooms/build-event.ts";
-import { isInNamespace } from "../accounts/appservices.ts";
+import { appServiceById, exclusiveAliasOwner, isInNamespace } from "../accounts/appservices.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import { resolveRemoteAlias } from "../federation/remote-alias.ts";
 import { remoteServersInRoom } from "../federation/room-servers.ts";
@@ -41,17 +41,16 @@ function roomIdParam(roomId: unknown): string {
 
 /**
  * Application services' alias namespaces (spec: Application Service API "Registration"): an exclusive one
- * is closed to everyone else (400 M_EXCLUSIVE), and a service only makes aliases in its own (as Synapse).
+ * is closed to everyone else, and a service only makes aliases in its own (400 M_EXCLUSIVE, as Synapse).
  */
 export function checkAliasNamespace(s: Services, r: Requester, alias: string): void {
   if (r.appserviceId) {
-    const as = s.config.app_services.find((a) => a.id === r.appserviceId);
+    const as = appServiceById(s.config, r.appserviceId);
     if (!as || !isInNamespace(as, "aliases", alias))
-      throw new MatrixError("M_EXCLUSIVE", "This application service has not reserved this kind of alias", 403);
+      throw new MatrixError("M_EXCLUSIVE", "This application service has not reserved this kind of alias", 400);
     return;
   }
-  if (s.config.app_services.some((as) => as.namespaces.aliases.some((ns) => ns.exclusive && ns.pattern.test(alias))))
-    throw new MatrixError("M_EXCLUSIVE", "This alias is reserved by an application service", 400);
+  if (exclusiveAliasOwner(s.config, alias)) throw new MatrixError("M_EXCLUSIVE", "This alias is reserved by an application service", 400);
 }
 
 /** The room id a local alias points to, if any (registered as an alias resolver for /join and /knock). */
@@ -81,7 +80,8 @@ export async function createAlias(s: Services, r: Requester, alias: string, body
   checkAliasNamespace(s, r, alias);
   if (!(await loadRoom(s, roomId))) throw new MatrixError("M_NOT_FOUND", "Room not found", 404);
   // Synapse's require_membership_for_aliases (on by default): only members name a room.
-  if (!r.isAdmin && (await s.rooms.store.membership(roomId, r.userId))?.membership !== "join")
+  // Application services name rooms of their alias namespace without being in them (as Synapse).
+  if (!r.isAdmin && !r.appserviceId && (await s.rooms.store.membership(roomId, r.userId))?.membership !== "join")
     throw new MatrixError("M_FORBIDDEN", "You must be in the room to create an alias for it", 403);
   const inserted = await s.directory.insertAlias(s.storage.sql, { alias, roomId, creator: r.userId }, s.clock.now());
   if (!inserted) throw new MatrixError("M_UNKNOWN", `Room alias ${alias} already exists`, 409);
@@ -90,7 +90,8 @@ export async function createAlias(s: Services, r: Requester, alias: string, body
 /**
  * GET /directory/room/{roomAlias}: the room and the servers that know it — for our aliases, ours first and
  * then the servers of the room's joined members; for another server's, what that server answers
- * (src/domain/federation/remote-alias.ts).
+ * (src/domain/federation/remote-alias.ts). A local alias unknown here goes through the alias resolvers
+ * (an application service may create it).
  */
 export async function getAlias(s: Services, alias: string): Promise<{ room_id: string; servers: string[] }> {
   const { serverName } = parseAliasParam(alias);
@@ -98,9 +99,10 @@ export async function getAlias(s: Services, alias: string): Promise<{ room_id: s
     const found = await resolveRemoteAlias(s, alias);
     return { room_id: found.roomId, servers: found.servers };
   }
-  const row = await s.directory.getAlias(alias);
-  if (!row) throw new MatrixError("M_NOT_FOUND", `Room alias ${alias} not found`, 404);
-  return { room_id: row.roomId, servers: [s.config.server_name, ...(await remoteServersInRoom(s, row.roomId))] };
+  let roomId: string | undefined;
+  for (const resolve of s.extensions.aliasResolvers) if ((roomId = await resolve(s, alias))) break;
+  if (!roomId) throw new MatrixError("M_NOT_FOUND", `Room alias ${alias} not found`, 404);
+  return { room_id: roomId, servers: [s.config.server_name, ...(await remoteServersInRoom(s, roomId))] };
 }
 
 /**

@@ -1,12 +1,14 @@
 // The published room directory of this server (GET and POST /publicRooms): rooms published with
 // visibility "public", most joined members first (as Synapse), filtered by a search term (name, topic,
 // canonical alias, room id; case-insensitive) and room types, paged with opaque since tokens both ways.
-// A page is one query over room_directory_stats (stats.ts). Spec: Client-Server API "Listing rooms".
+// POST may read an application service network's list instead (third_party_instance_id) or all lists
+// together (include_all_networks). A page is one query over room_directory_stats (stats.ts).
+// Spec: Client-Server API "Listing rooms"; Application Service API "Published room directories".
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { isPlainObject } from "../events/types.ts";
 import { isValidServerName } from "../ids.ts";
-import type { DirectoryPosition, DirectoryStats } from "../store/directory.ts";
+import type { DirectoryList, DirectoryPosition, DirectoryStats } from "../store/directory.ts";
 import { backfillDirectoryStats } from "./stats.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { remotePublicRooms } from "./remote-public-rooms.ts";
@@ -20,6 +22,10 @@ export interface PublicRoomsRequest {
   since?: string;
   server?: string;
   filter?: unknown;
+  /** An application service network's list ("<service id>|<network id>", from /thirdparty/protocols). */
+  third_party_instance_id?: string;
+  /** The server's list and every network's together. */
+  include_all_networks?: boolean;
 }
 
 export interface PublicRoomsChunk {
@@ -106,7 +112,30 @@ function chunkOf(d: DirectoryStats): PublicRoomsChunk {
 export function publicRoomsBody(b: Record<string, unknown>): Omit<PublicRoomsRequest, "server"> {
   if (b.limit !== undefined && b.limit !== null && typeof b.limit !== "number") throw new MatrixError("M_BAD_JSON", "limit must be an integer", 400);
   if (b.since !== undefined && b.since !== null && typeof b.since !== "string") throw new MatrixError("M_BAD_JSON", "since must be a string", 400);
-  return { limit: (b.limit as number | null) ?? undefined, since: (b.since as string | null) ?? undefined, filter: b.filter };
+  const instance = b.third_party_instance_id;
+  if (instance !== undefined && instance !== null && typeof instance !== "string") throw new MatrixError("M_BAD_JSON", "third_party_instance_id must be a string", 400);
+  const all = b.include_all_networks;
+  if (all !== undefined && all !== null && typeof all !== "boolean") throw new MatrixError("M_BAD_JSON", "include_all_networks must be a boolean", 400);
+  return {
+    limit: (b.limit as number | null) ?? undefined,
+    since: (b.since as string | null) ?? undefined,
+    filter: b.filter,
+    ...(typeof instance === "string" ? { third_party_instance_id: instance } : {}),
+    ...(all === true ? { include_all_networks: true } : {}),
+  };
+}
+
+/** Which list a request reads (Synapse's rules: not both include_all_networks and an instance). */
+function directoryList(req: Omit<PublicRoomsRequest, "server">): DirectoryList {
+  if (req.include_all_networks) {
+    if (req.third_party_instance_id !== undefined) throw new MatrixError("M_INVALID_PARAM", "Can't use include_all_networks with an explicit network", 400);
+    return { kind: "all" };
+  }
+  if (req.third_party_instance_id === undefined) return { kind: "main" };
+  const bar = req.third_party_instance_id.indexOf("|");
+  if (bar <= 0 || bar === req.third_party_instance_id.length - 1)
+    throw new MatrixError("M_INVALID_PARAM", "third_party_instance_id must be an instance_id from /thirdparty/protocols", 400);
+  return { kind: "network", appserviceId: req.third_party_instance_id.slice(0, bar), networkId: req.third_party_instance_id.slice(bar + 1) };
 }
 
 /**
@@ -145,6 +174,7 @@ async function readLocalDirectory(s: Services, req: Omit<PublicRoomsRequest, "se
   const limit = Math.min(req.limit ?? MAX_PUBLIC_ROOMS_PAGE, MAX_PUBLIC_ROOMS_PAGE);
   const since = req.since === undefined ? undefined : decodeToken(req.since, "since");
   const filter = parseFilter(req.filter);
+  const list = directoryList(req);
 
   if (!backfilled.has(s)) {
     await backfillDirectoryStats(s, await s.directory.publishedWithoutStats());
@@ -152,6 +182,7 @@ async function readLocalDirectory(s: Services, req: Omit<PublicRoomsRequest, "se
   }
   const rows = await s.directory.publishedPage({
     ...filter,
+    list,
     after: since?.dir === "f" ? since.at : undefined,
     before: since?.dir === "b" ? since.at : undefined,
     limit: limit + 1,
@@ -166,7 +197,7 @@ async function readLocalDirectory(s: Services, req: Omit<PublicRoomsRequest, "se
   const last = page[page.length - 1];
   const res: PublicRoomsPage = {
     chunk: page.map(chunkOf),
-    total_room_count_estimate: await s.directory.countPublished(),
+    total_room_count_estimate: await s.directory.countPublished(list),
     cursors: page.map((d) => encodeDirectoryToken("f", pos(d))),
   };
   const hasNext = backwards ? true : more;

@@ -11,7 +11,7 @@ import { requireNotGuest } from "../accounts/guest-access.ts";
 
 export type DirectoryVisibility = "public" | "private";
 
-async function knownRoom(s: Services, roomId: string) {
+export async function knownRoom(s: Services, roomId: string) {
   if (!tryParseRoomId(roomId)) throw new MatrixError("M_INVALID_PARAM", `Invalid room id: ${JSON.stringify(roomId)}`, 400);
   const row = await s.rooms.store.getRoom(roomId);
   if (!row) throw new MatrixError("M_NOT_FOUND", "Room not found", 404);

@@ -118,6 +118,12 @@ export function isBlockedAddress(ip: string, ranges: IpRanges): boolean {
   return !matches(bytes, ranges.whitelist);
 }
 
+/** Whether an address (e.g. a request's client address) lies in one of these ranges; not an IP: no. */
+export function ipInRanges(ip: string, ranges: readonly Cidr[]): boolean {
+  const bytes = parseIp(ip.startsWith("[") && ip.endsWith("]") ? ip.slice(1, -1) : ip);
+  return bytes !== undefined && matches(bytes, ranges);
+}
+
 /** Throws (naming the offending entry) unless every entry is an IP address or CIDR range. */
 export function checkIpRanges(cidrs: readonly string[]): void {
   parseCidrList(cidrs);

@@ -8,6 +8,7 @@ import { parseUserId } from "../ids.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import { checkStorableText } from "../text.ts";
 import { remoteProfile } from "../federation/remote-profiles.ts";
+import { askAboutUnknownUser } from "../accounts/user-lookup.ts";
 
 export type ProfileField = "displayname" | "avatar_url";
 
@@ -50,7 +51,8 @@ async function checkQueryAllowed(s: Services, requester: Requester | undefined, 
 async function loadProfile(s: Services, userId: string, field?: ProfileField): Promise<Profile> {
   const { serverName } = parseUserId(userId);
   if (serverName !== s.config.server_name) return remoteProfileOf(s, userId, field);
-  const user = await s.users.get(userId);
+  let user = await s.users.get(userId);
+  if (!user && (await askAboutUnknownUser(s, userId))) user = await s.users.get(userId);
   if (!user || user.deactivated) throw notFound("Profile was not found");
   const row = await s.users.getProfile(userId);
   const out: Profile = {};

@@ -26,6 +26,7 @@ import { leaveRemoteRoom, outOfBandLeave } from "../federation/membership/leave-
 import { inviteRemoteUser } from "../federation/membership/invite-remote.ts";
 import { resolveRemoteAlias } from "../federation/remote-alias.ts";
 import { canonicalJson } from "../canonical-json.ts";
+import { localUserExists } from "../accounts/user-lookup.ts";
 
 /** Resolves a room alias to a room id (the directory's local aliases; remote ones with federation). */
 export type AliasResolver = (s: Services, alias: string) => Promise<string | undefined>;
@@ -262,7 +263,7 @@ export async function inviteUser(s: Services, r: Requester, roomId: string, body
     await inviteRemoteUser(s, roomId, { type: "m.room.member", stateKey: target, sender: r.userId, content }, async (room) => check((await membershipEvent(s, room, target))?.content.membership as string | undefined));
     return;
   }
-  if (!(await s.users.exists(target))) throw new MatrixError("M_NOT_FOUND", "Unknown user", 404);
+  if (!(await localUserExists(s, target))) throw new MatrixError("M_NOT_FOUND", "Unknown user", 404);
   await changeMembership(s, r, roomId, target, "invite", body, check);
 }
 

@@ -14,6 +14,7 @@ import { authStateFromEvents, redactionTakesEffect } from "../auth/index.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 import { joinRoom, leaveRoom } from "./membership.ts";
 import { requireNotGuest, type GuestRefusedOperation } from "../accounts/guest-access.ts";
+import { isRateLimitExempt } from "../accounts/appservices.ts";
 
 export function deviceKeyOf(r: Requester): string {
   return r.deviceId ?? (r.accessTokenId ? `token:${r.accessTokenId}` : `as:${r.appserviceId ?? ""}`);
@@ -27,7 +28,7 @@ function checkEventType(type: string): void {
 
 function rateLimit(s: Services, r: Requester): void {
   if (r.isAdmin) return;
-  if (r.appserviceId && !s.config.app_services.find((a) => a.id === r.appserviceId)?.rate_limited) return;
+  if (isRateLimitExempt(s.config, r.appserviceId, r.userId)) return;
   s.ratelimiter.check(`message:${r.userId}`, s.config.rc_message);
 }
 

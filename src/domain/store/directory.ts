@@ -42,7 +42,14 @@ export interface DirectoryPosition {
   roomId: string;
 }
 
+/**
+ * Which published list a directory read covers: the server's own (rooms published with visibility
+ * "public"), one application service's network (third_party_instance_id), or all of them together.
+ */
+export type DirectoryList = { kind: "main" } | { kind: "network"; appserviceId: string; networkId: string } | { kind: "all" };
+
 export interface DirectoryQuery {
+  list?: DirectoryList;
   /** Lower-cased substring matched against name, topic, canonical alias and room id. */
   search?: string;
   /** Room types to include; null stands for rooms without a type. */
@@ -70,6 +77,13 @@ function toStats(r: Record<string, unknown>): DirectoryStats {
 }
 
 const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(",");
+
+/** The WHERE condition (over `r`, the rooms table) selecting a list's rooms. */
+function listCondition(list: DirectoryList): [string, Param[]] {
+  if (list.kind === "network") return ["r.room_id IN (SELECT room_id FROM appservice_room_list WHERE appservice_id = ? AND network_id = ?)", [list.appserviceId, list.networkId]];
+  if (list.kind === "all") return ["(r.is_public = ? OR r.room_id IN (SELECT room_id FROM appservice_room_list))", [true]];
+  return ["r.is_public = ?", [true]];
+}
 
 export class DirectoryStore {
   constructor(private readonly sql: Sql) {}
@@ -154,8 +168,9 @@ export class DirectoryStore {
 
   /** One page of published rooms in directory order (most joined members first, then room id). */
   async publishedPage(q: DirectoryQuery): Promise<DirectoryStats[]> {
-    const where: string[] = ["r.is_public = ?"];
-    const params: Param[] = [true];
+    const [listed, listParams] = listCondition(q.list ?? { kind: "main" });
+    const where: string[] = [listed];
+    const params: Param[] = [...listParams];
     if (q.search) {
       const like = `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
       where.push(
@@ -190,9 +205,21 @@ export class DirectoryStore {
     return q.before ? out.reverse() : out;
   }
 
-  /** How many rooms are published (the estimate /publicRooms reports). */
-  async countPublished(): Promise<number> {
-    const r = await this.sql.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM rooms WHERE is_public = ?`, [true]);
+  /** How many rooms are published in a list (the estimate /publicRooms reports). */
+  async countPublished(list: DirectoryList = { kind: "main" }): Promise<number> {
+    const [listed, params] = listCondition(list);
+    const r = await this.sql.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM rooms r WHERE ${listed}`, params);
     return Number(r?.n ?? 0);
+  }
+
+  /** Lists (or unlists) a room in an application service's network directory. */
+  async setNetworkListing(appserviceId: string, networkId: string, roomId: string, listed: boolean): Promise<void> {
+    if (listed)
+      await this.sql.run(`INSERT INTO appservice_room_list (appservice_id, network_id, room_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, [appserviceId, networkId, roomId]);
+    else await this.sql.run(`DELETE FROM appservice_room_list WHERE appservice_id = ? AND network_id = ? AND room_id = ?`, [appserviceId, networkId, roomId]);
+  }
+
+  async hasStats(roomId: string): Promise<boolean> {
+    return (await this.sql.get(`SELECT room_id FROM room_directory_stats WHERE room_id = ?`, [roomId])) !== undefined;
   }
 }

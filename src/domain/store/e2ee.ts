@@ -394,6 +394,16 @@ export class E2eStore {
     return rows.map((r) => ({ streamId: n(r.stream_id), sender: r.sender, type: r.type, content: r.content }));
   }
 
+  /** The messages at these positions with their recipients (application services receive them, MSC2409). */
+  async toDeviceAt(positions: readonly number[]): Promise<(ToDeviceRow & { recipientUserId: string; recipientDeviceId: string })[]> {
+    if (positions.length === 0) return [];
+    const rows = await this.sql.all<{ stream_id: number; recipient_user_id: string; recipient_device_id: string; sender: string; type: string; content: string }>(
+      `SELECT stream_id, recipient_user_id, recipient_device_id, sender, type, content FROM to_device_inbox WHERE stream_id IN (${positions.map(() => "?").join(",")}) ORDER BY stream_id`,
+      [...positions],
+    );
+    return rows.map((r) => ({ streamId: n(r.stream_id), recipientUserId: r.recipient_user_id, recipientDeviceId: r.recipient_device_id, sender: r.sender, type: r.type, content: r.content }));
+  }
+
   /** Deletes the device's messages up to `upTo` and records the stream's high-water mark. */
   async deleteToDevice(userId: string, deviceId: string, upTo: number): Promise<number> {
     // Every /sync acknowledges: a read first, so that a sync with nothing to remove writes nothing.

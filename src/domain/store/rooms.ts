@@ -114,6 +114,23 @@ export class RoomStore {
     return rows.map((r) => r.room_id);
   }
 
+  /** The joined members of many rooms (room id → user ids), one query per 500 rooms. */
+  async joinedMembersOf(roomIds: readonly string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    for (const chunk of chunks([...new Set(roomIds)])) {
+      const rows = await this.sql.all<{ room_id: string; user_id: string }>(
+        `SELECT room_id, user_id FROM room_memberships WHERE membership = ? AND room_id IN (${placeholders(chunk.length)})`,
+        ["join", ...chunk],
+      );
+      for (const r of rows) {
+        const list = out.get(r.room_id);
+        if (list) list.push(r.user_id);
+        else out.set(r.room_id, [r.user_id]);
+      }
+    }
+    return out;
+  }
+
   async forget(roomId: string, userId: string): Promise<void> {
     await this.sql.run(`UPDATE room_memberships SET forgotten = ? WHERE room_id = ? AND user_id = ?`, [true, roomId, userId]);
   }
