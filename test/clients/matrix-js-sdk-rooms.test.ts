@@ -249,7 +249,10 @@ describe.each(backends())("matrix-js-sdk rooms on %s", (backend) => {
     it("tokens work in either direction: forwards from a backwards page's end gives that page again, reversed", async () => {
       const back = await walk(alice.client, roomId, sdk.Direction.Backward, 4);
       expect(back.pages.length).toBeGreaterThan(2);
-      for (const page of back.pages.slice(0, -1)) {
+      // Every full page (the last non-empty one may be shorter; an empty page without `end` closes the walk).
+      const full = back.pages.filter((p) => p.chunk.length === 4);
+      expect(full.length).toBeGreaterThan(1);
+      for (const page of full) {
         const res = await alice.client.createMessagesRequest(roomId, page.end!, 4, sdk.Direction.Forward);
         expect(ids(res.chunk as Ev[]), `forwards from ${page.end}`).toEqual(ids(page.chunk).reverse());
       }

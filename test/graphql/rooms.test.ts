@@ -155,9 +155,16 @@ describe.each(backends())("GraphQL rooms (%s)", (backend) => {
       expect(rest.status).toBe(200);
       // GraphQL edges run oldest first; /messages?dir=b newest first.
       expect(g.edges.map((e: any) => e.node.eventId).reverse()).toEqual(rest.json.chunk.map((e: any) => e.event_id));
-      expect(g.pageInfo.hasPreviousPage).toBe(rest.json.end !== undefined);
       pages++;
-      if (rest.json.end === undefined) break;
+      if (!g.pageInfo.hasPreviousPage) {
+        // REST still names an end for the last non-empty page (as Synapse); the page from it is empty and ends.
+        if (rest.json.end !== undefined) {
+          const after = await t.call("GET", `/_matrix/client/v3/rooms/${enc(roomId)}/messages?dir=b&limit=3&from=${rest.json.end}`, { token: alice.token });
+          expect([after.json.chunk, after.json.end]).toEqual([[], undefined]);
+        }
+        break;
+      }
+      expect(rest.json.end).toBeDefined();
       // The cursors are the stream tokens of /messages.
       expect(g.pageInfo.startCursor).toBe(rest.json.end);
       expect(g.edges[g.edges.length - 1].cursor).toBe(g.pageInfo.endCursor);

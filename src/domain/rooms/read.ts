@@ -138,6 +138,11 @@ const pageLimit = (req: MessagesRequest) => Math.min(Math.max(req.limit ?? req.f
 const BACKFILL_ROUNDS = 2;
 
 export async function getMessages(s: Services, r: Requester, roomId: string, req: MessagesRequest): Promise<MessagesResponse> {
+  return (await readMessages(s, r, roomId, req)).response;
+}
+
+/** GET /messages's answer, and whether more events may follow in its direction (GraphQL's page info). */
+export async function readMessages(s: Services, r: Requester, roomId: string, req: MessagesRequest): Promise<{ response: MessagesResponse; more: boolean }> {
   const access = await readAccess(s, r, roomId);
   let page = await paginate(s, r, access, roomId, req);
   // Paginating back past the start of what this server has: older history is asked of a server in the
@@ -157,7 +162,7 @@ export async function getMessages(s: Services, r: Requester, roomId: string, req
   // reached the start of history still says where it ended, and the next request answers without one.
   if (page.end !== undefined || page.events.length > 0) res.end = streamToken(page.reached);
   if (req.filter.lazy_load_members) res.state = await lazyMembers(s, r, page.events);
-  return res;
+  return { response: res, more: page.end !== undefined };
 }
 
 export async function getContext(

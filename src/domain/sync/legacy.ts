@@ -80,10 +80,10 @@ async function roomEphemeral(s: Services, r: Requester, roomId: string, joined: 
   return { presence, receipts: rows.length > 0 ? [{ type: "m.receipt", room_id: roomId, content: receiptContent(rows) }] : [] };
 }
 
-/** Presence as the legacy endpoints send it: the user id in the content too (as Synapse). */
+/** Presence as the legacy endpoints send it: the user id in the content too (as Synapse), `sender` kept (the spec's m.presence). */
 function legacyPresence(e: JsonObject): JsonObject {
   const content = (e.content ?? {}) as JsonObject;
-  return { type: "m.presence", content: { ...content, user_id: e.sender } };
+  return { type: "m.presence", sender: e.sender, content: { ...content, user_id: e.sender } };
 }
 
 /**

@@ -6,7 +6,7 @@ import "reflect-metadata";
 import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root } from "type-graphql";
 import { AVATAR_HTTP_URL_DOC, SIZE_ARG_DOC, avatarHttpUrl } from "../types/media.ts";
 import { MatrixError } from "../../domain/errors.ts";
-import { getMembers, getMessages, getRoomEvent, getRoomState, getRoomStateEvent, parseStreamToken, streamToken } from "../../domain/rooms/read.ts";
+import { getMembers, readMessages, getRoomEvent, getRoomState, getRoomStateEvent, parseStreamToken, streamToken } from "../../domain/rooms/read.ts";
 import { eventStreamPositions, roomNotVisible, userRoomsPage, type RoomSummary } from "../../domain/rooms/batch-reads.ts";
 import type { GraphqlContext } from "../context.ts";
 import { PageInfo, pageSize } from "../types/connection.ts";
@@ -135,7 +135,7 @@ export class RoomResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<EventConnection> {
     const limit = pageSize(last, 20, "last");
-    const res = await getMessages(ctx.s, await ctx.requester(), room.roomId, { from: before ?? undefined, dir: "b", limit, filter: {} });
+    const { response: res, more } = await readMessages(ctx.s, await ctx.requester(), room.roomId, { from: before ?? undefined, dir: "b", limit, filter: {} });
     const chunk = [...res.chunk].reverse();
     const positions = await eventStreamPositions(ctx.s, chunk.map((e) => e.event_id));
     const edges = chunk.map((e) =>
@@ -143,7 +143,7 @@ export class RoomResolver {
     );
     return Object.assign(new EventConnection(), {
       edges,
-      pageInfo: PageInfo.of({ hasNextPage: false, hasPreviousPage: res.end !== undefined, cursors: edges.map((e) => e.cursor) }),
+      pageInfo: PageInfo.of({ hasNextPage: false, hasPreviousPage: more, cursors: edges.map((e) => e.cursor) }),
     });
   }
 }
