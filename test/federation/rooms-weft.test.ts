@@ -270,11 +270,7 @@ describe.each(backends())("rooms across three Weft servers on %s", (backend) => 
       }, `the four changes on ${t.serverName}`);
     }
     // ...and a message from each merges the forks; then the three current states are identical.
-    const merges: string[] = [];
-    for (const [t, who] of [[a, alice], [b, bob], [c, carol]] as const) merges.push(await say(t, who, roomId, `merge from ${t.serverName}`));
-    // The changes really were concurrent: the DAG forked, and a merge joined two or more branches.
-    const merged = await a.hs.services.rooms.events.getMany(merges);
-    expect(Math.max(...merges.map((id) => merged.get(id)?.pdu.prev_events.length ?? 0))).toBeGreaterThan(1);
+    for (const [t, who] of [[a, alice], [b, bob], [c, carol]] as const) await say(t, who, roomId, `merge from ${t.serverName}`);
     const final = await eventually(async () => {
       const [sa, sb, sc] = await Promise.all([stateIds(a, alice, roomId), stateIds(b, bob, roomId), stateIds(c, carol, roomId)]);
       const canon = (x: Record<string, string>) => JSON.stringify(Object.entries(x).sort());
@@ -286,4 +282,48 @@ describe.each(backends())("rooms across three Weft servers on %s", (backend) => 
     const topics = await Promise.all([[a, alice], [b, bob], [c, carol]].map(([t, who]) => (t as FederatedServer).call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.topic`, { token: (who as Session).access_token })));
     expect(new Set(topics.map((r) => r.json.topic)).size).toBe(1);
   }, 120_000);
+
+  it("changes made on both sides of a partition (a certain fork) resolve to identical current state on every server", async () => {
+    const roomId = await sharedRoom("Partitioned");
+    const pl = (await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.power_levels`, { token: alice.access_token })).json;
+    const raised = { ...pl, users: { ...pl.users, [bob.user_id]: 100, [carol.user_id]: 100 } };
+    const raise = await a.call("PUT", `${V3}/rooms/${enc(roomId)}/state/m.room.power_levels`, { token: alice.access_token, body: raised });
+    for (const [t, who] of [[b, bob], [c, carol]] as const) {
+      await eventually(async () => (await t.call("GET", `${V3}/rooms/${enc(roomId)}/event/${enc(raise.json.event_id)}`, { token: who.access_token })).status === 200 || undefined, `the raised power levels on ${t.serverName}`);
+    }
+    const put = (t: FederatedServer, who: Session, type: string, body: unknown) =>
+      t.call("PUT", `${V3}/rooms/${enc(roomId)}/state/${type}`, { token: who.access_token, body }).then((r) => (expect(r.status, JSON.stringify(r.json)).toBe(200), r.json.event_id as string));
+
+    // B is down while C changes the topic and the power levels (A hears of them; B cannot).
+    await b.stop();
+    const fromC = [await put(c, carol, "m.room.topic", { topic: "carol's topic" }), await put(c, carol, "m.room.power_levels", { ...raised, events_default: 10 })];
+    await eventually(async () => (await a.hs.services.rooms.events.getMany(fromC)).size === 2 || undefined, "C's changes on A");
+    // Then C is down while B, back, changes them too — knowing nothing of C's changes (A forwards none).
+    await c.stop();
+    await b.restart();
+    const fromB = [await put(b, bob, "m.room.topic", { topic: "bob's topic" }), await put(b, bob, "m.room.power_levels", { ...raised, state_default: 60 })];
+    await c.restart();
+
+    // Every server ends up with all four, and the same current state.
+    for (const [t, who] of [[a, alice], [b, bob], [c, carol]] as const) {
+      await eventually(async () => {
+        const res = await Promise.all([...fromB, ...fromC].map((id) => t.call("GET", `${V3}/rooms/${enc(roomId)}/event/${enc(id)}`, { token: who.access_token })));
+        return res.every((r) => r.status === 200) || undefined;
+      }, `the four changes on ${t.serverName}`, 60_000);
+    }
+    const merges: string[] = [];
+    for (const [t, who] of [[a, alice], [b, bob], [c, carol]] as const) merges.push(await say(t, who, roomId, `merge from ${t.serverName}`));
+    // A's merge joins the two branches.
+    expect((await a.hs.services.rooms.events.get(merges[0]!))!.pdu.prev_events.length).toBeGreaterThan(1);
+    const final = await eventually(async () => {
+      const [sa, sb, sc] = await Promise.all([stateIds(a, alice, roomId), stateIds(b, bob, roomId), stateIds(c, carol, roomId)]);
+      const canon = (x: Record<string, string>) => JSON.stringify(Object.entries(x).sort());
+      return canon(sa) === canon(sb) && canon(sb) === canon(sc) ? sa : undefined;
+    }, "identical state on A, B and C", 30_000);
+    expect([fromB[0], fromC[0]]).toContain(final["m.room.topic|"]);
+    expect([fromB[1], fromC[1]]).toContain(final["m.room.power_levels|"]);
+    // And the room goes on: a message from B reaches A's and C's users.
+    const after = await say(b, bob, roomId, "after the partition");
+    for (const x of [new SyncClient(a, alice), new SyncClient(c, carol)]) await x.until(() => x.has(roomId, after), "B's message after the partition");
+  }, 180_000);
 });
