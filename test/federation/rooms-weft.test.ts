@@ -68,6 +68,44 @@ describe.each(backends())("rooms across three Weft servers on %s", (backend) => 
     return roomId;
   }
 
+  /** Sets a state event through the client API; its event id. */
+  async function putState(t: FederatedServer, who: Session, roomId: string, type: string, body: unknown): Promise<string> {
+    const res = await t.call("PUT", `${V3}/rooms/${enc(roomId)}/state/${type}`, { token: who.access_token, body });
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    return res.json.event_id;
+  }
+  /** alice gives bob and carol power 100, and waits until B and C have that change; the new content. */
+  async function raisePowers(roomId: string): Promise<Record<string, any>> {
+    const pl = (await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.power_levels`, { token: alice.access_token })).json;
+    const raised = { ...pl, users: { ...pl.users, [bob.user_id]: 100, [carol.user_id]: 100 } };
+    const id = await putState(a, alice, roomId, "m.room.power_levels", raised);
+    for (const [t, who] of [[b, bob], [c, carol]] as const) {
+      await eventually(async () => (await t.call("GET", `${V3}/rooms/${enc(roomId)}/event/${enc(id)}`, { token: who.access_token })).status === 200 || undefined, `the raised power levels on ${t.serverName}`);
+    }
+    return raised;
+  }
+  const everyone = () => [[a, alice], [b, bob], [c, carol]] as const;
+  /** Waits until every server serves each of `ids` to its user. */
+  async function everyServerHas(roomId: string, ids: string[], ms = 20_000): Promise<void> {
+    for (const [t, who] of everyone()) {
+      await eventually(async () => {
+        const res = await Promise.all(ids.map((id) => t.call("GET", `${V3}/rooms/${enc(roomId)}/event/${enc(id)}`, { token: who.access_token })));
+        return res.every((r) => r.status === 200) || undefined;
+      }, `${ids.length} events on ${t.serverName}`, ms);
+    }
+  }
+  /** A message from each server (merging its forward extremities), then waits for identical current state everywhere. */
+  async function mergeAndConverge(roomId: string): Promise<{ final: Record<string, string>; merges: string[] }> {
+    const merges: string[] = [];
+    for (const [t, who] of everyone()) merges.push(await say(t, who, roomId, `merge from ${t.serverName}`));
+    const final = await eventually(async () => {
+      const [sa, sb, sc] = await Promise.all(everyone().map(([t, who]) => stateIds(t, who, roomId)));
+      const canon = (x: Record<string, string>) => JSON.stringify(Object.entries(x).sort());
+      return canon(sa!) === canon(sb!) && canon(sb!) === canon(sc!) ? sa : undefined;
+    }, "identical state on A, B and C", 30_000);
+    return { final, merges };
+  }
+
   it("joins both ways; messages both ways reach the other servers' users' /sync, in order", async () => {
     // A room of A that bob of B joins, and a room of B that alice of A joins.
     const onA = await createRoom(a, alice, { preset: "public_chat", name: "On A" });
@@ -243,56 +281,31 @@ describe.each(backends())("rooms across three Weft servers on %s", (backend) => 
 
   it("concurrent state changes on two servers converge to identical current state on every server", async () => {
     const roomId = await sharedRoom("Contested");
-    // bob and carol get power to change the topic and the power levels.
-    const pl = (await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.power_levels`, { token: alice.access_token })).json;
-    const raised = { ...pl, users: { ...pl.users, [bob.user_id]: 100, [carol.user_id]: 100 } };
-    expect((await a.call("PUT", `${V3}/rooms/${enc(roomId)}/state/m.room.power_levels`, { token: alice.access_token, body: raised })).status).toBe(200);
-    for (const [t, who] of [[b, bob], [c, carol]] as const) {
-      await eventually(async () => (await t.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.power_levels`, { token: who.access_token })).json.users?.[carol.user_id] === 100, `the raised power levels on ${t.serverName}`);
-    }
+    const raised = await raisePowers(roomId);
 
     // At the same moment: B and C each set the topic; A and C each change the power levels.
-    const put = (t: FederatedServer, who: Session, type: string, body: unknown) => t.call("PUT", `${V3}/rooms/${enc(roomId)}/state/${type}`, { token: who.access_token, body });
-    const results = await Promise.all([
-      put(b, bob, "m.room.topic", { topic: "bob's topic" }),
-      put(c, carol, "m.room.topic", { topic: "carol's topic" }),
-      put(a, alice, "m.room.power_levels", { ...raised, events_default: 10 }),
-      put(c, carol, "m.room.power_levels", { ...raised, state_default: 60 }),
+    const ours = await Promise.all([
+      putState(b, bob, roomId, "m.room.topic", { topic: "bob's topic" }),
+      putState(c, carol, roomId, "m.room.topic", { topic: "carol's topic" }),
+      putState(a, alice, roomId, "m.room.power_levels", { ...raised, events_default: 10 }),
+      putState(c, carol, roomId, "m.room.power_levels", { ...raised, state_default: 60 }),
     ]);
-    for (const r of results) expect(r.status, JSON.stringify(r.json)).toBe(200);
-    const ours = results.map((r) => r.json.event_id as string);
 
-    // Every server received every one of them...
-    for (const [t, who] of [[a, alice], [b, bob], [c, carol]] as const) {
-      await eventually(async () => {
-        const res = await Promise.all(ours.map((id) => t.call("GET", `${V3}/rooms/${enc(roomId)}/event/${enc(id)}`, { token: who.access_token })));
-        return res.every((r) => r.status === 200) || undefined;
-      }, `the four changes on ${t.serverName}`);
-    }
-    // ...and a message from each merges the forks; then the three current states are identical.
-    for (const [t, who] of [[a, alice], [b, bob], [c, carol]] as const) await say(t, who, roomId, `merge from ${t.serverName}`);
-    const final = await eventually(async () => {
-      const [sa, sb, sc] = await Promise.all([stateIds(a, alice, roomId), stateIds(b, bob, roomId), stateIds(c, carol, roomId)]);
-      const canon = (x: Record<string, string>) => JSON.stringify(Object.entries(x).sort());
-      return canon(sa) === canon(sb) && canon(sb) === canon(sc) ? sa : undefined;
-    }, "identical state on A, B and C", 30_000);
+    // Every server received every one of them; a message from each merges the forks; then the three
+    // current states are identical.
+    await everyServerHas(roomId, ours);
+    const { final } = await mergeAndConverge(roomId);
     // The winners are among the concurrent changes, and their content is the same everywhere.
     expect([ours[0], ours[1]]).toContain(final["m.room.topic|"]);
     expect([ours[2], ours[3]]).toContain(final["m.room.power_levels|"]);
-    const topics = await Promise.all([[a, alice], [b, bob], [c, carol]].map(([t, who]) => (t as FederatedServer).call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.topic`, { token: (who as Session).access_token })));
+    const topics = await Promise.all(everyone().map(([t, who]) => t.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.topic`, { token: who.access_token })));
     expect(new Set(topics.map((r) => r.json.topic)).size).toBe(1);
   }, 120_000);
 
   it("changes made on both sides of a partition (a certain fork) resolve to identical current state on every server", async () => {
     const roomId = await sharedRoom("Partitioned");
-    const pl = (await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.power_levels`, { token: alice.access_token })).json;
-    const raised = { ...pl, users: { ...pl.users, [bob.user_id]: 100, [carol.user_id]: 100 } };
-    const raise = await a.call("PUT", `${V3}/rooms/${enc(roomId)}/state/m.room.power_levels`, { token: alice.access_token, body: raised });
-    for (const [t, who] of [[b, bob], [c, carol]] as const) {
-      await eventually(async () => (await t.call("GET", `${V3}/rooms/${enc(roomId)}/event/${enc(raise.json.event_id)}`, { token: who.access_token })).status === 200 || undefined, `the raised power levels on ${t.serverName}`);
-    }
-    const put = (t: FederatedServer, who: Session, type: string, body: unknown) =>
-      t.call("PUT", `${V3}/rooms/${enc(roomId)}/state/${type}`, { token: who.access_token, body }).then((r) => (expect(r.status, JSON.stringify(r.json)).toBe(200), r.json.event_id as string));
+    const raised = await raisePowers(roomId);
+    const put = (t: FederatedServer, who: Session, type: string, body: unknown) => putState(t, who, roomId, type, body);
 
     // B is down while C changes the topic and the power levels (A hears of them; B cannot).
     await b.stop();
@@ -305,21 +318,10 @@ describe.each(backends())("rooms across three Weft servers on %s", (backend) => 
     await c.restart();
 
     // Every server ends up with all four, and the same current state.
-    for (const [t, who] of [[a, alice], [b, bob], [c, carol]] as const) {
-      await eventually(async () => {
-        const res = await Promise.all([...fromB, ...fromC].map((id) => t.call("GET", `${V3}/rooms/${enc(roomId)}/event/${enc(id)}`, { token: who.access_token })));
-        return res.every((r) => r.status === 200) || undefined;
-      }, `the four changes on ${t.serverName}`, 60_000);
-    }
-    const merges: string[] = [];
-    for (const [t, who] of [[a, alice], [b, bob], [c, carol]] as const) merges.push(await say(t, who, roomId, `merge from ${t.serverName}`));
+    await everyServerHas(roomId, [...fromB, ...fromC], 60_000);
+    const { final, merges } = await mergeAndConverge(roomId);
     // A's merge joins the two branches.
     expect((await a.hs.services.rooms.events.get(merges[0]!))!.pdu.prev_events.length).toBeGreaterThan(1);
-    const final = await eventually(async () => {
-      const [sa, sb, sc] = await Promise.all([stateIds(a, alice, roomId), stateIds(b, bob, roomId), stateIds(c, carol, roomId)]);
-      const canon = (x: Record<string, string>) => JSON.stringify(Object.entries(x).sort());
-      return canon(sa) === canon(sb) && canon(sb) === canon(sc) ? sa : undefined;
-    }, "identical state on A, B and C", 30_000);
     expect([fromB[0], fromC[0]]).toContain(final["m.room.topic|"]);
     expect([fromB[1], fromC[1]]).toContain(final["m.room.power_levels|"]);
     // And the room goes on: a message from B reaches A's and C's users.
