@@ -153,6 +153,27 @@ describe.each(backends())("rooms across three Weft servers on %s", (backend) => 
     expect(sc).toEqual(sa);
   }, 60_000);
 
+  it("the resident server passes a join and a leave it accepted on to the room's other servers (the joiner's server sending nothing)", async () => {
+    const roomId = await sharedRoom("Relayed");
+    // D sends nothing of its own (send_federation: false): A can only hear of dan from B, where he joins.
+    const d = await startFederatedServer({ backend, config: { send_federation: false } });
+    try {
+      const dan = await registerUser(d, "dan");
+      const aliceSync = new SyncClient(a, alice);
+      await aliceSync.sync();
+      await join(d, dan, roomId, b);
+      await aliceSync.until(() => (aliceSync.timeline.get(roomId) ?? []).find((e) => e.type === "m.room.member" && e.state_key === dan.user_id && e.content.membership === "join"), "dan's join on A");
+      await eventually(() => membershipOn(c, carol, roomId, dan.user_id).then((m) => m === "join" || undefined), "dan's join on C");
+      // dan, D's only member, leaves through a resident server: A and C hear of it from that server.
+      const left = await d.call("POST", `${V3}/rooms/${enc(roomId)}/leave`, { token: dan.access_token, body: {} });
+      expect(left.status, JSON.stringify(left.json)).toBe(200);
+      await aliceSync.until(() => (aliceSync.timeline.get(roomId) ?? []).find((e) => e.type === "m.room.member" && e.state_key === dan.user_id && e.content.membership === "leave"), "dan's leave on A");
+      await eventually(() => membershipOn(c, carol, roomId, dan.user_id).then((m) => m === "leave" || undefined), "dan's leave on C");
+    } finally {
+      await d.close();
+    }
+  }, 90_000);
+
   it("invites from a server other than the creator's, leaves, kicks and bans are seen on every server", async () => {
     const roomId = await createRoom(a, alice, { preset: "private_chat", name: "Members only" });
     const invite = (t: FederatedServer, who: Session, userId: string) => t.call("POST", `${V3}/rooms/${enc(roomId)}/invite`, { token: who.access_token, body: { user_id: userId } });
