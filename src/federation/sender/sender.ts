@@ -13,6 +13,8 @@ import { isDown, retryAt, upState } from "./backoff.ts";
 import { DestinationQueue, CATCH_UP_KEEP_PER_ROOM } from "./destination-queue.ts";
 import type { Edu, PresenceItem, ReceiptItem } from "./edu-buffer.ts";
 import { SenderStore, type DestinationRow } from "./store.ts";
+import type { StoredEvent } from "../../domain/store/events.ts";
+import { joinedServersOfState } from "../../domain/federation/room-servers.ts";
 
 /** How often destinations that are down have their queues trimmed (bounded storage in long outages). */
 const TRIM_INTERVAL_MS = 10 * 60_000;
@@ -84,6 +86,23 @@ export class FederationSender {
   wake(destinations: Iterable<string>): void {
     if (this.stopping) return;
     for (const d of destinations) this.queue(d)?.wake();
+  }
+
+  /**
+   * Sends a member event a remote server completed through us (send_join / send_leave) to the other
+   * servers in the room, on that server's behalf, as the resident server does (spec "Joining Rooms": "the
+   * membership event sent to other servers by the resident server"; Synapse's send_on_behalf_of): the
+   * event's own server is left out, as are we. Queued durably like our own events.
+   */
+  async sendOnBehalfOf(origin: string, event: StoredEvent): Promise<void> {
+    if (!this.s.config.send_federation || this.stopping || event.stateGroup === null) return;
+    const state = (await this.s.rooms.stateGroups.getMany([event.stateGroup])).get(event.stateGroup);
+    if (!state) return;
+    const destinations = (await joinedServersOfState(this.s, event.roomId, state)).filter((d) => d !== origin && d !== this.s.config.server_name);
+    if (destinations.length === 0) return;
+    const rows = destinations.map((destination) => ({ destination, streamOrdering: event.streamOrdering, roomId: event.roomId, eventId: event.eventId }));
+    await this.s.storage.sql.transaction((tx) => this.store.enqueue(tx, rows));
+    this.wake(destinations);
   }
 
   private withEdus(destinations: Iterable<string>, add: (q: DestinationQueue) => void): void {

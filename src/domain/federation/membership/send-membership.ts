@@ -2,8 +2,9 @@
 // template comes back signed; it must be that server's user's own join (or leave) for this room, under the
 // id in the path, signed by the origin with a matching content hash. A restricted join naming one of our
 // users is countersigned here. Then it enters the room through the remote planner, and is refused with
-// nothing stored unless it is accepted (a rejected or soft-failed join is a 403). The join's answer: the
-// state before it and that state's auth chain, as PDUs.
+// nothing stored unless it is accepted (a rejected or soft-failed join is a 403); once accepted, we send it
+// to the room's other servers on its server's behalf. The join's answer: the state before it and that
+// state's auth chain, as PDUs.
 // Spec: Server-Server API "Joining Rooms" (PUT /send_join v2), "Leaving Rooms" (PUT /send_leave v2).
 import type { Services } from "../../services.ts";
 import type { Pdu } from "../../events/types.ts";
@@ -67,8 +68,12 @@ export async function sendMembership(s: Services, origin: string, roomId: string
   const pdu = await checkMemberEvent(s, origin, room, eventId, body, membership);
   const [outcome] = await receiveRemoteEvents(s, roomId, [{ pdu }], { mustAccept: [0] });
   switch (outcome!.status) {
-    case "accepted":
+    case "accepted": {
+      // The other servers in the room hear of it from us, the resident server (not only from its own).
+      const stored = await s.rooms.events.get(eventId);
+      if (stored) await s.federationSender.sendOnBehalfOf(origin, stored).catch((err: unknown) => s.log.warn({ err, eventId }, "could not queue a member event for the room's other servers"));
       break;
+    }
     case "duplicate": {
       const stored = await s.rooms.events.get(eventId);
       if (!stored || stored.rejectedReason !== null || stored.softFailed || stored.outlier) throw new MatrixError("M_FORBIDDEN", `The ${membership} event was not accepted`, 403);
