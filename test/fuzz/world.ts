@@ -202,6 +202,10 @@ export async function protectedSnapshot(w: World): Promise<string> {
   const out: Record<string, unknown> = {};
   const byUser = ["users", "profiles", "access_tokens", "refresh_tokens", "account_data", "user_filters", "e2e_device_keys", "e2e_one_time_keys", "e2e_fallback_keys", "e2e_cross_signing_keys", "e2e_room_keys_versions", "e2e_room_keys", "presence"];
   for (const table of byUser) out[table] = await sql.all(`SELECT * FROM ${table} WHERE user_id = ? ORDER BY 1, 2`, [v]);
+  // An upgrade of the actor's room copies the victim's tags of it to the replacement room (as Synapse's
+  // copy_user_state_on_room_upgrade): the victim's room account data is compared for the rooms of the world.
+  const worldRooms = new Set(["", ...Object.values(w.rooms)]);
+  out.account_data = (out.account_data as { room_id: string }[]).filter((row) => worldRooms.has(row.room_id));
   out.devices = await sql.all(`SELECT user_id, device_id, display_name FROM devices WHERE user_id = ? ORDER BY device_id`, [v]);
   out.privateState = await sql.all(`SELECT type, state_key, event_id FROM current_state_events WHERE room_id = ? ORDER BY type, state_key`, [w.rooms.victimPrivate]);
   out.privateEvents = await sql.all(`SELECT event_id FROM events WHERE room_id = ? ORDER BY stream_ordering`, [w.rooms.victimPrivate]);
