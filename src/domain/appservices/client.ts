@@ -5,6 +5,7 @@
 // ip_range_blacklist (bridges usually run beside the homeserver). Answers are untrusted: their size is
 // capped and their JSON checked by the caller.
 import { Agent, request, errors as undiciErrors } from "undici";
+import { readCappedText } from "../net/capped-body.ts";
 import type { AppServiceRegistration } from "../../config/appservices.ts";
 
 /** The answer to a request that reached the service. */
@@ -70,17 +71,8 @@ export class AppServiceClient {
         },
         body: o.body !== undefined ? JSON.stringify(o.body) : undefined,
       });
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of res.body) {
-        size += (chunk as Buffer).length;
-        if (size > MAX_RESPONSE_BYTES) {
-          res.body.destroy();
-          return { status: res.statusCode, json: undefined, text: "" };
-        }
-        chunks.push(chunk as Buffer);
-      }
-      const text = Buffer.concat(chunks).toString("utf8");
+      const text = await readCappedText(res.body, MAX_RESPONSE_BYTES);
+      if (text === undefined) return { status: res.statusCode, json: undefined, text: "" };
       let json: unknown;
       try {
         json = text === "" ? undefined : JSON.parse(text);

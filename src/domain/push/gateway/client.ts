@@ -3,6 +3,7 @@
 // pushkeys to drop; anything else — an error status, a body that is not JSON or too large, a refused
 // address, a connection failure, a timeout — is a failure the queue retries. Gateways are untrusted.
 import { request, type Dispatcher } from "undici";
+import { readCappedText } from "../../net/capped-body.ts";
 
 export type GatewayResult = { ok: true; rejected: string[] } | { ok: false; reason: string };
 
@@ -17,20 +18,12 @@ export async function postToGateway(dispatcher: Dispatcher, url: string, body: u
       headers: { "content-type": "application/json", "user-agent": "Weft" },
       body: JSON.stringify(body),
     });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_RESPONSE_BYTES) {
-        res.body.destroy();
-        return { ok: false, reason: "response too large" };
-      }
-      chunks.push(chunk as Buffer);
-    }
+    const text = await readCappedText(res.body, MAX_RESPONSE_BYTES);
+    if (text === undefined) return { ok: false, reason: "response too large" };
     if (res.statusCode < 200 || res.statusCode >= 300) return { ok: false, reason: `status ${res.statusCode}` };
     let parsed: unknown;
     try {
-      parsed = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      parsed = JSON.parse(text);
     } catch {
       return { ok: false, reason: "response is not JSON" };
     }
