@@ -49,7 +49,8 @@ export async function localKeys(s: Services, viewer: string, query: Map<string, 
     if (wanted.length > 0 && !wanted.includes(d.deviceId)) continue;
     const name = names.get(`${d.userId}\u0000${d.deviceId}`);
     const keys = withSignatures(parseJson(d.json), sigsFor(sigs, d.userId, d.deviceId));
-    out.device_keys[d.userId]![d.deviceId] = { ...keys, unsigned: name ? { device_display_name: name } : {} };
+    // Remote users' keys (the copy kept of their device list) carry no display name.
+    out.device_keys[d.userId]![d.deviceId] = parseUserId(d.userId).serverName === s.config.server_name ? { ...keys, unsigned: name ? { device_display_name: name } : {} } : keys;
   }
   for (const [u, keys] of crossSigning) {
     const master = keys.get("master");

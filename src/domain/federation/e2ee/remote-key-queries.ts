@@ -22,17 +22,30 @@ export function failureOf(err: unknown): Json {
   return { status: 503, message: err instanceof Error ? err.message : "Unreachable" };
 }
 
-/** Runs `ask` for every server at once, each limited to `timeoutMs`; failures by server. */
-async function perServer<T>(s: Services, servers: Iterable<string>, timeoutMs: number, ask: (server: string, timeoutMs: number) => Promise<T>): Promise<{ answers: Map<string, T>; failures: Record<string, Json> }> {
+/**
+ * Runs `ask` for every server at once, each limited to `timeoutMs` whatever stage the request is in
+ * (a connection that hangs in its handshake too: the request is aborted then); failures by server.
+ */
+async function perServer<T>(s: Services, servers: Iterable<string>, timeoutMs: number, ask: (server: string, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<T>): Promise<{ answers: Map<string, T>; failures: Record<string, Json> }> {
   const answers = new Map<string, T>();
   const failures: Record<string, Json> = {};
   await Promise.all(
     [...servers].map(async (server) => {
+      const abort = new AbortController();
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          abort.abort();
+          reject(new FederationError("timeout", server, `no answer within ${timeoutMs} ms`));
+        }, timeoutMs);
+      });
       try {
-        answers.set(server, await ask(server, timeoutMs));
+        answers.set(server, await Promise.race([ask(server, { timeoutMs: Math.max(timeoutMs, 1), signal: abort.signal }), deadline]));
       } catch (err) {
         s.log.info({ server, err: err instanceof Error ? err.message : String(err) }, "E2EE key request to another server failed");
         failures[server] = failureOf(err);
+      } finally {
+        clearTimeout(timer);
       }
     }),
   );
@@ -48,8 +61,8 @@ export interface RemoteKeys {
 /** Keys of remote users, asked of their servers: `byServer` maps each server to its users and their wanted devices ([] = all). */
 export async function queryRemoteKeys(s: Services, byServer: ReadonlyMap<string, Map<string, string[]>>, timeoutMs: number): Promise<RemoteKeys & { failures: Record<string, Json> }> {
   const out: RemoteKeys = { device_keys: {}, master_keys: {}, self_signing_keys: {} };
-  const { answers, failures } = await perServer(s, byServer.keys(), timeoutMs, (server, timeout) =>
-    s.federation.postJson(server, "/_matrix/federation/v1/user/keys/query", { device_keys: Object.fromEntries(byServer.get(server)!) }, { timeoutMs: timeout }),
+  const { answers, failures } = await perServer(s, byServer.keys(), timeoutMs, (server, opts) =>
+    s.federation.postJson(server, "/_matrix/federation/v1/user/keys/query", { device_keys: Object.fromEntries(byServer.get(server)!) }, opts),
   );
   for (const [server, answer] of answers) {
     const asked = byServer.get(server)!;
@@ -78,8 +91,8 @@ export async function queryRemoteKeys(s: Services, byServer: ReadonlyMap<string,
 /** One-time keys of remote devices, claimed from their servers: `byServer` maps each server to user → device → algorithm. */
 export async function claimRemoteKeys(s: Services, byServer: ReadonlyMap<string, Record<string, Record<string, string>>>, timeoutMs: number): Promise<{ one_time_keys: Record<string, Record<string, Record<string, unknown>>>; failures: Record<string, Json> }> {
   const out: Record<string, Record<string, Record<string, unknown>>> = {};
-  const { answers, failures } = await perServer(s, byServer.keys(), timeoutMs, (server, timeout) =>
-    s.federation.postJson(server, "/_matrix/federation/v1/user/keys/claim", { one_time_keys: byServer.get(server)! }, { timeoutMs: timeout }),
+  const { answers, failures } = await perServer(s, byServer.keys(), timeoutMs, (server, opts) =>
+    s.federation.postJson(server, "/_matrix/federation/v1/user/keys/claim", { one_time_keys: byServer.get(server)! }, opts),
   );
   for (const [server, answer] of answers) {
     const asked = byServer.get(server)!;
