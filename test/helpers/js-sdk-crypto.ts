@@ -2,7 +2,7 @@
 // starting such a client, waiting on its events for a condition (never sleeping), reading an event's
 // decrypted body, creating an encrypted room and joining it once invited.
 import * as sdk from "matrix-js-sdk";
-import { makeClient } from "./js-sdk.ts";
+import { makeClient, startSyncing } from "./js-sdk.ts";
 import type { Session } from "./users.ts";
 
 export const WAIT_MS = 20000;
@@ -11,14 +11,7 @@ export const WAIT_MS = 20000;
 export async function startCryptoClient(baseUrl: string, s: Session, extra: Partial<sdk.ICreateClientOpts> = {}): Promise<sdk.MatrixClient> {
   const client = makeClient(baseUrl, { userId: s.user_id, accessToken: s.access_token, deviceId: s.device_id }, "/_matrix/client/v3", extra);
   await client.initRustCrypto({ useIndexedDB: false });
-  const prepared = new Promise<void>((resolve, reject) => {
-    client.on(sdk.ClientEvent.Sync, (state) => {
-      if (state === sdk.SyncState.Prepared) resolve();
-      if (state === sdk.SyncState.Error) reject(new Error("sync error"));
-    });
-  });
-  await client.startClient({ lazyLoadMembers: true, pollTimeout: 30000 });
-  await prepared;
+  await startSyncing(client);
   return client;
 }
 
