@@ -261,9 +261,18 @@ describe.each(backends())("E2EE across Weft servers on %s", (backend) => {
     expect(Object.keys(q.json.device_keys[alice.user_id])).toEqual([alice.device_id]);
   });
 
-  it("a remote user who leaves the last shared room is in `left`", async () => {
+  it("a remote user who leaves the last shared room is in `left`; when they come back the copy of their devices is dropped", async () => {
     const leave = await a.call("POST", `${V3}/rooms/${enc(roomId)}/leave`, { token: alice.access_token, body: {} });
     expect(leave.status).toBe(200);
     await bobSyncUntil((sync) => ((sync.device_lists?.left ?? []) as string[]).includes(alice.user_id) || undefined, "alice in device_lists.left");
+
+    // Back in the room, updates may have been missed meanwhile: B drops its copy and asks A again.
+    const held = () => b.hs.services.storage.sql.get(`SELECT 1 AS x FROM remote_device_lists WHERE user_id = ?`, [alice.user_id]);
+    expect(await held()).toBeDefined();
+    const rejoin = await a.call("POST", `${V3}/join/${enc(roomId)}?via=${enc(b.serverName)}`, { token: alice.access_token, body: {} });
+    expect(rejoin.status, JSON.stringify(rejoin.json)).toBe(200);
+    await eventually(async () => (await held()) === undefined, "B's copy of alice's devices dropped");
+    const r = await queryFromB({ [alice.user_id]: [] });
+    expect(Object.keys(r.json.device_keys[alice.user_id])).toEqual([alice.device_id]);
   });
 });

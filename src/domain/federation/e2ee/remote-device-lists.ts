@@ -2,11 +2,12 @@
 // users: applied from their server's m.device_list_update (when its prev_id continues the stream_id we
 // hold) and m.signing_key_update EDUs, else resynced whole through GET /user/devices/{userId}. Every
 // update moves our device-list stream for that user, so local users sharing a room see them in /sync
-// `device_lists.changed` and re-query. A user no room here shares any more is no longer kept (the next
-// update after they come back has a prev_id we lack: a resync). Updates of one user are applied in order.
+// `device_lists.changed` and re-query. A user no room here shares any more is no longer kept, nor is one
+// who joins a room here (updates may have been missed meanwhile). Updates of one user apply in order.
 // Spec: Server-Server API "Device Management"; Client-Server API "Tracking the device list for a user".
 import type { Services } from "../../services.ts";
 import type { SqlExecutor } from "../../../storage/sql.ts";
+import type { CommitListener } from "../../consumers/commit-feed.ts";
 import { canonicalJson } from "../../canonical-json.ts";
 import { fedPath } from "../../../federation/client.ts";
 import { isPlainObject, type Json } from "../../e2ee/json.ts";
@@ -145,3 +146,24 @@ export function applySigningKeyUpdate(s: Services, userId: string, master: unkno
     });
   });
 }
+
+/**
+ * A remote user joining a room here (declared in src/main.ts, `commitListeners`): the copy of their device
+ * list may have missed updates while no room was shared, so it is dropped; queries go to their server
+ * until an update from it builds a new copy.
+ */
+export const forgetRejoinedDeviceLists: CommitListener = (s, c) => {
+  const joined = new Set<string>();
+  for (const e of c.events) {
+    const p = e.pdu;
+    if (p.type !== "m.room.member" || typeof p.state_key !== "string" || e.outlier || e.rejectedReason !== null) continue;
+    if ((p.content as { membership?: unknown }).membership !== "join") continue;
+    const server = serverOfUser(p.state_key);
+    if (server && server !== s.config.server_name) joined.add(p.state_key);
+  }
+  if (joined.size === 0) return;
+  void (async () => {
+    const held = await cachedDeviceLists(s.storage.sql, [...joined]);
+    for (const userId of held.keys()) await serialized(s, userId, () => s.storage.sql.transaction((tx) => dropCachedDeviceList(tx, userId)));
+  })().catch((err: unknown) => s.log.warn({ err }, "could not drop copies of remote device lists"));
+};

@@ -52,11 +52,10 @@ export async function federationClaimKeys(s: Services, body: Json): Promise<Json
 export async function federationUserDevices(s: Services, userId: string): Promise<Json> {
   if (!isValidUserId(userId)) throw new MatrixError("M_INVALID_PARAM", "Invalid user id", 400);
   if (!isLocal(s, userId)) throw new MatrixError("M_INVALID_PARAM", "Not a user here", 400);
-  const [names, keys, positions] = await Promise.all([
-    s.e2ee.deviceNames([userId]),
-    localKeys(s, "", new Map([[userId, []]])),
-    lastDeviceListPositions(s.storage.sql, [userId]),
-  ]);
+  // The position first, then the devices: the devices are then at least as new as the stream_id says,
+  // so an update the other server gets after this answer is never one the answer already lacks.
+  const positions = await lastDeviceListPositions(s.storage.sql, [userId]);
+  const [names, keys] = await Promise.all([s.e2ee.deviceNames([userId]), localKeys(s, "", new Map([[userId, []]]))]);
   const devices: Json[] = [];
   for (const key of [...names.keys()].sort()) {
     const deviceId = key.slice(userId.length + 1);

@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import type { Services } from "../../services.ts";
 import type { EduHandler } from "../edu.ts";
+import type { BackgroundTask } from "../../extensions.ts";
 import { canonicalJson } from "../../canonical-json.ts";
 import { isPlainObject, type Json } from "../../e2ee/json.ts";
 import { queueLocalToDevice, type LocalToDevice } from "../../e2ee/to-device.ts";
@@ -53,4 +54,16 @@ export const toDeviceEduHandler: EduHandler = {
     const fresh = await queueLocalToDevice(s, sender, type, local, (tx) => claimToDeviceMessage(tx, sender, messageId, s.clock.now()));
     if (!fresh) s.log.debug({ origin, messageId }, "m.direct_to_device EDU seen before: not delivered again");
   },
+};
+
+/** How long a received message_id is remembered (a server retrying a transaction does so within this). */
+const SEEN_KEEP_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Forgets message ids received more than SEEN_KEEP_MS ago, hourly (declared in src/main.ts, `background`). */
+export const expireSeenToDevice: BackgroundTask = (s) => {
+  const timer = setInterval(() => {
+    s.storage.sql.run(`DELETE FROM federation_to_device_seen WHERE ts < ?`, [s.clock.now() - SEEN_KEEP_MS]).catch((err: unknown) => s.log.warn({ err }, "expiring received to-device message ids failed"));
+  }, 60 * 60 * 1000);
+  timer.unref();
+  return () => clearInterval(timer);
 };
