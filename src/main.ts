@@ -42,6 +42,9 @@ import { federationSending } from "./federation/sender/sender.ts";
 import { typingEduHandler, typingToFederation } from "./domain/federation/edus/typing.ts";
 import { receiptEduHandler, receiptsToFederation } from "./domain/federation/edus/receipts.ts";
 import { presenceEduHandler, presenceToFederation } from "./domain/federation/edus/presence.ts";
+import { deviceListEduHandler, deviceListsToFederation, signingKeyEduHandler } from "./domain/federation/edus/device-lists.ts";
+import { expireSeenToDevice, toDeviceEduHandler } from "./domain/federation/edus/to-device.ts";
+import { forgetRejoinedDeviceLists } from "./domain/federation/e2ee/remote-device-lists.ts";
 import { forgetChangedRemoteProfiles } from "./domain/federation/remote-profiles.ts";
 import { FederationMediaFetcher } from "./federation/media-fetcher.ts";
 import { appServiceEvents } from "./domain/appservices/consumer.ts";
@@ -81,7 +84,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     // Push evaluation runs after relations (it reads the threads of the batch).
     indexers: [indexSearch, indexRelations, updateDirectoryStats, indexPushActions],
     // Fed each commit notice at settle, after the room and event caches, before the notifier.
-    commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles, kickGuestsOnRevocation],
+    commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles, forgetRejoinedDeviceLists, kickGuestsOnRevocation],
     // After the commit, from their own persisted positions. Application services: events into each
     // interested service's persistent queue.
     consumers: [federationSenderConsumer, ...(appServices ? [appServiceEvents] : []), ...(extra.consumers ?? [])],
@@ -102,10 +105,10 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     syncDecorators: [addUnreadCounts],
     presenceSetters: [presenceFromSync],
     // Federation: the EDUs remote servers send, by edu_type.
-    eduHandlers: [typingEduHandler, receiptEduHandler, presenceEduHandler],
+    eduHandlers: [typingEduHandler, receiptEduHandler, presenceEduHandler, deviceListEduHandler, signingKeyEduHandler, toDeviceEduHandler],
     invalidationListeners: [invalidateTokenCache, invalidateIgnoredUsers],
     // The federation sender first: the EDU producers after it hand it what they send.
-    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, expireReceivedTransactions, appServiceSenders, appServiceEphemeral],
+    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation, expireReceivedTransactions, expireSeenToDevice, appServiceSenders, appServiceEphemeral],
   };
 }
 

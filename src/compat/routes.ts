@@ -27,6 +27,7 @@ import { federationEventRoutes } from "./federation/events.ts";
 import { federationBackfillRoutes } from "./federation/backfill.ts";
 import { federationMediaRoutes } from "./federation/media.ts";
 import { federationMembershipRoutes } from "./federation/membership.ts";
+import { federationE2eeRoutes } from "./federation/e2ee.ts";
 import { pushRoutes } from "./client/push.ts";
 import { mediaRoutes } from "./media/routes.ts";
 import { openIdRoutes } from "./client/openid.ts";
@@ -64,6 +65,7 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   federationBackfillRoutes,
   federationMediaRoutes,
   federationMembershipRoutes,
+  federationE2eeRoutes,
   pushRoutes,
   mediaRoutes,
   mediaAdminRoutes,

@@ -20,7 +20,8 @@ import {
 import { RustBackupManager } from "matrix-js-sdk/lib/rust-crypto/backup.js";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { loginUser, registerUser, type Session } from "../helpers/users.ts";
-import { makeClient, pollUntil } from "../helpers/js-sdk.ts";
+import { pollUntil } from "../helpers/js-sdk.ts";
+import { WAIT_MS, decryptedBody, encryptedRoom, joinedBy, startCryptoClient, waitFor } from "../helpers/js-sdk-crypto.ts";
 
 if (process.env.WEFT_TEST_SDK_LOG !== "1") (sdkGlobalLogger as unknown as { setLevel(level: string, persist?: boolean): void }).setLevel("silent", false);
 
@@ -29,14 +30,13 @@ if (process.env.WEFT_TEST_SDK_LOG !== "1") (sdkGlobalLogger as unknown as { setL
 (RustBackupManager as unknown as { maxBackupLoopStartDelayMillis: number }).maxBackupLoopStartDelayMillis = 0;
 
 const PASSWORD = "password";
-const WAIT_MS = 20000;
 
 /** The secret-storage key of each user, as the user would type it in (the tests play the user). */
 const secretStorageKeys = new Map<string, GeneratedSecretStorageKey>();
 
-/** A client with Rust crypto and a running sync loop, logged in as `s`. */
-async function cryptoClient(t: TestServer, s: Session): Promise<sdk.MatrixClient> {
-  const client = makeClient(t.baseUrl, { userId: s.user_id, accessToken: s.access_token, deviceId: s.device_id }, "/_matrix/client/v3", {
+/** A client with Rust crypto and a running sync loop, logged in as `s` (secret storage keys played by the test). */
+function cryptoClient(t: TestServer, s: Session): Promise<sdk.MatrixClient> {
+  return startCryptoClient(t.baseUrl, s, {
     cryptoCallbacks: {
       getSecretStorageKey: async ({ keys }) => {
         const key = secretStorageKeys.get(s.user_id);
@@ -45,16 +45,6 @@ async function cryptoClient(t: TestServer, s: Session): Promise<sdk.MatrixClient
       },
     },
   });
-  await client.initRustCrypto({ useIndexedDB: false });
-  const prepared = new Promise<void>((resolve, reject) => {
-    client.on(sdk.ClientEvent.Sync, (state) => {
-      if (state === sdk.SyncState.Prepared) resolve();
-      if (state === sdk.SyncState.Error) reject(new Error("sync error"));
-    });
-  });
-  await client.startClient({ lazyLoadMembers: true, pollTimeout: 30000 });
-  await prepared;
-  return client;
 }
 
 /**
@@ -73,53 +63,6 @@ function passwordAuth(user: string, challenges = { count: 0 }): (makeRequest: (a
       await makeRequest({ type: "m.login.password", identifier: { type: "m.id.user", user }, password: PASSWORD, session: data.session });
     }
   };
-}
-
-/** Resolves when `probe` returns a value, re-checking on each of the client's listed events. */
-function waitFor<T>(client: sdk.MatrixClient, events: string[], probe: () => T | undefined | Promise<T | undefined>, what: string, ms = WAIT_MS): Promise<T> {
-  return new Promise((resolve, reject) => {
-    let done = false;
-    const emitter = client as unknown as { on(e: string, f: () => void): void; off(e: string, f: () => void): void };
-    const finish = (err: Error | undefined, v?: T) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      for (const e of events) emitter.off(e, check);
-      if (err) reject(err);
-      else resolve(v as T);
-    };
-    const check = () => {
-      void Promise.resolve(probe()).then((v) => { if (v !== undefined) finish(undefined, v); }, (e: Error) => finish(e));
-    };
-    const timer = setTimeout(() => finish(new Error(`timed out waiting for ${what}`)), ms);
-    for (const e of events) emitter.on(e, check);
-    check();
-  });
-}
-
-/** The decrypted body of the event `eventId` in `roomId` at `client`, once it is there and decrypted. */
-function decryptedBody(client: sdk.MatrixClient, roomId: string, eventId: string): Promise<string> {
-  return waitFor(
-    client,
-    [sdk.RoomEvent.Timeline, sdk.MatrixEventEvent.Decrypted, sdk.ClientEvent.Room],
-    () => {
-      const ev = client.getRoom(roomId)?.findEventById(eventId);
-      if (!ev || !ev.isEncrypted() || ev.isBeingDecrypted() || ev.isDecryptionFailure()) return undefined;
-      const body = ev.getClearContent()?.body;
-      return typeof body === "string" ? body : undefined;
-    },
-    `event ${eventId} decrypted`,
-  );
-}
-
-const encryptedRoom = (invite: string[] = []) => ({
-  invite,
-  initial_state: [{ type: "m.room.encryption", state_key: "", content: { algorithm: "m.megolm.v1.aes-sha2" } }],
-});
-
-async function joinedBy(client: sdk.MatrixClient, roomId: string): Promise<void> {
-  await waitFor(client, [sdk.RoomEvent.MyMembership, sdk.ClientEvent.Room], () => (client.getRoom(roomId)?.getMyMembership() === "invite" ? true : undefined), "the invite");
-  await client.joinRoom(roomId);
 }
 
 describe.each(backends())("matrix-js-sdk Rust crypto on %s", { timeout: 60000 }, (backend) => {

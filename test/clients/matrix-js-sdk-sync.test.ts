@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as sdk from "matrix-js-sdk";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { registerUser } from "../helpers/users.ts";
-import { makeClient } from "../helpers/js-sdk.ts";
+import { makeClient, startSyncing } from "../helpers/js-sdk.ts";
 import { logger as sdkGlobalLogger } from "matrix-js-sdk/lib/logger.js";
 
 if (process.env.WEFT_TEST_SDK_LOG !== "1") (sdkGlobalLogger as unknown as { setLevel(level: string, persist?: boolean): void }).setLevel("error", false);
@@ -16,14 +16,7 @@ if (process.env.WEFT_TEST_SDK_LOG !== "1") (sdkGlobalLogger as unknown as { setL
 async function running(t: TestServer, localpart: string): Promise<sdk.MatrixClient> {
   const s = await registerUser(t, localpart);
   const client = makeClient(t.baseUrl, { userId: s.user_id, accessToken: s.access_token, deviceId: s.device_id });
-  const prepared = new Promise<void>((resolve, reject) => {
-    client.on(sdk.ClientEvent.Sync, (state) => {
-      if (state === sdk.SyncState.Prepared) resolve();
-      if (state === sdk.SyncState.Error) reject(new Error("sync error"));
-    });
-  });
-  await client.startClient({ lazyLoadMembers: true, pollTimeout: 30000 });
-  await prepared;
+  await startSyncing(client);
   return client;
 }
 

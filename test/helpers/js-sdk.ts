@@ -71,3 +71,15 @@ export async function pollUntil<T>(probe: () => Promise<T | undefined>, timeoutM
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/** Starts the client's sync loop and resolves once its first sync is done (rejects on a sync error). */
+export async function startSyncing(client: sdk.MatrixClient): Promise<void> {
+  const prepared = new Promise<void>((resolve, reject) => {
+    client.on(sdk.ClientEvent.Sync, (state) => {
+      if (state === sdk.SyncState.Prepared) resolve();
+      if (state === sdk.SyncState.Error) reject(new Error("sync error"));
+    });
+  });
+  await client.startClient({ lazyLoadMembers: true, pollTimeout: 30000 });
+  await prepared;
+}

@@ -1,13 +1,17 @@
 // POST /keys/query: the device keys (with `unsigned.device_display_name`) and cross-signing keys of the
 // users asked for, with the stored signatures the requester may see (the owner's own, and the
-// requester's); the user-signing key only for the requester's own user. Users of other servers need
-// federation: their server is listed in `failures`. Spec: Client-Server API "POST /keys/query".
+// requester's); the user-signing key only for the requester's own user. Users of other servers are read
+// from the copy of their device list kept here (remote-device-lists.ts) when it is kept up to date for a
+// room the requester shares with them, else asked of their servers (one request per server, within the
+// request's `timeout`; those that fail are listed in `failures`). Spec: Client-Server API "POST /keys/query".
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { parseUserId } from "../ids.ts";
 import { isPlainObject, objectField, parseJson, withSignatures, type Json } from "./json.ts";
 import type { SignatureRow } from "../store/e2ee.ts";
+import { queryRemoteKeys, requestTimeout } from "../federation/e2ee/remote-key-queries.ts";
+import { cachedDeviceLists } from "../federation/e2ee/remote-device-store.ts";
 
 export interface KeysQueryResult {
   device_keys: Record<string, Record<string, Json>>;
@@ -16,9 +20,6 @@ export interface KeysQueryResult {
   user_signing_keys: Record<string, Json>;
   failures: Record<string, Json>;
 }
-
-/** The failure entry of a server we cannot ask yet. */
-export const NO_FEDERATION = { status: 503, message: "Federation is not available on this server yet" };
 
 /** The public key part of a cross-signing key's single `ed25519:<key>` id, if it has one. */
 export function crossSigningPublicKey(key: Json): string | undefined {
@@ -48,7 +49,8 @@ export async function localKeys(s: Services, viewer: string, query: Map<string, 
     if (wanted.length > 0 && !wanted.includes(d.deviceId)) continue;
     const name = names.get(`${d.userId}\u0000${d.deviceId}`);
     const keys = withSignatures(parseJson(d.json), sigsFor(sigs, d.userId, d.deviceId));
-    out.device_keys[d.userId]![d.deviceId] = { ...keys, unsigned: name ? { device_display_name: name } : {} };
+    // Remote users' keys (the copy kept of their device list) carry no display name.
+    out.device_keys[d.userId]![d.deviceId] = parseUserId(d.userId).serverName === s.config.server_name ? { ...keys, unsigned: name ? { device_display_name: name } : {} } : keys;
   }
   for (const [u, keys] of crossSigning) {
     const master = keys.get("master");
@@ -68,16 +70,43 @@ export async function localKeys(s: Services, viewer: string, query: Map<string, 
 export async function queryKeys(s: Services, r: Requester, body: Json): Promise<KeysQueryResult> {
   const wanted = objectField(body, "device_keys", true);
   const local = new Map<string, string[]>();
-  const failures: Record<string, Json> = {};
+  const remote = new Map<string, string[]>();
   for (const [userId, devices] of Object.entries(wanted)) {
     const { serverName } = parseUserId(userId);
     if (devices !== null && (!Array.isArray(devices) || !devices.every((d) => typeof d === "string")))
       throw new MatrixError("M_BAD_JSON", `device_keys.${userId} must be a list of device ids`, 400);
-    if (serverName !== s.config.server_name) {
-      failures[serverName] = NO_FEDERATION;
-      continue;
-    }
-    local.set(userId, (devices ?? []) as string[]);
+    (serverName === s.config.server_name ? local : remote).set(userId, (devices ?? []) as string[]);
   }
-  return { ...(await localKeys(s, r.userId, local)), failures };
+  // Remote users whose device list is kept here and who share a room with the requester: read like ours.
+  if (remote.size > 0) {
+    const [cached, sharing] = await Promise.all([cachedDeviceLists(s.storage.sql, [...remote.keys()]), s.e2ee.usersSharingRoomsWith(r.userId)]);
+    for (const u of cached.keys()) {
+      if (!sharing.has(u)) continue;
+      local.set(u, remote.get(u)!);
+      remote.delete(u);
+    }
+  }
+  const byServer = new Map<string, Map<string, string[]>>();
+  for (const [userId, devices] of remote) {
+    const server = parseUserId(userId).serverName;
+    let m = byServer.get(server);
+    if (!m) byServer.set(server, (m = new Map()));
+    m.set(userId, devices);
+  }
+  const [ours, theirs] = await Promise.all([localKeys(s, r.userId, local), byServer.size > 0 ? queryRemoteKeys(s, byServer, requestTimeout(body)) : undefined]);
+  if (!theirs) return { ...ours, failures: {} };
+  // The requester's own signatures on remote users' master keys are stored here: merged in.
+  const sigs = await s.e2ee.signaturesOn(Object.keys(theirs.master_keys), r.userId);
+  const master_keys = { ...ours.master_keys };
+  for (const [u, key] of Object.entries(theirs.master_keys)) {
+    const pub = crossSigningPublicKey(key);
+    master_keys[u] = pub ? withSignatures(key, sigsFor(sigs, u, pub).filter((x) => x.signer === r.userId)) : key;
+  }
+  return {
+    device_keys: { ...ours.device_keys, ...theirs.device_keys },
+    master_keys,
+    self_signing_keys: { ...ours.self_signing_keys, ...theirs.self_signing_keys },
+    user_signing_keys: ours.user_signing_keys,
+    failures: theirs.failures,
+  };
 }

@@ -2,7 +2,8 @@
 // device of the user), idempotent per (sender, sending device, txnId); each message gets a position on
 // the to-device stream. /sync reads a device's inbox with `toDeviceFor` and removes delivered messages
 // with `ackToDevice` once the client's next since-token is past them. Content is relayed unchanged.
-// Users of other servers need federation: their messages are dropped with a log line for now.
+// Messages for users of other servers go to their servers as m.direct_to_device EDUs (one per server and
+// request: src/domain/federation/edus/to-device.ts).
 // Spec: Client-Server API "Send-to-Device messaging".
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -10,6 +11,8 @@ import type { Requester } from "../accounts/requester.ts";
 import { parseUserId } from "../ids.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { isPlainObject, objectField, type Json } from "./json.ts";
+import type { SqlExecutor } from "../../storage/sql.ts";
+import { sendToRemoteDevices } from "../federation/edus/to-device.ts";
 
 export interface ToDeviceMessage {
   sender: string;
@@ -17,34 +20,28 @@ export interface ToDeviceMessage {
   content: Json;
 }
 
-export async function sendToDevice(s: Services, r: Requester, eventType: string, txnId: string, body: Json): Promise<Record<string, never>> {
-  const messages = objectField(body, "messages", true);
-  const local: { userId: string; deviceId: string; content: string }[] = [];
-  const remote = new Set<string>();
-  for (const [userId, devices] of Object.entries(messages)) {
-    const { serverName } = parseUserId(userId);
-    if (!isPlainObject(devices) || !Object.values(devices).every(isPlainObject))
-      throw new MatrixError("M_BAD_JSON", `messages.${userId} must map device ids to message contents`, 400);
-    if (serverName !== s.config.server_name) {
-      remote.add(serverName);
-      continue;
-    }
-    for (const [deviceId, content] of Object.entries(devices)) {
-      local.push({ userId, deviceId, content: canonicalJson(content) });
-    }
-  }
-  if (remote.size > 0) s.log.info({ servers: [...remote], eventType }, "to-device messages for other servers dropped: federation is not available yet");
+/** A message for one device of a local user (`*`: each of their devices). */
+export interface LocalToDevice {
+  userId: string;
+  deviceId: string;
+  /** Canonical JSON. */
+  content: string;
+}
 
-  // `*` expands to the user's devices now; messages to unknown devices are dropped (as Synapse does).
+/**
+ * Queues messages from `sender` for local devices in one transaction, unless `claim` (run first in the
+ * same transaction) says they were queued already: `*` expands to the user's devices now, messages to
+ * unknown devices are dropped (as Synapse does), a device named explicitly gets that message rather than
+ * the one sent to `*`. Wakes the recipients' syncs. Returns whether the claim succeeded.
+ */
+export async function queueLocalToDevice(s: Services, sender: string, eventType: string, local: readonly LocalToDevice[], claim: (tx: SqlExecutor) => Promise<boolean>): Promise<boolean> {
   const devicesOf = new Map<string, Set<string>>();
   for (const u of new Set(local.map((m) => m.userId))) devicesOf.set(u, new Set(await s.sessions.deviceIds(u)));
-  const deviceKey = r.deviceId ?? (r.appserviceId ? `as:${r.appserviceId}` : "");
   const now = s.clock.now();
-  const delivered = await s.storage.sql.transaction(async (tx) => {
-    if (!(await s.e2ee.insertToDeviceTxn(tx, r.userId, deviceKey, txnId, now))) return [];
+  const result = await s.storage.sql.transaction(async (tx) => {
+    if (!(await claim(tx))) return undefined;
     const out: { userId: string; position: number }[] = [];
     const seen = new Set<string>();
-    // Explicit device ids first: a device named explicitly gets that message, not the one sent to `*`.
     const ordered = [...local.filter((m) => m.deviceId !== "*"), ...local.filter((m) => m.deviceId === "*")];
     for (const m of ordered) {
       const targets = m.deviceId === "*" ? [...devicesOf.get(m.userId)!] : devicesOf.get(m.userId)!.has(m.deviceId) ? [m.deviceId] : [];
@@ -52,13 +49,37 @@ export async function sendToDevice(s: Services, r: Requester, eventType: string,
         const key = `${m.userId}\u0000${d}`;
         if (seen.has(key) && m.deviceId === "*") continue;
         seen.add(key);
-        const position = await s.e2ee.insertToDevice(tx, { recipientUserId: m.userId, recipientDevice: d, sender: r.userId, type: eventType, content: m.content, now });
+        const position = await s.e2ee.insertToDevice(tx, { recipientUserId: m.userId, recipientDevice: d, sender, type: eventType, content: m.content, now });
         out.push({ userId: m.userId, position });
       }
     }
     return out;
   });
-  for (const d of delivered) s.rooms.notifier.notify({ stream: "to_device", position: d.position, userIds: [d.userId] });
+  for (const d of result ?? []) s.rooms.notifier.notify({ stream: "to_device", position: d.position, userIds: [d.userId] });
+  return result !== undefined;
+}
+
+export async function sendToDevice(s: Services, r: Requester, eventType: string, txnId: string, body: Json): Promise<Record<string, never>> {
+  const messages = objectField(body, "messages", true);
+  const local: LocalToDevice[] = [];
+  const remote = new Map<string, Record<string, Json>>();
+  for (const [userId, devices] of Object.entries(messages)) {
+    const { serverName } = parseUserId(userId);
+    if (!isPlainObject(devices) || !Object.values(devices).every(isPlainObject))
+      throw new MatrixError("M_BAD_JSON", `messages.${userId} must map device ids to message contents`, 400);
+    if (serverName !== s.config.server_name) {
+      let m = remote.get(serverName);
+      if (!m) remote.set(serverName, (m = {}));
+      for (const content of Object.values(devices)) canonicalJson(content); // M_BAD_JSON before anything is sent
+      m[userId] = devices;
+      continue;
+    }
+    for (const [deviceId, content] of Object.entries(devices)) local.push({ userId, deviceId, content: canonicalJson(content) });
+  }
+  const deviceKey = r.deviceId ?? (r.appserviceId ? `as:${r.appserviceId}` : "");
+  const fresh = await queueLocalToDevice(s, r.userId, eventType, local, (tx) => s.e2ee.insertToDeviceTxn(tx, r.userId, deviceKey, txnId, s.clock.now()));
+  // A retried transaction sends nothing again, to other servers either.
+  if (fresh && remote.size > 0) sendToRemoteDevices(s, r.userId, eventType, remote);
   return {};
 }
 

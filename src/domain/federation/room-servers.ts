@@ -5,11 +5,13 @@
 // (fed-membership), not through the queue. Our own server is never a destination.
 // Spec: Server-Server API "Transactions", "PDUs" (sending to every server in the room); Synapse sends to
 // the hosts joined in the state before the event, which is what this computes from the state after it.
+// Servers the room's m.room.server_acl denies are never destinations (server-acl.ts).
 import type { Services } from "../services.ts";
 import type { StoredEvent } from "../store/events.ts";
 import type { StateMap } from "../store/state-groups.ts";
 import { loadRoom } from "../rooms/room-cache.ts";
 import { tryParseServerName } from "../ids.ts";
+import { aclOfState, serverAllowedByAcl } from "./server-acl.ts";
 
 const MEMBER_PREFIX = "m.room.member\u0000";
 
@@ -76,9 +78,12 @@ export async function serversInRoom(s: Services, roomId: string): Promise<string
   return [...(await joinedServersOfState(s, roomId, room.state))];
 }
 
-/** The remote servers in a room now (serversInRoom without our own): where a room's EDUs go. */
+/** The remote servers in a room now (serversInRoom without our own, nor those its server ACL denies): where a room's EDUs go. */
 export async function remoteServersInRoom(s: Services, roomId: string): Promise<string[]> {
-  return (await serversInRoom(s, roomId)).filter((d) => d !== s.config.server_name);
+  const room = await loadRoom(s, roomId);
+  if (!room) return [];
+  const acl = await aclOfState(s, room.state);
+  return (await joinedServersOfState(s, roomId, room.state)).filter((d) => d !== s.config.server_name && (!acl || serverAllowedByAcl(acl, d)));
 }
 
 /** Whether a stored event is one of ours to send: in the timeline and sent by a local user. */
@@ -105,7 +110,9 @@ export async function destinationsOfEvents(s: Services, events: readonly StoredE
       if (target && membership !== "invite") dests.add(target);
     }
     dests.delete(s.config.server_name);
-    out.set(e.eventId, [...dests]);
+    // Servers the room's ACL denies (in the state after the event) are not sent to.
+    const acl = await aclOfState(s, states.get(e.stateGroup!)!);
+    out.set(e.eventId, acl ? [...dests].filter((d) => serverAllowedByAcl(acl, d)) : [...dests]);
   }
   return out;
 }

@@ -5,6 +5,7 @@
 // was joined at it. An event it may not see is served redacted (the DAG stays whole for it), as is one a
 // redaction took effect on; rejected events are never served. Outliers (no known state) count as shared.
 // Spec: Client-Server API "History visibility" (server behaviour); Server-Server API "Retrieving events".
+import { assertServerAllowed } from "./server-acl.ts";
 import type { Services } from "../services.ts";
 import type { Pdu } from "../events/types.ts";
 import type { StoredEvent } from "../store/events.ts";
@@ -40,11 +41,13 @@ export async function serverInRoom(s: Services, room: RoomSnapshot, server: stri
 
 /**
  * The room `origin` asks about, if it may read it: 404 M_NOT_FOUND for a room this server does not know,
- * 403 M_FORBIDDEN when none of `origin`'s users is in it (Synapse: "Host not in room.").
+ * 403 M_FORBIDDEN when the room's server ACL denies `origin` or none of its users is in it (Synapse:
+ * "Server is banned from room", "Host not in room.").
  */
 export async function roomForServer(s: Services, roomId: string, origin: string): Promise<RoomSnapshot> {
   const room = await loadRoom(s, roomId);
   if (!room) throw new MatrixError("M_NOT_FOUND", "Unknown room", 404);
+  await assertServerAllowed(s, room.state, origin);
   if (!(await serverInRoom(s, room, origin))) throw new MatrixError("M_FORBIDDEN", "Host not in room.", 403);
   return room;
 }

@@ -6,6 +6,7 @@
 // answer, never a failed transaction. EDUs, beside the PDUs, go to the handler declared for their edu_type
 // (extensions.eduHandlers); unknown types are dropped (logged once per type).
 // Spec: Server-Server API "Transactions", "PDUs", "EDUs".
+import { serverAllowedInState } from "./server-acl.ts";
 import type { Services } from "../services.ts";
 import type { BackgroundTask } from "../extensions.ts";
 import { isPlainObject, type Pdu } from "../events/types.ts";
@@ -149,7 +150,10 @@ async function receivePdus(s: Services, origin: string, list: unknown[]): Promis
     for (let g = queue.shift(); g; g = queue.shift()) {
       let results: Map<string, PduResult>;
       try {
-        results = await ingestPdus(s, origin, g.room, g.pdus);
+        // A server the room's ACL denies has none of its PDUs taken (Synapse's answer for each).
+        results = (await serverAllowedInState(s, g.room.state, origin))
+          ? await ingestPdus(s, origin, g.room, g.pdus)
+          : new Map(g.pdus.map((p) => [p.eventId, "Server is banned from room"]));
       } catch (err) {
         s.log.error({ err, origin, roomId: g.room.roomId }, "failed to receive PDUs");
         results = new Map(g.pdus.map((p) => [p.eventId, "Internal error while processing the event"]));

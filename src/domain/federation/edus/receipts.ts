@@ -4,6 +4,8 @@
 // and user in an EDU, so threads go apart). Inbound: a remote server's m.read receipts for its own users
 // who are joined to the room are stored in the receipts stream (the newer one kept, as for local ones),
 // so local /sync and the GraphQL `receipts` subscription show them.
+import { serverAllowedInState } from "../server-acl.ts";
+import { loadRoom } from "../../rooms/room-cache.ts";
 import type { Services } from "../../services.ts";
 import type { BackgroundTask } from "../../extensions.ts";
 import type { EduHandler } from "../edu.ts";
@@ -129,7 +131,13 @@ export const receiptEduHandler: EduHandler = {
       );
       for (const r of rows) joined.add(`${r.room_id}\u0000${r.user_id}`);
     }
-    const accepted = candidates.filter((c) => joined.has(`${c.roomId}\u0000${c.userId}`));
+    // Rooms whose server ACL denies the origin take none of its receipts.
+    const denied = new Set<string>();
+    for (const roomId of new Set(candidates.map((c) => c.roomId))) {
+      const room = await loadRoom(s, roomId);
+      if (room && !(await serverAllowedInState(s, room.state, origin))) denied.add(roomId);
+    }
+    const accepted = candidates.filter((c) => joined.has(`${c.roomId}\u0000${c.userId}`) && !denied.has(c.roomId));
     if (accepted.length === 0) return;
     const events = await s.rooms.events.getMany(accepted.flatMap((c) => c.eventIds));
     for (const c of accepted) {

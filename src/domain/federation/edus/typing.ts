@@ -9,6 +9,8 @@ import type { BackgroundTask } from "../../extensions.ts";
 import type { EduHandler } from "../edu.ts";
 import { tryParseRoomId } from "../../ids.ts";
 import { remoteServersInRoom, serverOfUser } from "../room-servers.ts";
+import { serverAllowedInState } from "../server-acl.ts";
+import { loadRoom } from "../../rooms/room-cache.ts";
 
 /** How long a remote user's typing lasts without news from their server (Synapse's FEDERATION_TIMEOUT). */
 export const REMOTE_TYPING_TIMEOUT_MS = 60_000;
@@ -69,6 +71,8 @@ export const typingEduHandler: EduHandler = {
       return;
     }
     if ((await s.rooms.store.membership(roomId, userId))?.membership !== "join") return;
+    const room = await loadRoom(s, roomId);
+    if (room && !(await serverAllowedInState(s, room.state, origin))) return; // the room's ACL denies the server
     if (typing) s.typing.start(roomId, userId, REMOTE_TYPING_TIMEOUT_MS);
     else s.typing.stop(roomId, userId);
   },

@@ -9,6 +9,7 @@ import type { Pdu } from "../../events/types.ts";
 import { MatrixError } from "../../errors.ts";
 import { parseUserId } from "../../ids.ts";
 import { loadRoom, type RoomSnapshot } from "../../rooms/room-cache.ts";
+import { assertServerAllowed } from "../server-acl.ts";
 import { unsignedPdu } from "../../rooms/build-event.ts";
 import { authorizeWithState } from "../../rooms/pipeline/checks.ts";
 import { restrictedJoin } from "../../rooms/restricted-join.ts";
@@ -62,6 +63,7 @@ async function authorisingUser(s: Services, room: RoomSnapshot, userId: string):
 export async function makeMembership(s: Services, origin: string, roomId: string, userId: string, membership: Membership, supportedVersions?: readonly string[]): Promise<MembershipTemplate> {
   requireOriginsUser(origin, userId);
   const room = await residentRoom(s, roomId);
+  await assertServerAllowed(s, room.state, origin);
   const v = room.version;
   if (membership === "join" && !(supportedVersions ?? ["1"]).includes(v.id))
     throw new MatrixError("M_INCOMPATIBLE_ROOM_VERSION", `Your homeserver does not support the features required to join this room (version ${v.id})`, 400, { room_version: v.id });

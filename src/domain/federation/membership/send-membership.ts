@@ -23,6 +23,7 @@ import { pdusForServer } from "../server-visibility.ts";
 import { stateBeforeEvent } from "../../rooms/state-before.ts";
 import type { StoredEvent } from "../../store/events.ts";
 import { joinedServers } from "./residency.ts";
+import { assertServerAllowed } from "../server-acl.ts";
 
 export interface SendJoinAnswer {
   origin: string;
@@ -65,6 +66,7 @@ async function checkMemberEvent(s: Services, origin: string, room: RoomSnapshot,
 /** PUT /send_join v2 and /send_leave v2: checks and accepts the event (idempotent for one already accepted). */
 export async function sendMembership(s: Services, origin: string, roomId: string, eventId: string, body: Record<string, unknown>, membership: Membership): Promise<{ room: RoomSnapshot; pdu: Pdu }> {
   const room = await residentRoom(s, roomId);
+  await assertServerAllowed(s, room.state, origin);
   const pdu = await checkMemberEvent(s, origin, room, eventId, body, membership);
   const [outcome] = await receiveRemoteEvents(s, roomId, [{ pdu }], { mustAccept: [0] });
   switch (outcome!.status) {

@@ -1,0 +1,149 @@
+// Device lists across servers (Server-Server API "Device Management", m.device_list_update and
+// m.signing_key_update EDUs). Outbound: each change of a local user's devices on the device-list stream
+// (a new, renamed or deleted device, new keys or signatures) goes to every server sharing a room with
+// them as m.device_list_update (stream_id: the change's stream position; prev_id: the user's previous
+// one), a change of their master or self-signing key as m.signing_key_update. Inbound: a server's
+// updates of its own users who share a room with ours move our device-list stream (local /sync shows
+// them in `device_lists.changed`) and keep our copy of their device list (remote-device-lists.ts) up to
+// date, resyncing it through GET /user/devices when a prev_id shows a gap. As Synapse's DeviceListUpdater.
+import type { Services } from "../../services.ts";
+import type { BackgroundTask } from "../../extensions.ts";
+import type { EduHandler } from "../edu.ts";
+import { isPlainObject, type Json } from "../../e2ee/json.ts";
+import { localKeys, crossSigningPublicKey } from "../../e2ee/query-keys.ts";
+import { serverOfUser, serversSharingRoomsWith } from "../room-servers.ts";
+import { isUserOf, validDeviceKeys } from "../e2ee/remote-key-shapes.ts";
+import { lastDeviceListPositions, publicDeviceListRows } from "../e2ee/remote-device-store.ts";
+import { applyDeviceListUpdate, applySigningKeyUpdate, type DeviceListUpdate } from "../e2ee/remote-device-lists.ts";
+
+const isStreamId = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+/** Most prev_ids taken from one update (Synapse sends one or a few). */
+const MAX_PREV_IDS = 100;
+
+/** The local users' changes in (from, to] as EDUs per destination. */
+async function updatesBetween(s: Services, from: number, to: number): Promise<void> {
+  const rows = (await publicDeviceListRows(s.storage.sql, from, to)).filter((r) => serverOfUser(r.userId) === s.config.server_name && r.deviceId !== "");
+  if (rows.length === 0) return;
+  const users = [...new Set(rows.map((r) => r.userId))];
+  const servers = await serversSharingRoomsWith(s, users);
+  const concerned = users.filter((u) => (servers.get(u)?.size ?? 0) > 0);
+  if (concerned.length === 0) return;
+  const [names, keys, before] = await Promise.all([
+    s.e2ee.deviceNames(concerned),
+    localKeys(s, "", new Map(concerned.map((u) => [u, []]))),
+    lastDeviceListPositions(s.storage.sql, concerned, from),
+  ]);
+  const prev = new Map(before);
+  const signingSent = new Set<string>();
+  for (const r of rows) {
+    const destinations = servers.get(r.userId);
+    if (!destinations || destinations.size === 0) continue;
+    const prevId = prev.get(r.userId);
+    prev.set(r.userId, r.streamId);
+    const master = keys.master_keys[r.userId];
+    const ssk = keys.self_signing_keys[r.userId];
+    if ((master && crossSigningPublicKey(master) === r.deviceId) || (ssk && crossSigningPublicKey(ssk) === r.deviceId)) {
+      if (signingSent.has(r.userId)) continue;
+      signingSent.add(r.userId);
+      const content: Json = { user_id: r.userId };
+      if (master) content.master_key = master;
+      if (ssk) content.self_signing_key = ssk;
+      s.federationSender.sendEdu(destinations, { edu_type: "m.signing_key_update", content });
+      continue;
+    }
+    const content: Json = { user_id: r.userId, device_id: r.deviceId, stream_id: r.streamId, prev_id: prevId ? [prevId] : [] };
+    if (!names.has(`${r.userId}\u0000${r.deviceId}`)) content.deleted = true;
+    else {
+      const k = keys.device_keys[r.userId]?.[r.deviceId];
+      if (k) {
+        const { unsigned: _u, ...rest } = k; // display names stay private (Synapse's default)
+        content.keys = rest;
+      }
+    }
+    s.federationSender.sendEdu(destinations, { edu_type: "m.device_list_update", content });
+  }
+}
+
+/** Local device-list changes to the servers sharing rooms (declared in src/main.ts, `background`). */
+export const deviceListsToFederation: BackgroundTask = (s) => {
+  if (!s.config.send_federation) return () => {};
+  let sent: number | undefined;
+  let running = false;
+  let again = false;
+  let stopped = false;
+  const run = async () => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    try {
+      do {
+        again = false;
+        const to = await s.e2ee.currentDeviceListPosition();
+        if (sent === undefined) sent = to;
+        if (to > sent) {
+          const from = sent;
+          sent = to;
+          await updatesBetween(s, from, to);
+        }
+      } while (again && !stopped);
+    } catch (err) {
+      s.log.warn({ err }, "could not send device list updates over federation");
+    } finally {
+      running = false;
+    }
+  };
+  // The position to start from: changes made before the server started are not re-sent (as other EDUs).
+  void run();
+  const off = s.rooms.notifier.onStream((n) => {
+    if (n.stream === "device_lists" && !stopped) void run();
+  });
+  return () => {
+    stopped = true;
+    off();
+  };
+};
+
+/** Reads an m.device_list_update, or undefined when it is malformed. */
+function parseUpdate(content: unknown): DeviceListUpdate | undefined {
+  if (!isPlainObject(content)) return undefined;
+  const { user_id: userId, device_id: deviceId, stream_id: streamId, prev_id: prevIds = [], deleted = false, keys } = content;
+  if (typeof userId !== "string" || typeof deviceId !== "string" || deviceId === "" || !isStreamId(streamId)) return undefined;
+  if (!Array.isArray(prevIds) || prevIds.length > MAX_PREV_IDS || !prevIds.every(isStreamId) || typeof deleted !== "boolean") return undefined;
+  if (keys !== undefined && keys !== null && (deleted || !validDeviceKeys(keys, userId, deviceId))) return undefined;
+  return { userId, deviceId, streamId, prevIds, deleted, keys: (keys ?? undefined) as Json | undefined };
+}
+
+/** Inbound m.device_list_update (declared in src/main.ts, `eduHandlers`). */
+export const deviceListEduHandler: EduHandler = {
+  type: "m.device_list_update",
+  async handle(s: Services, origin: string, content: unknown): Promise<void> {
+    const update = parseUpdate(content);
+    if (!update) {
+      s.log.info({ origin }, "malformed m.device_list_update EDU dropped");
+      return;
+    }
+    if (!isUserOf(update.userId, origin)) {
+      s.log.info({ origin, userId: update.userId }, "m.device_list_update EDU for a user of another server dropped");
+      return;
+    }
+    await applyDeviceListUpdate(s, origin, update);
+  },
+};
+
+/** Inbound m.signing_key_update (declared in src/main.ts, `eduHandlers`). */
+export const signingKeyEduHandler: EduHandler = {
+  type: "m.signing_key_update",
+  async handle(s: Services, origin: string, content: unknown): Promise<void> {
+    if (!isPlainObject(content) || typeof content.user_id !== "string") {
+      s.log.info({ origin }, "malformed m.signing_key_update EDU dropped");
+      return;
+    }
+    if (!isUserOf(content.user_id, origin)) {
+      s.log.info({ origin, userId: content.user_id }, "m.signing_key_update EDU for a user of another server dropped");
+      return;
+    }
+    await applySigningKeyUpdate(s, content.user_id, content.master_key, content.self_signing_key);
+  },
+};

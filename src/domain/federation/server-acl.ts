@@ -1,0 +1,77 @@
+// Server access control lists (m.room.server_acl): whether a server may take part in a room. The one
+// rule, applied to the origin of inbound PDUs and room EDUs, to the servers that read a room through
+// federation, and to the destinations a room's events go to. Matching is on the server's host without
+// its port, case-insensitively: denied when `allow_ip_literals` is false and the host is an IP literal,
+// when a `deny` glob matches, or when no `allow` glob does (no `allow`: nobody). Malformed fields read
+// as Synapse reads them (a non-list is empty, non-strings are skipped, a non-boolean
+// allow_ip_literals is true). Spec: Client-Server API "Server Access Control Lists (ACLs) for rooms".
+import type { Services } from "../services.ts";
+import { MatrixError } from "../errors.ts";
+import { isPlainObject } from "../events/types.ts";
+
+export interface ServerAcl {
+  allowIpLiterals: boolean;
+  allow: RegExp[];
+  deny: RegExp[];
+}
+
+const ACL_KEY = "m.room.server_acl\u0000";
+
+/** A glob (`*` any run of characters, `?` one) as an anchored case-insensitive expression. */
+function globToRegExp(glob: string): RegExp {
+  const body = glob.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+  return new RegExp(`^${body}$`, "is");
+}
+
+function globs(v: unknown): RegExp[] {
+  return Array.isArray(v) ? v.filter((g): g is string => typeof g === "string").map(globToRegExp) : [];
+}
+
+export function parseServerAcl(content: unknown): ServerAcl {
+  const c = isPlainObject(content) ? content : {};
+  return { allowIpLiterals: typeof c.allow_ip_literals === "boolean" ? c.allow_ip_literals : true, allow: globs(c.allow), deny: globs(c.deny) };
+}
+
+/** The host of a server name, without its port (an IPv6 literal keeps its brackets). */
+function hostOf(serverName: string): string {
+  if (serverName.startsWith("[")) {
+    const end = serverName.indexOf("]");
+    return end > 0 ? serverName.slice(0, end + 1) : serverName;
+  }
+  const colon = serverName.lastIndexOf(":");
+  return colon >= 0 ? serverName.slice(0, colon) : serverName;
+}
+
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+export function serverAllowedByAcl(acl: ServerAcl, serverName: string): boolean {
+  const host = hostOf(serverName);
+  if (!acl.allowIpLiterals && (host.startsWith("[") || IPV4.test(host))) return false;
+  if (acl.deny.some((re) => re.test(host))) return false;
+  return acl.allow.some((re) => re.test(host));
+}
+
+/** The ACL in effect in a state map (undefined: none, everyone may take part). Compiled once per ACL event. */
+export async function aclOfState(s: Services, state: ReadonlyMap<string, string>): Promise<ServerAcl | undefined> {
+  const eventId = state.get(ACL_KEY);
+  if (!eventId) return undefined;
+  const cache = s.caches.get<string, ServerAcl>("server_acls", 1000);
+  const cached = cache.get(eventId);
+  if (cached) return cached;
+  const event = await s.rooms.events.get(eventId);
+  if (!event) return undefined;
+  const acl = parseServerAcl(event.pdu.content);
+  cache.set(eventId, acl);
+  return acl;
+}
+
+/** Whether `server` may take part in the room whose state is `state`. */
+export async function serverAllowedInState(s: Services, state: ReadonlyMap<string, string>, server: string): Promise<boolean> {
+  const acl = await aclOfState(s, state);
+  return !acl || serverAllowedByAcl(acl, server);
+}
+
+/** 403 M_FORBIDDEN (Synapse's words) when the room's ACL denies `server`. */
+export async function assertServerAllowed(s: Services, state: ReadonlyMap<string, string>, server: string): Promise<void> {
+  if (!(await serverAllowedInState(s, state, server))) throw new MatrixError("M_FORBIDDEN", "Server is banned from room", 403);
+}

@@ -1,0 +1,100 @@
+// Server ACLs between two Weft servers over TLS on loopback (SQLite and PostgreSQL). Both are named by
+// IP literal on 127.0.0.1, and an ACL matches hosts without their ports, so an ACL denying "127.0.0.1"
+// shuts B out of A's room (A's own users act locally, untouched by it): B's PDUs are answered "Server is
+// banned from room" and not stored, its typing is dropped, its room reads are 403, and A's events no
+// longer go to B; lifting the ACL lets B back in.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { backends } from "../helpers/server.ts";
+import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
+import { eventually } from "../helpers/federation-peer.ts";
+import { registerUser, type Session } from "../helpers/users.ts";
+import { createRoom } from "../helpers/rooms.ts";
+import { FederationError } from "../../src/federation/errors.ts";
+import { destinationsOfEvents, remoteServersInRoom } from "../../src/domain/federation/room-servers.ts";
+
+const V3 = "/_matrix/client/v3";
+const enc = encodeURIComponent;
+
+describe.each(backends())("server ACLs across Weft servers on %s", (backend) => {
+  let a: FederatedServer;
+  let b: FederatedServer;
+  let alice: Session;
+  let bob: Session;
+  let roomId: string;
+  let txn = 0;
+
+  beforeAll(async () => {
+    [a, b] = await Promise.all([startFederatedServer({ backend }), startFederatedServer({ backend })]);
+    [alice, bob] = await Promise.all([registerUser(a, "alice"), registerUser(b, "bob")]);
+    roomId = await createRoom(a, alice, { preset: "public_chat" });
+    const join = await b.call("POST", `${V3}/join/${enc(roomId)}?via=${enc(a.serverName)}`, { token: bob.access_token, body: {} });
+    expect(join.status, JSON.stringify(join.json)).toBe(200);
+    await eventually(async () => (await a.hs.services.rooms.store.membership(roomId, bob.user_id))?.membership === "join", "bob joined on A");
+  });
+  afterAll(async () => {
+    await Promise.all([a?.close(), b?.close()]);
+  });
+
+  const setAcl = async (content: Record<string, unknown>) => {
+    const res = await a.call("PUT", `${V3}/rooms/${enc(roomId)}/state/m.room.server_acl/`, { token: alice.access_token, body: content });
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    return res.json.event_id as string;
+  };
+  /** B reads the room's state ids from A (a room-scoped federation read). */
+  const stateIdsFromB = async (eventId: string) => {
+    try {
+      await b.hs.services.federation.getJson(a.serverName, `/_matrix/federation/v1/state_ids/${enc(roomId)}`, { event_id: eventId });
+      return 200;
+    } catch (err) {
+      if (err instanceof FederationError && err.kind === "remote") return `${err.remoteStatus} ${err.remoteErrcode}`;
+      throw err;
+    }
+  };
+  /** The answer A gave B for the transaction carrying `eventId`, once there is one. */
+  const answerFor = (eventId: string) =>
+    eventually(async () => {
+      const rows = await a.hs.services.storage.sql.all<{ response: string }>(`SELECT response FROM received_transactions WHERE origin = ?`, [b.serverName]);
+      return rows.map((r) => JSON.parse(r.response).pdus?.[eventId]).find((x) => x !== undefined);
+    }, `A's answer for ${eventId}`);
+
+  it("an ACL denying B: B's PDUs, typing and room reads are refused, and A sends it nothing", async () => {
+    const before = await setAcl({ allow: ["*"] });
+    expect(await stateIdsFromB(before)).toBe(200);
+    const aclId = await setAcl({ allow: ["*"], deny: ["127.0.0.1"], allow_ip_literals: true });
+
+    // Room-scoped reads: 403 M_FORBIDDEN.
+    expect(await stateIdsFromB(aclId)).toBe("403 M_FORBIDDEN");
+    const make = await b.hs.services.federation.getJson(a.serverName, `/_matrix/federation/v1/make_join/${enc(roomId)}/${enc(`@carol:${b.serverName}`)}`, { ver: ["10"] }).catch((e: FederationError) => e);
+    expect(make instanceof FederationError && make.remoteStatus === 403).toBe(true);
+
+    // B does not know of the ACL (A no longer sends to it): bob's typing and message go to A and are refused.
+    const typing = await b.call("PUT", `${V3}/rooms/${enc(roomId)}/typing/${enc(bob.user_id)}`, { token: bob.access_token, body: { typing: true, timeout: 20000 } });
+    expect(typing.status).toBe(200);
+    const msg = await b.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/t${++txn}`, { token: bob.access_token, body: { msgtype: "m.text", body: "let me in" } });
+    expect(msg.status).toBe(200);
+    expect(await answerFor(msg.json.event_id)).toEqual({ error: "Server is banned from room" });
+    const onA = await a.call("GET", `${V3}/rooms/${enc(roomId)}/event/${enc(msg.json.event_id)}`, { token: alice.access_token });
+    expect(onA.status).toBe(404);
+    const sync = await a.call("GET", `${V3}/sync`, { token: alice.access_token });
+    const typingNow = (sync.json.rooms?.join?.[roomId]?.ephemeral?.events ?? []).find((e: any) => e.type === "m.typing");
+    expect(typingNow?.content.user_ids ?? []).not.toContain(bob.user_id);
+
+    // A's own events and EDUs no longer go to B.
+    const mine = await a.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/a${++txn}`, { token: alice.access_token, body: { msgtype: "m.text", body: "not for B" } });
+    const stored = (await a.hs.services.rooms.events.get(mine.json.event_id))!;
+    expect((await destinationsOfEvents(a.hs.services, [stored])).get(stored.eventId)).toEqual([]);
+    expect(await remoteServersInRoom(a.hs.services, roomId)).toEqual([]);
+
+    // Lifted: B reads the room again, and is a destination again.
+    const lifted = await setAcl({ allow: ["*"] });
+    expect(await stateIdsFromB(lifted)).toBe(200);
+    expect(await remoteServersInRoom(a.hs.services, roomId)).toEqual([b.serverName]);
+  });
+
+  it("allow_ip_literals: false shuts out servers named by IP literal", async () => {
+    const aclId = await setAcl({ allow: ["*"], allow_ip_literals: false });
+    expect(await stateIdsFromB(aclId)).toBe("403 M_FORBIDDEN");
+    const lifted = await setAcl({ allow: ["*"] });
+    expect(await stateIdsFromB(lifted)).toBe(200);
+  });
+});
