@@ -14,6 +14,7 @@ import { DestinationQueue, CATCH_UP_KEEP_PER_ROOM } from "./destination-queue.ts
 import type { Edu, PresenceItem, ReceiptItem } from "./edu-buffer.ts";
 import { SenderStore, type DestinationRow } from "./store.ts";
 import type { StoredEvent } from "../../domain/store/events.ts";
+import { aclOfState, serverAllowedByAcl } from "../../domain/federation/server-acl.ts";
 import { joinedServersOfState } from "../../domain/federation/room-servers.ts";
 
 /** How often destinations that are down have their queues trimmed (bounded storage in long outages). */
@@ -98,7 +99,10 @@ export class FederationSender {
     if (!this.s.config.send_federation || this.stopping || event.stateGroup === null) return;
     const state = (await this.s.rooms.stateGroups.getMany([event.stateGroup])).get(event.stateGroup);
     if (!state) return;
-    const destinations = (await joinedServersOfState(this.s, event.roomId, state)).filter((d) => d !== origin && d !== this.s.config.server_name);
+    const acl = await aclOfState(this.s, state);
+    const destinations = (await joinedServersOfState(this.s, event.roomId, state)).filter(
+      (d) => d !== origin && d !== this.s.config.server_name && (!acl || serverAllowedByAcl(acl, d)),
+    );
     if (destinations.length === 0) return;
     const rows = destinations.map((destination) => ({ destination, streamOrdering: event.streamOrdering, roomId: event.roomId, eventId: event.eventId }));
     await this.s.storage.sql.transaction((tx) => this.store.enqueue(tx, rows));
