@@ -33,6 +33,7 @@ import { openIdRoutes } from "./client/openid.ts";
 import { federationOpenIdRoutes } from "./federation/openid.ts";
 import { threePidRoutes } from "./client/threepids.ts";
 import { appServiceRoutes } from "./client/appservices.ts";
+import { ssoRoutes } from "./client/sso.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -71,4 +72,5 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   federationOpenIdRoutes,
   threePidRoutes,
   appServiceRoutes,
+  ssoRoutes,
 ];

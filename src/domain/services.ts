@@ -46,6 +46,7 @@ import { noExtensions, type Extensions } from "./extensions.ts";
 import { CommitFeed, notifyReaders, updateRoomCaches } from "./consumers/commit-feed.ts";
 import { ConsumerRunner } from "./consumers/durable.ts";
 import { FederationSender } from "../federation/sender/sender.ts";
+import { SsoServices } from "./sso/sso-services.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -92,6 +93,8 @@ export interface Services {
   sessions: SessionStore;
   uia: UiaStore;
   registrationTokens: RegistrationTokenStore;
+  /** Single sign-on: the OIDC providers, external ids and pending attempts. */
+  sso: SsoServices;
   nonces: NonceStore;
   deviceActivity: DeviceActivity;
   rooms: RoomServices;
@@ -190,6 +193,7 @@ export function buildServices(opts: {
     sessions,
     uia: new UiaStore(storage.db),
     registrationTokens: new RegistrationTokenStore(storage.db),
+    sso: new SsoServices(config, storage.db),
     nonces: new NonceStore(storage.db),
     deviceActivity: new DeviceActivity(sessions, log),
     rooms: {

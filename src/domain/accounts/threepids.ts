@@ -9,6 +9,7 @@ import type { Services } from "../services.ts";
 import type { Requester } from "./requester.ts";
 import { requireNotGuest } from "./guest-access.ts";
 import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
+import { reauthFlows } from "../uia/flows.ts";
 
 type Body = Record<string, unknown>;
 
@@ -54,7 +55,7 @@ export async function addThreePid(s: Services, r: Requester, req: UiaRequest): P
   requireNotGuest(r, "threePids");
   clientSecret(req.body);
   str(req.body, "sid", true);
-  const uia = await checkUia(s, { ...req, requester: r }, { flows: [["m.login.password"]], description: "add a third-party identifier to your account" });
+  const uia = await checkUia(s, { ...req, requester: r }, { flows: await reauthFlows(s, r.userId), description: "add a third-party identifier to your account" });
   await finishUia(s, uia);
   throw noSession();
 }

@@ -1,5 +1,6 @@
-// The UIA stages Weft offers: m.login.dummy, m.login.password (re-authentication of the requester) and
-// m.login.registration_token. Each returns what it proved, stored with the session.
+// The UIA stages Weft offers: m.login.dummy, m.login.password (re-authentication of the requester),
+// m.login.registration_token and m.login.sso (completed only through its fallback page and the provider:
+// sso/flow.ts). Each returns what it proved, stored with the session.
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
@@ -34,6 +35,11 @@ export const STAGES: Record<string, Stage> = {
     // Another user's valid credentials: not a stage to retry but a refusal (403, as Synapse).
     if (requester && userId !== requester.userId) throw new UiaRefused("Requested user ID does not match the authenticated user");
     return userId;
+  },
+
+  // Completed by the SSO callback, never by the auth dict itself: asking for it here means "not yet".
+  "m.login.sso": async () => {
+    throw new MatrixError("M_UNAUTHORIZED", "Complete single sign-on through the fallback page first", 401);
   },
 
   "m.login.registration_token": async ({ s }, auth) => {
