@@ -34,6 +34,7 @@ import { federationOpenIdRoutes } from "./federation/openid.ts";
 import { threePidRoutes } from "./client/threepids.ts";
 import { appServiceRoutes } from "./client/appservices.ts";
 import { ssoRoutes } from "./client/sso.ts";
+import { emailValidationRoutes } from "./client/email-validation.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -73,4 +74,5 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   threePidRoutes,
   appServiceRoutes,
   ssoRoutes,
+  emailValidationRoutes,
 ];
