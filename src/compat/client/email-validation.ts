@@ -1,23 +1,12 @@
 // REST routes of e-mail validation: the requestToken endpoints (add, register, password reset; the msisdn
 // ones answer that SMS is not supported) and the link pages the mails point at, under Synapse's paths.
 // Spec: Client-Server API "requestToken" endpoints; the link pages are browser-facing HTML.
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance } from "fastify";
+import { escapeHtml, htmlPage as page } from "../html-page.ts";
 import { MatrixError } from "../../domain/errors.ts";
 import type { Services } from "../../domain/services.ts";
 import { BRANDS, clientRoute, route, type Call } from "../http.ts";
 import { requestEmailToken, submitEmailToken, SUBMIT_PATHS, type ValidationPurpose } from "../../domain/threepids/email-validation.ts";
-
-const escapeHtml = (v: string) => v.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-function page(reply: FastifyReply, status: number, title: string, body: string): FastifyReply {
-  return reply
-    .code(status)
-    .header("content-type", "text/html; charset=utf-8")
-    .header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
-    .header("cache-control", "no-store")
-    .header("referrer-policy", "no-referrer")
-    .send(`<!DOCTYPE html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body>${body}</body></html>`);
-}
 
 const firstValues = (c: Call) => Object.fromEntries(Object.entries(c.query).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
 

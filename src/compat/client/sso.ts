@@ -2,7 +2,8 @@
 // /_synapse/client/oidc/callback (Synapse's path, so providers configured for Synapse keep working) and the
 // m.login.sso UIA fallback page. Browser-facing: answers are redirects and small HTML pages; errors are HTML
 // pages with the errcode and the spec's status. Spec: Client-Server API "Single Sign-On".
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance } from "fastify";
+import { escapeHtml, htmlPage as page } from "../html-page.ts";
 import { MatrixError } from "../../domain/errors.ts";
 import type { Services } from "../../domain/services.ts";
 import { clientRoute, queryString, route, type Call } from "../http.ts";
@@ -10,17 +11,6 @@ import { finishSso, providerForUser, startSso } from "../../domain/sso/flow.ts";
 
 const COOKIE = "oidc_session";
 const COOKIE_PATH = "/_synapse/client/oidc";
-
-const escapeHtml = (v: string) => v.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-function page(reply: FastifyReply, status: number, title: string, body: string): FastifyReply {
-  return reply
-    .code(status)
-    .header("content-type", "text/html; charset=utf-8")
-    .header("content-security-policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'")
-    .header("cache-control", "no-store")
-    .send(`<!DOCTYPE html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body>${body}</body></html>`);
-}
 
 async function htmlErrors(c: Call, run: () => Promise<unknown>): Promise<unknown> {
   try {
@@ -65,7 +55,8 @@ export function ssoRoutes(app: FastifyInstance, s: Services): void {
       if (outcome.kind === "uia") {
         return page(c.reply, 200, "Authentication successful",
           `<p>Thank you: you may now close this window and return to the application.</p>` +
-          `<script>if (window.onAuthDone) window.onAuthDone(); else if (window.opener && window.opener.postMessage) window.opener.postMessage("authDone", "*");</script>`);
+          `<script>if (window.onAuthDone) window.onAuthDone(); else if (window.opener && window.opener.postMessage) window.opener.postMessage("authDone", "*");</script>`,
+          { script: true });
       }
       if (outcome.trusted) return c.reply.code(302).header("location", outcome.redirect).header("cache-control", "no-store").send();
       // A client this server does not know: the user confirms before their login token is handed to it.
