@@ -34,6 +34,8 @@ import { openIdRoutes } from "./client/openid.ts";
 import { federationOpenIdRoutes } from "./federation/openid.ts";
 import { threePidRoutes } from "./client/threepids.ts";
 import { appServiceRoutes } from "./client/appservices.ts";
+import { ssoRoutes } from "./client/sso.ts";
+import { emailValidationRoutes } from "./client/email-validation.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -73,4 +75,6 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   federationOpenIdRoutes,
   threePidRoutes,
   appServiceRoutes,
+  ssoRoutes,
+  emailValidationRoutes,
 ];

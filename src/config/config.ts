@@ -8,6 +8,8 @@ import { ConfigError } from "./errors.ts";
 import { loadAppServiceRegistrations, type AppServiceRegistration } from "./appservices.ts";
 import { readFederationConfig, type FederationConfig } from "./federation.ts";
 import { readMediaConfig, type MediaConfig } from "./media.ts";
+import { readSsoConfig, type SsoConfig } from "./sso.ts";
+import { readThreePidConfig, type ThreePidConfig } from "./email.ts";
 
 export { ConfigError };
 
@@ -39,7 +41,7 @@ export interface PasswordPolicy {
   require_uppercase: boolean;
 }
 
-export interface Config extends FederationConfig, MediaConfig {
+export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig {
   /** Where the file was read from; relative paths in it resolve against its folder. */
   configPath?: string;
   server_name: string;
@@ -309,6 +311,8 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     app_service_request_timeout: r.duration("app_service_request_timeout", 60_000)!,
     log_level: logLevel,
     ...readFederationConfig(r, baseDir, listeners.some((l) => l.tls)),
+    ...readSsoConfig(r),
+    ...readThreePidConfig(r),
     push: {
       enabled: push.bool("enabled", true),
       include_content: push.bool("include_content", true),

@@ -46,6 +46,10 @@ import { noExtensions, type Extensions } from "./extensions.ts";
 import { CommitFeed, notifyReaders, updateRoomCaches } from "./consumers/commit-feed.ts";
 import { ConsumerRunner } from "./consumers/durable.ts";
 import { FederationSender } from "../federation/sender/sender.ts";
+import { SsoServices } from "./sso/sso-services.ts";
+import { ThreepidStore } from "./store/threepids.ts";
+import { Mailer } from "./threepids/mailer.ts";
+import { IdentityServerAgent } from "./threepids/identity-server.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -92,6 +96,14 @@ export interface Services {
   sessions: SessionStore;
   uia: UiaStore;
   registrationTokens: RegistrationTokenStore;
+  /** Single sign-on: the OIDC providers, external ids and pending attempts. */
+  sso: SsoServices;
+  /** Accounts' third-party identifiers, the identity servers they were bound on, validation sessions. */
+  threepids: ThreepidStore;
+  /** SMTP, when the `email` section configures it. */
+  mailer: Mailer | undefined;
+  /** The connection pool for identity servers users name (bind, unbind, lookup, third-party invites). */
+  identityServers: IdentityServerAgent;
   nonces: NonceStore;
   deviceActivity: DeviceActivity;
   rooms: RoomServices;
@@ -190,6 +202,10 @@ export function buildServices(opts: {
     sessions,
     uia: new UiaStore(storage.db),
     registrationTokens: new RegistrationTokenStore(storage.db),
+    sso: new SsoServices(config, storage.db),
+    threepids: new ThreepidStore(storage.db),
+    mailer: config.email ? new Mailer(config.email) : undefined,
+    identityServers: new IdentityServerAgent(() => services),
     nonces: new NonceStore(storage.db),
     deviceActivity: new DeviceActivity(sessions, log),
     rooms: {
@@ -226,6 +242,8 @@ export function buildServices(opts: {
     inFlight: new InFlight(),
     onClose: [],
   };
+  if (services.mailer) services.onClose.push(() => services.mailer!.close());
+  services.onClose.push(() => services.identityServers.close());
   services.push = new PushServices(services);
   services.federationSender = new FederationSender(services);
   services.appservices = new AppServiceServices(services);

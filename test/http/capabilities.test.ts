@@ -30,7 +30,7 @@ describe.each(backends())("capabilities on %s", (backend) => {
           "m.room_versions": { default: "11", available: allStable() },
           "m.set_displayname": { enabled: true },
           "m.set_avatar_url": { enabled: true },
-          "m.3pid_changes": { enabled: false },
+          "m.3pid_changes": { enabled: true },
           "m.get_login_token": { enabled: false },
         },
       });
@@ -58,6 +58,7 @@ describe.each(backends())("capabilities on %s", (backend) => {
         enable_set_avatar_url: false,
         login_via_existing_session: { enabled: true },
         default_room_version: "10",
+        enable_3pid_changes: false,
       },
     });
     try {

@@ -98,8 +98,10 @@ describe.each(backends())("client-server conformance: requests on %s", (backend)
     expectError(await t.call("POST", `${V3}/account/3pid`, { token: alice.access_token, body: { three_pid_creds: creds } }), 400, "M_THREEPID_AUTH_FAILED");
     expectError(await t.call("POST", `${V3}/account/3pid`, { token: alice.access_token, body: {} }), 400, "M_MISSING_PARAM");
 
-    const bind = { ...creds, id_server: "id.example.org", id_access_token: "abc" };
+    // An identity server at an address this server may not reach (loopback is in ip_range_blacklist).
+    const bind = { ...creds, id_server: "127.0.0.1:1", id_access_token: "abc" };
     expectError(await t.call("POST", `${V3}/account/3pid/bind`, { token: alice.access_token, body: bind }), 400, "M_SERVER_NOT_TRUSTED");
+    expectError(await t.call("POST", `${V3}/account/3pid/bind`, { token: alice.access_token, body: { ...bind, id_server: "https://id.example.org" } }), 400, "M_INVALID_PARAM");
     expectError(await t.call("POST", `${V3}/account/3pid/bind`, { token: alice.access_token, body: { ...bind, id_server: undefined } }), 400, "M_MISSING_PARAM");
 
     for (const what of ["unbind", "delete"]) {

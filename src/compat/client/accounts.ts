@@ -12,6 +12,7 @@ import { refresh } from "../../domain/accounts/refresh.ts";
 import { changePassword } from "../../domain/accounts/change-password.ts";
 import { deactivateOwnAccount } from "../../domain/accounts/deactivate.ts";
 import { getLoginToken } from "../../domain/accounts/login-token.ts";
+import { resetPasswordByEmail } from "../../domain/threepids/password-reset.ts";
 import type { UiaRequest } from "../../domain/uia/uia.ts";
 
 const uiaRequest = (c: Call): UiaRequest => ({ path: c.req.url, method: c.req.method, body: c.bodyOrEmpty(), clientIp: c.clientIp });
@@ -64,9 +65,14 @@ export function accountRoutes(app: FastifyInstance, s: Services): void {
     handler: ({ requester: r }) => ({ user_id: r.userId, is_guest: r.isGuest, ...(r.deviceId ? { device_id: r.deviceId } : {}) }),
   });
 
-  clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/account/password", auth: "token",
-    handler: async (c) => { await changePassword(s, c.requester, { ...uiaRequest(c), body: c.body() }); return {}; },
+  // Signed in: a password change; without a token: a reset proven by a validated e-mail address.
+  clientRoute(app, s, {
+    method: "POST", path: "/account/password", auth: "optional",
+    handler: async (c) => {
+      const req = { ...uiaRequest(c), body: c.body() };
+      await (c.requester ? changePassword(s, c.requester, req) : resetPasswordByEmail(s, req));
+      return {};
+    },
   });
 
   clientRoute<AuthedCall>(app, s, {

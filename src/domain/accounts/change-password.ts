@@ -7,6 +7,7 @@ import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
 import { checkPasswordPolicy, hashPassword } from "./passwords.ts";
 import { deleteDevices } from "../devices/delete-devices.ts";
 import { invalidateUserTokens } from "./authenticate.ts";
+import { reauthFlows } from "../uia/flows.ts";
 
 export async function changePassword(s: Services, r: Requester, req: UiaRequest): Promise<void> {
   if (r.isGuest) throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guests cannot change a password", 403);
@@ -19,7 +20,7 @@ export async function changePassword(s: Services, r: Requester, req: UiaRequest)
   // Hash before the (slow) re-authentication finishes: the clear password is held no longer than needed.
   const hash = await hashPassword(pw, s.config.password_config.scrypt_log_n);
 
-  const uia = await checkUia(s, { ...req, requester: r }, { flows: [["m.login.password"]], description: "change your password" });
+  const uia = await checkUia(s, { ...req, requester: r }, { flows: await reauthFlows(s, r.userId), description: "change your password" });
   await s.db.$transaction((tx) => s.users.setPasswordHash(tx, r.userId, hash));
   if (logoutDevices !== false) {
     const others = (await s.sessions.deviceIds(r.userId)).filter((d) => d !== r.deviceId);

@@ -8,6 +8,7 @@ import { runDeviceUpdateHooks } from "../devices/update-device.ts";
 import { appServiceForRequest, isAppServiceUser } from "./appservices.ts";
 import { hashToken } from "./tokens.ts";
 import { invalidateUserTokens } from "./authenticate.ts";
+import { identityProviders, type IdentityProviderInfo } from "../sso/flow.ts";
 
 export interface LoginRequest {
   body: Record<string, unknown>;
@@ -18,9 +19,12 @@ export interface LoginRequest {
 
 export type LoginResponse = SessionTokens & { home_server: string; well_known: Record<string, unknown> };
 
-export function loginFlows(s: Services): { type: string; get_login_token?: boolean }[] {
-  const flows: { type: string; get_login_token?: boolean }[] = [];
+export type LoginFlow = { type: string; get_login_token?: boolean; identity_providers?: IdentityProviderInfo[] };
+
+export function loginFlows(s: Services): LoginFlow[] {
+  const flows: LoginFlow[] = [];
   if (s.config.password_config.enabled && s.config.password_config.localdb_enabled) flows.push({ type: "m.login.password" });
+  if (s.sso.enabled) flows.push({ type: "m.login.sso", identity_providers: identityProviders(s) });
   flows.push({ type: "m.login.token", ...(s.config.login_via_existing_session.enabled ? { get_login_token: true } : {}) });
   flows.push({ type: "m.login.application_service" });
   return flows;

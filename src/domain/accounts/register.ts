@@ -32,7 +32,12 @@ function field<T extends "string" | "boolean">(body: Record<string, unknown>, ke
 }
 
 export function registrationFlows(s: Services): string[][] {
-  return s.config.registration_requires_token ? [["m.login.registration_token"]] : [["m.login.dummy"]];
+  const base = s.config.registration_requires_token ? ["m.login.registration_token"] : [];
+  // registrations_require_3pid: only with a validated address; else an address is optional (as Synapse).
+  if (s.config.registrations_require_3pid.includes("email")) return [[...base, "m.login.email.identity"]];
+  const flows = [base.length ? base : ["m.login.dummy"]];
+  if (s.config.email) flows.push([...base, "m.login.email.identity"]);
+  return flows;
 }
 
 export interface NewAccount {
@@ -45,6 +50,8 @@ export interface NewAccount {
   isAdmin?: boolean;
   /** Synapse's user_type (e.g. "support", "bot"); null for ordinary users. */
   userType?: string | null;
+  /** An address a validated e-mail session proved (m.login.email.identity): added to the new account. */
+  threepid?: { medium: string; address: string; validatedAt: number; sessionId: string };
   /** Initial global displayname; defaults to the localpart (none for guests). */
   displayname?: string;
   /**
@@ -82,6 +89,9 @@ export async function createAccount(s: Services, body: Record<string, unknown>, 
         throw forbidden("Cannot register taken user ID without valid guest credentials for that user.");
       }
       if (a.registrationToken && mode !== "existing") await s.registrationTokens.completeUse(tx, a.registrationToken);
+      if (a.threepid && mode !== "existing") {
+        await s.threepids.add(tx, { medium: a.threepid.medium, address: a.threepid.address, userId: a.userId, validatedAt: a.threepid.validatedAt, addedAt: s.clock.now() });
+      }
       const base = { user_id: a.userId, home_server: s.config.server_name };
       if (inhibitLogin) return base;
       const tokens = await startSession(s, tx, { userId: a.userId, deviceId, initialDisplayName, refreshable });
@@ -167,12 +177,17 @@ export async function register(s: Services, req: RegisterRequest): Promise<Regis
   const userId = guest ?? (finalUsername !== undefined ? await checkUsername(s, finalUsername) : await generateNumericUserId(s));
   s.ratelimiter.check(rateKey, s.config.rc_registration);
   const token = uia.completed.get("m.login.registration_token");
+  const email = uia.completed.get("m.login.email.identity") as { medium: string; address: string; validated_at: number; sid: string } | undefined;
+  if (email && (await s.threepids.owner(email.medium, email.address)) !== null)
+    throw new MatrixError("M_THREEPID_IN_USE", "This address is already in use", 400);
   const result = await createAccount(s, params, {
+    threepid: email && { medium: email.medium, address: email.address, validatedAt: email.validated_at, sessionId: email.sid },
     userId,
     passwordHash: (uia.serverData.password_hash as string | undefined) ?? null,
     registrationToken: typeof token === "string" ? token : undefined,
     mode: guest ? "guest" : "new",
   });
+  if (email) await s.threepids.deleteSession(email.sid);
   // The session stays (until it expires) to answer retries with the same account.
   await s.uia.setServerData(uia.sessionId, { ...uia.serverData, registered_user_id: userId });
   return result;

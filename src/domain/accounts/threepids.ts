@@ -1,14 +1,15 @@
-// Third-party identifiers of an account (/account/3pid and its add, bind, unbind, delete): the endpoints
-// and their errors. Weft has no e-mail or SMS validation yet and trusts no identity server, so no
-// validation session ever exists (add answers M_THREEPID_AUTH_FAILED, as Synapse does for an unknown
-// session), nothing is bound (unbind and delete report "no-support", as Synapse does when it knows no
-// identity server for the address), and binding through an identity server is refused with
-// M_SERVER_NOT_TRUSTED. Spec: Client-Server API "Adding Account Administrative Contact Information".
+// Third-party identifiers of an account (/account/3pid and its add, bind, unbind, delete): add spends a
+// validated e-mail session (threepids/email-validation.ts) after UIA; bind and unbind go through the
+// identity server the client names (threepids/identity-binding.ts); `enable_3pid_changes: false` refuses
+// add and delete. Spec: Client-Server API "Adding Account Administrative Contact Information".
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "./requester.ts";
 import { requireNotGuest } from "./guest-access.ts";
 import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
+import { canonicalEmail, provenThreepid } from "../threepids/email-validation.ts";
+import { bindOnIdentityServer, unbindEverywhere, type UnbindResult } from "../threepids/identity-binding.ts";
+import { reauthFlows } from "../uia/flows.ts";
 
 type Body = Record<string, unknown>;
 
@@ -34,64 +35,101 @@ function clientSecret(body: Body): string {
   return secret;
 }
 
+/** The canonical form of an e-mail address, or the text as given when it is none (nothing can match it). */
+function canonicalOrRaw(address: string): string {
+  try {
+    return canonicalEmail(address);
+  } catch {
+    return address;
+  }
+}
+
 function medium(body: Body): string {
   const m = str(body, "medium", true);
   if (!MEDIA.includes(m)) throw new MatrixError("M_INVALID_PARAM", "medium must be email or msisdn", 400);
   return m;
 }
 
-/** No validation session can exist (no e-mail or SMS sending yet): what Synapse answers for an unknown one. */
-const noSession = () => new MatrixError("M_THREEPID_AUTH_FAILED", "No validated 3pid session found", 400);
-
-/** GET /account/3pid: the account's third-party identifiers (none can be added yet). */
-export async function listThreePids(_s: Services, r: Requester): Promise<{ threepids: unknown[] }> {
+/** GET /account/3pid: the account's third-party identifiers. */
+export async function listThreePids(s: Services, r: Requester): Promise<{ threepids: { medium: string; address: string; validated_at: number; added_at: number }[] }> {
   requireNotGuest(r, "threePids");
-  return { threepids: [] };
+  const rows = await s.threepids.ofUser(r.userId);
+  return { threepids: rows.map((t) => ({ medium: t.medium, address: t.address, validated_at: t.validatedAt, added_at: t.addedAt })) };
+}
+
+function requireChanges(s: Services): void {
+  if (!s.config.enable_3pid_changes) throw new MatrixError("M_FORBIDDEN", "3PID changes are disabled on this server", 400);
+}
+
+/** Adds the address a validated session proves to the account; the session is spent. */
+async function addProven(s: Services, userId: string, creds: Body): Promise<void> {
+  const proven = await provenThreepid(s, creds);
+  const owner = await s.threepids.owner(proven.medium, proven.address);
+  if (owner !== null && owner !== userId) throw new MatrixError("M_THREEPID_IN_USE", "This address is already in use", 400);
+  if (owner === null) {
+    try {
+      await s.threepids.add(s.db, { medium: proven.medium, address: proven.address, userId, validatedAt: proven.validatedAt, addedAt: s.clock.now() });
+    } catch (err) {
+      if ((err as { code?: string }).code === "P2002") throw new MatrixError("M_THREEPID_IN_USE", "This address is already in use", 400);
+      throw err;
+    }
+  }
+  await s.threepids.deleteSession(proven.sessionId);
 }
 
 /** POST /account/3pid/add: after UIA, adds the address a validation session proved. */
-export async function addThreePid(s: Services, r: Requester, req: UiaRequest): Promise<never> {
+export async function addThreePid(s: Services, r: Requester, req: UiaRequest): Promise<Record<string, never>> {
   requireNotGuest(r, "threePids");
+  requireChanges(s);
   clientSecret(req.body);
   str(req.body, "sid", true);
-  const uia = await checkUia(s, { ...req, requester: r }, { flows: [["m.login.password"]], description: "add a third-party identifier to your account" });
+  const uia = await checkUia(s, { ...req, requester: r }, { flows: await reauthFlows(s, r.userId), description: "add a third-party identifier to your account" });
+  await addProven(s, r.userId, uia.params);
   await finishUia(s, uia);
-  throw noSession();
+  return {};
 }
 
 /** POST /account/3pid (deprecated): adds the address of `three_pid_creds`, without UIA. */
-export async function addThreePidLegacy(_s: Services, r: Requester, body: Body): Promise<never> {
+export async function addThreePidLegacy(s: Services, r: Requester, body: Body): Promise<Record<string, never>> {
   requireNotGuest(r, "threePids");
   const creds = body.three_pid_creds ?? body.threePidCreds;
   if (creds === undefined || creds === null) throw new MatrixError("M_MISSING_PARAM", "Missing param three_pid_creds", 400);
   if (typeof creds !== "object" || Array.isArray(creds)) throw new MatrixError("M_BAD_JSON", "three_pid_creds must be an object", 400);
   str(creds as Body, "sid", true);
   clientSecret(creds as Body);
-  throw noSession();
+  requireChanges(s);
+  await addProven(s, r.userId, creds as Body);
+  return {};
 }
 
-/** POST /account/3pid/bind: binding through an identity server, none of which this server trusts. */
-export async function bindThreePid(_s: Services, r: Requester, body: Body): Promise<never> {
+/** POST /account/3pid/bind: binds an address the identity server validated to this account there. */
+export async function bindThreePid(s: Services, r: Requester, body: Body): Promise<Record<string, never>> {
   requireNotGuest(r, "threePids");
-  clientSecret(body);
-  for (const key of ["id_access_token", "id_server", "sid"]) str(body, key, true);
-  throw new MatrixError("M_SERVER_NOT_TRUSTED", "This server does not use identity servers", 400);
+  const secret = clientSecret(body);
+  const [accessToken, idServer, sid] = ["id_access_token", "id_server", "sid"].map((key) => str(body, key, true));
+  await bindOnIdentityServer(s, r.userId, { idServer: idServer!, accessToken: accessToken!, sid: sid!, clientSecret: secret });
+  return {};
 }
 
-/** POST /account/3pid/unbind: no binding is known, so nothing was unbound anywhere. */
-export async function unbindThreePid(_s: Services, r: Requester, body: Body): Promise<{ id_server_unbind_result: "no-support" }> {
+/** POST /account/3pid/unbind: removes the binding on the identity server(s), keeps the address here. */
+export async function unbindThreePid(s: Services, r: Requester, body: Body): Promise<{ id_server_unbind_result: UnbindResult }> {
   requireNotGuest(r, "threePids");
-  str(body, "address", true);
-  medium(body);
-  str(body, "id_server", false);
-  return { id_server_unbind_result: "no-support" };
+  const address = str(body, "address", true);
+  const m = medium(body);
+  const idServer = str(body, "id_server", false);
+  const canonical = m === "email" ? canonicalOrRaw(address) : address;
+  return { id_server_unbind_result: await unbindEverywhere(s, r.userId, m, canonical, idServer) };
 }
 
-/** POST /account/3pid/delete: removes the address from the account (none is stored yet): a no-op. */
-export async function deleteThreePid(_s: Services, r: Requester, body: Body): Promise<{ id_server_unbind_result: "no-support" }> {
+/** POST /account/3pid/delete: removes the address from the account, and unbinds it where it was bound. */
+export async function deleteThreePid(s: Services, r: Requester, body: Body): Promise<{ id_server_unbind_result: UnbindResult }> {
   requireNotGuest(r, "threePids");
-  str(body, "address", true);
-  medium(body);
-  str(body, "id_server", false);
-  return { id_server_unbind_result: "no-support" };
+  const address = str(body, "address", true);
+  const m = medium(body);
+  const idServer = str(body, "id_server", false);
+  requireChanges(s);
+  const canonical = m === "email" ? canonicalOrRaw(address) : address;
+  const result = await unbindEverywhere(s, r.userId, m, canonical, idServer);
+  await s.threepids.remove(r.userId, m, canonical);
+  return { id_server_unbind_result: result };
 }

@@ -6,12 +6,13 @@ import type { Requester } from "../accounts/requester.ts";
 import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
 import { deleteDevices } from "./delete-devices.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
+import { reauthFlows } from "../uia/flows.ts";
 
 export async function deleteOwnDevices(s: Services, r: Requester, deviceIds: string[], req: UiaRequest): Promise<void> {
   requireNotGuest(r, "deleteDevices");
   const uia = r.appserviceId
     ? undefined
-    : await checkUia(s, { ...req, requester: r }, { flows: [["m.login.password"]], description: "remove device(s) from your account" });
+    : await checkUia(s, { ...req, requester: r }, { flows: await reauthFlows(s, r.userId), description: "remove device(s) from your account" });
   await deleteDevices(s, r.userId, [...new Set(deviceIds)]);
   if (uia) await finishUia(s, uia);
 }

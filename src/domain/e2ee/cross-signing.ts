@@ -13,6 +13,7 @@ import { isPlainObject, objectField, parseJson, type Json } from "./json.ts";
 import { crossSigningPublicKey } from "./query-keys.ts";
 import { announceDeviceListChange, recordDeviceListChange } from "./device-lists.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
+import { reauthFlows } from "../uia/flows.ts";
 
 export const KEY_TYPES = [
   ["master_key", "master"],
@@ -62,7 +63,7 @@ export async function uploadCrossSigningKeys(s: Services, r: Requester, body: Js
   if (changed.length === 0) return {}; // nothing new: idempotent, no authentication needed
   const uia =
     stored.has("master") && !r.appserviceId
-      ? await checkUia(s, { ...uiaReq, requester: r }, { flows: [["m.login.password"]], description: "reset the cross-signing keys on your account" })
+      ? await checkUia(s, { ...uiaReq, requester: r }, { flows: await reauthFlows(s, r.userId), description: "reset the cross-signing keys on your account" })
       : undefined;
 
   const now = s.clock.now();

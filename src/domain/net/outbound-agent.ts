@@ -21,6 +21,8 @@ export interface OutboundAgentOptions {
   connectTimeoutMs?: number;
   headersTimeoutMs?: number;
   bodyTimeoutMs?: number;
+  /** false only where a test option says so (identity servers: use_insecure_ssl_client_just_for_testing_do_not_use). */
+  rejectUnauthorized?: boolean;
 }
 
 /** An undici Agent that only connects to addresses `policy` allows. */
@@ -34,7 +36,7 @@ export function outboundAgent(policy: OutboundIpPolicy, opts: OutboundAgentOptio
       else cb(null, ok[0]!.address, ok[0]!.family);
     });
   };
-  const base = buildConnector({ lookup: lookup as never, timeout: opts.connectTimeoutMs ?? 10_000 });
+  const base = buildConnector({ lookup: lookup as never, timeout: opts.connectTimeoutMs ?? 10_000, ...(opts.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}) });
   return new Agent({
     headersTimeout: opts.headersTimeoutMs ?? 30_000,
     bodyTimeout: opts.bodyTimeoutMs ?? 30_000,

@@ -27,6 +27,7 @@ import { inviteRemoteUser } from "../federation/membership/invite-remote.ts";
 import { resolveRemoteAlias } from "../federation/remote-alias.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { localUserExists } from "../accounts/user-lookup.ts";
+import { inviteThirdParty, thirdPartyInviteOf } from "../threepids/third-party-invite.ts";
 
 /** Resolves a room alias to a room id (the directory's local aliases; remote ones with federation). */
 export type AliasResolver = (s: Services, alias: string) => Promise<string | undefined>;
@@ -246,6 +247,13 @@ async function rejectRemotely(s: Services, roomId: string, row: MembershipRow, c
 
 export async function inviteUser(s: Services, r: Requester, roomId: string, body: Record<string, unknown>): Promise<void> {
   requireNotGuest(r, "inviteUser");
+  // Invite by third-party identifier: a user the identity server knows is invited as anyone else.
+  const thirdParty = thirdPartyInviteOf(body);
+  if (thirdParty) {
+    const done = await inviteThirdParty(s, r, roomId, thirdParty);
+    if ("eventId" in done) return;
+    body = { user_id: done.userId };
+  }
   const target = body.user_id;
   if (target === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing user_id", 400);
   if (typeof target !== "string") throw new MatrixError("M_BAD_JSON", "user_id must be a string");

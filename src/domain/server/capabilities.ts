@@ -18,8 +18,7 @@ export function capabilities(s: Services): Capabilities {
       "m.room_versions": { default: config.default_room_version, available },
       "m.set_displayname": { enabled: config.enable_set_displayname },
       "m.set_avatar_url": { enabled: config.enable_set_avatar_url },
-      // Weft stores no third-party identifiers.
-      "m.3pid_changes": { enabled: false },
+      "m.3pid_changes": { enabled: config.enable_3pid_changes },
       "m.get_login_token": { enabled: config.login_via_existing_session.enabled },
     },
   };

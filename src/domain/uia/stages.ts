@@ -1,5 +1,6 @@
-// The UIA stages Weft offers: m.login.dummy, m.login.password (re-authentication of the requester) and
-// m.login.registration_token. Each returns what it proved, stored with the session.
+// The UIA stages Weft offers: m.login.dummy, m.login.password (re-authentication of the requester),
+// m.login.registration_token, m.login.email.identity and m.login.sso (completed only through its fallback page and the provider:
+// sso/flow.ts). Each returns what it proved, stored with the session.
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
@@ -7,6 +8,7 @@ import type { UiaSessionRow } from "../store/uia.ts";
 import { RegistrationTokenStore } from "../store/registration-tokens.ts";
 import { resolveLoginUser } from "../accounts/identifiers.ts";
 import { checkPasswordLogin } from "../accounts/password-login.ts";
+import { provenThreepid } from "../threepids/email-validation.ts";
 
 export interface StageContext {
   s: Services;
@@ -34,6 +36,18 @@ export const STAGES: Record<string, Stage> = {
     // Another user's valid credentials: not a stage to retry but a refusal (403, as Synapse).
     if (requester && userId !== requester.userId) throw new UiaRefused("Requested user ID does not match the authenticated user");
     return userId;
+  },
+
+  // Completed by the SSO callback, never by the auth dict itself: asking for it here means "not yet".
+  "m.login.sso": async () => {
+    throw new MatrixError("M_UNAUTHORIZED", "Complete single sign-on through the fallback page first", 401);
+  },
+
+  // A validated e-mail session (threepids/email-validation.ts): registration with an address, password reset.
+  "m.login.email.identity": async ({ s }, auth) => {
+    const creds = auth.threepid_creds ?? auth.threepidCreds;
+    const proven = await provenThreepid(s, creds);
+    return { medium: proven.medium, address: proven.address, validated_at: proven.validatedAt, sid: proven.sessionId };
   },
 
   "m.login.registration_token": async ({ s }, auth) => {

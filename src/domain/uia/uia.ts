@@ -87,7 +87,8 @@ export async function checkUia(s: Services, req: UiaRequest, opts: UiaOptions): 
       uri: operationOf(req.path),
       method: req.method.toUpperCase(),
       clientDict: bodyParams,
-      serverData: opts.onNewParams ? await opts.onNewParams(req.body) : {},
+      // Who started it: the SSO stage completes only for the same user (sso/flow.ts).
+      serverData: { ...(opts.onNewParams ? await opts.onNewParams(req.body) : {}), ...(req.requester ? { request_user_id: req.requester.userId } : {}) },
       description: opts.description,
     };
     await s.uia.create(session);

@@ -1,0 +1,60 @@
+// REST routes of e-mail validation: the requestToken endpoints (add, register, password reset; the msisdn
+// ones answer that SMS is not supported) and the link pages the mails point at, under Synapse's paths.
+// Spec: Client-Server API "requestToken" endpoints; the link pages are browser-facing HTML.
+import type { FastifyInstance } from "fastify";
+import { escapeHtml, htmlPage as page } from "../html-page.ts";
+import { MatrixError } from "../../domain/errors.ts";
+import type { Services } from "../../domain/services.ts";
+import { BRANDS, clientRoute, route, type Call } from "../http.ts";
+import { requestEmailToken, submitEmailToken, SUBMIT_PATHS, type ValidationPurpose } from "../../domain/threepids/email-validation.ts";
+
+const firstValues = (c: Call) => Object.fromEntries(Object.entries(c.query).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
+
+async function validate(c: Call, s: Services, purpose: ValidationPurpose, params: Record<string, string | undefined>) {
+  try {
+    const { nextLink } = await submitEmailToken(s, purpose, params);
+    if (nextLink) return c.reply.code(302).header("location", nextLink).header("cache-control", "no-store").send();
+    return page(c.reply, 200, "Address validated", purpose === "password"
+      ? "<p>Your e-mail address has been validated. Return to your application to choose your new password.</p>"
+      : "<p>Your e-mail address has been validated. You may now return to your application.</p>");
+  } catch (err) {
+    if (!(err instanceof MatrixError)) throw err;
+    return page(c.reply, err.httpStatus, "Validation failed", `<p>${escapeHtml(err.message)}</p><p>Error code: <code>${err.errcode}</code></p>`);
+  }
+}
+
+export function emailValidationRoutes(app: FastifyInstance, s: Services): void {
+  const request = (path: string, purpose: ValidationPurpose) =>
+    clientRoute(app, s, { method: "POST", path, auth: "none", handler: (c) => requestEmailToken(s, purpose, c.body(), c.clientIp) });
+  request("/account/3pid/email/requestToken", "add");
+  request("/register/email/requestToken", "register");
+  request("/account/password/email/requestToken", "password");
+  for (const path of ["/account/3pid/msisdn/requestToken", "/register/msisdn/requestToken", "/account/password/msisdn/requestToken"]) {
+    clientRoute(app, s, {
+      method: "POST", path, auth: "none",
+      handler: () => { throw new MatrixError("M_THREEPID_MEDIUM_NOT_SUPPORTED", "This server sends no SMS: phone numbers cannot be validated", 400); },
+    });
+  }
+
+  // The links in the mails. Registration and adding validate on GET (as Synapse); a password reset asks
+  // for a click first, so that a mail scanner following links cannot validate it.
+  const brandPaths = (p: string) => (p.startsWith("_matrix/") ? BRANDS.map((b) => `/${b}/${p.slice("_matrix/".length)}`) : [`/${p}`]);
+  for (const purpose of ["register", "add"] as const)
+    route(app, s, brandPaths(SUBMIT_PATHS[purpose]), { method: "GET", path: "", auth: "none", handler: (c) => validate(c, s, purpose, firstValues(c)) });
+  route(app, s, brandPaths(SUBMIT_PATHS.password), {
+    method: "GET", path: "", auth: "none",
+    handler: (c) => {
+      const q = firstValues(c);
+      const hidden = ["token", "client_secret", "sid"].map((k) => `<input type="hidden" name="${k}" value="${escapeHtml(q[k] ?? "")}">`).join("");
+      return page(c.reply, 200, "Reset your password",
+        `<p>Confirm that you asked to reset your password on ${escapeHtml(s.config.server_name)}.</p><form method="post">${hidden}<button type="submit">Confirm</button></form>`);
+    },
+  });
+  route(app, s, brandPaths(SUBMIT_PATHS.password), {
+    method: "POST", path: "", auth: "none",
+    handler: (c) => {
+      const form = new URLSearchParams(Buffer.isBuffer(c.req.body) ? c.req.body.toString("utf8") : typeof c.req.body === "string" ? c.req.body : "");
+      return validate(c, s, "password", { token: form.get("token") ?? undefined, client_secret: form.get("client_secret") ?? undefined, sid: form.get("sid") ?? undefined });
+    },
+  });
+}

@@ -1,0 +1,27 @@
+// The validation mails (Synapse's subjects and wording, in plain text and HTML): one link, what it is for,
+// and what to do if the reader did not ask for it.
+import type { Services } from "../services.ts";
+import type { Mail } from "./mailer.ts";
+import type { ValidationPurpose } from "./email-validation.ts";
+
+const escapeHtml = (v: string) => v.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function subject(template: string, s: Services): string {
+  return template.replace("%(server_name)s", s.config.server_name).replace("%(app)s", s.config.email!.app_name);
+}
+
+export function validationMail(s: Services, purpose: ValidationPurpose, to: string, link: string): Mail {
+  const subjects = s.config.email!.subjects;
+  const what = purpose === "password"
+    ? `A password reset was requested for your account on ${s.config.server_name}. To reset your password, follow this link:`
+    : purpose === "register"
+      ? `You asked to register an account on ${s.config.server_name} with this e-mail address. To confirm it is yours, follow this link:`
+      : `You asked to add this e-mail address to your account on ${s.config.server_name}. To confirm it is yours, follow this link:`;
+  const ignore = "If you did not ask for this, you can ignore this e-mail: nothing changes.";
+  return {
+    to,
+    subject: subject(purpose === "password" ? subjects.password_reset : subjects.email_validation, s),
+    text: `${what}\n\n${link}\n\n${ignore}\n`,
+    html: `<p>${escapeHtml(what)}</p><p><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p><p>${escapeHtml(ignore)}</p>`,
+  };
+}

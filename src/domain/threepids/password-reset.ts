@@ -1,0 +1,39 @@
+// Password reset by e-mail (spec: Client-Server API "POST /account/password" without an access token,
+// the m.login.email.identity stage; Synapse's PasswordRestServlet): a validated session for an address of
+// the account proves the request; the new password is stored and, unless logout_devices is false, every
+// session of the account ends.
+import { MatrixError } from "../errors.ts";
+import type { Services } from "../services.ts";
+import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
+import { checkPasswordPolicy, hashPassword } from "../accounts/passwords.ts";
+import { deleteDevices } from "../devices/delete-devices.ts";
+import { invalidateUserTokens } from "../accounts/authenticate.ts";
+
+export async function resetPasswordByEmail(s: Services, req: UiaRequest): Promise<void> {
+  if (!s.config.password_config.enabled) throw new MatrixError("M_FORBIDDEN", "Password changes are disabled", 403);
+  const { new_password: pw, logout_devices: logoutDevices } = req.body;
+  if (pw === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing new_password", 400);
+  if (typeof pw !== "string") throw new MatrixError("M_BAD_JSON", "new_password must be a string");
+  if (logoutDevices !== undefined && typeof logoutDevices !== "boolean") throw new MatrixError("M_BAD_JSON", "logout_devices must be a boolean");
+  checkPasswordPolicy(pw, s.config.password_config.policy);
+  const hash = await hashPassword(pw, s.config.password_config.scrypt_log_n);
+
+  const uia = await checkUia(s, req, { flows: [["m.login.email.identity"]], description: "reset your password" });
+  const proven = uia.completed.get("m.login.email.identity") as { medium: string; address: string; sid: string };
+  const userId = await s.threepids.owner(proven.medium, proven.address);
+  // Only the holder of the address sees this (they followed the link), so nothing leaks to others.
+  if (userId === null) throw new MatrixError("M_THREEPID_NOT_FOUND", "This address is not linked to an account here", 400);
+  const user = await s.users.get(userId);
+  if (!user || user.deactivated) throw new MatrixError("M_USER_DEACTIVATED", "This account has been deactivated", 403);
+  await s.db.$transaction((tx) => s.users.setPasswordHash(tx, userId, hash));
+  if (logoutDevices !== false) {
+    await deleteDevices(s, userId, await s.sessions.deviceIds(userId));
+    await s.db.$transaction(async (tx) => {
+      await s.sessions.deleteAccessTokensOfUser(tx, userId);
+      await s.sessions.deleteRefreshTokensOfUser(tx, userId);
+    });
+    invalidateUserTokens(s, userId);
+  }
+  await s.threepids.deleteSession(proven.sid);
+  await finishUia(s, uia);
+}
