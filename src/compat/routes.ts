@@ -4,7 +4,7 @@ import type { Services } from "../domain/services.ts";
 import { accountRoutes } from "./client/accounts.ts";
 import { serverInfoRoutes } from "./client/server-info.ts";
 import { keyRoutes, wellKnownRoutes } from "./keys.ts";
-import { eventReportRoutes, mediaAdminRoutes, registrationTokenRoutes, sharedSecretRegistrationRoutes } from "./admin/index.ts";
+import { eventReportRoutes, mediaAdminRoutes, registrationTokenRoutes, roomAdminRoutes, sharedSecretRegistrationRoutes, userAdminRoutes } from "./admin/index.ts";
 import { deviceRoutes } from "./client/devices.ts";
 import { profileRoutes } from "./client/profile.ts";
 import { capabilityRoutes } from "./client/capabilities.ts";
@@ -50,6 +50,8 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   spaceRoutes,
   reportRoutes,
   eventReportRoutes,
+  userAdminRoutes,
+  roomAdminRoutes,
   syncRoutes,
   directoryRoutes,
   e2eKeyRoutes,
