@@ -78,6 +78,7 @@ export async function listUsers(s: Services, r: Requester, p: UserListParams): P
   const orderBy = p.orderBy ?? "name";
   if (!(orderBy in USER_ORDER_COLUMNS)) throw new MatrixError("M_INVALID_PARAM", `Unknown value for order_by: ${orderBy}`, 400);
   const dir = checkDirection(p.dir);
+  await s.deviceActivity.flush(); // last_seen_ts as of now
   const { users, total } = await new AdminReads(s.storage.sql).userPage({
     userId: p.userId,
     name: p.name,
@@ -98,6 +99,7 @@ export async function listUsers(s: Services, r: Requester, p: UserListParams): P
 /** GET /v2/users/{userId}: one local account with its profile (creation_ts in seconds, as Synapse). */
 export async function userDetails(s: Services, r: Requester, userId: string): Promise<Record<string, unknown>> {
   requireAdmin(r);
+  await s.deviceActivity.flush();
   const u = await existingLocalUser(s, userId);
   const { approved: _a, ...entry } = listEntry(u);
   return {
@@ -117,6 +119,7 @@ export async function userDetails(s: Services, r: Requester, userId: string): Pr
 export async function userDevices(s: Services, r: Requester, userId: string): Promise<{ devices: Record<string, unknown>[]; total: number }> {
   requireAdmin(r);
   await existingLocalUser(s, userId);
+  await s.deviceActivity.flush();
   const devices = (await s.sessions.listDevices(userId)).map((d) => ({
     device_id: d.deviceId,
     display_name: d.displayName ?? null,
@@ -160,6 +163,7 @@ export async function userMemberships(s: Services, r: Requester, userId: string)
 export async function whois(s: Services, r: Requester, userId: string): Promise<Record<string, unknown>> {
   if (r.userId !== userId) requireAdmin(r);
   await existingLocalUser(s, userId);
+  await s.deviceActivity.flush();
   const devices: Record<string, { sessions: { connections: Record<string, unknown>[] }[] }> = {};
   for (const d of await s.sessions.listDevices(userId)) {
     const connections = d.lastSeenTs != null ? [{ ip: d.lastSeenIp ?? null, last_seen: d.lastSeenTs, user_agent: d.lastSeenUserAgent ?? null }] : [];
