@@ -1,10 +1,13 @@
 // REST routes of the room admin API (Synapse admin API "Rooms", "Edit Room Membership", "Server Version"):
-// room list, details, members, state; joining a local user to a room; the server's version.
+// room list, details, members, state, messages; block; delete (v2) and its status; joining a local user to a room; the server's version.
 // Served at /_impl/admin and /_synapse/admin; admins only.
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../../domain/services.ts";
 import { adminRoute, queryBool, queryInt, queryString, type AuthedCall } from "../http.ts";
-import { listRooms, roomDetails, roomMembers, roomState } from "../../domain/admin/rooms.ts";
+import { listRooms, roomDetails, roomMembers, roomMessages, roomState } from "../../domain/admin/rooms.ts";
+import { deletionStatus, deletionsOfRoom, getRoomBlock, setRoomBlock, startRoomDeletion } from "../../domain/admin/room-deletion.ts";
+import { parseFilterParam } from "../../domain/filters/room-event-filter.ts";
+import { MatrixError } from "../../domain/errors.ts";
 import { adminJoin } from "../../domain/admin/join.ts";
 import { serverVersion } from "../../domain/admin/server-version.ts";
 
@@ -36,6 +39,46 @@ export function roomAdminRoutes(app: FastifyInstance, s: Services): void {
   adminRoute<AuthedCall>(app, s, {
     method: "GET", path: "/rooms/:roomId/state", auth: "token", op: "admin",
     handler: (c) => roomState(s, c.requester, c.params.roomId!, queryString(c, "type")),
+  });
+
+  adminRoute<AuthedCall>(app, s, {
+    method: "GET", path: "/rooms/:roomId/messages", auth: "token", op: "admin",
+    handler: (c) => {
+      const dir = queryString(c, "dir") ?? "f";
+      if (dir !== "b" && dir !== "f") throw new MatrixError("M_INVALID_PARAM", `Query parameter "dir" must be one of ["b", "f"]`, 400);
+      return roomMessages(s, c.requester, c.params.roomId!, {
+        from: queryString(c, "from"),
+        to: queryString(c, "to"),
+        dir,
+        limit: queryInt(c, "limit", { min: 0 }),
+        filter: parseFilterParam(queryString(c, "filter")),
+      });
+    },
+  });
+
+  adminRoute<AuthedCall>(app, s, {
+    method: "GET", path: "/rooms/:roomId/block", auth: "token", op: "admin",
+    handler: (c) => getRoomBlock(s, c.requester, c.params.roomId!),
+  });
+
+  adminRoute<AuthedCall>(app, s, {
+    method: "PUT", path: "/rooms/:roomId/block", auth: "token", op: "admin",
+    handler: (c) => setRoomBlock(s, c.requester, c.params.roomId!, c.body()),
+  });
+
+  adminRoute<AuthedCall>(app, s, {
+    method: "DELETE", path: "/rooms/:roomId", version: "v2", auth: "token", op: "admin",
+    handler: (c) => startRoomDeletion(s, c.requester, c.params.roomId!, c.bodyOrEmpty()),
+  });
+
+  adminRoute<AuthedCall>(app, s, {
+    method: "GET", path: "/rooms/:roomId/delete_status", version: "v2", auth: "token", op: "admin",
+    handler: (c) => deletionsOfRoom(s, c.requester, c.params.roomId!),
+  });
+
+  adminRoute<AuthedCall>(app, s, {
+    method: "GET", path: "/rooms/delete_status/:deleteId", version: "v2", auth: "token", op: "admin",
+    handler: (c) => deletionStatus(s, c.requester, c.params.deleteId!),
   });
 
   adminRoute<AuthedCall>(app, s, {

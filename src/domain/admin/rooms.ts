@@ -1,6 +1,6 @@
 // Server admins' view of rooms (Synapse admin API "Rooms"): the room list with its extra attributes
 // (member counts, version, creator, encryption, federatable, public, join rules, state size) sorted,
-// filtered and paged; one room's details, members and current state. Non-admins get 403 M_FORBIDDEN.
+// filtered and paged; one room's details, members, current state and messages. Non-admins get 403 M_FORBIDDEN.
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
@@ -11,6 +11,8 @@ import { RoomBatchReads } from "../store/rooms.ts";
 import { isValidRoomId } from "../ids.ts";
 import { serializeEvents, roomVersionLookup } from "../rooms/serialize.ts";
 import type { StoredEvent } from "../store/events.ts";
+import { getMessages, type MessagesRequest, type MessagesResponse } from "../rooms/read.ts";
+import { loadRoom } from "../rooms/room-cache.ts";
 
 export interface RoomListParams {
   from?: number;
@@ -190,4 +192,13 @@ export async function roomState(s: Services, r: Requester, roomId: string, type?
   const events = await s.rooms.events.getMany(ids);
   const stored = ids.map((id) => events.get(id)).filter((e): e is StoredEvent => e !== undefined);
   return { state: await serializeEvents(s, r, roomVersionLookup(s), stored) };
+}
+
+/** GET /v1/rooms/{roomId}/messages: /messages over every event of the room, whoever may see them. */
+export async function roomMessages(s: Services, r: Requester, roomId: string, req: MessagesRequest): Promise<MessagesResponse> {
+  requireAdmin(r);
+  await knownRoomId(s, roomId);
+  const room = await loadRoom(s, roomId);
+  if (!room) throw new MatrixError("M_NOT_FOUND", "Room not found", 404);
+  return getMessages(s, r, roomId, req, { room, membership: undefined, upTo: undefined, stateGroup: room.stateGroup, everything: true });
 }
