@@ -1,6 +1,7 @@
 // Builds a running homeserver from a config: storage (migrated), signing key, domain services with every
 // extension the capabilities add (declared here, in `capabilities`), the REST and GraphQL faces on one
 // Fastify server; and shuts it all down gracefully.
+import { autoJoinRooms } from "./domain/accounts/auto-join.ts";
 import pino, { type Logger } from "pino";
 import type { FastifyInstance } from "fastify";
 import type { Config } from "./config/config.ts";
@@ -22,7 +23,7 @@ import { updateDirectoryStats } from "./domain/directory/stats.ts";
 import { resolveLocalAlias } from "./domain/directory/aliases.ts";
 import { aliasOnCreate, canonicalAliasCheck } from "./domain/directory/room-extensions.ts";
 import { encryptionByDefault } from "./domain/e2ee/encryption-default.ts";
-import { announceDeletedDevices, announceDeviceUpdate, deleteDeviceKeys } from "./domain/e2ee/device-lists.ts";
+import { announceDeletedDevices, dropAccountKeys, announceDeviceUpdate, deleteDeviceKeys } from "./domain/e2ee/device-lists.ts";
 import { recordSyncCommits } from "./domain/sync/stream-cache.ts";
 import { kickGuestsOnRevocation } from "./domain/rooms/guest-kick.ts";
 import { typingProvider } from "./domain/sync/providers/typing.ts";
@@ -93,7 +94,8 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     // An unknown local user looked up (profile, invite): the services whose namespace holds it.
     userQueries: [userFromAppServices],
     profileChanged: [updateMemberEvents],
-    deactivated: [leaveAllRooms, dropUserPushers],
+    registered: [autoJoinRooms],
+    deactivated: [leaveAllRooms, dropUserPushers, dropAccountKeys],
     deviceDeleting: [deleteDeviceKeys],
     devicesDeleted: [announceDeletedDevices, dropDevicePushers],
     deviceUpdated: [announceDeviceUpdate],
