@@ -1,6 +1,7 @@
 // Builds a running homeserver from a config: storage (migrated), signing key, domain services with every
 // extension the capabilities add (declared here, in `capabilities`), the REST and GraphQL faces on one
 // Fastify server; and shuts it all down gracefully.
+import { invalidateErasedUsers } from "./domain/rooms/erasure.ts";
 import { autoJoinRooms } from "./domain/accounts/auto-join.ts";
 import pino, { type Logger } from "pino";
 import type { FastifyInstance } from "fastify";
@@ -105,7 +106,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     presenceSetters: [presenceFromSync],
     // Federation: the EDUs remote servers send, by edu_type.
     eduHandlers: [typingEduHandler, receiptEduHandler, presenceEduHandler],
-    invalidationListeners: [invalidateTokenCache, invalidateIgnoredUsers],
+    invalidationListeners: [invalidateTokenCache, invalidateIgnoredUsers, invalidateErasedUsers],
     // The federation sender first: the EDU producers after it hand it what they send.
     background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, expireReceivedTransactions, appServiceSenders, appServiceEphemeral],
   };

@@ -6,13 +6,11 @@
 // to see the event if the history_visibility before or after the event would allow them to see it";
 // Synapse takes the laxer of the two): each change takes effect from its own event on, both ways.
 // Events outside the room's timeline (outliers, rejected and soft-failed events) are never served, nor
-// the events of users the reader ignores (account-data/ignored-users.ts). An erased user's events reach
-// readers who were not joined when they were sent only redacted (erasure.ts).
+// the events of users the reader ignores (account-data/ignored-users.ts).
 import type { Services } from "../services.ts";
 import { inTimeline, type StoredEvent } from "../store/events.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 import { withoutIgnored } from "../account-data/ignored-users.ts";
-import { redactErasedSenders } from "./erasure.ts";
 
 const STRICTNESS = ["world_readable", "shared", "invited", "joined"];
 
@@ -44,19 +42,17 @@ export async function filterVisible(s: Services, userId: string, all: StoredEven
     const v = id ? stateEvents.get(id)?.pdu.content[field] : undefined;
     return typeof v === "string" ? v : undefined;
   };
-  // Served to a reader who was not joined at the event: an erased sender's event is redacted (erasure.ts).
-  const notJoinedAt = new Set<string>();
-  const visible = events.filter((e) => {
+  return events.filter((e) => {
     const g = groups.get(e.stateGroup!)!;
     let visibility = contentOf(g.get(hvKey), "history_visibility") ?? "shared";
     if (e.pdu.type === "m.room.history_visibility") visibility = laxer(visibility, contentOf(e.replacesState ?? undefined, "history_visibility") ?? "shared");
+    if (visibility === "world_readable") return true;
     const membership = contentOf(g.get(memberKey), "membership");
     if (membership === "join") return true;
     // A user always sees the event that changed their own membership.
     if (e.pdu.type === "m.room.member" && e.pdu.state_key === userId) return true;
-    const ok = visibility === "world_readable" || (visibility === "shared" ? currentMembership === "join" : visibility === "invited" && membership === "invite");
-    if (ok) notJoinedAt.add(e.eventId);
-    return ok;
+    if (visibility === "shared") return currentMembership === "join";
+    if (visibility === "invited") return membership === "invite";
+    return false;
   });
-  return redactErasedSenders(s, visible, notJoinedAt);
 }
