@@ -1,6 +1,7 @@
 // Builds a running homeserver from a config: storage (migrated), signing key, domain services with every
 // extension the capabilities add (declared here, in `capabilities`), the REST and GraphQL faces on one
 // Fastify server; and shuts it all down gracefully.
+import { startAccountValidity } from "./domain/accounts/account-validity.ts";
 import { invalidateErasedUsers } from "./domain/rooms/erasure.ts";
 import { autoJoinRooms } from "./domain/accounts/auto-join.ts";
 import pino, { type Logger } from "pino";
@@ -95,7 +96,8 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     // An unknown local user looked up (profile, invite): the services whose namespace holds it.
     userQueries: [userFromAppServices],
     profileChanged: [updateMemberEvents],
-    registered: [autoJoinRooms],
+    registered: [startAccountValidity, autoJoinRooms],
+    renewalMailers: [],
     deactivated: [leaveAllRooms, dropUserPushers, dropAccountKeys],
     deviceDeleting: [deleteDeviceKeys],
     devicesDeleted: [announceDeletedDevices, dropDevicePushers],

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../domain/services.ts";
 import { accountRoutes } from "./client/accounts.ts";
+import { accountValidityRoutes } from "./client/account-validity.ts";
 import { serverInfoRoutes } from "./client/server-info.ts";
 import { keyRoutes, wellKnownRoutes } from "./keys.ts";
 import { eventReportRoutes, mediaAdminRoutes, registrationTokenRoutes, roomAdminRoutes, sharedSecretRegistrationRoutes, userAdminRoutes } from "./admin/index.ts";
@@ -51,6 +52,7 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   reportRoutes,
   eventReportRoutes,
   userAdminRoutes,
+  accountValidityRoutes,
   roomAdminRoutes,
   syncRoutes,
   directoryRoutes,
