@@ -1,6 +1,7 @@
 // Builds a running homeserver from a config: storage (migrated), signing key, domain services with every
 // extension the capabilities add (declared here, in `capabilities`), the REST and GraphQL faces on one
 // Fastify server; and shuts it all down gracefully.
+import { mergeForwardExtremities } from "./domain/rooms/dummy-events.ts";
 import { startAccountValidity } from "./domain/accounts/account-validity.ts";
 import { invalidateErasedUsers } from "./domain/rooms/erasure.ts";
 import { autoJoinRooms } from "./domain/accounts/auto-join.ts";
@@ -84,7 +85,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     // Push evaluation runs after relations (it reads the threads of the batch).
     indexers: [indexSearch, indexRelations, updateDirectoryStats, indexPushActions],
     // Fed each commit notice at settle, after the room and event caches, before the notifier.
-    commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles, kickGuestsOnRevocation],
+    commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles, kickGuestsOnRevocation, mergeForwardExtremities],
     // After the commit, from their own persisted positions. Application services: events into each
     // interested service's persistent queue.
     consumers: [federationSenderConsumer, ...(appServices ? [appServiceEvents] : []), ...(extra.consumers ?? [])],
