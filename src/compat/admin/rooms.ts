@@ -6,8 +6,7 @@ import type { Services } from "../../domain/services.ts";
 import { adminRoute, queryBool, queryInt, queryString, type AuthedCall } from "../http.ts";
 import { listRooms, roomDetails, roomMembers, roomMessages, roomState } from "../../domain/admin/rooms.ts";
 import { deletionStatus, deletionsOfRoom, getRoomBlock, setRoomBlock, startRoomDeletion } from "../../domain/admin/room-deletion.ts";
-import { parseFilterParam } from "../../domain/filters/room-event-filter.ts";
-import { MatrixError } from "../../domain/errors.ts";
+import { messagesQuery } from "../client/rooms.ts";
 import { adminJoin } from "../../domain/admin/join.ts";
 import { serverVersion } from "../../domain/admin/server-version.ts";
 
@@ -43,17 +42,7 @@ export function roomAdminRoutes(app: FastifyInstance, s: Services): void {
 
   adminRoute<AuthedCall>(app, s, {
     method: "GET", path: "/rooms/:roomId/messages", auth: "token", op: "admin",
-    handler: (c) => {
-      const dir = queryString(c, "dir") ?? "f";
-      if (dir !== "b" && dir !== "f") throw new MatrixError("M_INVALID_PARAM", `Query parameter "dir" must be one of ["b", "f"]`, 400);
-      return roomMessages(s, c.requester, c.params.roomId!, {
-        from: queryString(c, "from"),
-        to: queryString(c, "to"),
-        dir,
-        limit: queryInt(c, "limit", { min: 0 }),
-        filter: parseFilterParam(queryString(c, "filter")),
-      });
-    },
+    handler: (c) => roomMessages(s, c.requester, c.params.roomId!, messagesQuery(c)),
   });
 
   adminRoute<AuthedCall>(app, s, {
