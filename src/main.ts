@@ -1,6 +1,10 @@
 // Builds a running homeserver from a config: storage (migrated), signing key, domain services with every
 // extension the capabilities add (declared here, in `capabilities`), the REST and GraphQL faces on one
 // Fastify server; and shuts it all down gracefully.
+import { mergeForwardExtremities } from "./domain/rooms/dummy-events.ts";
+import { startAccountValidity } from "./domain/accounts/account-validity.ts";
+import { invalidateErasedUsers } from "./domain/rooms/erasure.ts";
+import { autoJoinRooms } from "./domain/accounts/auto-join.ts";
 import pino, { type Logger } from "pino";
 import type { FastifyInstance } from "fastify";
 import type { Config } from "./config/config.ts";
@@ -22,7 +26,7 @@ import { updateDirectoryStats } from "./domain/directory/stats.ts";
 import { resolveLocalAlias } from "./domain/directory/aliases.ts";
 import { aliasOnCreate, canonicalAliasCheck } from "./domain/directory/room-extensions.ts";
 import { encryptionByDefault } from "./domain/e2ee/encryption-default.ts";
-import { announceDeletedDevices, announceDeviceUpdate, deleteDeviceKeys } from "./domain/e2ee/device-lists.ts";
+import { announceDeletedDevices, dropAccountKeys, announceDeviceUpdate, deleteDeviceKeys } from "./domain/e2ee/device-lists.ts";
 import { recordSyncCommits } from "./domain/sync/stream-cache.ts";
 import { kickGuestsOnRevocation } from "./domain/rooms/guest-kick.ts";
 import { typingProvider } from "./domain/sync/providers/typing.ts";
@@ -35,6 +39,7 @@ import { indexPushActions } from "./domain/push/indexer.ts";
 import { addUnreadCounts } from "./domain/push/sync-counts.ts";
 import { dropDevicePushers, dropUserPushers, pushGateways } from "./domain/push/install.ts";
 import { startMediaRetention } from "./domain/media/retention.ts";
+import { dropThreePids } from "./domain/accounts/threepids.ts";
 import { scaledCacheSize } from "./domain/cache/lru.ts";
 import { expireReceivedTransactions } from "./domain/federation/transaction.ts";
 import { federationSenderConsumer } from "./federation/sender/consumer.ts";
@@ -84,7 +89,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     // Push evaluation runs after relations (it reads the threads of the batch).
     indexers: [indexSearch, indexRelations, updateDirectoryStats, indexPushActions],
     // Fed each commit notice at settle, after the room and event caches, before the notifier.
-    commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles, forgetRejoinedDeviceLists, kickGuestsOnRevocation],
+    commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles, forgetRejoinedDeviceLists, kickGuestsOnRevocation, mergeForwardExtremities],
     // After the commit, from their own persisted positions. Application services: events into each
     // interested service's persistent queue.
     consumers: [federationSenderConsumer, ...(appServices ? [appServiceEvents] : []), ...(extra.consumers ?? [])],
@@ -96,7 +101,9 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     // An unknown local user looked up (profile, invite): the services whose namespace holds it.
     userQueries: [userFromAppServices],
     profileChanged: [updateMemberEvents],
-    deactivated: [leaveAllRooms, dropUserPushers],
+    registered: [startAccountValidity, autoJoinRooms],
+    renewalMailers: [],
+    deactivated: [leaveAllRooms, dropUserPushers, dropAccountKeys, dropThreePids],
     deviceDeleting: [deleteDeviceKeys],
     devicesDeleted: [announceDeletedDevices, dropDevicePushers],
     deviceUpdated: [announceDeviceUpdate],
@@ -106,7 +113,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     presenceSetters: [presenceFromSync],
     // Federation: the EDUs remote servers send, by edu_type.
     eduHandlers: [typingEduHandler, receiptEduHandler, presenceEduHandler, deviceListEduHandler, signingKeyEduHandler, toDeviceEduHandler],
-    invalidationListeners: [invalidateTokenCache, invalidateIgnoredUsers],
+    invalidationListeners: [invalidateTokenCache, invalidateIgnoredUsers, invalidateErasedUsers],
     // The federation sender first: the EDU producers after it hand it what they send.
     background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation, expireReceivedTransactions, expireSeenToDevice, appServiceSenders, appServiceEphemeral],
   };

@@ -52,6 +52,8 @@ export interface RouteSpec<C extends Call = Call> {
    */
   op?: GuestRefusedOperation;
   handler: (call: C) => Promise<unknown> | unknown;
+  /** An expired account (account validity) may still make this request: logout, renewal. */
+  allowExpired?: boolean;
   /** The deepest JSON nesting the body may have (default MAX_JSON_DEPTH; federation bodies add their envelope). */
   bodyDepth?: number;
 }
@@ -98,6 +100,7 @@ async function makeCall(s: Services, spec: RouteSpec<never>, req: FastifyRequest
       asUserId: typeof asUserId === "string" ? asUserId : undefined,
       asDeviceId: typeof asDeviceId === "string" ? asDeviceId : undefined,
       seen: { ip: clientIp, userAgent: req.headers["user-agent"] ?? null },
+      allowExpired: spec.allowExpired,
     });
   }
   if (spec.auth === "token" && !requester) throw new MatrixError("M_MISSING_TOKEN", "Missing access token", 401);

@@ -2,6 +2,7 @@
 // the notary's GET/POST /_matrix/key/v2/query, and the .well-known discovery documents. Spec:
 // Server-Server API "Publishing Keys", "Querying Keys Through Another Server", Client-Server API "Server
 // Discovery" and Server-Server API "Resolving server names".
+import { supportInfo } from "../domain/server/support.ts";
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../domain/services.ts";
 import { buildServerKeysResponse } from "../domain/keys/server-keys.ts";
@@ -32,6 +33,7 @@ export function wellKnownRoutes(app: FastifyInstance, s: Services): void {
     method: "GET", path: "", auth: "none",
     handler: () => ({ "m.homeserver": { base_url: s.config.public_baseurl.replace(/\/$/, "") } }),
   });
+  route(app, s, ["/.well-known/matrix/support"], { method: "GET", path: "", auth: "none", handler: () => supportInfo(s) });
   route(app, s, ["/.well-known/matrix/server"], {
     method: "GET", path: "", auth: "none",
     handler: () => {

@@ -2,9 +2,10 @@
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../domain/services.ts";
 import { accountRoutes } from "./client/accounts.ts";
+import { accountValidityRoutes } from "./client/account-validity.ts";
 import { serverInfoRoutes } from "./client/server-info.ts";
 import { keyRoutes, wellKnownRoutes } from "./keys.ts";
-import { eventReportRoutes, mediaAdminRoutes, registrationTokenRoutes, sharedSecretRegistrationRoutes } from "./admin/index.ts";
+import { eventReportRoutes, mediaAdminRoutes, registrationTokenRoutes, roomAdminRoutes, sharedSecretRegistrationRoutes, userAdminRoutes } from "./admin/index.ts";
 import { deviceRoutes } from "./client/devices.ts";
 import { profileRoutes } from "./client/profile.ts";
 import { capabilityRoutes } from "./client/capabilities.ts";
@@ -53,6 +54,9 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   spaceRoutes,
   reportRoutes,
   eventReportRoutes,
+  userAdminRoutes,
+  accountValidityRoutes,
+  roomAdminRoutes,
   syncRoutes,
   directoryRoutes,
   e2eKeyRoutes,

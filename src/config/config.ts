@@ -10,6 +10,7 @@ import { readFederationConfig, type FederationConfig } from "./federation.ts";
 import { readMediaConfig, type MediaConfig } from "./media.ts";
 import { readSsoConfig, type SsoConfig } from "./sso.ts";
 import { readThreePidConfig, type ThreePidConfig } from "./email.ts";
+import { readAccountsConfig, type AccountsConfig } from "./accounts.ts";
 
 export { ConfigError };
 
@@ -41,7 +42,7 @@ export interface PasswordPolicy {
   require_uppercase: boolean;
 }
 
-export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig {
+export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig {
   /** Where the file was read from; relative paths in it resolve against its folder. */
   configPath?: string;
   server_name: string;
@@ -286,6 +287,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
       token_timeout: lves.duration("token_timeout", 5 * 60_000)!,
     },
     ...readMediaConfig(r, baseDir),
+    ...readAccountsConfig(r),
     max_request_body_size: r.size("max_request_body_size", 10 * 1024 * 1024),
     caches: { global_factor: caches.number("global_factor", 0.5, { min: 0 }), per_cache_factors },
     event_cache_size: r.size("event_cache_size", 10 * 1024),

@@ -9,6 +9,8 @@
 //  - accounts and devices: profile changes, deactivation, device deletion and updates;
 //  - sync: stream providers (one slot per stream), `set_presence`;
 //  - process-wide: invalidation listeners and background tasks (started with the server, stopped on close).
+import type { RenewalMailer } from "./accounts/account-validity.ts";
+import type { RegistrationHook } from "./accounts/auto-join.ts";
 import type { Services } from "./services.ts";
 import type { Invalidation } from "./cache/invalidation.ts";
 import type { EventIndexer } from "./rooms/pipeline/commit.ts";
@@ -49,6 +51,10 @@ export interface Extensions {
   userQueries: UserQuery[];
   /** After a profile change was stored. */
   profileChanged: ProfileChangeHook[];
+  /** After an account was created (auto-joined rooms ...). */
+  registered: RegistrationHook[];
+  /** Senders of account renewal links (e-mail), tried in order until one sends. */
+  renewalMailers: RenewalMailer[];
   /** After an account was deactivated. */
   deactivated: DeactivationHook[];
   /** Inside the transaction deleting devices (their data goes with them). */
@@ -82,6 +88,8 @@ export function noExtensions(): Extensions {
     aliasResolvers: [],
     userQueries: [],
     profileChanged: [],
+    registered: [],
+    renewalMailers: [],
     deactivated: [],
     deviceDeleting: [],
     devicesDeleted: [],

@@ -4,3 +4,5 @@ export { sharedSecretRegistrationRoutes } from "./register.ts";
 export { registrationTokenRoutes } from "./registration-tokens.ts";
 export { eventReportRoutes } from "./event-reports.ts";
 export { mediaAdminRoutes } from "./media.ts";
+export { userAdminRoutes } from "./users.ts";
+export { roomAdminRoutes } from "./rooms.ts";

@@ -8,7 +8,7 @@ import { clientRoute, queryInt, queryList, queryString, type AuthedCall, type Ca
 import { createRoom } from "../../domain/rooms/create-room.ts";
 import { banUser, forgetRoom, inviteUser, joinRoom, kickUser, knockRoom, leaveRoom, unbanUser } from "../../domain/rooms/membership.ts";
 import { redactEvent, sendMessage, sendStateEvent } from "../../domain/rooms/send.ts";
-import { getContext, getJoinedMembers, getJoinedRooms, getMembers, getMessages, getRoomEvent, getRoomState, getRoomStateEvent } from "../../domain/rooms/read.ts";
+import { getContext, getJoinedMembers, getJoinedRooms, getMembers, getMessages, getRoomEvent, getRoomState, getRoomStateEvent, type MessagesRequest } from "../../domain/rooms/read.ts";
 import { parseFilterParam } from "../../domain/filters/room-event-filter.ts";
 import { upgradeRoom } from "../../domain/rooms/upgrade.ts";
 
@@ -73,18 +73,7 @@ export function roomRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/event/:eventId", auth: "token", handler: (c) => getRoomEvent(s, c.requester, c.params.roomId!, c.params.eventId!) });
   clientRoute<AuthedCall>(app, s, {
     method: "GET", path: "/rooms/:roomId/messages", auth: "token",
-    handler: (c) => {
-      // The spec requires dir; without it Synapse paginates forwards, and so do we.
-      const dir = queryString(c, "dir") ?? "f";
-      if (dir !== "b" && dir !== "f") throw new MatrixError("M_INVALID_PARAM", "dir must be b or f", 400);
-      return getMessages(s, c.requester, c.params.roomId!, {
-        from: queryString(c, "from"),
-        to: queryString(c, "to"),
-        dir,
-        limit: queryInt(c, "limit", { min: 0 }),
-        filter: parseFilterParam(queryString(c, "filter")),
-      });
-    },
+    handler: (c) => getMessages(s, c.requester, c.params.roomId!, messagesQuery(c)),
   });
   clientRoute<AuthedCall>(app, s, {
     method: "GET", path: "/rooms/:roomId/context/:eventId", auth: "token",
@@ -103,4 +92,12 @@ export function roomRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/joined_members", auth: "token", handler: (c) => getJoinedMembers(s, c.requester, c.params.roomId!) });
   clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/upgrade", auth: "token", op: "upgradeRoom", handler: (c) => upgradeRoom(s, c.requester, c.params.roomId!, c.body()) });
   clientRoute<AuthedCall>(app, s, { method: "GET", path: "/joined_rooms", auth: "token", handler: (c) => getJoinedRooms(s, c.requester) });
+}
+
+/** The query of a /messages request (also the admin API's): from, to, dir, limit, filter. */
+export function messagesQuery(c: Call): MessagesRequest {
+  // The spec requires dir; without it Synapse paginates forwards, and so do we.
+  const dir = queryString(c, "dir") ?? "f";
+  if (dir !== "b" && dir !== "f") throw new MatrixError("M_INVALID_PARAM", "dir must be b or f", 400);
+  return { from: queryString(c, "from"), to: queryString(c, "to"), dir, limit: queryInt(c, "limit", { min: 0 }), filter: parseFilterParam(queryString(c, "filter")) };
 }

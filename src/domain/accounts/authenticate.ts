@@ -2,6 +2,7 @@
 // tokens are M_UNKNOWN_TOKEN, expired ones add soft_logout: true. Application services authenticate
 // with their as_token and act as their sender, or as a user of their namespace (`user_id`) on one of
 // its devices (`device_id`, MSC3202). Spec: Application Service API "Identity assertion".
+import { accountExpiry, expiredAccount } from "./account-validity.ts";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { AccessTokenRow } from "../store/sessions.ts";
@@ -14,6 +15,8 @@ interface CachedToken {
   row: AccessTokenRow;
   isGuest: boolean;
   isAdmin: boolean;
+  /** When the account expires (account validity); null: never. */
+  expiresTs: number | null;
 }
 
 const CACHE = "get_user_by_access_token";
@@ -40,6 +43,8 @@ export interface AuthenticateOptions {
   /** `?device_id=` (or MSC3202's `org.matrix.msc3202.device_id`): the device of that user it acts as. */
   asDeviceId?: string;
   seen?: SeenFrom;
+  /** The request is one an expired account may still make (logging out, asking for a renewal). */
+  allowExpired?: boolean;
 }
 
 export async function authenticate(s: Services, token: string, opts: AuthenticateOptions = {}): Promise<Requester> {
@@ -54,12 +59,13 @@ export async function authenticate(s: Services, token: string, opts: Authenticat
     if (!row) throw new MatrixError("M_UNKNOWN_TOKEN", "Unknown access token", 401, { soft_logout: false });
     const user = await s.users.get(row.userId);
     if (!user || user.deactivated) throw new MatrixError("M_UNKNOWN_TOKEN", "Unknown access token", 401, { soft_logout: false });
-    entry = { row, isGuest: user.isGuest, isAdmin: user.isAdmin };
+    entry = { row, isGuest: user.isGuest, isAdmin: user.isAdmin, expiresTs: await accountExpiry(s, row.userId) };
     cache.set(tokenHash, entry);
   }
   const { row } = entry;
   if (row.validUntilTs !== null && row.validUntilTs < s.clock.now())
     throw new MatrixError("M_UNKNOWN_TOKEN", "Access token has expired", 401, { soft_logout: true });
+  if (entry.expiresTs !== null && entry.expiresTs <= s.clock.now() && !opts.allowExpired) throw expiredAccount();
 
   if (!row.used && row.refreshTokenId) {
     // First use of a refreshed token: the client has the new pair, so the old refresh token retires.

@@ -99,6 +99,8 @@ export async function createAccount(s: Services, body: Record<string, unknown>, 
     });
     // The guest's cached tokens no longer say "guest".
     if (a.mode === "guest") invalidateUserTokens(s, a.userId);
+    if ((a.mode ?? "new") === "new")
+      for (const hook of s.extensions.registered) await hook(s, { userId: a.userId, isGuest: a.isGuest === true, appserviceId: a.appserviceId });
     return result;
   } catch (err) {
     if ((err as { code?: string }).code === "P2002") throw new MatrixError("M_USER_IN_USE", "User ID already taken.", 400);

@@ -10,6 +10,7 @@ import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
 import { canonicalEmail, provenThreepid } from "../threepids/email-validation.ts";
 import { bindOnIdentityServer, unbindEverywhere, type UnbindResult } from "../threepids/identity-binding.ts";
 import { reauthFlows } from "../uia/flows.ts";
+import type { DeactivationHook } from "./deactivate.ts";
 
 type Body = Record<string, unknown>;
 
@@ -133,3 +134,14 @@ export async function deleteThreePid(s: Services, r: Requester, body: Body): Pro
   await s.threepids.remove(r.userId, m, canonical);
   return { id_server_unbind_result: result };
 }
+
+/**
+ * On deactivation (as Synapse): every address leaves the account and is unbound where it was bound (best
+ * effort: an identity server that cannot be reached leaves its binding, the address still goes).
+ */
+export const dropThreePids: DeactivationHook = async (s, userId) => {
+  for (const t of await s.threepids.ofUser(userId)) {
+    await unbindEverywhere(s, userId, t.medium, t.address, undefined).catch((err: unknown) => s.log.info({ err, userId }, "deactivation: could not unbind an address"));
+    await s.threepids.remove(userId, t.medium, t.address);
+  }
+};

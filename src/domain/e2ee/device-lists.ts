@@ -1,12 +1,14 @@
 // The device-list stream: records that a user's devices or cross-signing keys changed, and tells the
 // notifier who should hear of it (the user and everyone sharing a joined room with them). Its device hooks
 // (declared in src/main.ts): a new, renamed or deleted device moves the stream; a deleted device's keys,
-// one-time and fallback keys, signatures and pending to-device messages go in the deletion transaction.
+// one-time and fallback keys, signatures and pending to-device messages go in the deletion transaction;
+// a deactivated account's cross-signing keys and key backups go after its devices.
 // Spec: Client-Server API "Tracking the device list for a user".
 import type { Services } from "../services.ts";
 import type { SqlExecutor } from "../../storage/sql.ts";
 import type { DeviceDeletionHook, DevicesDeletedHook } from "../devices/delete-devices.ts";
 import type { DeviceUpdateHook } from "../devices/update-device.ts";
+import type { DeactivationHook } from "../accounts/deactivate.ts";
 import { prismaExecutor } from "../store/e2ee.ts";
 
 /**
@@ -46,4 +48,16 @@ export const announceDeletedDevices: DevicesDeletedHook = async (s: Services, us
 /** A new or renamed device moves the device-list stream. */
 export const announceDeviceUpdate: DeviceUpdateHook = async (s, userId, deviceId) => {
   await deviceListChanged(s, userId, [deviceId]);
+};
+
+/**
+ * After deactivation (its devices are gone already): the cross-signing keys and key backups go too, and
+ * whoever shares a room with the user hears that their keys changed.
+ */
+export const dropAccountKeys: DeactivationHook = async (s, userId) => {
+  const pos = await s.storage.sql.transaction(async (tx) => {
+    await s.e2ee.deleteAccountKeys(tx, userId);
+    return recordDeviceListChange(s, tx, userId, []);
+  });
+  await announceDeviceListChange(s, userId, pos);
 };

@@ -28,6 +28,7 @@ import { resolveRemoteAlias } from "../federation/remote-alias.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { localUserExists } from "../accounts/user-lookup.ts";
 import { inviteThirdParty, thirdPartyInviteOf } from "../threepids/third-party-invite.ts";
+import { requireRoomNotBlocked } from "./blocked.ts";
 
 /** Resolves a room alias to a room id (the directory's local aliases; remote ones with federation). */
 export type AliasResolver = (s: Services, alias: string) => Promise<string | undefined>;
@@ -124,6 +125,7 @@ export async function joinRoom(
 ): Promise<{ room_id: string }> {
   for (const server of via) if (!isValidServerName(server)) throw new MatrixError("M_INVALID_PARAM", `Not a server name: ${server}`, 400);
   const { roomId, servers } = await joinTarget(s, roomIdOrAlias, via);
+  await requireRoomNotBlocked(s, roomId);
   const reason = reasonOf(body);
   const { third_party_signed: _signed, reason: _reason, ...extra } = body;
   const known = await loadRoom(s, roomId);
@@ -258,6 +260,7 @@ export async function inviteUser(s: Services, r: Requester, roomId: string, body
   if (target === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing user_id", 400);
   if (typeof target !== "string") throw new MatrixError("M_BAD_JSON", "user_id must be a string");
   const { serverName } = parseUserId(target);
+  await requireRoomNotBlocked(s, roomId);
   const check = (current: string | undefined) => {
     if (current === "join") throw new MatrixError("M_FORBIDDEN", `${target} is already in the room.`, 403);
     if (current === "ban") throw new MatrixError("M_FORBIDDEN", `${target} is banned from the room`, 403);
@@ -307,6 +310,7 @@ export async function unbanUser(s: Services, r: Requester, roomId: string, body:
 export async function knockRoom(s: Services, r: Requester, roomIdOrAlias: string, body: Record<string, unknown>): Promise<{ room_id: string }> {
   requireNotGuest(r, "knockRoom");
   const roomId = await resolveRoomIdOrAlias(s, roomIdOrAlias);
+  await requireRoomNotBlocked(s, roomId);
   const room = requireLocalRoom(await loadRoom(s, roomId));
   if (!room.version.knock) throw new MatrixError("M_FORBIDDEN", `Room version ${room.version.id} does not support knocking`, 403);
   await changeMembership(s, r, roomId, r.userId, "knock", body, (current) => {

@@ -19,6 +19,8 @@ export interface ReadAccess {
   upTo: number | undefined;
   /** The state group to show as "current" state (the one at their leave, for former members). */
   stateGroup: number | undefined;
+  /** A server admin reading through the admin API: every event is shown, history visibility aside. */
+  everything?: boolean;
 }
 
 export async function readAccess(s: Services, r: Requester, roomId: string): Promise<ReadAccess> {

@@ -1,6 +1,7 @@
 // Serializes stored events for clients in batches: unsigned.age, transaction_id for the requesting device,
 // prev_content / prev_sender / replaces_state for state events, and redaction (pruned content plus
-// unsigned.redacted_because). One query per kind of lookup per batch, never one per event.
+// unsigned.redacted_because), and erased senders' events redacted for readers not joined then (erasure.ts).
+// One query per kind of lookup per batch, never one per event.
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import type { StoredEvent } from "../store/events.ts";
@@ -9,6 +10,7 @@ import { redactEvent } from "../events/redaction.ts";
 import { resolveRoomVersion } from "./room-versions.ts";
 import { deviceKeyOf } from "./send.ts";
 import { effectiveRedactions } from "./redactions.ts";
+import { erasedForReader } from "./erasure.ts";
 
 export interface SerializeOptions {
   omitRoomId?: boolean;
@@ -33,6 +35,8 @@ export async function serializeEvents(
   const replaced = await s.rooms.events.getMany(events.map((e) => e.replacesState).filter((x): x is string => !!x));
   // Redactions apply only when the one rule holds (rooms/redactions.ts), whatever their source.
   const redactions = await effectiveRedactions(s, events, roomVersionOf);
+  // Erased senders' events reach readers who were not joined then only redacted (erasure.ts).
+  const erased = await erasedForReader(s, r, events);
   const myDevice = r ? deviceKeyOf(r) : undefined;
   const extra = new Map(opts.extraUnsigned ?? []);
   for (const hook of s.extensions.unsigned) for (const [id, fields] of await hook(s, r, events)) extra.set(id, { ...extra.get(id), ...fields });
@@ -42,7 +46,7 @@ export async function serializeEvents(
     const v = resolveRoomVersion(await roomVersionOf(e.roomId));
     const redactedBy = redactions.get(e.eventId);
     const prev = e.replacesState ? replaced.get(e.replacesState) : undefined;
-    const pdu = redactedBy ? redactEvent(e.pdu, v) : e.pdu;
+    const pdu = redactedBy || erased.has(e.eventId) ? redactEvent(e.pdu, v) : e.pdu;
     out.push(
       toClientEvent(pdu, {
         roomVersion: v,

@@ -463,6 +463,14 @@ export class E2eStore {
     });
   }
 
+  /** A deactivated account's keys: cross-signing keys and the signatures it made, every key backup. */
+  async deleteAccountKeys(tx: SqlExecutor, userId: string): Promise<void> {
+    await tx.run(`DELETE FROM e2e_cross_signing_keys WHERE user_id = ?`, [userId]);
+    await tx.run(`DELETE FROM e2e_cross_signing_signatures WHERE signer_user_id = ? OR target_user_id = ?`, [userId, userId]);
+    await tx.run(`DELETE FROM e2e_room_keys WHERE user_id = ?`, [userId]);
+    await tx.run(`UPDATE e2e_room_keys_versions SET deleted = ? WHERE user_id = ?`, [true, userId]);
+  }
+
   async bumpBackupEtag(tx: SqlExecutor, userId: string, version: number): Promise<void> {
     await tx.run(`UPDATE e2e_room_keys_versions SET etag = etag + 1 WHERE user_id = ? AND version = ?`, [userId, version]);
   }

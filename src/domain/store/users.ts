@@ -71,6 +71,12 @@ export class UserStore {
     await tx.user.update({ where: { userId }, data: { deactivated: true, passwordHash: null, ...(erased ? { erased: true } : {}) } });
   }
 
+  /** Which of `userIds` are erased (deactivated with erase). */
+  async erasedAmong(userIds: readonly string[]): Promise<Set<string>> {
+    const rows = await this.db.user.findMany({ where: { userId: { in: [...userIds] }, erased: true }, select: { userId: true } });
+    return new Set(rows.map((r) => r.userId));
+  }
+
   async getProfile(userId: string): Promise<ProfileRow | null> {
     return this.db.profile.findFirst({ where: { userId }, select: { displayname: true, avatarUrl: true } });
   }

@@ -1,0 +1,10 @@
+// The block a server admin puts on a room (admin API "Block Room", src/domain/admin/room-deletion.ts):
+// local users may not join, knock on or be invited to a blocked room. Leaving and bans still work.
+import { MatrixError } from "../errors.ts";
+import type { Services } from "../services.ts";
+import { RoomAdminStore } from "../store/room-admin.ts";
+
+/** 403 M_FORBIDDEN when the room is blocked on this server (Synapse's wording). */
+export async function requireRoomNotBlocked(s: Services, roomId: string): Promise<void> {
+  if (await new RoomAdminStore(s.storage.sql).isBlocked(roomId)) throw new MatrixError("M_FORBIDDEN", "This room has been blocked on this server", 403);
+}

@@ -1,0 +1,32 @@
+// Merging forward extremities (Synapse's dummy_events_threshold): when a commit leaves a room with more
+// forward extremities than the threshold — federation brought in forks — a local member sends an
+// `org.matrix.dummy_event` whose prev_events are those extremities (up to build-event's cap), so the
+// next events have fewer parents and state resolution over them stays cheap. A commit listener (src/main.ts).
+import type { Services } from "../services.ts";
+import type { CommitListener } from "../consumers/commit-feed.ts";
+import { appendEvent } from "./append.ts";
+import { loadRoom } from "./room-cache.ts";
+
+export const DUMMY_EVENT_TYPE = "org.matrix.dummy_event";
+
+export const mergeForwardExtremities: CommitListener = (s, c) => {
+  if (!c.snapshot || c.snapshot.extremities.length <= s.config.dummy_events_threshold) return;
+  // A dummy event's own commit leaves one extremity: it never triggers another.
+  sendDummyEvent(s, c.notice.roomId).catch((err: unknown) => s.log.warn({ err, roomId: c.notice.roomId }, "could not send a dummy event to merge forward extremities"));
+};
+
+async function sendDummyEvent(s: Services, roomId: string): Promise<void> {
+  const room = await loadRoom(s, roomId);
+  if (!room || room.extremities.length <= s.config.dummy_events_threshold) return;
+  const local = `:${s.config.server_name}`;
+  const members = (await s.rooms.store.joinedMembersOf([roomId])).get(roomId) ?? [];
+  for (const sender of members.filter((u) => u.endsWith(local))) {
+    try {
+      await appendEvent(s, roomId, { type: DUMMY_EVENT_TYPE, sender, content: {} });
+      return;
+    } catch (err) {
+      // This member may not send (power levels): try the next one.
+      s.log.debug({ err, roomId, sender }, "dummy event refused for this sender");
+    }
+  }
+}
