@@ -99,6 +99,8 @@ export interface TestServerOptions {
   dns?: Dns;
   /** Durable consumers of the events stream added to the declared ones (also after a restart). */
   consumers?: DurableConsumer[];
+  /** The server's logger (default: pino at the config's log_level, to stdout). */
+  log?: pino.Logger;
 }
 
 /** Status, headers and body of a fetch answer: the JSON value, the text if it is not JSON, undefined if empty. */
@@ -185,7 +187,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     : { name: "sqlite3", args: { database: path.join(dir, "homeserver.db") } };
   const raw = merge(merge({ server_name: serverName, database, signing_key_path: path.join(dir, "signing.key") }, TEST_DEFAULTS), opts.config ?? {});
   const config = parseConfig(raw, dir);
-  const log = pino({ level: String(raw.log_level ?? "warn") });
+  const log = opts.log ?? pino({ level: String(raw.log_level ?? "warn") });
   let hs: Homeserver;
   try {
     hs = await startHomeserver(config, { log, port: opts.port ?? 0, clock: opts.clock, dns: opts.dns ?? hermeticDns, consumers: opts.consumers });
