@@ -37,5 +37,9 @@ describe("unknown options", () => {
     expect(c.warnings).toEqual([]);
     const generated = renderConfig({ serverName: "example.org", port: 8008, publicBaseurl: "http://example.org:8008/", database: { sqlitePath: "data/homeserver.db" }, signingKeyPath: "k", registrationSharedSecret: "s", mediaStorePath: "m" });
     expect(parseConfig(YAML.parse(generated), "/tmp").warnings).toEqual([]);
+    // What a newcomer needs from its comments: the login rate limit by name, how to change the port.
+    expect(generated).toMatch(/^#\s+rc_login:$/m);
+    expect(generated).toContain("To change the port");
+    expect(generated).toContain("generate-config --port N");
   });
 });
