@@ -6,6 +6,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import type { Services } from "../domain/services.ts";
 import type { Commit } from "../domain/consumers/commit-feed.ts";
 import type { QueueState } from "../federation/sender/sender.ts";
+import type { LruCache } from "../domain/cache/lru.ts";
 
 /** Which database client ran a query: the raw SQL layer (src/storage/sql.ts) or Prisma. */
 export type QueryClient = "sql" | "prisma";
@@ -71,27 +72,29 @@ export class Metrics {
   /** Metrics read from the running services at each scrape: caches, the federation sender, WebSockets. */
   watch(s: Services, websocketClients: () => number): void {
     const registers = [this.registry];
-    const caches = () => s.caches.all();
-    new Gauge({ name: "weft_cache_size", help: "Entries held by a named cache", labelNames: ["name"] as const, registers, collect() {
-      this.reset();
-      for (const c of caches()) this.set({ name: c.name }, c.size);
-    } });
-    new Gauge({ name: "weft_cache_max_size", help: "Entries a named cache may hold (after caches.global_factor / per_cache_factors)", labelNames: ["name"] as const, registers, collect() {
-      this.reset();
-      for (const c of caches()) this.set({ name: c.name }, c.capacity);
-    } });
-    new Gauge({ name: "weft_cache_weight_bytes", help: "Approximate bytes held by a named cache that weighs its entries", labelNames: ["name"] as const, registers, collect() {
-      this.reset();
-      for (const c of caches()) if (c.weighted) this.set({ name: c.name }, c.weight);
-    } });
-    new Counter({ name: "weft_cache_hits_total", help: "Lookups a named cache answered", labelNames: ["name"] as const, registers, collect() {
-      this.reset();
-      for (const c of caches()) this.inc({ name: c.name }, c.hits);
-    } });
-    new Counter({ name: "weft_cache_misses_total", help: "Lookups a named cache could not answer", labelNames: ["name"] as const, registers, collect() {
-      this.reset();
-      for (const c of caches()) this.inc({ name: c.name }, c.misses);
-    } });
+    // The named caches (src/domain/cache), read at each scrape.
+    type CacheValue = (c: LruCache<unknown, unknown>) => number | undefined;
+    const eachCache = (value: CacheValue, put: (name: string, v: number) => void) => {
+      for (const c of s.caches.all()) {
+        const v = value(c);
+        if (v !== undefined) put(c.name, v);
+      }
+    };
+    const cacheGauge = (name: string, help: string, value: CacheValue) =>
+      new Gauge({ name, help, labelNames: ["name"] as const, registers, collect() {
+        this.reset();
+        eachCache(value, (n, v) => this.set({ name: n }, v));
+      } });
+    const cacheCounter = (name: string, help: string, value: CacheValue) =>
+      new Counter({ name, help, labelNames: ["name"] as const, registers, collect() {
+        this.reset();
+        eachCache(value, (n, v) => this.inc({ name: n }, v));
+      } });
+    cacheGauge("weft_cache_size", "Entries held by a named cache", (c) => c.size);
+    cacheGauge("weft_cache_max_size", "Entries a named cache may hold (after caches.global_factor / per_cache_factors)", (c) => c.capacity);
+    cacheGauge("weft_cache_weight_bytes", "Approximate bytes held by a named cache that weighs its entries", (c) => (c.weighted ? c.weight : undefined));
+    cacheCounter("weft_cache_hits_total", "Lookups a named cache answered", (c) => c.hits);
+    cacheCounter("weft_cache_misses_total", "Lookups a named cache could not answer", (c) => c.misses);
     new Gauge({ name: "weft_graphql_ws_connections", help: "Open GraphQL WebSocket connections (graphql-ws)", registers, collect() {
       this.set(websocketClients());
     } });

