@@ -53,6 +53,12 @@ import { forgetRejoinedDeviceLists } from "./domain/federation/e2ee/remote-devic
 import { forgetChangedRemoteProfiles } from "./domain/federation/remote-profiles.ts";
 import { FederationMediaFetcher } from "./federation/media-fetcher.ts";
 import { appServiceEvents } from "./domain/appservices/consumer.ts";
+import { httpListeners } from "./config/config.ts";
+import { withRequestIds } from "./observability/log.ts";
+import { Metrics } from "./observability/metrics.ts";
+import { observeRequests } from "./observability/http-observer.ts";
+import { startMetricsListener, type MetricsListener } from "./observability/metrics-listener.ts";
+import { statusRoutes } from "./compat/status.ts";
 import { appServiceEphemeral } from "./domain/appservices/ephemeral.ts";
 import { appServiceSenders } from "./domain/appservices/install.ts";
 import { aliasFromAppServices, userFromAppServices } from "./domain/appservices/queries.ts";
@@ -62,6 +68,10 @@ export interface Homeserver {
   app: FastifyInstance;
   /** Base URLs the listeners are serving on (e.g. http://127.0.0.1:8008). */
   urls: string[];
+  /** Base URLs of the `type: metrics` listeners (GET /metrics there). */
+  metricsUrls: string[];
+  /** The Prometheus metrics, when enable_metrics is on. */
+  metrics: Metrics | undefined;
   close(): Promise<void>;
 }
 
@@ -80,7 +90,7 @@ export interface StartOptions {
  * Everything the capabilities add to the core machinery, in one place (src/domain/extensions.ts says
  * what each list is for). Order matters where it runs in sequence (indexers, listeners).
  */
-export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Config } = {}): Extensions {
+export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Config; metrics?: Metrics } = {}): Extensions {
   // The appservices consumer runs only when services are configured (it would write its position on
   // every commit for nothing); a service added later is fed from the moment it was added.
   const appServices = (extra.config?.app_services.length ?? 0) > 0;
@@ -89,7 +99,8 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     // Push evaluation runs after relations (it reads the threads of the batch).
     indexers: [indexSearch, indexRelations, updateDirectoryStats, indexPushActions],
     // Fed each commit notice at settle, after the room and event caches, before the notifier.
-    commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles, forgetRejoinedDeviceLists, kickGuestsOnRevocation, mergeForwardExtremities],
+    // Metrics last: they count what committed.
+    commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles, forgetRejoinedDeviceLists, kickGuestsOnRevocation, mergeForwardExtremities, ...(extra.metrics ? [extra.metrics.countCommit] : [])],
     // After the commit, from their own persisted positions. Application services: events into each
     // interested service's persistent queue.
     consumers: [federationSenderConsumer, ...(appServices ? [appServiceEvents] : []), ...(extra.consumers ?? [])],
@@ -120,35 +131,66 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
 }
 
 export async function startHomeserver(config: Config, opts: StartOptions = {}): Promise<Homeserver> {
-  const log = opts.log ?? pino({ level: config.log_level, base: { server: config.server_name } });
-  const storage = await openStorage(config.database, { queryPlanCacheMaxSize: scaledCacheSize(config.caches, "prisma_query_plans", 200) });
+  // Every line logged while a request is handled carries its id (src/observability/log.ts).
+  const log = withRequestIds(opts.log ?? pino({ level: config.log_level, base: { server: config.server_name } }));
+  for (const warning of config.warnings) log.warn(`config: ${warning}`);
+  const metrics = config.enable_metrics ? new Metrics() : undefined;
+  const storage = await openStorage(config.database, {
+    queryPlanCacheMaxSize: scaledCacheSize(config.caches, "prisma_query_plans", 200),
+    timer: metrics ? (client, operation, seconds) => metrics.observeQuery(client, operation, seconds) : undefined,
+  });
   const signingKeys = await loadOrCreateSigningKeys(config.signing_key_path);
-  const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock, dns: opts.dns, extensions: capabilities({ consumers: opts.consumers, config }) });
+  const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock, dns: opts.dns, extensions: capabilities({ consumers: opts.consumers, config, metrics }) });
   services.media.remoteFetcher = new FederationMediaFetcher(services);
   await startBackground(services);
 
   const app = createHttpServer(services);
+  observeRequests(app, log, metrics); // before any route, so every route is observed
+  statusRoutes(app, services, metrics);
   for (const group of ROUTE_GROUPS) group(app, services);
   await mountGraphql(app, services);
   await app.after(); // route groups in their own context (media) are registered by now
   app.finishRoutes();
+  metrics?.watch(services, () => app.websocketServer?.clients.size ?? 0);
 
-  // One Fastify instance listens once: the first listener's first address. (Several listeners arrive with
-  // worker processes; until then extra ones are reported, not silently dropped.)
-  const [first, ...rest] = config.listeners;
+  // One Fastify instance listens once: the first http listener's first address. (Several listeners arrive
+  // with worker processes; until then extra ones are reported, not silently dropped.)
+  const [first, ...rest] = httpListeners(config);
   if (rest.length > 0 || first!.bind_addresses.length > 1)
     log.warn("only the first listener and its first bind address are served by this process");
   const urls = [await app.listen({ port: opts.port ?? first!.port, host: first!.bind_addresses[0] })];
   log.info({ urls }, "homeserver listening");
+
+  // Synapse's `type: metrics` listeners, each a small server of its own.
+  const metricsListeners: MetricsListener[] = [];
+  for (const listener of config.listeners.filter((l) => l.type === "metrics")) {
+    if (!metrics) {
+      log.warn({ port: listener.port }, "a metrics listener is configured, but enable_metrics is not true: not started");
+      continue;
+    }
+    try {
+      metricsListeners.push(await startMetricsListener(listener, metrics, log));
+    } catch (err) {
+      await app.close();
+      await Promise.all(metricsListeners.map((m) => m.close()));
+      for (const fn of [...services.onClose].reverse()) await fn();
+      await storage.close();
+      throw err;
+    }
+  }
+  if (metricsListeners.length > 0) log.info({ urls: metricsListeners.map((m) => m.url) }, "metrics listening");
 
   let closed = false;
   return {
     services,
     app,
     urls,
+    metricsUrls: metricsListeners.map((m) => m.url),
+    metrics,
     async close() {
       if (closed) return;
       closed = true;
+      await Promise.all(metricsListeners.map((m) => m.close()));
       services.inFlight.draining = true;
       services.sync.shutdown(); // waiting long polls answer now instead of at their timeout
       services.media.uploads.wakeAll(); // so do downloads waiting for content still to be uploaded

@@ -10,6 +10,7 @@ import { bearerToken } from "../shared/http-auth.ts";
 import { requireNotGuest, type GuestRefusedOperation } from "../domain/accounts/guest-access.ts";
 import { parseJsonText } from "../domain/json-limits.ts";
 import { parseIntText, type IntRange } from "../domain/numbers.ts";
+import { noteRequester } from "../observability/request-context.ts";
 
 export const BRANDS = ["_matrix", "_proto"] as const;
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
@@ -102,6 +103,7 @@ async function makeCall(s: Services, spec: RouteSpec<never>, req: FastifyRequest
       seen: { ip: clientIp, userAgent: req.headers["user-agent"] ?? null },
       allowExpired: spec.allowExpired,
     });
+    noteRequester(requester.userId); // for the request's log line
   }
   if (spec.auth === "token" && !requester) throw new MatrixError("M_MISSING_TOKEN", "Missing access token", 401);
   if (spec.op && requester) requireNotGuest(requester, spec.op);

@@ -10,6 +10,8 @@ import type { Services } from "../domain/services.ts";
 import { stringifyJson } from "../domain/json-limits.ts";
 import { toMatrixError } from "../shared/http-errors.ts";
 import { readTlsFiles } from "../config/federation.ts";
+import { httpListeners } from "../config/config.ts";
+import { genReqId } from "../observability/http-observer.ts";
 
 export const CORS_HEADERS = {
   "access-control-allow-origin": "*",
@@ -51,11 +53,15 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
 
 export function createHttpServer(s: Services): FastifyInstance {
   // A `tls: true` listener serves HTTPS itself (federation needs it unless a reverse proxy terminates TLS).
-  const tls = s.config.listeners[0]?.tls ? readTlsFiles(s.config) : undefined;
+  const tls = httpListeners(s.config)[0]?.tls ? readTlsFiles(s.config) : undefined;
   const app = Fastify({
     ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
     loggerInstance: s.log as unknown as import("fastify").FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    // Request ids unique in the process; request handlers log through the server's logger, which adds the
+    // id of the request being handled to every line (src/observability).
+    genReqId,
+    childLoggerFactory: (logger) => logger,
     bodyLimit: s.config.max_request_body_size,
     trustProxy: s.config.listeners.some((l) => l.x_forwarded),
     routerOptions: { ignoreDuplicateSlashes: true, maxParamLength: 2048 },

@@ -22,7 +22,8 @@ export interface RateLimit {
 export interface Listener {
   port: number;
   bind_addresses: string[];
-  type: "http";
+  /** http: the client and federation APIs; metrics: Prometheus metrics alone (needs enable_metrics). */
+  type: "http" | "metrics";
   /** Serve HTTPS with tls_certificate_path / tls_private_key_path (Synapse's listener option). */
   tls: boolean;
   x_forwarded: boolean;
@@ -88,20 +89,46 @@ export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreeP
   /** Weft's own: how long a request to an application service may take (Synapse: 60 s, fixed). */
   app_service_request_timeout: number;
   log_level: string;
+  /** Serve Prometheus metrics: on `type: metrics` listeners and on http listeners with the `metrics` resource. */
+  enable_metrics: boolean;
+  /** Problems that do not stop the server (unknown options): logged at start. */
+  warnings: string[];
   /** Synapse's `push` section. */
   push: { enabled: boolean; include_content: boolean; group_unread_count_by_room: boolean };
 }
 
 type Raw = Record<string, unknown>;
 
-/** Reads one typed option from the raw YAML, with its dotted name for error messages. */
+/**
+ * Reads one typed option from the raw YAML, with its dotted name for error messages. Readers remember the
+ * keys they were asked about, so the options nobody read can be named afterwards (`unknownOptions`).
+ */
 export class Reader {
-  constructor(private readonly raw: Raw, private readonly prefix = "") {}
+  private readonly asked = new Set<string>();
+  /** Whether keys nobody asked about are fine here (a free-form mapping, or one read conditionally). */
+  private isOpen = false;
+  constructor(private readonly raw: Raw, private readonly prefix = "", private readonly readers: Reader[] = []) {
+    readers.push(this);
+  }
   private name(key: string) { return this.prefix + key; }
-  has(key: string) { return this.raw[key] !== undefined && this.raw[key] !== null; }
-  value(key: string) { return this.raw[key]; }
+  private get(key: string) {
+    this.asked.add(key);
+    return this.raw[key];
+  }
+  /** A reader for a mapping found inside this one (a list item), checked for unknown keys with the rest. */
+  child(raw: Raw, prefix: string): Reader { return new Reader(raw, prefix, this.readers); }
+  /** Marks this mapping's keys as not checked (free-form, or read only in some cases). */
+  open(): this { this.isOpen = true; return this; }
+  has(key: string) { const v = this.get(key); return v !== undefined && v !== null; }
+  value(key: string) { return this.get(key); }
+  /** The keys of every mapping read through this reader or its sections that no one asked about. */
+  unknownOptions(): { name: string; known: string[] }[] {
+    return this.readers.flatMap((r) =>
+      r.isOpen ? [] : Object.keys(r.raw).filter((k) => !r.asked.has(k)).map((k) => ({ name: r.name(k), known: [...r.asked].map((a) => r.name(a)) })),
+    );
+  }
   string(key: string, def?: string): string {
-    const v = this.raw[key];
+    const v = this.get(key);
     if (v === undefined || v === null) {
       if (def === undefined) throw new ConfigError(this.name(key), "is required");
       return def;
@@ -113,40 +140,40 @@ export class Reader {
     return this.has(key) ? this.string(key) : undefined;
   }
   bool(key: string, def: boolean): boolean {
-    const v = this.raw[key];
+    const v = this.get(key);
     if (v === undefined || v === null) return def;
     if (typeof v !== "boolean") throw new ConfigError(this.name(key), "must be true or false");
     return v;
   }
   number(key: string, def: number, { min = -Infinity, max = Infinity, integer = false } = {}): number {
-    const v = this.raw[key];
+    const v = this.get(key);
     if (v === undefined || v === null) return def;
     if (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max || (integer && !Number.isInteger(v)))
       throw new ConfigError(this.name(key), `must be a${integer ? "n integer" : " number"} between ${min} and ${max}`);
     return v;
   }
   duration(key: string, def?: number): number | undefined {
-    const v = this.raw[key];
+    const v = this.get(key);
     if (v === undefined || v === null) return def;
     const ms = parseDuration(v);
     if (ms === undefined) throw new ConfigError(this.name(key), `must be a duration such as "5m", "1h" or milliseconds, not ${JSON.stringify(v)}`);
     return ms;
   }
   size(key: string, def: number): number {
-    const v = this.raw[key];
+    const v = this.get(key);
     if (v === undefined || v === null) return def;
     const n = parseSize(v);
     if (n === undefined) throw new ConfigError(this.name(key), `must be a size such as "50M" or a number of bytes, not ${JSON.stringify(v)}`);
     return n;
   }
   section(key: string): Reader {
-    const v = this.raw[key];
-    if (v === undefined || v === null) return new Reader({}, this.name(key) + ".");
+    const v = this.get(key);
+    if (v === undefined || v === null) return new Reader({}, this.name(key) + ".", this.readers);
     if (typeof v !== "object" || Array.isArray(v)) throw new ConfigError(this.name(key), "must be a mapping");
-    return new Reader(v as Raw, this.name(key) + ".");
+    return new Reader(v as Raw, this.name(key) + ".", this.readers);
   }
   list(key: string): unknown[] {
-    const v = this.raw[key];
+    const v = this.get(key);
     if (v === undefined || v === null) return [];
     if (!Array.isArray(v)) throw new ConfigError(this.name(key), "must be a list");
     return v;
@@ -167,9 +194,9 @@ function readListeners(r: Reader): Listener[] {
   const list = raw.length ? raw : [{ port: 8008, bind_addresses: ["127.0.0.1"], type: "http", resources: [{ names: ["client", "federation"] }] }];
   return list.map((item, i) => {
     if (typeof item !== "object" || item === null) throw new ConfigError(`listeners[${i}]`, "must be a mapping");
-    const l = new Reader(item as Raw, `listeners[${i}].`);
+    const l = r.child(item as Raw, `listeners[${i}].`);
     const type = l.string("type", "http");
-    if (type !== "http") throw new ConfigError(`listeners[${i}].type`, `only "http" is supported, not "${type}"`);
+    if (type !== "http" && type !== "metrics") throw new ConfigError(`listeners[${i}].type`, `must be "http" or "metrics", not "${type}"`);
     const bind = l.list("bind_addresses").map((a, j) => {
       if (typeof a !== "string") throw new ConfigError(`listeners[${i}].bind_addresses[${j}]`, "must be a string");
       return a;
@@ -178,10 +205,11 @@ function readListeners(r: Reader): Listener[] {
       const names = (res as Raw | null)?.names;
       return Array.isArray(names) ? names.map(String) : [];
     });
+    l.value("compress"); // Synapse's per-resource and listener options that change nothing here
     return {
       port: l.number("port", 8008, { min: 0, max: 65535, integer: true }),
       bind_addresses: bind.length ? bind : ["127.0.0.1"],
-      type: "http" as const,
+      type,
       tls: l.bool("tls", false),
       x_forwarded: l.bool("x_forwarded", false),
       resources: resources.length ? resources : ["client", "federation"],
@@ -189,10 +217,16 @@ function readListeners(r: Reader): Listener[] {
   });
 }
 
+/** The listeners that serve the client and federation APIs (the first one is the main server). */
+export function httpListeners(config: Pick<Config, "listeners">): Listener[] {
+  return config.listeners.filter((l) => l.type === "http");
+}
+
 function readDatabase(r: Reader, baseDir: string): DatabaseConfig {
   const db = r.section("database");
   const name = db.string("name", "sqlite3");
-  const args = db.section("args");
+  db.value("allow_unsafe_locale"); // Synapse's, meaningless here
+  const args = db.section("args").open(); // which keys apply depends on the database (and Synapse's cp_min ...)
   if (name === "sqlite3" || name === "sqlite") {
     return { provider: "sqlite", path: path.resolve(baseDir, args.string("database", "data/homeserver.db")) };
   }
@@ -219,8 +253,10 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
   const server_name = r.string("server_name");
   if (!SERVER_NAME.test(server_name)) throw new ConfigError("server_name", `"${server_name}" is not a valid server name`);
   const listeners = readListeners(r);
+  const main = httpListeners({ listeners })[0];
+  if (!main) throw new ConfigError("listeners", `needs a listener of type "http" (the client and federation APIs)`);
   const host = server_name.startsWith("[") ? server_name.slice(0, server_name.indexOf("]") + 1) : server_name.split(":")[0];
-  const defaultBase = `${listeners[0]!.tls ? "https" : "http"}://${host}:${listeners[0]!.port}/`;
+  const defaultBase = `${main.tls ? "https" : "http"}://${host}:${main.port}/`;
   const public_baseurl = r.string("public_baseurl", defaultBase);
   try {
     const u = new URL(public_baseurl);
@@ -231,7 +267,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
   const pw = r.section("password_config");
   const policy = pw.section("policy");
   const caches = r.section("caches");
-  const factors = caches.section("per_cache_factors");
+  const factors = caches.section("per_cache_factors").open();
   const per_cache_factors: Record<string, number> = {};
   for (const [k, v] of Object.entries((caches.value("per_cache_factors") as Raw | undefined) ?? {})) {
     void v;
@@ -312,6 +348,8 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     use_appservice_legacy_authorization: r.bool("use_appservice_legacy_authorization", false),
     app_service_request_timeout: r.duration("app_service_request_timeout", 60_000)!,
     log_level: logLevel,
+    enable_metrics: r.bool("enable_metrics", false),
+    warnings: [],
     ...readFederationConfig(r, baseDir, listeners.some((l) => l.tls)),
     ...readSsoConfig(r),
     ...readThreePidConfig(r),
@@ -322,7 +360,36 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     },
   };
   config.app_services = loadAppServiceRegistrations(appFiles, server_name);
+  for (const name of IGNORED_SYNAPSE_OPTIONS) r.value(name);
+  config.warnings = r.unknownOptions().map(({ name, known }) => unknownOptionWarning(name, known));
   return config;
+}
+
+/** Synapse options a copied homeserver.yaml may hold that mean nothing to Weft: accepted without a warning. */
+const IGNORED_SYNAPSE_OPTIONS = ["pid_file", "log_config", "report_stats", "macaroon_secret_key", "form_secret"];
+
+/** "unknown option X (did you mean Y?)": the nearest known name at the same level, if one is close. */
+function unknownOptionWarning(name: string, known: string[]): string {
+  const leaf = (n: string) => n.slice(n.lastIndexOf(".") + 1);
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const k of known) {
+    const d = editDistance(leaf(name).toLowerCase(), leaf(k).toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [k, d];
+  }
+  const close = best !== undefined && bestDistance <= Math.max(2, Math.floor(leaf(name).length / 3));
+  return `unknown option "${name}" ignored${close ? ` (did you mean "${best}"?)` : ""}`;
+}
+
+/** Levenshtein distance (insertions, deletions, substitutions). */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length]!;
 }
 
 /** Reads and validates homeserver.yaml. Relative paths in it resolve against its folder. */

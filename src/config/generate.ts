@@ -77,9 +77,10 @@ server_name: ${q(o.serverName)}
 # The URL clients use to reach this server.
 public_baseurl: ${q(o.publicBaseurl)}
 
-# Where the server listens for client and federation traffic. Only the first listener and its first bind
-# address are served by one process. Use "0.0.0.0" to listen on every interface; set x_forwarded: true
-# behind a reverse proxy that sends X-Forwarded-For.
+# Where the server listens for client and federation traffic. Only the first http listener and its first
+# bind address are served by one process. Use "0.0.0.0" to listen on every interface; set x_forwarded: true
+# behind a reverse proxy that sends X-Forwarded-For. To change the port, change \`port\` here AND the port in
+# public_baseurl above (or write a new config with \`weft generate-config --port N\`).
 listeners:
   - port: ${o.port}
     type: http
@@ -128,7 +129,26 @@ url_preview_enabled: false
 # Cached remote media and idle local media can be dropped after a while, e.g.
 #   media_retention: {remote_media_lifetime: 90d}
 
-# fatal, error, warn, info, debug, trace or silent.
+# Rate limits (Synapse's rc_* options). Logging in is limited per client address and per account, so
+# trying several clients in a row can be refused with M_LIMIT_EXCEEDED ("Too Many Requests"); raise the
+# limits while you experiment, e.g.
+#   rc_login:
+#     address: {per_second: 1, burst_count: 20}
+#     account: {per_second: 1, burst_count: 20}
+#     failed_attempts: {per_second: 1, burst_count: 20}
+# (defaults: address and account 0.003/s with a burst of 5; failed_attempts 0.17/s with a burst of 3).
+# rc_registration and rc_message work the same way.
+
+# Prometheus metrics. With enable_metrics: true, add a listener of its own
+#   - port: 9000
+#     type: metrics
+#     bind_addresses: ["127.0.0.1"]
+# (scrape http://127.0.0.1:9000/metrics), or add "metrics" to the names above to serve /_synapse/metrics
+# on the main port. /health answers "OK" either way.
+enable_metrics: false
+
+# fatal, error, warn, info, debug, trace or silent. At info, every request is logged in one line (method,
+# path, status, time, user), each line as JSON with the request's id (reqId).
 log_level: info
 `;
 }

@@ -8,6 +8,7 @@ import type { Requester } from "../domain/accounts/requester.ts";
 import { authenticate } from "../domain/accounts/authenticate.ts";
 import { bearerToken, parseBearer } from "../shared/http-auth.ts";
 import { createLoaders, type Loaders } from "./loaders.ts";
+import { noteRequester } from "../observability/request-context.ts";
 
 export interface GraphqlContext {
   s: Services;
@@ -29,7 +30,10 @@ function makeContext(s: Services, token: string | undefined, clientIp: string, u
     bearerToken: token,
     requester() {
       if (token === undefined) return Promise.reject(new MatrixError("M_MISSING_TOKEN", "Missing access token", 401));
-      auth ??= authenticate(s, token, { seen: { ip: clientIp, userAgent } });
+      auth ??= authenticate(s, token, { seen: { ip: clientIp, userAgent } }).then((r) => {
+        noteRequester(r.userId); // for the request's log line (HTTP; on a WebSocket there is no request)
+        return r;
+      });
       return auth;
     },
     forgetRequester() {

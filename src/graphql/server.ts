@@ -17,6 +17,7 @@ import { buildWeftSchema, createWeftPubSub } from "./schema.ts";
 import { checkCost, checkQueryText, depthLimitRule, PARSE_OPTIONS } from "./limits.ts";
 import { MAX_JSON_DEPTH, parseJsonText, stringifyJson } from "../domain/json-limits.ts";
 import { MatrixError } from "../domain/errors.ts";
+import { mountExplorer, wantsExplorer } from "./explorer/explorer.ts";
 
 /** A request body's envelope around a JSON variable: the body object and its `variables` object. */
 const BODY_DEPTH = MAX_JSON_DEPTH + 2;
@@ -76,6 +77,9 @@ export async function mountGraphql(app: FastifyInstance, s: Services): Promise<v
   // socket then closed (a plugin scoped to /graphql would leave those sockets open and app.close() hanging).
   await app.register(fastifyWebsocket, { options: { maxPayload: s.config.max_request_body_size } });
 
+  // Browsers opening /graphql get the explorer page (GraphiQL) instead of Apollo's CSRF refusal.
+  const explorerPage = mountExplorer(app);
+
   // An encapsulated scope: its body parsing and error shape apply to /graphql only.
   await app.register(async (scope) => {
     // The REST face reads every body raw; Apollo wants parsed JSON (other types are refused with 415).
@@ -86,6 +90,9 @@ export async function mountGraphql(app: FastifyInstance, s: Services): Promise<v
       } catch (err) {
         done(err as Error, undefined);
       }
+    });
+    scope.addHook("onRequest", async (req, reply) => {
+      if (req.url.split("?")[0] === GRAPHQL_PATH && wantsExplorer(req)) return explorerPage(reply);
     });
     // The query text's nesting is checked before Apollo parses it (graphql-js's parser recurses).
     scope.addHook("preHandler", async (req) => {

@@ -10,6 +10,7 @@ import type { DatabaseConfig } from "../config/config.ts";
 import { migratePostgres, migrateSqlite } from "./migrate.ts";
 import { openPostgresSql, openSqliteSql, type Sql } from "./sql.ts";
 import { checkStorableParams } from "../domain/text.ts";
+import { timePrisma, timedSql, type QueryTimer } from "./timing.ts";
 
 /**
  * STORAGE_NOTE: repositories use `findFirst`, never `findUnique`, and no batch `$transaction([...])` of a
@@ -19,14 +20,17 @@ import { checkStorableParams } from "../domain/text.ts";
  * plans of ~100-250 KB each (issue 11's memory finding).
  */
 
-/** The same guard as the raw SQL layer's: no model operation runs with NUL in a string argument. */
-function guarded<C extends { $extends: SqliteClient["$extends"] }>(client: C): Db {
+/**
+ * The same guard as the raw SQL layer's: no model operation runs with NUL in a string argument. With a
+ * timer, each operation is timed too.
+ */
+function guarded<C extends { $extends: SqliteClient["$extends"] }>(client: C, timer: QueryTimer | undefined): Db {
   return client.$extends({
     query: {
       $allModels: {
-        $allOperations({ args, query }) {
+        $allOperations({ model, operation, args, query }) {
           checkStorableParams(args);
-          return query(args);
+          return timer ? timePrisma(timer, model, operation, () => query(args)) : query(args);
         },
       },
     },
@@ -53,7 +57,11 @@ export interface StorageOptions {
    * ~100 MB. main.ts sizes it as the cache "prisma_query_plans".
    */
   queryPlanCacheMaxSize?: number;
+  /** Times every query (metrics); absent, nothing is timed. */
+  timer?: QueryTimer;
 }
+
+const maybeTimed = (sql: Sql, timer: QueryTimer | undefined) => (timer ? timedSql(sql, timer) : sql);
 
 export async function openStorage(config: DatabaseConfig, opts: StorageOptions = {}): Promise<Storage> {
   const plans = { queryPlanCacheMaxSize: opts.queryPlanCacheMaxSize ?? 100 };
@@ -64,14 +72,14 @@ export async function openStorage(config: DatabaseConfig, opts: StorageOptions =
     await raw.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
     await raw.$queryRawUnsafe("PRAGMA wal_autocheckpoint = 0"); // see src/storage/sqlite-checkpointer.ts
     await raw.$queryRawUnsafe("PRAGMA foreign_keys = ON");
-    const db = guarded(raw);
-    const sql = openSqliteSql(config.path);
+    const db = guarded(raw, opts.timer);
+    const sql = maybeTimed(openSqliteSql(config.path), opts.timer);
     return { db, sql, provider: "sqlite", close: async () => { await sql.close(); await db.$disconnect(); } };
   }
   await migratePostgres(config.url);
   const pg = new PgClient({ adapter: new PrismaPg({ connectionString: config.url, max: 10 }), ...plans });
   await pg.$connect();
-  const db = guarded(pg as unknown as SqliteClient);
-  const sql = openPostgresSql(config.url);
+  const db = guarded(pg as unknown as SqliteClient, opts.timer);
+  const sql = maybeTimed(openPostgresSql(config.url), opts.timer);
   return { db, sql, provider: "postgres", close: async () => { await sql.close(); await db.$disconnect(); } };
 }

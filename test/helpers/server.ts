@@ -6,7 +6,7 @@ import path from "node:path";
 import pino from "pino";
 import pg from "pg";
 import { randomBytes } from "node:crypto";
-import { createServer } from "node:net";
+import { freePort, postgresAnswers } from "./net.ts";
 import { Agent, fetch as undiciFetch } from "undici";
 import { parseConfig, type Config } from "../../src/config/config.ts";
 import { startHomeserver, type Homeserver } from "../../src/main.ts";
@@ -21,16 +21,7 @@ export const PG_ADMIN_URL = process.env.WEFT_TEST_PG_URL ?? "postgresql://weft:w
 
 let pgAvailable: Promise<boolean> | undefined;
 async function postgresReachable(): Promise<boolean> {
-  pgAvailable ??= (async () => {
-    const c = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 2000 });
-    try {
-      await c.connect();
-      await c.end();
-      return true;
-    } catch {
-      return false;
-    }
-  })();
+  pgAvailable ??= postgresAnswers(PG_ADMIN_URL);
   return pgAvailable;
 }
 
@@ -99,6 +90,8 @@ export interface TestServerOptions {
   dns?: Dns;
   /** Durable consumers of the events stream added to the declared ones (also after a restart). */
   consumers?: DurableConsumer[];
+  /** The server's logger (default: pino at the config's log_level, to stdout). */
+  log?: pino.Logger;
 }
 
 /** Status, headers and body of a fetch answer: the JSON value, the text if it is not JSON, undefined if empty. */
@@ -113,17 +106,7 @@ export async function readJsonResponse(res: { status: number; headers: unknown; 
   return { status: res.status, headers: res.headers as Headers, json };
 }
 
-/** A port free on 127.0.0.1 right now (for configs that must name their port before the server starts). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /**
  * DNS for test servers: nothing leaves the machine. Federation tests name servers by IP literal and need
@@ -185,7 +168,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     : { name: "sqlite3", args: { database: path.join(dir, "homeserver.db") } };
   const raw = merge(merge({ server_name: serverName, database, signing_key_path: path.join(dir, "signing.key") }, TEST_DEFAULTS), opts.config ?? {});
   const config = parseConfig(raw, dir);
-  const log = pino({ level: String(raw.log_level ?? "warn") });
+  const log = opts.log ?? pino({ level: String(raw.log_level ?? "warn") });
   let hs: Homeserver;
   try {
     hs = await startHomeserver(config, { log, port: opts.port ?? 0, clock: opts.clock, dns: opts.dns ?? hermeticDns, consumers: opts.consumers });

@@ -32,6 +32,9 @@ export class LruCache<K, V> {
   private newest: Node<K, V> | null = null;
   private oldest: Node<K, V> | null = null;
   private totalWeight = 0;
+  /** Lookups answered and not answered since start (metrics). */
+  hits = 0;
+  misses = 0;
   constructor(
     readonly name: string,
     readonly capacity: number,
@@ -43,9 +46,18 @@ export class LruCache<K, V> {
     return this.totalWeight;
   }
 
+  /** Whether entries are weighed (the cache has a byte budget). */
+  get weighted(): boolean {
+    return this.opts.weigh !== undefined;
+  }
+
   get(key: K): V | undefined {
     const node = this.map.get(key);
-    if (node === undefined) return undefined;
+    if (node === undefined) {
+      this.misses++;
+      return undefined;
+    }
+    this.hits++;
     this.touch(node);
     return node.value;
   }

@@ -28,6 +28,11 @@ export interface DestinationState extends DestinationRow {
   pendingEdus: number;
 }
 
+export interface QueueState extends DestinationState {
+  /** Transactions sent since this process started. */
+  transactionsSent: number;
+}
+
 export class FederationSender {
   readonly store: SenderStore;
   private readonly queues = new Map<string, DestinationQueue>();
@@ -174,6 +179,13 @@ export class FederationSender {
 
   private stateOf(row: DestinationRow, queued: number): DestinationState {
     return { ...row, down: isDown(row), nextAttemptTs: retryAt(row), queuedPdus: queued, pendingEdus: this.queues.get(row.destination)?.edus.size ?? 0 };
+  }
+
+  /** Every destination this process has a queue for (all with PDUs queued, from start): metrics. */
+  async queueStates(): Promise<QueueState[]> {
+    const queues = [...this.queues.values()];
+    const sizes = await this.store.queueSizes(queues.map((q) => q.destination));
+    return queues.map((q) => ({ ...this.stateOf(q.current ?? upState(q.destination), sizes.get(q.destination) ?? 0), transactionsSent: q.sent }));
   }
 
   /** Transactions sent to `destination` since start (tests and metrics). */
