@@ -165,6 +165,40 @@ describe.each(backends())("user admin API (%s)", (backend) => {
     expect((await t.hs.services.users.get(admin.user_id))!.isAdmin).toBe(true);
   });
 
+  it("sets and replaces an account's threepids and external ids; one taken by another account is 409", async () => {
+    const made = await call("PUT", `${V2[0]}/users/@gina:weft.test`, {
+      password: "ginapass1",
+      threepids: [{ medium: "email", address: "Gina@Example.ORG" }, { medium: "msisdn", address: "447700900001" }],
+      external_ids: [{ auth_provider: "oidc-corp", external_id: "g-1" }],
+    });
+    expect(made.status, JSON.stringify(made.json)).toBe(201);
+    const got = (await call("GET", `${V2[0]}/users/@gina:weft.test`)).json;
+    expect(got.threepids.map((t: any) => [t.medium, t.address])).toEqual([["email", "gina@example.org"], ["msisdn", "447700900001"]]);
+    expect(typeof got.threepids[0].added_at).toBe("number");
+    expect(got.external_ids).toEqual([{ auth_provider: "oidc-corp", external_id: "g-1" }]);
+    // The user sees the address through the client API too.
+    const gina = await loginUser(t, "gina", "ginapass1");
+    expect((await t.call("GET", "/_matrix/client/v3/account/3pid", { token: gina.access_token })).json.threepids.map((x: any) => x.address)).toEqual(["gina@example.org", "447700900001"]);
+    // A list replaces: the msisdn goes, the external id changes.
+    const replaced = await call("PUT", `${V2[0]}/users/@gina:weft.test`, { threepids: [{ medium: "email", address: "gina@example.org" }], external_ids: [{ auth_provider: "oidc-corp", external_id: "g-2" }] });
+    expect(replaced.status).toBe(200);
+    const after = (await call("GET", `${V2[0]}/users/@gina:weft.test`)).json;
+    expect(after.threepids.map((t: any) => t.address)).toEqual(["gina@example.org"]);
+    expect(after.external_ids).toEqual([{ auth_provider: "oidc-corp", external_id: "g-2" }]);
+    // Another account may not take them; nothing changes.
+    const taken = await call("PUT", `${V2[0]}/users/@hank:weft.test`, { password: "hankpass1", threepids: [{ medium: "email", address: "GINA@example.org" }] });
+    expect([taken.status, taken.json.errcode]).toEqual([409, "M_THREEPID_IN_USE"]);
+    expect(await t.hs.services.users.exists("@hank:weft.test")).toBe(false);
+    const takenExt = await call("PUT", `${V2[0]}/users/@hank:weft.test`, { password: "hankpass1", external_ids: [{ auth_provider: "oidc-corp", external_id: "g-2" }] });
+    expect(takenExt.status).toBe(409);
+    const bad = await call("PUT", `${V2[0]}/users/@gina:weft.test`, { threepids: [{ medium: "fax", address: "1" }] });
+    expect([bad.status, bad.json.errcode]).toEqual([400, "M_INVALID_PARAM"]);
+    // Deactivation removes the account's addresses (as Synapse): the address is free again.
+    expect((await call("POST", `${V1[0]}/deactivate/@gina:weft.test`, {})).status).toBe(200);
+    expect((await call("GET", `${V2[0]}/users/@gina:weft.test`)).json.threepids).toEqual([]);
+    expect(await t.hs.services.threepids.owner("email", "gina@example.org")).toBeNull();
+  });
+
   it("resets a password (policy applies; devices logged out unless asked not to)", async () => {
     const frank = await registerUser(t, "frank", "frankpass1");
     const weak = await call("POST", `${V1[0]}/reset_password/${frank.user_id}`, { new_password: "weak" });

@@ -16,6 +16,7 @@ import { hashToken, newId, newToken } from "../accounts/tokens.ts";
 import { AdminReads } from "../store/admin-reads.ts";
 import { USER_TYPES } from "./shared-secret-registration.ts";
 import { isValidLocalpartForRegistration } from "../ids.ts";
+import { checkIdentifiersFree, parseExternalIds, parseThreepids, replaceExternalIds, replaceThreepids } from "./user-identifiers.ts";
 
 type Body = Record<string, unknown>;
 
@@ -65,13 +66,13 @@ export async function putUser(s: Services, r: Requester, userId: string, body: B
     throw new MatrixError("M_INVALID_PARAM", "Invalid user type", 400);
   if (avatarUrl !== undefined && avatarUrl !== "" && !avatarUrl.startsWith("mxc://"))
     throw new MatrixError("M_INVALID_PARAM", "avatar_url must be an MXC URI", 400);
-  for (const key of ["threepids", "external_ids"]) {
-    const v = body[key];
-    if (v === undefined) continue;
-    if (!Array.isArray(v)) throw new MatrixError("M_INVALID_PARAM", `${key} must be an array`, 400);
-    // Weft keeps no third-party identifiers or SSO mappings yet: only "none" can be set.
-    if (v.length > 0) throw new MatrixError("M_INVALID_PARAM", `Setting ${key} is not supported by this server`, 400);
-  }
+  const threepids = body.threepids === undefined ? undefined : parseThreepids(body.threepids);
+  const externalIds = body.external_ids === undefined ? undefined : parseExternalIds(body.external_ids);
+  await checkIdentifiersFree(s, userId, threepids, externalIds);
+  const setIdentifiers = async () => {
+    if (threepids) await replaceThreepids(s, userId, threepids);
+    if (externalIds) await replaceExternalIds(s, userId, externalIds);
+  };
 
   const existing = await new AdminReads(s.storage.sql).user(userId);
   if (!existing) {
@@ -87,6 +88,7 @@ export async function putUser(s: Services, r: Requester, userId: string, body: B
     });
     if (displayname === "") await setDisplayName(s, r, userId, null);
     if (avatarUrl) await setAvatarUrl(s, r, userId, avatarUrl);
+    await setIdentifiers();
     if (deactivated === true) await deactivateAccount(s, userId, false);
     return { created: true };
   }
@@ -105,6 +107,7 @@ export async function putUser(s: Services, r: Requester, userId: string, body: B
   const active = deactivated === false || (deactivated === undefined && !existing.deactivated);
   if (active && displayname !== undefined && displayname !== existing.displayname) await setDisplayName(s, r, userId, displayname || null);
   if (active && avatarUrl !== undefined && avatarUrl !== existing.avatarUrl) await setAvatarUrl(s, r, userId, avatarUrl || null);
+  await setIdentifiers();
   return { created: false };
 }
 

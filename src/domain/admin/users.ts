@@ -1,6 +1,7 @@
 // Server admins' view of accounts (Synapse admin API "User Admin API"): the paged user list with profile
 // attributes, one account's details, its devices, joined rooms and memberships, whois, and whether it is
 // an admin. Changes to accounts are in user-changes.ts. Every operation refuses non-admins (403).
+import { identifiersOf } from "./user-identifiers.ts";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
@@ -105,12 +106,11 @@ export async function userDetails(s: Services, r: Requester, userId: string): Pr
   return {
     ...entry,
     creation_ts: Math.floor(u.creationTs / 1000),
-    threepids: [],
+    ...(await identifiersOf(s, userId)),
     appservice_id: u.appserviceId,
     consent_server_notice_sent: null,
     consent_version: null,
     consent_ts: null,
-    external_ids: [],
     suspended: false,
   };
 }

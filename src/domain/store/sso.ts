@@ -24,6 +24,14 @@ export class SsoStore {
     return (await this.db.userExternalId.findMany({ where: { userId }, select: { authProvider: true } })).map((r) => r.authProvider);
   }
 
+  async externalIdsOfUser(userId: string): Promise<{ authProvider: string; externalId: string }[]> {
+    return this.db.userExternalId.findMany({ where: { userId }, select: { authProvider: true, externalId: true }, orderBy: [{ authProvider: "asc" }, { externalId: "asc" }] });
+  }
+
+  async unlinkExternalId(authProvider: string, externalId: string, userId: string): Promise<void> {
+    await this.db.userExternalId.deleteMany({ where: { authProvider, externalId, userId } });
+  }
+
   async linkExternalId(authProvider: string, externalId: string, userId: string): Promise<void> {
     await this.db.userExternalId.create({ data: { authProvider, externalId, userId } });
   }
