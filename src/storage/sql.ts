@@ -196,6 +196,9 @@ class PgExecutor implements SqlExecutor {
 
 export function openPostgresSql(connectionString: string, max = 10): Sql {
   const pool = new pg.Pool({ connectionString, max });
+  // An idle connection that breaks (PostgreSQL restarted, a network cut) is an 'error' on the pool: without
+  // a listener Node would end the process. The pool drops that client; the next query opens a new one.
+  pool.on("error", (err) => process.emitWarning(`PostgreSQL idle connection lost: ${err.message}`));
   const direct = new PgExecutor(pool);
   return {
     dialect: "postgres",
