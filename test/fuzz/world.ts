@@ -26,6 +26,9 @@ export interface World {
   filterIds: string[];
   /** Counts requests, for unique transaction ids. */
   n: number;
+  /** Values another suite's world gives first (a federation world: the origin's users), else undefined. */
+  param?: (name: string, rng: Rng) => string | undefined;
+  supply?: Supply;
 }
 
 async function ok(t: TestServer, method: string, path: string, who: Session, body?: unknown): Promise<any> {
@@ -112,6 +115,8 @@ const userIds = (w: World) => [w.actor.user_id, w.victim.user_id, `@nobody:${w.s
 
 /** A value for a path or query parameter of this name, from the world (undefined: the caller decides). */
 export function worldParam(w: World, name: string, rng: Rng): string | undefined {
+  const own = w.param?.(name, rng);
+  if (own !== undefined) return own;
   switch (name) {
     case "roomId":
     case "room_id":
@@ -177,6 +182,8 @@ export function worldParam(w: World, name: string, rng: Rng): string | undefined
 /** Supplies body values by property name or string format (ids of the world). */
 export function worldSupply(w: World, rng: Rng): Supply {
   return ({ name, format }) => {
+    const own = w.supply?.({ name, format });
+    if (own !== undefined) return own;
     if (format === "mx-user-id" || name === "user_id" || name === "userId") return rng.pick(userIds(w));
     if (format === "mx-room-id" || name === "room_id") return rng.pick(roomIds(w));
     if (format === "mx-event-id" || name === "event_id") return rng.pick(eventIds(w));
