@@ -8,7 +8,7 @@ import { backends } from "../helpers/server.ts";
 import { specOperations } from "../helpers/spec.ts";
 import { fuzzSettings, Rng } from "./random.ts";
 import { formatFailures } from "./rest.ts";
-import { fuzzFederation, fuzzForgeries, startFederationWorld, type FederationWorld } from "./federation.ts";
+import { fuzzFederation, fuzzForgeries, fuzzPdus, startFederationWorld, type FederationWorld } from "./federation.ts";
 
 const statusLine = (statuses: Map<number, number>) => [...statuses].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}×${n}`).join(" ");
 
@@ -41,5 +41,14 @@ describe.each(backends())("federation fuzz on %s", (backend) => {
     const { failures, statuses } = await fuzzForgeries(world, specOperations("server-server"), new Rng(seed), samples);
     console.log(`  statuses ${statusLine(statuses)}`);
     expect(failures, `${failures.length} failures (seed ${seed}):\n${formatFailures(seed, failures)}`).toEqual([]);
+  });
+
+  it("server-server: events with hostile content from the origin never break the room it is in", { timeout: 600_000 }, async () => {
+    const { seed, samples } = fuzzSettings(60);
+    console.log(`federation hostile PDUs on ${backend}: seed ${seed}, ${samples} events (replay: WEFT_FUZZ_SEED=${seed})`);
+    const { failures, accepted, refused } = await fuzzPdus(world, new Rng(seed), samples);
+    console.log(`  ${accepted} accepted, ${refused} refused`);
+    expect(failures, `${failures.length} failures (seed ${seed}):\n${formatFailures(seed, failures)}`).toEqual([]);
+    expect(accepted + refused).toBeGreaterThan(samples / 2);
   });
 });

@@ -13,7 +13,7 @@ import { generateSigningKey } from "../../src/domain/signing-key.ts";
 import type { Backend } from "../helpers/server.ts";
 import type { Rng } from "./random.ts";
 import { checkResponse, generateRequest, type FuzzFailure, type FuzzRequest } from "./rest.ts";
-import { validValue, toJsonText, type Schema } from "./values.ts";
+import { hostileValue, mutateJson, validValue, toJsonText, type Schema } from "./values.ts";
 import { buildWorld, protectedSnapshot, worldSupply, type World } from "./world.ts";
 
 export interface FederationWorld extends World {
@@ -206,4 +206,98 @@ export async function fuzzForgeries(w: FederationWorld, ops: SpecOperation[], rn
     for (const problem of problems) failures.push({ sample: i, operation: op.operationId ?? `${op.method} ${op.template}`, request: describe(req), how: req.how, problem });
   }
   return { failures, statuses };
+}
+
+/** Arrays nested `levels` deep, built without recursion. */
+function nested(levels: number): unknown {
+  let v: unknown = [];
+  for (let i = 1; i < levels; i++) v = [v];
+  return v;
+}
+
+/** Hostile event content: real deep nesting (around the bound and far past it), or hostile values. */
+function hostileContent(rng: Rng): Record<string, unknown> {
+  const base: Record<string, unknown> = { msgtype: "m.text", body: "hostile" };
+  switch (rng.int(4)) {
+    case 0:
+      base.deep = nested(rng.pick([90, 99, 100, 101, 104, 110, 400, 2_900]));
+      return base;
+    case 1: {
+      const v = hostileValue(rng);
+      base[rng.pick(["body", "msgtype", "format", "x", "m.relates_to", "url", "info"])] = typeof v === "string" && v.startsWith("@@deep:") ? nested(Number(v.slice(7, -2))) : v;
+      return base;
+    }
+    case 2:
+      return JSON.parse(toJsonText(mutateJson(base, rng).value)) as Record<string, unknown>;
+    default:
+      base[rng.pick(["\u0000", "a\u0000b", "\ud800", "__proto__", "constructor", "x".repeat(300)])] = rng.pick(["\u0000", 2 ** 53 + 2, -(2 ** 63), 1.5, null]);
+      return base;
+  }
+}
+
+/**
+ * Sends `samples` events signed by the origin, built on the actor's room as it is, with hostile content (and
+ * now and then as state), each in its own transaction; after each, the room must still be served: the
+ * event and the room's history over the client API (to the actor) and over federation (to the origin).
+ * Every answer keeps the rules of checkResponse; the protected data stays unchanged.
+ */
+export async function fuzzPdus(w: FederationWorld, rng: Rng, samples: number): Promise<{ failures: FuzzFailure[]; accepted: number; refused: number }> {
+  const failures: FuzzFailure[] = [];
+  let accepted = 0;
+  let refused = 0;
+  const room = enc(w.rooms.own);
+  let before = await protectedSnapshot(w);
+  for (let i = 0; i < samples; i++) {
+    const content = hostileContent(rng);
+    const type = rng.pick(["m.room.message", "m.room.message", "org.example.custom", "m.room.topic", "m.room.name"]);
+    const state = type !== "m.room.message" && rng.chance(0.5);
+    let built: { eventId: string; pdu: unknown };
+    try {
+      built = await eventOnRoom(w.t.hs.services, w.rooms.own, w.origin, { type, ...(state ? { stateKey: "" } : {}), sender: w.mallory, content });
+    } catch {
+      continue; // content this test's own signing refuses (too deep to hash): nothing to send
+    }
+    const how = `PDU ${type}${state ? " (state)" : ""} ${JSON.stringify(content).slice(0, 120)}`;
+    const probes: FuzzRequest[] = [];
+    const txn: FuzzRequest = { method: "PUT", path: `/_matrix/federation/v1/send/pdu${++w.n}`, headers: { "content-type": "application/json" }, how };
+    const txnBody = { origin: w.origin.serverName, origin_server_ts: Date.now(), pdus: [built.pdu] };
+    try {
+      txn.body = Buffer.from(JSON.stringify(txnBody));
+      txn.headers.authorization = signedBy(w.origin.serverName, w.origin.key, w.serverName, { method: "PUT", path: txn.path, body: txnBody });
+    } catch {
+      continue;
+    }
+    probes.push(txn);
+    const ev = enc(built.eventId);
+    const client = (path: string): FuzzRequest => ({ method: "GET", path, headers: { authorization: `Bearer ${w.actor.access_token}` }, how });
+    const fed = (path: string): FuzzRequest => ({ method: "GET", path, headers: { authorization: signedBy(w.origin.serverName, w.origin.key, w.serverName, { method: "GET", path }) }, how });
+    probes.push(
+      client(`/_matrix/client/v3/rooms/${room}/event/${ev}`),
+      client(`/_matrix/client/v3/rooms/${room}/context/${ev}?limit=3`),
+      client(`/_matrix/client/v3/rooms/${room}/messages?dir=b&limit=5`),
+      client(`/_matrix/client/v3/rooms/${room}/state`),
+      fed(`/_matrix/federation/v1/event/${ev}`),
+      fed(`/_matrix/federation/v1/backfill/${room}?v=${ev}&limit=3`),
+      fed(`/_matrix/federation/v1/state_ids/${room}?event_id=${ev}`),
+    );
+    for (const req of probes) {
+      let problems: string[];
+      try {
+        const res = await send(w, req);
+        problems = checkResponse(req, res);
+        if (req === txn && res.status === 200) {
+          const result = (JSON.parse(res.text) as { pdus?: Record<string, { error?: string }> }).pdus?.[built.eventId];
+          if (result && result.error === undefined) accepted++;
+          else refused++;
+        }
+      } catch (err) {
+        problems = [`request failed: ${(err as Error).message}`];
+      }
+      for (const problem of problems) failures.push({ sample: i, operation: req.path.split("?")[0]!.replace(/\/[^/]*%[^/]*$/, "/…"), request: describe(req), how, problem });
+    }
+    const after = await protectedSnapshot(w);
+    if (after !== before) failures.push({ sample: i, operation: "PDU", request: how, how, problem: `changed protected data:\n  before ${before.slice(0, 2000)}\n  after  ${after.slice(0, 2000)}` });
+    before = after;
+  }
+  return { failures, accepted, refused };
 }
