@@ -93,6 +93,7 @@ export async function fuzzAppService(w: AppServiceWorld, ops: SpecOperation[], r
       const res = await send(w, req);
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
       problems = findOperation(req.method, req.path.split("?")[0]!) ? checkResponse(req, res) : [];
+      if (res.status === 502 && !`${req.path} ${req.body?.toString("utf8") ?? ""}`.includes("other.example")) problems.push(`502 for a request that names no other server: ${res.text.slice(0, 200)}`);
     } catch (err) {
       problems = [`request failed: ${(err as Error).message}`];
     }
