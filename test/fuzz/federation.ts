@@ -137,11 +137,20 @@ const namesAnotherServer = (w: FederationWorld, req: FuzzRequest) => {
   return text.includes("other.example") || text.includes(w.origin.serverName) || text.includes(enc(w.origin.serverName));
 };
 
+/**
+ * The protected data, plus every event of the shared room: the origin is in neither of the victim's rooms,
+ * so nothing it sends may add an event (state or not) to them.
+ */
+async function federationSnapshot(w: FederationWorld): Promise<string> {
+  const shared = await w.t.hs.services.storage.sql.all(`SELECT event_id FROM events WHERE room_id = ? ORDER BY stream_ordering`, [w.rooms.shared]);
+  return `${await protectedSnapshot(w)}${JSON.stringify(shared)}`;
+}
+
 /** Sends `samples` signed, generated requests to operations of `ops`; returns the failures. */
 export async function fuzzFederation(w: FederationWorld, ops: SpecOperation[], rng: Rng, samples: number): Promise<{ failures: FuzzFailure[]; statuses: Map<number, number> }> {
   const failures: FuzzFailure[] = [];
   const statuses = new Map<number, number>();
-  let before = await protectedSnapshot(w);
+  let before = await federationSnapshot(w);
   for (let i = 0; i < samples; i++) {
     const op = rng.pick(ops);
     const req = signedRequest(op, w, rng);
@@ -155,7 +164,7 @@ export async function fuzzFederation(w: FederationWorld, ops: SpecOperation[], r
     } catch (err) {
       problems = [`request failed: ${(err as Error).message}`];
     }
-    const after = await protectedSnapshot(w);
+    const after = await federationSnapshot(w);
     if (after !== before) problems.push(`changed protected data:\n  before ${before.slice(0, 2000)}\n  after  ${after.slice(0, 2000)}`);
     before = after;
     for (const problem of problems) failures.push({ sample: i, operation: name, request: describe(req), how: req.how, problem });
@@ -171,7 +180,7 @@ export async function fuzzForgeries(w: FederationWorld, ops: SpecOperation[], rn
   const failures: FuzzFailure[] = [];
   const statuses = new Map<number, number>();
   const authenticated = ops.filter((op) => op.authenticated);
-  const snapshot = async () => `${await protectedSnapshot(w)}${JSON.stringify(await w.t.hs.services.storage.sql.all(`SELECT event_id FROM events WHERE room_id = ? ORDER BY stream_ordering`, [w.rooms.own]))}`;
+  const snapshot = async () => `${await federationSnapshot(w)}${JSON.stringify(await w.t.hs.services.storage.sql.all(`SELECT event_id FROM events WHERE room_id = ? ORDER BY stream_ordering`, [w.rooms.own]))}`;
   let before = await snapshot();
   for (let i = 0; i < samples; i++) {
     const op = rng.pick(authenticated);
@@ -245,15 +254,19 @@ export async function fuzzPdus(w: FederationWorld, rng: Rng, samples: number): P
   const failures: FuzzFailure[] = [];
   let accepted = 0;
   let refused = 0;
-  const room = enc(w.rooms.own);
-  let before = await protectedSnapshot(w);
+  let before = await federationSnapshot(w);
   for (let i = 0; i < samples; i++) {
-    const content = hostileContent(rng);
-    const type = rng.pick(["m.room.message", "m.room.message", "org.example.custom", "m.room.topic", "m.room.name"]);
-    const state = type !== "m.room.message" && rng.chance(0.5);
+    // Now and then aimed at a room the origin is in none of (a join to the invite-only one, too): refused,
+    // and the snapshot shows nothing changed there.
+    const target = rng.chance(0.2) ? rng.pick([w.rooms.shared, w.rooms.victimPrivate]) : w.rooms.own;
+    const joinAttempt = target !== w.rooms.own && rng.chance(0.3);
+    const content = joinAttempt ? { membership: "join" } : hostileContent(rng);
+    const type = joinAttempt ? "m.room.member" : rng.pick(["m.room.message", "m.room.message", "org.example.custom", "m.room.topic", "m.room.name"]);
+    const state = joinAttempt || (type !== "m.room.message" && rng.chance(0.5));
+    const room = enc(target);
     let built: { eventId: string; pdu: unknown };
     try {
-      built = await eventOnRoom(w.t.hs.services, w.rooms.own, w.origin, { type, ...(state ? { stateKey: "" } : {}), sender: w.mallory, content });
+      built = await eventOnRoom(w.t.hs.services, target, w.origin, { type, ...(state ? { stateKey: joinAttempt ? w.mallory : "" } : {}), sender: w.mallory, content });
     } catch {
       continue; // content this test's own signing refuses (too deep to hash): nothing to send
     }
@@ -295,7 +308,7 @@ export async function fuzzPdus(w: FederationWorld, rng: Rng, samples: number): P
       }
       for (const problem of problems) failures.push({ sample: i, operation: req.path.split("?")[0]!.replace(/\/[^/]*%[^/]*$/, "/…"), request: describe(req), how, problem });
     }
-    const after = await protectedSnapshot(w);
+    const after = await federationSnapshot(w);
     if (after !== before) failures.push({ sample: i, operation: "PDU", request: how, how, problem: `changed protected data:\n  before ${before.slice(0, 2000)}\n  after  ${after.slice(0, 2000)}` });
     before = after;
   }
