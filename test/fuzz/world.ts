@@ -215,7 +215,8 @@ export async function protectedSnapshot(w: World): Promise<string> {
   out.account_data = (out.account_data as { room_id: string }[]).filter((row) => worldRooms.has(row.room_id));
   out.devices = await sql.all(`SELECT user_id, device_id, display_name FROM devices WHERE user_id = ? ORDER BY device_id`, [v]);
   out.privateState = await sql.all(`SELECT type, state_key, event_id FROM current_state_events WHERE room_id = ? ORDER BY type, state_key`, [w.rooms.victimPrivate]);
-  out.privateEvents = await sql.all(`SELECT event_id FROM events WHERE room_id = ? ORDER BY stream_ordering`, [w.rooms.victimPrivate]);
+  // Rejected events (a remote server's refused PDU is kept as rejected, never state, never served) left out.
+  out.privateEvents = await sql.all(`SELECT event_id FROM events WHERE room_id = ? AND rejected_reason IS NULL ORDER BY stream_ordering`, [w.rooms.victimPrivate]);
   out.sharedState = await sql.all(`SELECT type, state_key, event_id FROM current_state_events WHERE room_id = ? AND state_key <> ? ORDER BY type, state_key`, [w.rooms.shared, w.actor.user_id]);
   out.memberships = await sql.all(`SELECT room_id, membership, event_id, forgotten FROM room_memberships WHERE user_id = ? AND room_id <> ? ORDER BY room_id`, [v, w.rooms.own]);
   out.aliases = await sql.all(`SELECT alias, room_id FROM room_aliases WHERE creator = ? ORDER BY alias`, [v]);
