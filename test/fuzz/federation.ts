@@ -12,7 +12,7 @@ import { eventOnRoom, sendTransaction } from "../helpers/by-hand.ts";
 import { generateSigningKey } from "../../src/domain/signing-key.ts";
 import type { Backend } from "../helpers/server.ts";
 import type { Rng } from "./random.ts";
-import { checkResponse, generateRequest, type FuzzFailure, type FuzzRequest } from "./rest.ts";
+import { checkResponse, fuzzOperations, generateRequest, type FuzzFailure, type FuzzRequest } from "./rest.ts";
 import { hostileValue, mutateJson, validValue, toJsonText, type Schema } from "./values.ts";
 import { buildWorld, protectedSnapshot, worldSupply, type World } from "./world.ts";
 
@@ -156,29 +156,14 @@ async function federationSnapshot(w: FederationWorld): Promise<string> {
 }
 
 /** Sends `samples` signed, generated requests to operations of `ops`; returns the failures. */
-export async function fuzzFederation(w: FederationWorld, ops: SpecOperation[], rng: Rng, samples: number): Promise<{ failures: FuzzFailure[]; statuses: Map<number, number> }> {
-  const failures: FuzzFailure[] = [];
-  const statuses = new Map<number, number>();
-  let before = await federationSnapshot(w);
-  for (let i = 0; i < samples; i++) {
-    const op = rng.pick(ops);
-    const req = signedRequest(op, w, rng);
-    const name = op.operationId ?? `${op.method} ${op.template}`;
-    let problems: string[];
-    try {
-      const res = await send(w, req);
-      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      problems = checkResponse(req, res);
-      if (res.status === 502 && !namesAnotherServer(w, req)) problems.push("502 for a request that names no other server");
-    } catch (err) {
-      problems = [`request failed: ${(err as Error).message}`];
-    }
-    const after = await federationSnapshot(w);
-    if (after !== before) problems.push(changed(before, after));
-    before = after;
-    for (const problem of problems) failures.push({ sample: i, operation: name, request: describe(req), how: req.how, problem });
-  }
-  return { failures, statuses };
+export function fuzzFederation(w: FederationWorld, ops: SpecOperation[], rng: Rng, samples: number): Promise<{ failures: FuzzFailure[]; statuses: Map<number, number> }> {
+  return fuzzOperations(w, ops, rng, samples, {
+    generate: (op, _w, r) => signedRequest(op, w, r),
+    send: (_w, req) => send(w, req),
+    snapshot: () => federationSnapshot(w),
+    check: (req, res) => (res.status === 502 && !namesAnotherServer(w, req) ? ["502 for a request that names no other server"] : []),
+    revive: false,
+  });
 }
 
 /**
