@@ -1,7 +1,7 @@
-// The APIs the fuzz suite drives: each entry is one OpenAPI directory of the spec (data/api/<api>) and
-// how many requests a run sends to it per database. Federation and application-service endpoints are one
-// line each here once Weft serves them (their worlds need a signing remote server / a registered
-// application service: add them to world.ts with the entry).
+// The APIs the REST fuzz suite drives as a user: each entry is one OpenAPI directory of the spec
+// (data/api/<api>) and how many requests a run sends to it per database. The Server-Server API has its own
+// world and suite (a signing origin server: federation.ts, federation-apis.test.ts), and so do the
+// requests of application services (their as_token and identity assertion: appservice.ts).
 import type { SpecApi } from "../helpers/spec.ts";
 
 export interface FuzzedApi {

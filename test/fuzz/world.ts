@@ -26,6 +26,9 @@ export interface World {
   filterIds: string[];
   /** Counts requests, for unique transaction ids. */
   n: number;
+  /** Values another suite's world gives first (a federation world: the origin's users), else undefined. */
+  param?: (name: string, rng: Rng) => string | undefined;
+  supply?: Supply;
 }
 
 async function ok(t: TestServer, method: string, path: string, who: Session, body?: unknown): Promise<any> {
@@ -112,6 +115,8 @@ const userIds = (w: World) => [w.actor.user_id, w.victim.user_id, `@nobody:${w.s
 
 /** A value for a path or query parameter of this name, from the world (undefined: the caller decides). */
 export function worldParam(w: World, name: string, rng: Rng): string | undefined {
+  const own = w.param?.(name, rng);
+  if (own !== undefined) return own;
   switch (name) {
     case "roomId":
     case "room_id":
@@ -177,6 +182,8 @@ export function worldParam(w: World, name: string, rng: Rng): string | undefined
 /** Supplies body values by property name or string format (ids of the world). */
 export function worldSupply(w: World, rng: Rng): Supply {
   return ({ name, format }) => {
+    const own = w.supply?.({ name, format });
+    if (own !== undefined) return own;
     if (format === "mx-user-id" || name === "user_id" || name === "userId") return rng.pick(userIds(w));
     if (format === "mx-room-id" || name === "room_id") return rng.pick(roomIds(w));
     if (format === "mx-event-id" || name === "event_id") return rng.pick(eventIds(w));
@@ -208,7 +215,8 @@ export async function protectedSnapshot(w: World): Promise<string> {
   out.account_data = (out.account_data as { room_id: string }[]).filter((row) => worldRooms.has(row.room_id));
   out.devices = await sql.all(`SELECT user_id, device_id, display_name FROM devices WHERE user_id = ? ORDER BY device_id`, [v]);
   out.privateState = await sql.all(`SELECT type, state_key, event_id FROM current_state_events WHERE room_id = ? ORDER BY type, state_key`, [w.rooms.victimPrivate]);
-  out.privateEvents = await sql.all(`SELECT event_id FROM events WHERE room_id = ? ORDER BY stream_ordering`, [w.rooms.victimPrivate]);
+  // Rejected events (a remote server's refused PDU is kept as rejected, never state, never served) left out.
+  out.privateEvents = await sql.all(`SELECT event_id FROM events WHERE room_id = ? AND rejected_reason IS NULL ORDER BY stream_ordering`, [w.rooms.victimPrivate]);
   out.sharedState = await sql.all(`SELECT type, state_key, event_id FROM current_state_events WHERE room_id = ? AND state_key <> ? ORDER BY type, state_key`, [w.rooms.shared, w.actor.user_id]);
   out.memberships = await sql.all(`SELECT room_id, membership, event_id, forgotten FROM room_memberships WHERE user_id = ? AND room_id <> ? ORDER BY room_id`, [v, w.rooms.own]);
   out.aliases = await sql.all(`SELECT alias, room_id FROM room_aliases WHERE creator = ? ORDER BY alias`, [v]);

@@ -3,6 +3,7 @@
 // password, admin flag, whois (admin API and client API), devices, joined rooms, memberships, login as a
 // user — each refused with 403 M_FORBIDDEN for non-admins and with Synapse's errors for bad input.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { request } from "undici";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { loginUser, registerUser, type Session } from "../helpers/users.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
@@ -251,6 +252,20 @@ describe.each(backends())("user admin API (%s)", (backend) => {
     const other = await call("GET", `/_matrix/client/v3/admin/whois/${carol.user_id}`, undefined, bob.access_token);
     expect(other.status).toBe(403);
     expect(other.json.errcode).toBe("M_FORBIDDEN");
+  });
+
+  it("whois of a device that never sent a User-Agent matches the spec (no null user_agent)", async () => {
+    const dave = await registerUser(t, "dave-no-agent", "password-dave-1");
+    // undici's request sends no User-Agent header (fetch would send one).
+    const raw = await request(`${t.baseUrl}/_matrix/client/v3/account/whoami`, { headers: { authorization: `Bearer ${dave.access_token}` } });
+    expect(raw.statusCode).toBe(200);
+    await raw.body.dump();
+    const w = await call("GET", `/_matrix/client/v3/admin/whois/${dave.user_id}`);
+    expect(w.status).toBe(200);
+    expectMatchesSpec(w, "GET", `/_matrix/client/v3/admin/whois/${dave.user_id}`);
+    const conn = w.json.devices[dave.device_id].sessions[0].connections[0];
+    expect(conn.last_seen).toEqual(expect.any(Number));
+    expect(conn).not.toHaveProperty("user_agent", null);
   });
 
   it("lists a user's devices, joined rooms and memberships", async () => {

@@ -166,7 +166,8 @@ export async function whois(s: Services, r: Requester, userId: string): Promise<
   await s.deviceActivity.flush();
   const devices: Record<string, { sessions: { connections: Record<string, unknown>[] }[] }> = {};
   for (const d of await s.sessions.listDevices(userId)) {
-    const connections = d.lastSeenTs != null ? [{ ip: d.lastSeenIp ?? null, last_seen: d.lastSeenTs, user_agent: d.lastSeenUserAgent ?? null }] : [];
+    // The spec's ip and user_agent are strings: one the device never sent (no User-Agent header) is left out.
+    const connections = d.lastSeenTs != null ? [{ ...(d.lastSeenIp != null ? { ip: d.lastSeenIp } : {}), last_seen: d.lastSeenTs, ...(d.lastSeenUserAgent != null ? { user_agent: d.lastSeenUserAgent } : {}) }] : [];
     devices[d.deviceId] = { sessions: [{ connections }] };
   }
   return { user_id: userId, devices };
