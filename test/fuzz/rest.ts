@@ -142,7 +142,7 @@ export function checkResponse(req: FuzzRequest, res: RawResponse): string[] {
       // Any endpoint may answer the standard error response ("API standards"), whatever it documents
       // for that status (401 is often documented as the UIA challenge only).
       const message = (err as Error).message;
-      if (!(res.status >= 400 && matrixError) && !onlyAmbiguousOneOf(message) && !legacyEventsEdu(req, message)) problems.push(message.slice(0, 1500));
+      if (!(res.status >= 400 && matrixError) && !onlyAmbiguousOneOf(message)) problems.push(message.slice(0, 1500));
     }
   }
   return problems;
@@ -168,17 +168,6 @@ function onlyAmbiguousOneOf(message: string): boolean {
   // ajv's error lines (each names its schema path), not the indented body printed after them.
   const lines = message.split("\n").filter((l) => l.startsWith("  ") && l.includes(" [schema #"));
   return lines.length > 0 && lines.every((l) => /must match exactly one schema in oneOf \{"passingSchemas":\[\d+,\d+/.test(l));
-}
-
-/**
- * Legacy GET /events carries receipts, tags, account data and presence in its chunk as Synapse does (issue
- * 16), events without event_id and sender that the spec's ClientEvent schema does not describe.
- */
-function legacyEventsEdu(req: FuzzRequest, message: string): boolean {
-  if (req.method !== "GET" || !/^\/_matrix\/client\/v3\/events(\?|$)/.test(req.path)) return false;
-  const errors = message.split("\nbody:")[0]!;
-  const lines = errors.split("\n").filter((l) => l.startsWith("  "));
-  return lines.length > 0 && lines.every((l) => /^ {2}\/chunk\/\d+ must have required property '(event_id|sender|origin_server_ts|room_id)'/.test(l));
 }
 
 function describe(req: FuzzRequest): string {
