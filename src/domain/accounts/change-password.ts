@@ -9,16 +9,21 @@ import { deleteDevices } from "../devices/delete-devices.ts";
 import { invalidateUserTokens } from "./authenticate.ts";
 import { reauthFlows } from "../uia/flows.ts";
 
-export async function changePassword(s: Services, r: Requester, req: UiaRequest): Promise<void> {
-  if (r.isGuest) throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guests cannot change a password", 403);
+/** The body of a password change or reset: `new_password` checked against the policy and hashed, `logout_devices`. */
+export async function newPasswordOf(s: Services, body: Record<string, unknown>): Promise<{ hash: string; logoutDevices: boolean | undefined }> {
   if (!s.config.password_config.enabled) throw new MatrixError("M_FORBIDDEN", "Password changes are disabled", 403);
-  const { new_password: pw, logout_devices: logoutDevices } = req.body;
+  const { new_password: pw, logout_devices: logoutDevices } = body;
   if (pw === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing new_password", 400);
   if (typeof pw !== "string") throw new MatrixError("M_BAD_JSON", "new_password must be a string");
   if (logoutDevices !== undefined && typeof logoutDevices !== "boolean") throw new MatrixError("M_BAD_JSON", "logout_devices must be a boolean");
   checkPasswordPolicy(pw, s.config.password_config.policy);
-  // Hash before the (slow) re-authentication finishes: the clear password is held no longer than needed.
-  const hash = await hashPassword(pw, s.config.password_config.scrypt_log_n);
+  return { hash: await hashPassword(pw, s.config.password_config.scrypt_log_n), logoutDevices };
+}
+
+export async function changePassword(s: Services, r: Requester, req: UiaRequest): Promise<void> {
+  if (r.isGuest) throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guests cannot change a password", 403);
+  // Hashed before the (slow) re-authentication finishes: the clear password is held no longer than needed.
+  const { hash, logoutDevices } = await newPasswordOf(s, req.body);
 
   const uia = await checkUia(s, { ...req, requester: r }, { flows: await reauthFlows(s, r.userId), description: "change your password" });
   await s.db.$transaction((tx) => s.users.setPasswordHash(tx, r.userId, hash));

@@ -5,18 +5,12 @@
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
-import { checkPasswordPolicy, hashPassword } from "../accounts/passwords.ts";
 import { deleteDevices } from "../devices/delete-devices.ts";
 import { invalidateUserTokens } from "../accounts/authenticate.ts";
+import { newPasswordOf } from "../accounts/change-password.ts";
 
 export async function resetPasswordByEmail(s: Services, req: UiaRequest): Promise<void> {
-  if (!s.config.password_config.enabled) throw new MatrixError("M_FORBIDDEN", "Password changes are disabled", 403);
-  const { new_password: pw, logout_devices: logoutDevices } = req.body;
-  if (pw === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing new_password", 400);
-  if (typeof pw !== "string") throw new MatrixError("M_BAD_JSON", "new_password must be a string");
-  if (logoutDevices !== undefined && typeof logoutDevices !== "boolean") throw new MatrixError("M_BAD_JSON", "logout_devices must be a boolean");
-  checkPasswordPolicy(pw, s.config.password_config.policy);
-  const hash = await hashPassword(pw, s.config.password_config.scrypt_log_n);
+  const { hash, logoutDevices } = await newPasswordOf(s, req.body);
 
   const uia = await checkUia(s, req, { flows: [["m.login.email.identity"]], description: "reset your password" });
   const proven = uia.completed.get("m.login.email.identity") as { medium: string; address: string; sid: string };
