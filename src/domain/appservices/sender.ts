@@ -10,6 +10,7 @@ import type { AppServiceRegistration } from "../../config/appservices.ts";
 import type { AppServiceQueueStore } from "../store/appservice-queue.ts";
 import { APP_SERVICE_PREFIX, ServiceUnreachable, type AppServiceClient } from "./client.ts";
 import { transactionBody } from "./transaction-body.ts";
+import { RetryingLoop } from "../net/retrying-loop.ts";
 
 /** Most items of each kind (events, ephemeral, to-device) in one transaction (as Synapse). */
 export const MAX_ITEMS_PER_TRANSACTION = 100;
@@ -18,19 +19,17 @@ const MAX_BACKOFF_MS = 512_000;
 /** How long shutdown lets a request in flight finish before aborting it. */
 const CLOSE_GRACE_MS = 2000;
 
-class ServiceSender {
-  private running: Promise<void> | undefined;
-  private timer: NodeJS.Timeout | undefined;
+class ServiceSender extends RetryingLoop {
   private dirty = false;
-  private stopped = false;
   private backoffMs = 0;
-  private readonly abort = new AbortController();
   /** Requests that failed in a row (0 while the service is up). */
   failures = 0;
   /** Transactions the service accepted since start (for metrics and tests). */
   sent = 0;
 
-  constructor(private readonly pool: AppServiceSenders, readonly as: AppServiceRegistration) {}
+  constructor(private readonly pool: AppServiceSenders, readonly as: AppServiceRegistration) {
+    super();
+  }
 
   /** New items were queued: send them unless the service is backing off. */
   poke(): void {
@@ -40,31 +39,22 @@ class ServiceSender {
 
   /** Retries now, whatever the backoff (a ping reached the service). */
   retryNow(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelRetry();
     this.poke();
   }
 
-  get backingOff(): boolean {
-    return this.timer !== undefined;
+  protected hasWork(): boolean {
+    return this.dirty;
   }
 
-  private kick(): void {
-    if (this.running || this.timer || this.stopped) return;
-    this.running = this.run()
-      .catch((err) => {
-        this.pool.s.log.warn({ err, appservice: this.as.id }, "application service queue error");
-        this.scheduleRetry();
-      })
-      .finally(() => {
-        this.running = undefined;
-        if (this.dirty) this.kick();
-      });
+  protected failed(err: unknown): void {
+    this.pool.s.log.warn({ err, appservice: this.as.id }, "application service queue error");
+    this.scheduleRetry();
   }
 
-  private async run(): Promise<void> {
+  protected async run(): Promise<void> {
     const { s, store } = this.pool;
-    while (!this.stopped && !this.timer) {
+    while (!this.stopped && !this.backingOff) {
       this.dirty = false;
       const txn = (await store.formedTxn(this.as.id)) ?? (await store.formTxn(this.as.id, MAX_ITEMS_PER_TRANSACTION));
       if (!txn) return;
@@ -103,22 +93,7 @@ class ServiceSender {
     if (this.stopped) return;
     this.failures++;
     this.backoffMs = Math.min(MAX_BACKOFF_MS, this.backoffMs === 0 ? FIRST_BACKOFF_MS : this.backoffMs * 2);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.poke();
-    }, this.backoffMs);
-    this.timer.unref();
-  }
-
-  async stop(graceMs: number): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    const running = this.running;
-    if (!running) return;
-    const grace = setTimeout(() => this.abort.abort(), graceMs);
-    await running;
-    clearTimeout(grace);
+    this.retryAfter(this.backoffMs);
   }
 }
 

@@ -13,6 +13,7 @@ import type { NotificationRow } from "../../store/push-notifications.ts";
 import { OutboundIpPolicy } from "../../net/ip-ranges.ts";
 import { outboundAgent } from "../../net/outbound-agent.ts";
 import { postToGateway } from "./client.ts";
+import { RetryingLoop } from "../../net/retrying-loop.ts";
 import { badgeBody, badgeCount, notifyBody } from "./notify-body.ts";
 
 const INITIAL_BACKOFF_MS = 1000;
@@ -24,17 +25,15 @@ const CLOSE_GRACE_MS = 2000;
 
 const keyOf = (p: Pick<PusherRow, "userId" | "appId" | "pushkey">) => `${p.userId}\u0000${p.appId}\u0000${p.pushkey}`;
 
-class PusherQueue {
-  private running: Promise<void> | undefined;
-  private timer: NodeJS.Timeout | undefined;
+class PusherQueue extends RetryingLoop {
   private dirty = false;
   private badgeDirty = false;
-  private stopped = false;
   private backoffMs = 0;
   private lastBadge: number | undefined;
-  readonly abort = new AbortController();
 
-  constructor(private readonly pool: PusherPool, public row: PusherRow) {}
+  constructor(private readonly pool: PusherPool, public row: PusherRow) {
+    super();
+  }
 
   poke(): void {
     this.dirty = true;
@@ -46,18 +45,16 @@ class PusherQueue {
     this.kick();
   }
 
-  private kick(): void {
-    if (this.running || this.timer || this.stopped) return;
-    this.running = this.run()
-      .catch((err) => this.pool.s.log.warn({ err, pusher: this.row.appId }, "push queue error"))
-      .finally(() => {
-        this.running = undefined;
-        if (this.dirty || this.badgeDirty) this.kick();
-      });
+  protected hasWork(): boolean {
+    return this.dirty || this.badgeDirty;
   }
 
-  private async run(): Promise<void> {
-    while (!this.stopped && !this.timer && (this.dirty || this.badgeDirty)) {
+  protected failed(err: unknown): void {
+    this.pool.s.log.warn({ err, pusher: this.row.appId }, "push queue error");
+  }
+
+  protected async run(): Promise<void> {
+    while (!this.stopped && !this.backingOff && this.hasWork()) {
       if (this.dirty) {
         this.dirty = false;
         await this.drain();
@@ -80,11 +77,7 @@ class PusherQueue {
           this.dirty = true;
           if (this.stopped) return;
           this.backoffMs = Math.min(Math.max(INITIAL_BACKOFF_MS, this.backoffMs * 2), MAX_BACKOFF_MS);
-          this.timer = setTimeout(() => {
-            this.timer = undefined;
-            this.kick();
-          }, this.backoffMs);
-          this.timer.unref();
+          this.retryAfter(this.backoffMs);
           return;
         }
         if (outcome === "gone") return this.pool.removed(this.row.userId, this.row.appId, this.row.pushkey);
@@ -133,16 +126,6 @@ class PusherQueue {
     if (result.ok) this.lastBadge = badge;
   }
 
-  async stop(graceMs: number): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    const running = this.running;
-    if (!running) return;
-    const grace = setTimeout(() => this.abort.abort(), graceMs);
-    await running;
-    clearTimeout(grace);
-  }
 }
 
 export class PusherPool {
