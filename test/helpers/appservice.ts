@@ -9,6 +9,7 @@ import path from "node:path";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import YAML from "yaml";
 import { expectRequestMatchesSpec, findOperation } from "./spec.ts";
+import { Waiters } from "./waiters.ts";
 
 /** A registration file with one exclusive user namespace (and optionally an alias namespace), no URL. */
 export function writeAppServiceFile(o: { id: string; asToken: string; hsToken: string; senderLocalpart: string; userRegex: string; aliasRegex?: string }): string {
@@ -61,7 +62,7 @@ export class RecordingAppService {
   handler: Handler = () => undefined;
   url = "";
   private server: Server | undefined;
-  private waiters: { pred: () => boolean; resolve: () => void }[] = [];
+  private readonly waiters = new Waiters();
   private hanging: ServerResponse[] = [];
   private readonly seenTxns = new Set<string>();
 
@@ -130,20 +131,12 @@ export class RecordingAppService {
   }
 
   private wake(): void {
-    this.waiters = this.waiters.filter((w) => {
-      if (!w.pred()) return true;
-      w.resolve();
-      return false;
-    });
+    this.waiters.check();
   }
 
   /** Resolves once `pred` holds (checked on every request), or fails after `ms`. */
   until(pred: () => boolean, ms = 20_000, what = "the application service"): Promise<void> {
-    if (pred()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
-      this.waiters.push({ pred, resolve: () => (clearTimeout(timer), resolve()) });
-    });
+    return this.waiters.until(pred, ms, what);
   }
 
   /** Room events received in accepted transactions, in order. */

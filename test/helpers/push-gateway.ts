@@ -4,6 +4,7 @@
 // hang, answer garbage, reject pushkeys) and waits on what arrived, never on time.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { expectRequestMatchesSpec } from "./spec.ts";
+import { Waiters } from "./waiters.ts";
 
 export type GatewayMode = "ok" | "fail" | "hang" | "garbage" | { reject: string[] };
 
@@ -18,7 +19,7 @@ export class RecordingGateway {
   readonly invalid: string[] = [];
   mode: GatewayMode = "ok";
   private server: Server | undefined;
-  private waiters: { pred: () => boolean; resolve: () => void }[] = [];
+  private readonly waiters = new Waiters();
   private hanging: ServerResponse[] = [];
   attempts = 0;
   url = "";
@@ -67,20 +68,12 @@ export class RecordingGateway {
   }
 
   private wake(): void {
-    this.waiters = this.waiters.filter((w) => {
-      if (!w.pred()) return true;
-      w.resolve();
-      return false;
-    });
+    this.waiters.check();
   }
 
   /** Resolves once `pred` holds (checked on every request), or fails after `ms`. */
   until(pred: () => boolean, ms = 15000, what = "the push gateway"): Promise<void> {
-    if (pred()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
-      this.waiters.push({ pred, resolve: () => (clearTimeout(timer), resolve()) });
-    });
+    return this.waiters.until(pred, ms, what);
   }
 
   /** Notifications (with an event_id) received so far. */
