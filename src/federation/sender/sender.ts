@@ -203,6 +203,7 @@ export class FederationSender {
     return rows.map((r) => this.stateOf(r, sizes.get(r.destination) ?? 0));
   }
 
+  /** The state with the EDUs held in memory (describe and queueStates add the durable ones). */
   private stateOf(row: DestinationRow, queued: number): DestinationState {
     return { ...row, down: isDown(row), nextAttemptTs: retryAt(row), queuedPdus: queued, pendingEdus: this.queues.get(row.destination)?.edus.size ?? 0 };
   }
@@ -210,8 +211,12 @@ export class FederationSender {
   /** Every destination this process has a queue for (all with PDUs queued, from start): metrics. */
   async queueStates(): Promise<QueueState[]> {
     const queues = [...this.queues.values()];
-    const sizes = await this.store.queueSizes(queues.map((q) => q.destination));
-    return queues.map((q) => ({ ...this.stateOf(q.current ?? upState(q.destination), sizes.get(q.destination) ?? 0), transactionsSent: q.sent }));
+    const names = queues.map((q) => q.destination);
+    const [sizes, durable] = await Promise.all([this.store.queueSizes(names), this.store.eduQueueSizes(names)]);
+    return queues.map((q) => {
+      const st = this.stateOf(q.current ?? upState(q.destination), sizes.get(q.destination) ?? 0);
+      return { ...st, pendingEdus: st.pendingEdus + (durable.get(q.destination) ?? 0), transactionsSent: q.sent };
+    });
   }
 
   /** Transactions sent to `destination` since start (tests and metrics). */
