@@ -261,6 +261,44 @@ describe.each(backends())("E2EE across Weft servers on %s", (backend) => {
     expect(Object.keys(q.json.device_keys[alice.user_id])).toEqual([alice.device_id]);
   });
 
+  it("device keys signed by the wrong key and stream ids going backwards are dropped; the copy of the device list stays whole", async () => {
+    // B holds a copy of alice's devices (the tests above): A's updates about alice, sent by hand.
+    const sqlB = b.hs.services.storage.sql;
+    const copy = async () => ({
+      streamId: Number((await sqlB.get<{ stream_id: number }>(`SELECT stream_id FROM remote_device_lists WHERE user_id = ?`, [alice.user_id]))?.stream_id),
+      devices: (await sqlB.all<{ device_id: string }>(`SELECT device_id FROM e2e_device_keys WHERE user_id = ? ORDER BY device_id`, [alice.user_id])).map((r) => r.device_id),
+    });
+    const before = await copy();
+    expect(before.streamId).toBeGreaterThan(0);
+    const toB = async (edus: unknown[]) => {
+      const path = `/_matrix/federation/v1/send/e2ee-bad-${++txn}`;
+      const body = { origin: a.serverName, origin_server_ts: Date.now(), pdus: [], edus };
+      const res = await federationCall(b.baseUrl, { method: "PUT", path, body, authorization: signedBy(a.serverName, a.hs.services.signingKeys[0]!, b.serverName, { method: "PUT", path, body }) });
+      expect(res.status, JSON.stringify(res.json)).toBe(200);
+    };
+    const keysOf = (deviceId: string, signer = keyPair(), ed = signer) =>
+      signed({ user_id: alice.user_id, device_id: deviceId, algorithms: ["m.olm.v1.curve25519-aes-sha2"], keys: { [`ed25519:${deviceId}`]: ed.pub, [`curve25519:${deviceId}`]: keyPair().pub } }, alice.user_id, `ed25519:${deviceId}`, signer);
+    const good = keyPair();
+    await toB([
+      // Signed by a key other than the device's own; unsigned; then the stream going backwards (and repeating).
+      { edu_type: "m.device_list_update", content: { user_id: alice.user_id, device_id: "FORGED", stream_id: before.streamId + 1, prev_id: [before.streamId], keys: keysOf("FORGED", keyPair(), keyPair()) } },
+      { edu_type: "m.device_list_update", content: { user_id: alice.user_id, device_id: "UNSIGNED", stream_id: before.streamId + 1, prev_id: [before.streamId], keys: { ...keysOf("UNSIGNED"), signatures: {} } } },
+      { edu_type: "m.device_list_update", content: { user_id: alice.user_id, device_id: "BACK", stream_id: before.streamId - 1, prev_id: [], keys: keysOf("BACK") } },
+      { edu_type: "m.device_list_update", content: { user_id: alice.user_id, device_id: "SAME", stream_id: before.streamId, prev_id: [], keys: keysOf("SAME") } },
+    ]);
+    expect(await copy()).toEqual(before);
+    // A well-signed update that follows on is applied (the checks above are not refusing everything).
+    await toB([{ edu_type: "m.device_list_update", content: { user_id: alice.user_id, device_id: "GOOD", stream_id: before.streamId + 1, prev_id: [before.streamId], keys: keysOf("GOOD", good) } }]);
+    await eventually(async () => (await copy()).devices.includes("GOOD"), "the good device in B's copy");
+    expect(await copy()).toEqual({ streamId: before.streamId + 1, devices: [...before.devices, "GOOD"].sort() });
+    // The same update again, and an older one after it: nothing moves.
+    await toB([
+      { edu_type: "m.device_list_update", content: { user_id: alice.user_id, device_id: "GOOD", stream_id: before.streamId + 1, prev_id: [before.streamId], deleted: true } },
+      { edu_type: "m.device_list_update", content: { user_id: alice.user_id, device_id: "BACK", stream_id: before.streamId, prev_id: [], keys: keysOf("BACK") } },
+    ]);
+    expect(await copy()).toEqual({ streamId: before.streamId + 1, devices: [...before.devices, "GOOD"].sort() });
+  });
+
   it("a remote user who leaves the last shared room is in `left`; when they come back the copy of their devices is dropped", async () => {
     const leave = await a.call("POST", `${V3}/rooms/${enc(roomId)}/leave`, { token: alice.access_token, body: {} });
     expect(leave.status).toBe(200);

@@ -1,8 +1,9 @@
-// Server ACLs between two Weft servers over TLS on loopback (SQLite and PostgreSQL). Both are named by
-// IP literal on 127.0.0.1, and an ACL matches hosts without their ports, so an ACL denying "127.0.0.1"
-// shuts B out of A's room (A's own users act locally, untouched by it): B's PDUs are answered "Server is
-// banned from room" and not stored, its typing is dropped, its room reads are 403, and A's events no
-// longer go to B; lifting the ACL lets B back in.
+// Server ACLs between two Weft servers over TLS on loopback (SQLite and PostgreSQL). A is named
+// `localhost:PORT`, B by IP literal on 127.0.0.1, and an ACL matches hosts without their ports, so an ACL
+// denying "127.0.0.1" (or IP literals) shuts B out of A's room: B's PDUs are answered "Server is banned
+// from room" and not stored, its typing is dropped, its room reads and invites are 403, and A's events no
+// longer go to B; lifting the ACL lets B back in. An ACL that would deny A itself is refused (400, as
+// Synapse), through the state API and createRoom's initial_state alike.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
 import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
@@ -11,6 +12,7 @@ import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { FederationError } from "../../src/federation/errors.ts";
 import { destinationsOfEvents, remoteServersInRoom } from "../../src/domain/federation/room-servers.ts";
+import { eventOnRoom, signedCall, signerOf } from "../helpers/by-hand.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -24,7 +26,7 @@ describe.each(backends())("server ACLs across Weft servers on %s", (backend) => 
   let txn = 0;
 
   beforeAll(async () => {
-    [a, b] = await Promise.all([startFederatedServer({ backend }), startFederatedServer({ backend })]);
+    [a, b] = await Promise.all([startFederatedServer({ backend, name: "localhost" }), startFederatedServer({ backend })]);
     [alice, bob] = await Promise.all([registerUser(a, "alice"), registerUser(b, "bob")]);
     roomId = await createRoom(a, alice, { preset: "public_chat" });
     const join = await b.call("POST", `${V3}/join/${enc(roomId)}?via=${enc(a.serverName)}`, { token: bob.access_token, body: {} });
@@ -89,6 +91,46 @@ describe.each(backends())("server ACLs across Weft servers on %s", (backend) => 
     const lifted = await setAcl({ allow: ["*"] });
     expect(await stateIdsFromB(lifted)).toBe(200);
     expect(await remoteServersInRoom(a.hs.services, roomId)).toEqual([b.serverName]);
+  });
+
+  it("an invite from a server the room's ACL denies is refused (403); lifted, the same invite is taken", async () => {
+    const carol = await registerUser(a, "carol");
+    const pl = await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.power_levels/`, { token: alice.access_token });
+    const plSet = await a.call("PUT", `${V3}/rooms/${enc(roomId)}/state/m.room.power_levels/`, { token: alice.access_token, body: { ...pl.json, invite: 0 } });
+    expect(plSet.status).toBe(200);
+    const invite = await eventOnRoom(a.hs.services, roomId, signerOf(b), { type: "m.room.member", stateKey: carol.user_id, sender: bob.user_id, content: { membership: "invite" } });
+    const create = await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.create/`, { token: alice.access_token });
+    const put = () => signedCall(signerOf(b), a, "PUT", `/_matrix/federation/v2/invite/${enc(roomId)}/${enc(invite.eventId)}`, { room_version: create.json.room_version ?? "1", event: invite.pdu, invite_room_state: [] });
+    await setAcl({ allow: ["*"], deny: ["127.0.0.1"] });
+    const refused = await put();
+    expect(refused.status, JSON.stringify(refused.json)).toBe(403);
+    expect(refused.json).toEqual({ errcode: "M_FORBIDDEN", error: "Server is banned from room" });
+    expect(await a.hs.services.rooms.events.get(invite.eventId)).toBeUndefined();
+    await setAcl({ allow: ["*"] });
+    const taken = await put();
+    expect(taken.status, JSON.stringify(taken.json)).toBe(200);
+  });
+
+  it("an ACL that would deny this server itself is refused, in the state API and in createRoom", async () => {
+    const refusals = [{ allow: ["*"], deny: ["localhost"] }, { allow: [] }, { deny: ["*"] }, {}, { allow: ["LOCALHOST"], deny: ["local*"] }];
+    const aclBefore = await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.server_acl/`, { token: alice.access_token });
+    for (const content of refusals) {
+      const res = await a.call("PUT", `${V3}/rooms/${enc(roomId)}/state/m.room.server_acl/`, { token: alice.access_token, body: content });
+      expect(res.status, JSON.stringify(content)).toBe(400);
+      expect(res.json).toEqual({ errcode: "M_UNKNOWN", error: "Can't create an ACL event that denies the local server" });
+    }
+    const aclAfter = await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.server_acl/`, { token: alice.access_token });
+    expect(aclAfter.json).toEqual(aclBefore.json);
+    // Allowed: our own host, without regard to its port or case.
+    await setAcl({ allow: ["LOCALHOST", "127.0.0.1"], deny: ["elsewhere.example"] });
+    await setAcl({ allow: ["*"] });
+
+    const rooms = async () => (await a.call("GET", `${V3}/joined_rooms`, { token: alice.access_token })).json.joined_rooms as string[];
+    const before = await rooms();
+    const create = await a.call("POST", `${V3}/createRoom`, { token: alice.access_token, body: { initial_state: [{ type: "m.room.server_acl", state_key: "", content: { allow: ["other.example"] } }] } });
+    expect(create.status).toBe(400);
+    expect(create.json.errcode).toBe("M_UNKNOWN");
+    expect(await rooms()).toEqual(before);
   });
 
   it("allow_ip_literals: false shuts out servers named by IP literal", async () => {

@@ -31,11 +31,15 @@ export function federationTestConfig(port: number): Record<string, unknown> {
   };
 }
 
-/** Starts a Weft server named `127.0.0.1:PORT`, listening over TLS. `config` is merged over the federation defaults. */
-export async function startFederatedServer(opts: Omit<TestServerOptions, "serverName" | "port"> = {}): Promise<FederatedServer> {
+/**
+ * Starts a Weft server named `127.0.0.1:PORT`, listening over TLS. `config` is merged over the federation
+ * defaults. `name: "localhost"` names it `localhost:PORT` instead (still on 127.0.0.1; test DNS resolves
+ * localhost): a server an ACL on IP literals or on 127.0.0.1 does not shut out.
+ */
+export async function startFederatedServer(opts: Omit<TestServerOptions, "serverName" | "port"> & { name?: "localhost" } = {}): Promise<FederatedServer> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const serverName = `127.0.0.1:${port}`;
+    const serverName = `${opts.name ?? "127.0.0.1"}:${port}`;
     try {
       const t = await startTestServer({ ...opts, serverName, port, config: { ...federationTestConfig(port), ...(opts.config ?? {}) } });
       return Object.assign(t, { serverName, port });

@@ -12,7 +12,7 @@ import { parseUserId } from "../ids.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { isPlainObject, objectField, type Json } from "./json.ts";
 import type { SqlExecutor } from "../../storage/sql.ts";
-import { sendToRemoteDevices } from "../federation/edus/to-device.ts";
+import { queueToRemoteDevices } from "../federation/edus/to-device.ts";
 
 export interface ToDeviceMessage {
   sender: string;
@@ -77,9 +77,15 @@ export async function sendToDevice(s: Services, r: Requester, eventType: string,
     for (const [deviceId, content] of Object.entries(devices)) local.push({ userId, deviceId, content: canonicalJson(content) });
   }
   const deviceKey = r.deviceId ?? (r.appserviceId ? `as:${r.appserviceId}` : "");
-  const fresh = await queueLocalToDevice(s, r.userId, eventType, local, (tx) => s.e2ee.insertToDeviceTxn(tx, r.userId, deviceKey, txnId, s.clock.now()));
-  // A retried transaction sends nothing again, to other servers either.
-  if (fresh && remote.size > 0) sendToRemoteDevices(s, r.userId, eventType, remote);
+  // A retried transaction sends nothing again, to other servers either: their EDUs are queued in the
+  // transaction that claims the txnId.
+  let servers: string[] = [];
+  const fresh = await queueLocalToDevice(s, r.userId, eventType, local, async (tx) => {
+    if (!(await s.e2ee.insertToDeviceTxn(tx, r.userId, deviceKey, txnId, s.clock.now()))) return false;
+    if (remote.size > 0) servers = await queueToRemoteDevices(s, tx, r.userId, eventType, remote);
+    return true;
+  });
+  if (fresh) s.federationSender.wake(servers);
   return {};
 }
 

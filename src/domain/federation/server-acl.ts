@@ -4,10 +4,12 @@
 // its port, case-insensitively: denied when `allow_ip_literals` is false and the host is an IP literal,
 // when a `deny` glob matches, or when no `allow` glob does (no `allow`: nobody). Malformed fields read
 // as Synapse reads them (a non-list is empty, non-strings are skipped, a non-boolean
-// allow_ip_literals is true). Spec: Client-Server API "Server Access Control Lists (ACLs) for rooms".
+// allow_ip_literals is true). A local ACL that would shut out this server itself is refused (400, as
+// Synapse). Spec: Client-Server API "Server Access Control Lists (ACLs) for rooms".
 import type { Services } from "../services.ts";
 import { MatrixError } from "../errors.ts";
 import { isPlainObject } from "../events/types.ts";
+import type { StateEventCheck } from "../rooms/send.ts";
 
 export interface ServerAcl {
   allowIpLiterals: boolean;
@@ -75,3 +77,18 @@ export async function serverAllowedInState(s: Services, state: ReadonlyMap<strin
 export async function assertServerAllowed(s: Services, state: ReadonlyMap<string, string>, server: string): Promise<void> {
   if (!(await serverAllowedInState(s, state, server))) throw new MatrixError("M_FORBIDDEN", "Server is banned from room", 403);
 }
+
+/**
+ * Refuses an ACL a local user sends that would deny this server (it would cut the room off from us):
+ * 400 with Synapse's words and errcode (the spec is silent). Used by the state API and createRoom's
+ * initial_state.
+ */
+export function assertAclKeepsServer(s: Services, content: unknown): void {
+  if (!serverAllowedByAcl(parseServerAcl(content), s.config.server_name))
+    throw new MatrixError("M_UNKNOWN", "Can't create an ACL event that denies the local server", 400);
+}
+
+/** The state API's check for m.room.server_acl (declared in src/main.ts, `stateEventChecks`). */
+export const serverAclCheck: StateEventCheck = async (s, _r, _roomId, type, stateKey, content) => {
+  if (type === "m.room.server_acl" && stateKey === "") assertAclKeepsServer(s, content);
+};

@@ -16,6 +16,7 @@ import { NAMED_LEVEL_DEFAULTS } from "../auth/index.ts";
 import { checkPowerLevelsContent } from "./power-levels.ts";
 import type { SqlExecutor } from "../../storage/sql.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
+import { assertAclKeepsServer } from "../federation/server-acl.ts";
 
 export interface CreateRoomRequest {
   visibility?: unknown;
@@ -83,6 +84,7 @@ function parseRequest(s: Services, req: CreateRoomRequest) {
   for (const e of initial) {
     if (!isPlainObject(e) || typeof e.type !== "string" || !isPlainObject(e.content) || (e.state_key !== undefined && typeof e.state_key !== "string"))
       throw new MatrixError("M_BAD_JSON", "initial_state entries need type, content and an optional string state_key");
+    if (e.type === "m.room.server_acl" && (e.state_key ?? "") === "") assertAclKeepsServer(s, e.content);
   }
   const plOverride = req.power_level_content_override ?? {};
   if (!isPlainObject(plOverride)) throw new MatrixError("M_BAD_JSON", "power_level_content_override must be an object");

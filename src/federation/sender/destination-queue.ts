@@ -1,5 +1,6 @@
 // One destination's sending loop: at most one transaction in flight; each takes the oldest queued PDUs
-// (up to 50, in stream order) and pending EDUs (up to 100); on success the next one follows at once until
+// (up to 50, in stream order) and EDUs (up to 100: the durable ones queued in storage first, then the
+// in-memory buffer's); on success the next one follows at once until
 // nothing is left. While the destination does not answer it backs off (backoff.ts, persisted), keeps its
 // PDUs queued and the latest of its EDUs, logs once when it goes down and once when it comes back, and
 // — catching up after an outage — first trims each room's queue to its newest CATCH_UP_KEEP_PER_ROOM
@@ -131,12 +132,15 @@ export class DestinationQueue {
         }
       }
       const rows = await store.next(this.destination, MAX_PDUS_PER_TRANSACTION);
-      const taken = this.edus.take(MAX_EDUS_PER_TRANSACTION);
-      if (rows.length === 0 && taken.edus.length === 0) return;
+      // Durable EDUs first (in the order queued), then what the in-memory buffer holds, 100 in all.
+      const durable = await store.nextEdus(this.destination, MAX_EDUS_PER_TRANSACTION);
+      const taken = this.edus.take(MAX_EDUS_PER_TRANSACTION - durable.length);
+      const edus = [...durable.map(({ edu_type, content }) => ({ edu_type, content })), ...taken.edus];
+      if (rows.length === 0 && edus.length === 0) return;
       const pdus = await pdusOf(s, rows);
-      const outcome = pdus.length === 0 && taken.edus.length === 0
+      const outcome = pdus.length === 0 && edus.length === 0
         ? ({ kind: "delivered" } as const) // only events that no longer exist: nothing to send
-        : await sendTransaction(s, this.destination, this.c.nextTxnId(), pdus, taken.edus, this.c.signal);
+        : await sendTransaction(s, this.destination, this.c.nextTxnId(), pdus, edus, this.c.signal);
       if (outcome.kind === "failed") {
         this.edus.restore(taken);
         if (this.c.stopped) return; // aborted by shutdown: not the destination's fault
@@ -144,14 +148,15 @@ export class DestinationQueue {
         const wasDown = isDown(state);
         state = this.state = afterFailure(state, now, s.config.federation);
         await store.saveDestination(state);
-        const log = { destination: this.destination, reason: outcome.reason, retryInMs: state.retryInterval, queuedPdus: rows.length };
+        const log = { destination: this.destination, reason: outcome.reason, retryInMs: state.retryInterval, queuedPdus: rows.length, queuedEdus: durable.length };
         if (!wasDown) s.log.warn(log, "federation destination is down: its queue waits");
         else s.log.debug(log, "federation destination still down");
         return this.schedule(state.retryInterval);
       }
       this.sent++;
-      if (outcome.kind === "refused") s.log.warn({ destination: this.destination, reason: outcome.reason, pdus: rows.length, edus: taken.edus.length }, "the destination refused a transaction: dropped");
+      if (outcome.kind === "refused") s.log.warn({ destination: this.destination, reason: outcome.reason, pdus: rows.length, edus: edus.length }, "the destination refused a transaction: dropped");
       await store.remove(this.destination, rows.map((r) => r.streamOrdering));
+      await store.removeEdus(this.destination, durable.map((e) => e.id));
       await this.recordSuccess(state, "a transaction went through");
       state = this.state!;
     }

@@ -1,7 +1,8 @@
 // The federation sender (services.federationSender): one queue per destination server (destination-
 // queue.ts), each with one transaction in flight. PDUs reach the queues through the durable consumer of
-// the events stream (consumer.ts), persisted; EDUs (typing, receipts, presence) are handed over in memory
-// by their producers (src/domain/federation/edus). Woken by the consumer, by EDUs, by retry timers, and by
+// the events stream (consumer.ts), persisted; EDUs that must arrive (device lists, signing keys, to-device
+// messages) are queued in storage by their producers in their own transactions (queueDurableEdu); the
+// rest (typing, receipts, presence) are handed over in memory (src/domain/federation/edus). Woken by the consumer, by EDUs, by retry timers, and by
 // any signed request from a server it had marked down (it is evidently up). Started and stopped with the
 // server (a background task): on start, every destination with PDUs still queued is woken, so a restart
 // loses nothing. Its per-destination state is readable (`describe`) for the admin API and metrics.
@@ -14,6 +15,7 @@ import { DestinationQueue, CATCH_UP_KEEP_PER_ROOM } from "./destination-queue.ts
 import type { Edu, PresenceItem, ReceiptItem } from "./edu-buffer.ts";
 import { SenderStore, type DestinationRow } from "./store.ts";
 import type { StoredEvent } from "../../domain/store/events.ts";
+import type { SqlExecutor } from "../../storage/sql.ts";
 import { aclOfState, serverAllowedByAcl } from "../../domain/federation/server-acl.ts";
 import { joinedServersOfState } from "../../domain/federation/room-servers.ts";
 
@@ -66,8 +68,13 @@ export class FederationSender {
     await Promise.all([...this.queues.values()].map((q) => q.idle()));
   }
 
+  /** Whether anything is ever sent to `destination` (sending on, not us, a server name). */
+  private sends(destination: string): boolean {
+    return this.s.config.send_federation && destination !== this.s.config.server_name && tryParseServerName(destination) !== undefined;
+  }
+
   private queue(destination: string): DestinationQueue | undefined {
-    if (!this.s.config.send_federation || destination === this.s.config.server_name || !tryParseServerName(destination)) return undefined;
+    if (!this.sends(destination)) return undefined;
     let q = this.queues.get(destination);
     if (!q) {
       const self = this;
@@ -136,9 +143,26 @@ export class FederationSender {
     this.withEdus(destinations, (q) => updates.forEach((p) => q.edus.addPresence(p)));
   }
 
-  /** Any other EDU, as given. */
+  /** Any other EDU, as given, held in memory (lost on a restart). */
   sendEdu(destinations: Iterable<string>, edu: Edu): void {
     this.withEdus(destinations, (q) => q.edus.addOther(edu));
+  }
+
+  /**
+   * Queues an EDU that must arrive (device list and signing key updates, to-device messages) in the
+   * producer's transaction `tx`: kept in storage until each destination acknowledged it, across
+   * restarts and outages. Returns the destinations to `wake` once `tx` committed.
+   */
+  async queueDurableEdu(tx: SqlExecutor, destinations: Iterable<string>, edu: Edu): Promise<string[]> {
+    const targets = [...new Set(destinations)].filter((d) => this.sends(d));
+    if (targets.length > 0) await this.store.enqueueEdu(tx, targets, edu, this.s.clock.now());
+    return targets;
+  }
+
+  /** queueDurableEdu in a transaction of its own, then sends. */
+  async sendDurableEdu(destinations: Iterable<string>, edu: Edu): Promise<void> {
+    const targets = await this.s.storage.sql.transaction((tx) => this.queueDurableEdu(tx, destinations, edu));
+    this.wake(targets);
   }
 
   /**
@@ -167,8 +191,10 @@ export class FederationSender {
   async describe(destination: string): Promise<DestinationState | undefined> {
     const row = (await this.store.getDestination(destination)) ?? this.queues.get(destination)?.current;
     const queued = (await this.store.queueSizes([destination])).get(destination) ?? 0;
-    if (!row && queued === 0 && !this.queues.has(destination)) return undefined;
-    return this.stateOf(row ?? upState(destination), queued);
+    const durableEdus = (await this.store.eduQueueSizes([destination])).get(destination) ?? 0;
+    if (!row && queued === 0 && durableEdus === 0 && !this.queues.has(destination)) return undefined;
+    const st = this.stateOf(row ?? upState(destination), queued);
+    return { ...st, pendingEdus: st.pendingEdus + durableEdus };
   }
 
   /** The state of several destinations as stored (admin listing). */
@@ -177,6 +203,7 @@ export class FederationSender {
     return rows.map((r) => this.stateOf(r, sizes.get(r.destination) ?? 0));
   }
 
+  /** The state with the EDUs held in memory (describe and queueStates add the durable ones). */
   private stateOf(row: DestinationRow, queued: number): DestinationState {
     return { ...row, down: isDown(row), nextAttemptTs: retryAt(row), queuedPdus: queued, pendingEdus: this.queues.get(row.destination)?.edus.size ?? 0 };
   }
@@ -184,8 +211,12 @@ export class FederationSender {
   /** Every destination this process has a queue for (all with PDUs queued, from start): metrics. */
   async queueStates(): Promise<QueueState[]> {
     const queues = [...this.queues.values()];
-    const sizes = await this.store.queueSizes(queues.map((q) => q.destination));
-    return queues.map((q) => ({ ...this.stateOf(q.current ?? upState(q.destination), sizes.get(q.destination) ?? 0), transactionsSent: q.sent }));
+    const names = queues.map((q) => q.destination);
+    const [sizes, durable] = await Promise.all([this.store.queueSizes(names), this.store.eduQueueSizes(names)]);
+    return queues.map((q) => {
+      const st = this.stateOf(q.current ?? upState(q.destination), sizes.get(q.destination) ?? 0);
+      return { ...st, pendingEdus: st.pendingEdus + (durable.get(q.destination) ?? 0), transactionsSent: q.sent };
+    });
   }
 
   /** Transactions sent to `destination` since start (tests and metrics). */

@@ -1,6 +1,8 @@
 // Repository of the federation sender's tables (raw SQL): the per-destination queues of PDUs to send
-// (federation_outbound_pdus, written by the sender's durable consumer in its own transaction) and each
-// destination's backoff state (federation_destinations). Both survive a restart.
+// (federation_outbound_pdus, written by the sender's durable consumer in its own transaction), of EDUs
+// that must arrive (federation_outbound_edus: device lists, signing keys, to-device messages, written in
+// the transaction that produced them) and each destination's backoff state (federation_destinations).
+// All survive a restart.
 import type { Sql, SqlExecutor } from "../../storage/sql.ts";
 
 export interface QueuedPdu {
@@ -8,6 +10,13 @@ export interface QueuedPdu {
   streamOrdering: number;
   roomId: string;
   eventId: string;
+}
+
+/** A durable EDU waiting for its destination (`id`: its place in the queue). */
+export interface QueuedEdu {
+  id: number;
+  edu_type: string;
+  content: Record<string, unknown>;
 }
 
 export interface DestinationRow {
@@ -86,9 +95,49 @@ export class SenderStore {
     );
   }
 
-  /** Destinations with something queued. */
+  /** Queues one EDU for each of `destinations` (in the producer's transaction). */
+  async enqueueEdu(tx: SqlExecutor, destinations: readonly string[], edu: { edu_type: string; content: unknown }, now: number): Promise<void> {
+    const content = JSON.stringify(edu.content);
+    for (let i = 0; i < destinations.length; i += 200) {
+      const chunk = destinations.slice(i, i + 200);
+      await tx.run(
+        `INSERT INTO federation_outbound_edus (destination, edu_type, content, created_ts) VALUES ${chunk.map(() => "(?, ?, ?, ?)").join(", ")}`,
+        chunk.flatMap((d) => [d, edu.edu_type, content, now]),
+      );
+    }
+  }
+
+  /** The oldest `limit` durable EDUs queued for `destination`, in the order they were queued. */
+  async nextEdus(destination: string, limit: number): Promise<QueuedEdu[]> {
+    if (limit <= 0) return [];
+    const rows = await this.sql.all<{ id: number | string; edu_type: string; content: string }>(
+      `SELECT id, edu_type, content FROM federation_outbound_edus WHERE destination = ? ORDER BY id LIMIT ?`,
+      [destination, limit],
+    );
+    return rows.map((r) => ({ id: Number(r.id), edu_type: r.edu_type, content: JSON.parse(r.content) as Record<string, unknown> }));
+  }
+
+  /** Drops delivered (or refused) durable EDUs. */
+  async removeEdus(destination: string, ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.sql.run(`DELETE FROM federation_outbound_edus WHERE destination = ? AND id IN (${marks(ids.length)})`, [destination, ...ids]);
+  }
+
+  /** How many durable EDUs are queued per destination (for `destinations`). */
+  async eduQueueSizes(destinations: readonly string[]): Promise<Map<string, number>> {
+    if (destinations.length === 0) return new Map();
+    const rows = await this.sql.all<{ destination: string; n: number | string }>(
+      `SELECT destination, COUNT(*) AS n FROM federation_outbound_edus WHERE destination IN (${marks(destinations.length)}) GROUP BY destination`,
+      [...destinations],
+    );
+    return new Map(rows.map((r) => [r.destination, Number(r.n)]));
+  }
+
+  /** Destinations with something queued (PDUs or durable EDUs). */
   async destinationsWithQueue(): Promise<string[]> {
-    const rows = await this.sql.all<{ destination: string }>(`SELECT DISTINCT destination FROM federation_outbound_pdus`);
+    const rows = await this.sql.all<{ destination: string }>(
+      `SELECT destination FROM federation_outbound_pdus UNION SELECT destination FROM federation_outbound_edus`,
+    );
     return rows.map((r) => r.destination);
   }
 

@@ -66,7 +66,11 @@ export function applyDeviceListUpdate(s: Services, origin: string, u: DeviceList
       return;
     }
     const held = (await cachedDeviceLists(s.storage.sql, [u.userId])).get(u.userId);
-    if (held !== undefined && u.streamId <= held) return; // seen already (a resync covered it)
+    if (held !== undefined && u.streamId <= held) {
+      // Seen already (a resync covered it), or the stream going backwards: nothing changes.
+      s.log.info({ origin, userId: u.userId, streamId: u.streamId, held }, "m.device_list_update not after the stream_id held dropped");
+      return;
+    }
     if (held !== undefined && u.prevIds.every((p) => p <= held)) {
       const now = s.clock.now();
       await moveStream(s, u.userId, [u.deviceId], async (tx) => {

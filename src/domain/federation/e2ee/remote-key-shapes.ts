@@ -1,6 +1,7 @@
 // Checks on keys another server hands us (answers to /user/keys/query and /user/devices, device-list and
 // signing-key EDUs): the same rules as a local upload — device keys naming their user and device, a
-// cross-signing key with its usage and one ed25519 key, a self-signing key signed by the master key —
+// cross-signing key with its usage and one ed25519 key, device keys signed by the device's own key, a
+// self-signing key signed by the master key —
 // answered with a boolean, since a remote server's bad key is dropped, never an error for our client.
 // Spec: Server-Server API "End-to-End Encryption"; Client-Server API "Cross-signing".
 import { checkDeviceKeys } from "../../e2ee/upload-keys.ts";
@@ -11,11 +12,22 @@ import { serverOfUser } from "../room-servers.ts";
 
 export { isPlainObject };
 
+/**
+ * Whether `v` are well-formed device keys of `userId`'s `deviceId`, signed by the device's own ed25519
+ * key (keys signed by another key are forged or broken: clients would refuse them anyway).
+ */
 export function validDeviceKeys(v: unknown, userId: string, deviceId: string): v is Json {
   if (!isPlainObject(v)) return false;
   try {
     checkDeviceKeys(v, userId, deviceId);
-    return true;
+  } catch {
+    return false;
+  }
+  const keyId = `ed25519:${deviceId}`;
+  const pub = isPlainObject(v.keys) ? v.keys[keyId] : undefined;
+  if (typeof pub !== "string") return false;
+  try {
+    return verifyJsonSignature(v, userId, keyId, pub);
   } catch {
     return false;
   }

@@ -20,14 +20,20 @@ const isStreamId = (v: unknown): v is number => typeof v === "number" && Number.
 /** Most prev_ids taken from one update (Synapse sends one or a few). */
 const MAX_PREV_IDS = 100;
 
+/** An EDU and the servers it goes to. */
+interface Outgoing {
+  destinations: ReadonlySet<string>;
+  edu: { edu_type: string; content: Json & Record<string, unknown> };
+}
+
 /** The local users' changes in (from, to] as EDUs per destination. */
-async function updatesBetween(s: Services, from: number, to: number): Promise<void> {
+async function updatesBetween(s: Services, from: number, to: number): Promise<Outgoing[]> {
   const rows = (await publicDeviceListRows(s.storage.sql, from, to)).filter((r) => serverOfUser(r.userId) === s.config.server_name && r.deviceId !== "");
-  if (rows.length === 0) return;
+  if (rows.length === 0) return [];
   const users = [...new Set(rows.map((r) => r.userId))];
   const servers = await serversSharingRoomsWith(s, users);
   const concerned = users.filter((u) => (servers.get(u)?.size ?? 0) > 0);
-  if (concerned.length === 0) return;
+  if (concerned.length === 0) return [];
   const [names, keys, before] = await Promise.all([
     s.e2ee.deviceNames(concerned),
     localKeys(s, "", new Map(concerned.map((u) => [u, []]))),
@@ -35,6 +41,7 @@ async function updatesBetween(s: Services, from: number, to: number): Promise<vo
   ]);
   const prev = new Map(before);
   const signingSent = new Set<string>();
+  const out: Outgoing[] = [];
   for (const r of rows) {
     const destinations = servers.get(r.userId);
     if (!destinations || destinations.size === 0) continue;
@@ -45,13 +52,13 @@ async function updatesBetween(s: Services, from: number, to: number): Promise<vo
     if ((master && crossSigningPublicKey(master) === r.deviceId) || (ssk && crossSigningPublicKey(ssk) === r.deviceId)) {
       if (signingSent.has(r.userId)) continue;
       signingSent.add(r.userId);
-      const content: Json = { user_id: r.userId };
+      const content: Json & Record<string, unknown> = { user_id: r.userId };
       if (master) content.master_key = master;
       if (ssk) content.self_signing_key = ssk;
-      s.federationSender.sendEdu(destinations, { edu_type: "m.signing_key_update", content });
+      out.push({ destinations, edu: { edu_type: "m.signing_key_update", content } });
       continue;
     }
-    const content: Json = { user_id: r.userId, device_id: r.deviceId, stream_id: r.streamId, prev_id: prevId ? [prevId] : [] };
+    const content: Json & Record<string, unknown> = { user_id: r.userId, device_id: r.deviceId, stream_id: r.streamId, prev_id: prevId ? [prevId] : [] };
     if (!names.has(`${r.userId}\u0000${r.deviceId}`)) content.deleted = true;
     else {
       const k = keys.device_keys[r.userId]?.[r.deviceId];
@@ -60,18 +67,32 @@ async function updatesBetween(s: Services, from: number, to: number): Promise<vo
         content.keys = rest;
       }
     }
-    s.federationSender.sendEdu(destinations, { edu_type: "m.device_list_update", content });
+    out.push({ destinations, edu: { edu_type: "m.device_list_update", content } });
   }
+  return out;
 }
 
-/** Local device-list changes to the servers sharing rooms (declared in src/main.ts, `background`). */
+/** The stored position of the device-list sender on the device_lists stream. */
+const POSITION = { consumer: "federation_device_lists", stream: "device_lists" } as const;
+/** How soon a failed pass (storage trouble) is tried again. */
+const RETRY_MS = 5_000;
+
+/**
+ * Local device-list changes to the servers sharing rooms (declared in src/main.ts, `background`). Its
+ * position is persisted with the EDUs it queues (one transaction), so changes made while the server was
+ * down or restarting are sent once it is back, each once. A server without a stored position starts
+ * from now (changes from before federation sending was ever on are not sent).
+ */
 export const deviceListsToFederation: BackgroundTask = (s) => {
   if (!s.config.send_federation) return () => {};
   let sent: number | undefined;
   let running = false;
   let again = false;
   let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
   const run = async () => {
+    if (retry) clearTimeout(retry);
+    retry = undefined;
     if (running) {
       again = true;
       return;
@@ -81,26 +102,40 @@ export const deviceListsToFederation: BackgroundTask = (s) => {
       do {
         again = false;
         const to = await s.e2ee.currentDeviceListPosition();
-        if (sent === undefined) sent = to;
-        if (to > sent) {
+        if (sent === undefined) {
+          sent = await s.consumerPositions.get(POSITION.consumer, POSITION.stream);
+          if (sent === undefined) {
+            await s.storage.sql.transaction((tx) => s.consumerPositions.set(tx, POSITION.consumer, POSITION.stream, to));
+            sent = to;
+          }
+        }
+        if (to > sent && !stopped) {
           const from = sent;
+          const outgoing = await updatesBetween(s, from, to);
+          const wake = await s.storage.sql.transaction(async (tx) => {
+            const servers = new Set<string>();
+            for (const o of outgoing) for (const d of await s.federationSender.queueDurableEdu(tx, o.destinations, o.edu)) servers.add(d);
+            await s.consumerPositions.set(tx, POSITION.consumer, POSITION.stream, to);
+            return servers;
+          });
           sent = to;
-          await updatesBetween(s, from, to);
+          s.federationSender.wake(wake);
         }
       } while (again && !stopped);
     } catch (err) {
-      s.log.warn({ err }, "could not send device list updates over federation");
+      s.log.warn({ err }, "could not send device list updates over federation; retrying");
+      if (!stopped) retry = setTimeout(() => void run(), RETRY_MS).unref();
     } finally {
       running = false;
     }
   };
-  // The position to start from: changes made before the server started are not re-sent (as other EDUs).
   void run();
   const off = s.rooms.notifier.onStream((n) => {
     if (n.stream === "device_lists" && !stopped) void run();
   });
   return () => {
     stopped = true;
+    if (retry) clearTimeout(retry);
     off();
   };
 };

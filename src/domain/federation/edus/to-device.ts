@@ -1,6 +1,6 @@
 // Send-to-device messaging across servers (Server-Server API "Send-to-device messaging",
 // m.direct_to_device EDUs). Outbound: the messages of one PUT /sendToDevice for users of one server go
-// to it as one EDU with a fresh message_id. Inbound: an EDU from a server for its own user's message is
+// to it as one EDU with a fresh message_id, queued durably with the request's own transaction. Inbound: an EDU from a server for its own user's message is
 // queued for the local devices it names (`*`: all of a user's devices) exactly once — the sender and
 // message_id are recorded in the same transaction, so a resent EDU delivers nothing again.
 import { randomBytes } from "node:crypto";
@@ -12,16 +12,23 @@ import { isPlainObject, type Json } from "../../e2ee/json.ts";
 import { queueLocalToDevice, type LocalToDevice } from "../../e2ee/to-device.ts";
 import { claimToDeviceMessage } from "../e2ee/remote-device-store.ts";
 import { serverOfUser } from "../room-servers.ts";
+import type { SqlExecutor } from "../../../storage/sql.ts";
 
 /** message_id is an opaque string; this bounds what we store of one. */
 const MAX_MESSAGE_ID = 255;
 
-/** Hands each server its users' messages (user → device → content) as one m.direct_to_device EDU. */
-export function sendToRemoteDevices(s: Services, sender: string, type: string, byServer: ReadonlyMap<string, Record<string, Json>>): void {
+/**
+ * Queues each server its users' messages (user → device → content) as one m.direct_to_device EDU, in
+ * the sending request's transaction `tx` (durable: delivered after a restart or an outage). Returns the
+ * servers to wake once `tx` committed.
+ */
+export async function queueToRemoteDevices(s: Services, tx: SqlExecutor, sender: string, type: string, byServer: ReadonlyMap<string, Record<string, Json>>): Promise<string[]> {
+  const wake: string[] = [];
   for (const [server, messages] of byServer) {
     const message_id = randomBytes(16).toString("base64url");
-    s.federationSender.sendEdu([server], { edu_type: "m.direct_to_device", content: { sender, type, message_id, messages } });
+    wake.push(...(await s.federationSender.queueDurableEdu(tx, [server], { edu_type: "m.direct_to_device", content: { sender, type, message_id, messages } })));
   }
+  return wake;
 }
 
 /** Inbound m.direct_to_device (declared in src/main.ts, `eduHandlers`). */

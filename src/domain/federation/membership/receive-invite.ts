@@ -20,6 +20,7 @@ import { receiveRemoteEvents } from "../../rooms/receive.ts";
 import { loadRoom } from "../../rooms/room-cache.ts";
 import { checkReceivedInviteState } from "./invite-state.ts";
 import { hostInRoom } from "./residency.ts";
+import { assertServerAllowed } from "../server-acl.ts";
 
 const invalid = (msg: string) => new MatrixError("M_INVALID_PARAM", msg, 400);
 
@@ -64,6 +65,8 @@ export async function receiveInvite(s: Services, origin: string, roomId: string,
   const claimed = roomVersionOf(body);
   const room = await loadRoom(s, roomId);
   if (room && room.version.id !== claimed.id) throw invalid(`Room ${roomId} has version ${room.version.id}, not ${claimed.id}`);
+  // A room we know: its ACL decides whether the origin may invite into it (403, as Synapse).
+  if (room) await assertServerAllowed(s, room.state, origin);
   const v = room?.version ?? claimed;
   const invite = await checkInvite(s, origin, roomId, eventId, body.event, v);
   const inviteState = await checkReceivedInviteState(s, body.invite_room_state, v, roomId);
