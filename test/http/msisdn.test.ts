@@ -50,7 +50,7 @@ describe.each(backends())("msisdn requestToken (%s)", (backend) => {
       }
       const notJson = await fetch(`${t.baseUrl}${V3}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{nope" });
       expect(notJson.status).toBe(400);
-      expect((await notJson.json()).errcode).toBe("M_NOT_JSON");
+      expect(((await notJson.json()) as { errcode: string }).errcode).toBe("M_NOT_JSON");
     }
   });
 });
