@@ -62,6 +62,7 @@ import { statusRoutes } from "./compat/status.ts";
 import { appServiceEphemeral } from "./domain/appservices/ephemeral.ts";
 import { appServiceSenders } from "./domain/appservices/install.ts";
 import { aliasFromAppServices, userFromAppServices } from "./domain/appservices/queries.ts";
+import { resumeRoomDeletions } from "./domain/admin/room-deletion.ts";
 
 export interface Homeserver {
   services: Services;
@@ -126,7 +127,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     eduHandlers: [typingEduHandler, receiptEduHandler, presenceEduHandler, deviceListEduHandler, signingKeyEduHandler, toDeviceEduHandler],
     invalidationListeners: [invalidateTokenCache, invalidateIgnoredUsers, invalidateErasedUsers],
     // The federation sender first: the EDU producers after it hand it what they send.
-    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation, expireReceivedTransactions, expireSeenToDevice, appServiceSenders, appServiceEphemeral],
+    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation, expireReceivedTransactions, expireSeenToDevice, appServiceSenders, appServiceEphemeral, resumeRoomDeletions],
   };
 }
 
