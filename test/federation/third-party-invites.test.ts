@@ -9,19 +9,10 @@ import { federationCall, signedBy, startFederatedServer, type FederatedServer } 
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { startIdentityServer, type TestIdentityServer } from "../helpers/identity-server.ts";
+import { eventually } from "../helpers/federation-peer.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
-
-async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, what: string, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v).slice(0, 2000)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe.each(backends())("third-party invites across Weft servers on %s", (backend) => {
   let a: FederatedServer;
@@ -60,15 +51,15 @@ describe.each(backends())("third-party invites across Weft servers on %s", (back
     expect(told.status, JSON.stringify(told.json)).toBe(200);
     expect(told.json).toEqual({});
 
-    const member = await until(() => memberOn(a, alice, roomId, bob.user_id), (m) => m.membership === "invite", "the invite on A");
+    const member = await eventually(async () => { const m = await memberOn(a, alice, roomId, bob.user_id); return m.membership === "invite" && m; }, "the invite on A");
     expect(member.third_party_invite.signed.token).toBe(stored.token);
     expect(member.third_party_invite.signed.mxid).toBe(bob.user_id);
     expect(member.third_party_invite.display_name).toBe("b...@example.org");
     // B holds the invite (A asked B to countersign it): bob sees it and joins.
-    await until(async () => (await b.call("GET", `${V3}/sync`, { token: bob.access_token })).json.rooms?.invite?.[roomId], (v) => v !== undefined, "the invite in bob's sync");
+    await eventually(async () => (await b.call("GET", `${V3}/sync`, { token: bob.access_token })).json.rooms?.invite?.[roomId], "the invite in bob's sync");
     const joined = await b.call("POST", `${V3}/join/${enc(roomId)}`, { token: bob.access_token, body: {} });
     expect(joined.status, JSON.stringify(joined.json)).toBe(200);
-    await until(() => memberOn(a, alice, roomId, bob.user_id), (m) => m.membership === "join", "bob's join on A");
+    await eventually(async () => (await memberOn(a, alice, roomId, bob.user_id)).membership === "join", "bob's join on A");
   });
 
   it("a user of the room's own server is invited directly at onbind", async () => {
