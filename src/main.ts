@@ -2,7 +2,7 @@
 // extension the capabilities add (declared here, in `capabilities`), the REST and GraphQL faces on one
 // Fastify server; and shuts it all down gracefully.
 import { mergeForwardExtremities } from "./domain/rooms/dummy-events.ts";
-import { startAccountValidity } from "./domain/accounts/account-validity.ts";
+import { renewalMailJob, startAccountValidity } from "./domain/accounts/account-validity.ts";
 import { invalidateErasedUsers } from "./domain/rooms/erasure.ts";
 import { autoJoinRooms } from "./domain/accounts/auto-join.ts";
 import pino, { type Logger } from "pino";
@@ -63,6 +63,8 @@ import { statusRoutes } from "./compat/status.ts";
 import { appServiceEphemeral } from "./domain/appservices/ephemeral.ts";
 import { appServiceSenders } from "./domain/appservices/install.ts";
 import { aliasFromAppServices, userFromAppServices } from "./domain/appservices/queries.ts";
+import { resumeRoomDeletions } from "./domain/admin/room-deletion.ts";
+import { emailRenewalMailer } from "./domain/threepids/renewal-mailer.ts";
 
 export interface Homeserver {
   services: Services;
@@ -114,7 +116,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     userQueries: [userFromAppServices],
     profileChanged: [updateMemberEvents],
     registered: [startAccountValidity, autoJoinRooms],
-    renewalMailers: [],
+    renewalMailers: [emailRenewalMailer],
     deactivated: [leaveAllRooms, dropUserPushers, dropAccountKeys, dropThreePids],
     deviceDeleting: [deleteDeviceKeys],
     devicesDeleted: [announceDeletedDevices, dropDevicePushers],
@@ -127,7 +129,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     eduHandlers: [typingEduHandler, receiptEduHandler, presenceEduHandler, deviceListEduHandler, signingKeyEduHandler, toDeviceEduHandler],
     invalidationListeners: [invalidateTokenCache, invalidateIgnoredUsers, invalidateErasedUsers],
     // The federation sender first: the EDU producers after it hand it what they send.
-    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation, expireReceivedTransactions, expireSeenToDevice, appServiceSenders, appServiceEphemeral],
+    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation, expireReceivedTransactions, expireSeenToDevice, appServiceSenders, appServiceEphemeral, resumeRoomDeletions, renewalMailJob],
   };
 }
 

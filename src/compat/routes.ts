@@ -29,6 +29,7 @@ import { federationBackfillRoutes } from "./federation/backfill.ts";
 import { federationMediaRoutes } from "./federation/media.ts";
 import { federationMembershipRoutes } from "./federation/membership.ts";
 import { federationE2eeRoutes } from "./federation/e2ee.ts";
+import { federationThirdPartyInviteRoutes } from "./federation/third-party-invites.ts";
 import { pushRoutes } from "./client/push.ts";
 import { mediaRoutes } from "./media/routes.ts";
 import { openIdRoutes } from "./client/openid.ts";
@@ -72,6 +73,7 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   federationMediaRoutes,
   federationMembershipRoutes,
   federationE2eeRoutes,
+  federationThirdPartyInviteRoutes,
   pushRoutes,
   mediaRoutes,
   mediaAdminRoutes,

@@ -18,7 +18,8 @@ export interface AccountsConfig {
   autocreate_auto_join_room_preset: "public_chat" | "private_chat" | "trusted_private_chat";
   auto_join_mxid_localpart?: string;
   auto_join_rooms_for_guests: boolean;
-  account_validity: { enabled: boolean; period: number; renew_at?: number };
+  /** Synapse's account_validity; `renew_at` set turns renewal by e-mail on (mailed that long before expiry). */
+  account_validity: { enabled: boolean; period: number; renew_at?: number; renew_email_subject: string };
   /** Contacts and page of /.well-known/matrix/support; undefined when none are configured (404). */
   support?: { contacts: SupportContact[]; support_page?: string };
   /** Forward extremities of a room above which the server sends a dummy event to merge them. */
@@ -45,7 +46,7 @@ export function readAccountsConfig(r: Reader): AccountsConfig {
     autocreate_auto_join_room_preset: preset as AccountsConfig["autocreate_auto_join_room_preset"],
     auto_join_mxid_localpart: r.optString("auto_join_mxid_localpart"),
     auto_join_rooms_for_guests: r.bool("auto_join_rooms_for_guests", true),
-    account_validity: { enabled, period: period ?? 0, renew_at: av.duration("renew_at") },
+    account_validity: { enabled, period: period ?? 0, renew_at: av.duration("renew_at"), renew_email_subject: av.string("renew_email_subject", "Renew your %(app)s account") },
     support: readSupport(r),
     dummy_events_threshold: r.number("dummy_events_threshold", 10, { min: 1, integer: true }),
   };

@@ -9,6 +9,7 @@ import { MapErrors } from "./errors.ts";
 import { AccountResolver } from "./resolvers/accounts.ts";
 import { ProfileResolver } from "./resolvers/profile.ts";
 import { ViewerResolver } from "./resolvers/viewer.ts";
+import { AccountAdminResolver, ViewerAccountAdminResolver } from "./resolvers/account-admin.ts";
 import { RoomResolver, ViewerRoomsResolver } from "./resolvers/rooms.ts";
 import { RoomMutationResolver } from "./resolvers/room-mutations.ts";
 import { SearchResolver } from "./resolvers/search.ts";
@@ -31,6 +32,8 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       ViewerResolver,
       ProfileResolver,
       AccountResolver,
+      AccountAdminResolver,
+      ViewerAccountAdminResolver,
       RoomResolver,
       ViewerRoomsResolver,
       RoomMutationResolver,

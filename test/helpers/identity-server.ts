@@ -1,13 +1,16 @@
 // A small identity server for tests, over HTTPS on loopback (the self-signed test certificate), following
 // the Identity Service API v2 (../shared/matrix-spec/data/api/identity): bearer-token auth, hash_details and
 // hashed lookup, 3pid bind (sessions the test validates directly) and unbind (the homeserver's X-Matrix
-// signature checked against its published key), store-invite with an ed25519 public key.
+// signature checked against its published key), store-invite with an ed25519 public key, and — when an
+// address with stored invites is bound — the homeserver's PUT /3pid/onbind with each invite signed.
 import { createServer, type Server } from "node:https";
+import { fetch as undiciFetch } from "undici";
 import { createHash, generateKeyPairSync, randomBytes } from "node:crypto";
 import { testCertificate } from "./tls.ts";
 import { freePort } from "./server.ts";
 import { parseFederationAuthHeader } from "../../src/domain/federation/request-auth.ts";
-import { signingBytes, verifyBytes, rawPublicKey } from "../../src/domain/signing.ts";
+import { signingBytes, verifyBytes, rawPublicKey, signJson } from "../../src/domain/signing.ts";
+import { insecureAgent } from "./server.ts";
 
 export interface StoredInvite {
   body: Record<string, any>;
@@ -25,6 +28,12 @@ export interface TestIdentityServer {
   invites: StoredInvite[];
   unbinds: { origin: string; body: any }[];
   publicKey: string;
+  /**
+   * Binds the address to `mxid` and tells the user's homeserver (at `homeserverBaseUrl`) with PUT
+   * /_matrix/federation/v1/3pid/onbind, carrying every invite stored for the address, each signed with
+   * this server's key. Returns the homeserver's answer.
+   */
+  bindAndNotify(homeserverBaseUrl: string, medium: string, address: string, mxid: string): Promise<{ status: number; json: any }>;
   close(): Promise<void>;
 }
 
@@ -37,7 +46,7 @@ export async function startIdentityServer(homeserverBaseUrl: () => string): Prom
   const bindings = new Map<string, string>();
   const invites: StoredInvite[] = [];
   const unbinds: { origin: string; body: any }[] = [];
-  const { publicKey } = generateKeyPairSync("ed25519");
+  const { publicKey, privateKey } = generateKeyPairSync("ed25519");
   const publicKeyB64 = rawPublicKey(publicKey).toString("base64").replace(/=+$/, "");
   const hashOf = (address: string, medium: string) => createHash("sha256").update(`${address} ${medium} ${pepper}`).digest("base64url");
 
@@ -125,6 +134,27 @@ export async function startIdentityServer(homeserverBaseUrl: () => string): Prom
     invites,
     unbinds,
     publicKey: publicKeyB64,
+    async bindAndNotify(homeserverBaseUrl, medium, address, mxid) {
+      bindings.set(`${medium} ${address}`, mxid);
+      const pending = invites.filter((i) => i.body.medium === medium && i.body.address === address);
+      const body = {
+        medium,
+        address,
+        mxid,
+        invites: pending.map((i) => ({
+          medium,
+          address,
+          mxid,
+          room_id: i.body.room_id,
+          sender: i.body.sender,
+          signed: signJson({ mxid, sender: i.body.sender, token: i.token }, name, { keyId: "ed25519:0", privateKey }),
+        })),
+      };
+      const res = await undiciFetch(`${homeserverBaseUrl}/_matrix/federation/v1/3pid/onbind`, {
+        method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(body), dispatcher: insecureAgent,
+      });
+      return { status: res.status, json: await res.json() };
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -1,11 +1,13 @@
 // REST routes of e-mail validation: the requestToken endpoints (add, register, password reset; the msisdn
-// ones answer that SMS is not supported) and the link pages the mails point at, under Synapse's paths.
+// ones check the body, then answer as Synapse without an SMS delegate) and the link pages the mails point
+// at, under Synapse's paths.
 // Spec: Client-Server API "requestToken" endpoints; the link pages are browser-facing HTML.
 import type { FastifyInstance } from "fastify";
 import { escapeHtml, htmlPage as page } from "../html-page.ts";
 import { MatrixError } from "../../domain/errors.ts";
 import type { Services } from "../../domain/services.ts";
 import { BRANDS, clientRoute, route, type Call } from "../http.ts";
+import { requestMsisdnToken } from "../../domain/threepids/msisdn.ts";
 import { requestEmailToken, submitEmailToken, SUBMIT_PATHS, type ValidationPurpose } from "../../domain/threepids/email-validation.ts";
 
 const firstValues = (c: Call) => Object.fromEntries(Object.entries(c.query).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
@@ -29,12 +31,12 @@ export function emailValidationRoutes(app: FastifyInstance, s: Services): void {
   request("/account/3pid/email/requestToken", "add");
   request("/register/email/requestToken", "register");
   request("/account/password/email/requestToken", "password");
-  for (const path of ["/account/3pid/msisdn/requestToken", "/register/msisdn/requestToken", "/account/password/msisdn/requestToken"]) {
-    clientRoute(app, s, {
-      method: "POST", path, auth: "none",
-      handler: () => { throw new MatrixError("M_THREEPID_MEDIUM_NOT_SUPPORTED", "This server sends no SMS: phone numbers cannot be validated", 400); },
-    });
-  }
+  clientRoute(app, s, { method: "POST", path: "/register/msisdn/requestToken", auth: "none", handler: (c) => requestMsisdnToken(s, "register", c.body()) });
+  clientRoute(app, s, { method: "POST", path: "/account/3pid/msisdn/requestToken", auth: "none", handler: (c) => requestMsisdnToken(s, "add", c.body()) });
+  clientRoute(app, s, {
+    method: "POST", path: "/account/password/msisdn/requestToken", auth: "none",
+    handler: () => { throw new MatrixError("M_THREEPID_MEDIUM_NOT_SUPPORTED", "This server sends no SMS: phone numbers cannot be validated", 400); },
+  });
 
   // The links in the mails. Registration and adding validate on GET (as Synapse); a password reset asks
   // for a click first, so that a mail scanner following links cannot validate it.

@@ -1,12 +1,14 @@
 // Account validity (Synapse's account_validity, the contract's "expired accounts can log out"): new
 // accounts expire `period` after registration; an expired account's requests get 403 M_EXPIRED_ACCOUNT,
 // except logging out and asking for a renewal mail; a renewal link (token) extends it by `period`; admins
-// set any expiry (POST /_synapse/admin/v1/account_validity/validity). The renewal mail goes through the
-// mailers declared in src/main.ts (`renewalMailers`); without one the token is made but no mail leaves.
+// set any expiry (POST /_synapse/admin/v1/account_validity/validity). With `renew_at`, a job mails each
+// account a renewal link once when its expiry comes within renew_at, and send_mail mails one on request;
+// mails go through the mailers declared in src/main.ts (`renewalMailers`).
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "./requester.ts";
 import type { RegistrationHook } from "./auto-join.ts";
+import type { BackgroundTask } from "../extensions.ts";
 import { AccountValidityStore } from "../store/account-validity.ts";
 import { requireAdmin } from "../admin/require-admin.ts";
 import { existingLocalUser } from "../admin/users.ts";
@@ -14,8 +16,14 @@ import { invalidateUserTokens } from "./authenticate.ts";
 import { hashToken } from "./tokens.ts";
 import { randomString } from "../ids.ts";
 
-/** Sends the renewal link to the user (by e-mail); false when it could not (no address). */
-export type RenewalMailer = (s: Services, userId: string, renewalUrl: string) => Promise<boolean>;
+/**
+ * Sends a renewal link to the user (by e-mail) for an account expiring at `expirationTs`; false when it
+ * could not (no address). `link()` makes the one-time token and its URL: called only when a mail leaves.
+ */
+export type RenewalMailer = (s: Services, userId: string, expirationTs: number, link: () => Promise<string>) => Promise<boolean>;
+
+/** How often the renewal job looks for accounts expiring within `renew_at` (Synapse: every 30 minutes). */
+const RENEWAL_JOB_INTERVAL_MS = 30 * 60_000;
 
 const store = (s: Services) => new AccountValidityStore(s.storage.sql);
 
@@ -35,16 +43,63 @@ export const startAccountValidity: RegistrationHook = async (s, account) => {
   await store(s).setExpiration(account.userId, s.clock.now() + s.config.account_validity.period);
 };
 
-/** POST /account_validity/send_mail: a fresh renewal token, mailed as a link; allowed while expired. */
+/** POST /account_validity/send_mail: a fresh renewal link, mailed; allowed while expired (as Synapse). */
 export async function sendRenewalMail(s: Services, r: Requester): Promise<void> {
   if (!s.config.account_validity.enabled) throw new MatrixError("M_UNRECOGNIZED", "Account validity is not enabled on this server", 404);
-  const token = randomString(32);
-  if ((await store(s).expirationOf(r.userId)) === null) await store(s).setExpiration(r.userId, s.clock.now() + s.config.account_validity.period);
-  await store(s).setRenewalToken(r.userId, hashToken(token));
-  const url = `${s.config.public_baseurl}_matrix/client/unstable/account_validity/renew?token=${encodeURIComponent(token)}`;
-  for (const mail of s.extensions.renewalMailers) if (await mail(s, r.userId, url)) return void (await store(s).markEmailSent(r.userId));
-  s.log.info({ userId: r.userId }, "account renewal requested, but no renewal mail could be sent (no mailer or no address)");
+  if (s.config.account_validity.renew_at === undefined) throw new MatrixError("M_FORBIDDEN", "Account renewal via email is disabled on this server.", 403);
+  const expiry = await store(s).expirationOf(r.userId);
+  if (expiry === null) throw new MatrixError("M_UNKNOWN", `User has no expiration time: ${r.userId}`, 400);
+  if (!(await mailRenewal(s, r.userId, expiry))) s.log.info({ userId: r.userId }, "account renewal requested, but no renewal mail could be sent (no mailer or no address)");
 }
+
+/** Mails a renewal link through the first mailer that can; marks the account as mailed for this period. */
+async function mailRenewal(s: Services, userId: string, expirationTs: number): Promise<boolean> {
+  const link = async () => {
+    const token = randomString(32);
+    await store(s).setRenewalToken(userId, hashToken(token));
+    return `${s.config.public_baseurl}_matrix/client/unstable/account_validity/renew?token=${encodeURIComponent(token)}`;
+  };
+  for (const mail of s.extensions.renewalMailers) {
+    if (await mail(s, userId, expirationTs, link)) {
+      await store(s).markEmailSent(userId);
+      return true;
+    }
+  }
+  return false;
+}
+
+/** One pass of the renewal job: every account expiring within `renew_at` and not yet mailed this period. */
+export async function sendDueRenewalMails(s: Services): Promise<void> {
+  const renewAt = s.config.account_validity.renew_at;
+  if (!s.config.account_validity.enabled || renewAt === undefined) return;
+  for (const due of await store(s).expiringWithin(s.clock.now(), renewAt)) {
+    try {
+      await mailRenewal(s, due.userId, due.expirationTs);
+    } catch (err) {
+      s.log.warn({ err, userId: due.userId }, "could not send an account renewal mail");
+    }
+  }
+}
+
+/**
+ * The renewal job (declared in src/main.ts, `background`): at start, then every 30 minutes, mails each
+ * account whose expiry is within `renew_at` — once a validity period (a renewal makes it due again).
+ */
+export const renewalMailJob: BackgroundTask = (s) => {
+  if (!s.config.account_validity.enabled || s.config.account_validity.renew_at === undefined) return () => {};
+  if (s.extensions.renewalMailers.length === 0 || !s.mailer) {
+    s.log.warn("account_validity.renew_at is set, but no email section (notif_from) is configured: no renewal mail will be sent");
+    return () => {};
+  }
+  let running: Promise<void> | undefined;
+  const pass = () => {
+    running ??= s.inFlight.track(() => sendDueRenewalMails(s)).finally(() => (running = undefined));
+  };
+  pass();
+  const timer = setInterval(pass, RENEWAL_JOB_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+};
 
 /** GET /account_validity/renew?token=: extends the account by one period; the page to show and its status. */
 export async function renewAccount(s: Services, token: string | undefined): Promise<{ status: number; html: string }> {

@@ -2,6 +2,7 @@
 // blocked room refuses local joins and invites; a deletion runs in the background: block (if asked),
 // every local member leaves and forgets the room (and joins the notice room `new_room_user_id` creates,
 // which also takes over the local aliases), then the room is purged from storage unless `purge: false`.
+// A deletion's request and progress are stored: one interrupted by a stop resumes at the next start.
 // Non-admins get 403 M_FORBIDDEN.
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -14,6 +15,7 @@ import { RoomAdminStore, type DeletionRow } from "../store/room-admin.ts";
 import { createRoom } from "../rooms/create-room.ts";
 import { forgetRoom, joinRoom, leaveRoom } from "../rooms/membership.ts";
 import { sendMessage, sendStateEvent } from "../rooms/send.ts";
+import type { BackgroundTask } from "../extensions.ts";
 
 const DEFAULT_ROOM_NAME = "Content Violation Notification";
 const DEFAULT_MESSAGE = "Sharing illegal content on this server is not permitted and rooms in violation will be blocked.";
@@ -86,41 +88,88 @@ export async function startRoomDeletion(s: Services, r: Requester, roomId: strin
   if (!(await s.rooms.store.getRoom(roomId)) && !p.block) throw new MatrixError("M_NOT_FOUND", `Unknown room id ${roomId}`, 404);
   if (await store(s).deletionRunning(roomId)) throw new MatrixError("M_UNKNOWN", "History purge already in progress for " + roomId, 400);
   const deleteId = randomString(16);
-  const result = { kicked_users: [] as string[], failed_to_kick_users: [] as string[], local_aliases: [] as string[], new_room_id: null as string | null };
-  await store(s).insertDeletion({ deleteId, roomId, status: "active", error: null, result }, s.clock.now());
-  // Not awaited: the answer names the task; its progress is in room_deletions.
+  const result: DeletionResult = { kicked_users: [], failed_to_kick_users: [], local_aliases: [], new_room_id: null };
+  const params: StoredParams = { ...p, adminId: r.userId };
+  await store(s).insertDeletion({ deleteId, roomId, status: "active", error: null, result, params: JSON.stringify(params) }, s.clock.now());
+  launchDeletion(s, deleteId, roomId, params, result);
+  return { delete_id: deleteId };
+}
+
+type DeletionResult = {
+  kicked_users: string[];
+  failed_to_kick_users: string[];
+  local_aliases: string[];
+  new_room_id: string | null;
+};
+
+/** The persisted request: the parameters and the admin who asked. */
+type StoredParams = DeleteParams & { adminId: string };
+
+/** Thrown between steps when the server begins to stop: the row stays "active" and resumes at the next start. */
+class Interrupted extends Error {}
+
+/** Runs a deletion in the background (not awaited: its progress is in room_deletions). */
+function launchDeletion(s: Services, deleteId: string, roomId: string, p: StoredParams, result: DeletionResult): void {
+  const progress = () => store(s).updateDeletion(deleteId, "active", null, result);
   void s.inFlight.track(() =>
-    runDeletion(s, r.userId, roomId, p, result).then(
+    runDeletion(s, roomId, p, result, progress).then(
       () => store(s).updateDeletion(deleteId, "complete", null, result),
-      (err: unknown) => {
+      async (err: unknown) => {
+        if (err instanceof Interrupted) {
+          s.log.info({ roomId, deleteId }, "room deletion interrupted by shutdown: it resumes at the next start");
+          return progress();
+        }
         s.log.warn({ err, roomId }, "room deletion failed");
         return store(s).updateDeletion(deleteId, "failed", err instanceof Error ? err.message : String(err), result);
       },
     ),
   );
-  return { delete_id: deleteId };
 }
 
-async function runDeletion(
-  s: Services,
-  adminId: string,
-  roomId: string,
-  p: DeleteParams,
-  result: { kicked_users: string[]; failed_to_kick_users: string[]; local_aliases: string[]; new_room_id: string | null },
-): Promise<void> {
-  if (p.block) await store(s).setBlocked(roomId, adminId, true, s.clock.now());
+/** At start (declared in src/main.ts, `background`): resumes the deletions a stop interrupted. */
+export const resumeRoomDeletions: BackgroundTask = (s) => {
+  let stopped = false;
+  const resume = async () => {
+    for (const row of await store(s).unfinishedDeletions()) {
+      if (stopped || s.inFlight.draining) return;
+      if (row.params === null) {
+        await store(s).updateDeletion(row.deleteId, "failed", "interrupted by a restart", row.result);
+        continue;
+      }
+      s.log.info({ roomId: row.roomId, deleteId: row.deleteId }, "resuming a room deletion interrupted by a restart");
+      launchDeletion(s, row.deleteId, row.roomId, JSON.parse(row.params) as StoredParams, row.result as unknown as DeletionResult);
+    }
+  };
+  void s.inFlight.track(() => resume().catch((err: unknown) => s.log.warn({ err }, "resuming room deletions failed")));
+  return () => {
+    stopped = true;
+  };
+};
+
+async function runDeletion(s: Services, roomId: string, p: StoredParams, result: DeletionResult, progress: () => Promise<void>): Promise<void> {
+  // Between steps: progress saved, a turn of the event loop given to requests (a background job must not
+  // hold it for a whole room), and a stop honoured.
+  const checkpoint = async () => {
+    await progress();
+    await new Promise((resolve) => setImmediate(resolve));
+    if (s.inFlight.draining) throw new Interrupted();
+  };
+  if (p.block) await store(s).setBlocked(roomId, p.adminId, true, s.clock.now());
   const known = await s.rooms.store.getRoom(roomId);
   if (!known) return;
   const suffix = `:${s.config.server_name}`;
-  let newRoomId: string | undefined;
-  if (p.newRoomUserId !== undefined) {
+  // A resumed deletion finds its notice room in the saved result and does not make a second one.
+  let newRoomId: string | undefined = result.new_room_id ?? undefined;
+  if (p.newRoomUserId !== undefined && newRoomId === undefined) {
     const creator = actingAs(p.newRoomUserId);
     newRoomId = (await createRoom(s, creator, { preset: "public_chat", name: p.roomName, power_level_content_override: { users_default: -10 } })).room_id;
-    await sendMessage(s, creator, newRoomId, "m.room.message", undefined, { msgtype: "m.text", body: p.message });
     result.new_room_id = newRoomId;
+    await progress();
+    await sendMessage(s, creator, newRoomId, "m.room.message", undefined, { msgtype: "m.text", body: p.message });
   }
   const members = (await s.rooms.store.membersOf(roomId)).filter((m) => m.userId.endsWith(suffix) && ["join", "invite", "knock"].includes(m.membership));
   for (const m of members) {
+    await checkpoint();
     const user = actingAs(m.userId);
     try {
       await leaveRoom(s, user, roomId);
@@ -129,12 +178,13 @@ async function runDeletion(
       result.kicked_users.push(m.userId);
     } catch (err) {
       s.log.warn({ err, roomId, userId: m.userId }, "could not remove a user from a deleted room");
-      result.failed_to_kick_users.push(m.userId);
+      if (!result.failed_to_kick_users.includes(m.userId)) result.failed_to_kick_users.push(m.userId);
     }
   }
   // Local aliases leave with the room; they point at the notice room when there is one.
+  await checkpoint();
   const aliases = await s.directory.aliasesOf(roomId);
-  result.local_aliases = aliases;
+  result.local_aliases = [...result.local_aliases, ...aliases];
   for (const alias of aliases) await s.directory.deleteAlias(alias);
   if (newRoomId !== undefined && aliases.length > 0) {
     await s.storage.sql.transaction(async (tx) => {

@@ -57,6 +57,20 @@ function checkRedirectUrl(url: string): string {
   return url;
 }
 
+/**
+ * The URL a client opens to sign in through SSO (the GraphQL face's `ssoRedirectUrl`): this server's
+ * /login/sso/redirect[/{idpId}], which sets the state cookie and sends the browser on to the provider.
+ * Checked as that endpoint checks: SSO configured, the provider known, redirectUrl absolute.
+ */
+export function ssoRedirectUrl(s: Services, idpId: string | undefined, redirectUrl: string): string {
+  provider(s, idpId);
+  checkRedirectUrl(redirectUrl);
+  const path = idpId === undefined ? "_matrix/client/v3/login/sso/redirect" : `_matrix/client/v3/login/sso/redirect/${encodeURIComponent(idpId)}`;
+  const url = new URL(path, s.config.public_baseurl);
+  url.searchParams.set("redirectUrl", redirectUrl);
+  return url.href;
+}
+
 export interface SsoStart {
   /** Where to send the browser. */
   location: string;

@@ -16,6 +16,13 @@ export class AccountValidityStore {
     if (n === 0) await this.sql.run(`INSERT INTO account_validity (user_id, expiration_ts, email_sent) VALUES (?, ?, ?)`, [userId, expirationTs, emailSent]);
   }
 
+  /** Accounts expiring before now + window (or expired) and not yet mailed this period (Synapse's query). */
+  async expiringWithin(now: number, window: number): Promise<{ userId: string; expirationTs: number }[]> {
+    const rows = await this.sql.all<{ user_id: string; expiration_ts: number | string }>(
+      `SELECT user_id, expiration_ts FROM account_validity WHERE email_sent = ? AND expiration_ts <= ? ORDER BY expiration_ts`, [false, now + window]);
+    return rows.map((r) => ({ userId: r.user_id, expirationTs: Number(r.expiration_ts) }));
+  }
+
   async setRenewalToken(userId: string, tokenHash: string): Promise<void> {
     await this.sql.run(`UPDATE account_validity SET renewal_token_hash = ?, token_used_ts = NULL WHERE user_id = ?`, [tokenHash, userId]);
   }

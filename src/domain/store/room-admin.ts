@@ -9,6 +9,8 @@ export interface DeletionRow {
   status: string;
   error: string | null;
   result: Record<string, unknown>;
+  /** What was asked and by whom (JSON), for resuming after a restart; null on rows from before it was kept. */
+  params: string | null;
 }
 
 /** Tables whose rows belong to one room (room_id column), purged with it. */
@@ -48,8 +50,8 @@ export class RoomAdminStore {
   }
 
   async insertDeletion(d: DeletionRow, now: number): Promise<void> {
-    await this.sql.run(`INSERT INTO room_deletions (delete_id, room_id, status, error, result, created_ts) VALUES (?, ?, ?, ?, ?, ?)`, [
-      d.deleteId, d.roomId, d.status, d.error, JSON.stringify(d.result), now,
+    await this.sql.run(`INSERT INTO room_deletions (delete_id, room_id, status, error, result, params, created_ts) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
+      d.deleteId, d.roomId, d.status, d.error, JSON.stringify(d.result), d.params, now,
     ]);
   }
 
@@ -64,6 +66,11 @@ export class RoomAdminStore {
 
   async deletionsOf(roomId: string): Promise<DeletionRow[]> {
     return (await this.sql.all<Record<string, unknown>>(`SELECT * FROM room_deletions WHERE room_id = ? ORDER BY created_ts`, [roomId])).map(toDeletion);
+  }
+
+  /** Deletions that were running when the server stopped, oldest first. */
+  async unfinishedDeletions(): Promise<DeletionRow[]> {
+    return (await this.sql.all<Record<string, unknown>>(`SELECT * FROM room_deletions WHERE status IN ('scheduled', 'active') ORDER BY created_ts`)).map(toDeletion);
   }
 
   /** Is a deletion of the room still running? */
@@ -93,5 +100,6 @@ function toDeletion(r: Record<string, unknown>): DeletionRow {
     status: r.status as string,
     error: (r.error as string | null) ?? null,
     result: JSON.parse(r.result as string) as Record<string, unknown>,
+    params: (r.params as string | null | undefined) ?? null,
   };
 }

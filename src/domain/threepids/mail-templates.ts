@@ -1,4 +1,4 @@
-// The validation mails (Synapse's subjects and wording, in plain text and HTML): one link, what it is for,
+// The validation and account renewal mails (Synapse's subjects and wording, in plain text and HTML): one link, what it is for,
 // and what to do if the reader did not ask for it.
 import type { Services } from "../services.ts";
 import type { Mail } from "./mailer.ts";
@@ -21,6 +21,19 @@ export function validationMail(s: Services, purpose: ValidationPurpose, to: stri
   return {
     to,
     subject: subject(purpose === "password" ? subjects.password_reset : subjects.email_validation, s),
+    text: `${what}\n\n${link}\n\n${ignore}\n`,
+    html: `<p>${escapeHtml(what)}</p><p><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p><p>${escapeHtml(ignore)}</p>`,
+  };
+}
+
+/** The account renewal mail (account_validity.renew_email_subject; Synapse's template variables). */
+export function renewalMail(s: Services, to: string, displayName: string, expirationTs: number, link: string): Mail {
+  const when = new Date(expirationTs).toUTCString();
+  const what = `Hi ${displayName}, your account on ${s.config.server_name} expires on ${when}. To keep using it, renew it by following this link:`;
+  const ignore = "If your account expires, you can still renew it with this link.";
+  return {
+    to,
+    subject: subject(s.config.account_validity.renew_email_subject, s),
     text: `${what}\n\n${link}\n\n${ignore}\n`,
     html: `<p>${escapeHtml(what)}</p><p><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p><p>${escapeHtml(ignore)}</p>`,
   };

@@ -9,7 +9,7 @@ import { authEventIds, domainOf, isPlainObject } from "../../events/types.ts";
 import { checkContentHash } from "../../events/hashes.ts";
 import { redactEvent } from "../../events/redaction.ts";
 import { signingBytes, verifyBytes, keyAlgorithm, ED25519 } from "../../signing.ts";
-import { authTypesForEvent, checkAuth, checkAuthEventsList, stateMapKey } from "../../auth/index.ts";
+import { authTypesForEvent, checkAuth, checkAuthEventsList, stateMapKey, verifyThirdPartyInviteSigned } from "../../auth/index.ts";
 import { MatrixError } from "../../errors.ts";
 import type { StateMap } from "../../store/state-groups.ts";
 import { stateKeyOf } from "../../store/state-groups.ts";
@@ -88,6 +88,7 @@ export function authorizeWithAuthEvents(room: AuthRoom, pdu: Pdu, authEvents: Pd
     createEvent: room.createEvent,
     createEventId: room.createEventId,
     verifyServerSignature: (_event, serverName) => signedBy(serverName),
+    verifyThirdPartyInviteSignature: verifyThirdPartyInviteSigned,
   });
 }
 
@@ -109,6 +110,7 @@ export async function authorizeWithState(room: AuthRoom, pdu: Pdu, state: StateM
     createEvent: room.createEvent,
     createEventId: room.createEventId,
     verifyServerSignature: (_event, serverName) => signedBy(serverName),
+    verifyThirdPartyInviteSignature: verifyThirdPartyInviteSigned,
   });
 }
 

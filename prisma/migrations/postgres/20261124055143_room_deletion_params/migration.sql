@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "room_deletions" ADD COLUMN     "params" TEXT;
