@@ -9,6 +9,7 @@ import { backends } from "../helpers/server.ts";
 import { fuzzSettings, Rng } from "./random.ts";
 import { formatFailures } from "./rest.ts";
 import { fuzzOutbound, startOutboundWorld, type OutboundWorld } from "./outbound.ts";
+import { fuzzServices, startServicesWorld, type ServicesWorld } from "./hostile-services.ts";
 
 const line = (m: Map<string | number, number>) => [...m].sort((a, b) => String(a[0]).localeCompare(String(b[0]))).map(([s, n]) => `${s}×${n}`).join(" ");
 
@@ -18,9 +19,11 @@ describe.each(backends())("outbound fuzz (hostile remote answers) on %s", (backe
     world = await startOutboundWorld(backend);
   }, 120_000);
   afterAll(async () => {
+    const started = performance.now();
     await world?.h.close();
     await world?.t.close();
-  });
+    console.log(`  closed in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }, 120_000);
 
   it("hostile answers to every outbound request never earn a 5xx, a logged error or a half-made row", { timeout: 600_000 }, async () => {
     const { seed, samples } = fuzzSettings(120);
@@ -39,5 +42,27 @@ describe.each(backends())("outbound fuzz (hostile remote answers) on %s", (backe
     // The server still answers, and the shared room is whole.
     const versions = await world.t.call("GET", "/_matrix/client/versions");
     expect(versions.status).toBe(200);
+  });
+});
+
+describe.each(backends())("outbound fuzz (hostile application service and push gateway) on %s", (backend) => {
+  let world: ServicesWorld;
+  beforeAll(async () => {
+    world = await startServicesWorld(backend);
+  }, 120_000);
+  afterAll(async () => {
+    await world?.peer.close();
+    await world?.t.close();
+  });
+
+  it("hostile answers of an application service and a push gateway never earn a 5xx or a logged error", { timeout: 600_000 }, async () => {
+    const { seed, samples } = fuzzSettings(45);
+    console.log(`service fuzz on ${backend}: seed ${seed}, ${samples} actions (replay: WEFT_FUZZ_SEED=${seed})`);
+    const { failures, statuses, reached } = await fuzzServices(world, new Rng(seed), samples);
+    console.log(`  answers by action: ${line(statuses)}`);
+    console.log(`  the services were asked: ${line(reached)}`);
+    expect(failures, `${failures.length} failures (seed ${seed}):\n${formatFailures(seed, failures)}`).toEqual([]);
+    const asked = [...reached.keys()].join(" ");
+    if (samples >= 30) for (const endpoint of ["/_matrix/app/v1/users", "/_matrix/app/v1/rooms", "/_matrix/app/v1/transactions", "/_matrix/push/v1/notify"]) expect(asked, endpoint).toContain(endpoint);
   });
 });

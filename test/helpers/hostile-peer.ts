@@ -5,7 +5,7 @@
 // drips. Records each request. Unlike fake-origin.ts it never assumes its requests or its answers are
 // well formed.
 import { createServer, type Server } from "node:https";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { AddressInfo } from "node:net";
 import { generateSigningKey, type SigningKey } from "../../src/domain/signing-key.ts";
@@ -49,14 +49,20 @@ export interface HostilePeer {
 
 export const json = (status: number, body: unknown): HostilePlan => ({ kind: "answer", status, body: JSON.stringify(body) });
 
-export async function startHostilePeer(answer: HostilePeer["answer"] = () => json(404, { errcode: "M_UNRECOGNIZED", error: "Unrecognized request" })): Promise<HostilePeer> {
+/** `tls: false` plays a plain-HTTP service (an application service, a push gateway) at `url`. */
+export async function startHostilePeer(
+  answer: HostilePeer["answer"] = () => json(404, { errcode: "M_UNRECOGNIZED", error: "Unrecognized request" }),
+  opts: { tls?: boolean } = {},
+): Promise<HostilePeer & { url: string }> {
   const cert = testCertificate();
   const port = await freePort();
   const serverName = `127.0.0.1:${port}`;
   const key = generateSigningKey();
   const sockets = new Set<Duplex>();
   const timers = new Set<NodeJS.Timeout>();
-  const peer: HostilePeer = {
+  const tls = opts.tls ?? true;
+  const peer: HostilePeer & { url: string } = {
+    url: `${tls ? "https" : "http"}://${serverName}`,
     serverName,
     port,
     key,
@@ -122,9 +128,8 @@ export async function startHostilePeer(answer: HostilePeer["answer"] = () => jso
     carry(res, peer.answer(r));
   }
 
-  const server: Server = createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
-    handle(req, res).catch(() => res.socket?.destroy());
-  });
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => void handle(req, res).catch(() => res.socket?.destroy());
+  const server: Server | import("node:http").Server = tls ? createServer({ cert: cert.cert, key: cert.key }, onRequest) : createHttpServer(onRequest);
   server.on("connection", (sock) => {
     sockets.add(sock);
     sock.on("close", () => sockets.delete(sock));
@@ -138,8 +143,10 @@ export async function startHostilePeer(answer: HostilePeer["answer"] = () => jso
   peer.close = () =>
     new Promise<void>((resolve) => {
       for (const t of timers) clearTimeout(t);
-      for (const s of sockets) s.destroy();
+      // Stop accepting first, then cut every connection (kept-alive ones included): nothing left to wait for.
       server.close(() => resolve());
+      for (const s of sockets) s.destroy();
+      server.closeAllConnections();
     });
   return peer;
 }
