@@ -26,7 +26,7 @@ describe.each(backends())("outbound fuzz (hostile remote answers) on %s", (backe
   }, 120_000);
 
   it("hostile answers to every outbound request never earn a 5xx, a logged error or a half-made row", { timeout: 600_000 }, async () => {
-    const { seed, samples } = fuzzSettings(120);
+    const { seed, samples } = fuzzSettings(90);
     console.log(`outbound fuzz on ${backend}: seed ${seed}, ${samples} actions (replay: WEFT_FUZZ_SEED=${seed})`);
     const started = performance.now();
     const { failures, statuses, reached, byAction, gaveUp } = await fuzzOutbound(world, new Rng(seed), samples);
@@ -36,7 +36,7 @@ describe.each(backends())("outbound fuzz (hostile remote answers) on %s", (backe
     expect(failures, `${failures.length} failures (seed ${seed}):\n${formatFailures(seed, failures)}`).toEqual([]);
     // The fuzz reached Weft's outbound side: the main kinds of request went to H.
     const asked = [...reached.keys()].join(" ");
-    for (const endpoint of ["make_join", "invite", "query/profile", "query/directory", "publicRooms", "user/keys/query", "user/keys/claim", "media/download", "get_missing_events"]) {
+    for (const endpoint of ["make_join", "invite", "query/profile", "query/directory", "publicRooms", "user/keys/query", "user/keys/claim", "media/download", "get_missing_events", "user/devices"]) {
       if (samples >= 60) expect(asked, endpoint).toContain(endpoint);
     }
     // The server still answers, and the shared room is whole.
