@@ -85,6 +85,24 @@ describe.each(backends())("media streams failing mid-flight on %s", (backend) =>
     log.expectClean();
   });
 
+  it("a Location the origin names whose body is cut mid-file: 502 with an errcode (never the upload's 400), nothing cached", async () => {
+    const files = await startHostilePeer(undefined, { tls: false });
+    try {
+      const file = randomBytes(300 * 1024);
+      files.answer = () => ({ kind: "partial", status: 200, headers: { "content-type": "application/octet-stream", "content-length": String(file.length) }, head: file.subarray(0, 64 * 1024), then: "close" });
+      const boundary = "loc";
+      const body = `--${boundary}\r\nContent-Type: application/json\r\n\r\n{}\r\n--${boundary}\r\nLocation: ${files.url}/file\r\n\r\n\r\n--${boundary}--\r\n`;
+      peer.answer = () => ({ kind: "answer", status: 200, headers: { "content-type": `multipart/mixed; boundary=${boundary}` }, body });
+      const r = await download("locatedCut");
+      expect([r.status, r.json?.errcode], r.body.toString().slice(0, 200)).toEqual([502, "M_UNKNOWN"]);
+      expect(files.requests.map((q) => q.path)).toEqual(["/file"]);
+      await nothingCached("locatedCut");
+      log.expectClean();
+    } finally {
+      await files.close();
+    }
+  });
+
   it("an origin that never answers: the fetch gives up after the client's timeout_ms, 504 (or 502) with an errcode, nothing cached", async () => {
     peer.answer = () => ({ kind: "hang" });
     const started = Date.now();

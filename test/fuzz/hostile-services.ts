@@ -14,10 +14,10 @@ import { capturedLog, type CapturedLog } from "../helpers/captured-log.ts";
 import { writeRegistration } from "../helpers/appservice.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
-import { expectMatchesSpec, findOperation } from "../helpers/spec.ts";
 import { Rng } from "./random.ts";
 import { hostilePlan, type Templates } from "./hostile-answers.ts";
 import type { FuzzFailure } from "./rest.ts";
+import { checkAnswer } from "./outbound.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -64,21 +64,6 @@ async function call(w: ServicesWorld, who: Session, method: string, path: string
 
 type Answer = Awaited<ReturnType<typeof call>>;
 
-function check(method: string, path: string, res: Answer): string[] {
-  const problems: string[] = [];
-  const errcode = typeof res.json?.errcode === "string" && /^M_[A-Z0-9_]+$/.test(res.json.errcode);
-  if (res.status >= 500 && res.status !== 502 && res.status !== 504) problems.push(`status ${res.status}: ${res.text.slice(0, 300)}`);
-  if (res.status >= 400 && !errcode) problems.push(`error body without errcode: ${res.text.slice(0, 300)}`);
-  const p = path.split("?")[0]!;
-  if (res.status === 200 && findOperation(method, p)) {
-    try {
-      expectMatchesSpec(res, method, p);
-    } catch (err) {
-      problems.push((err as Error).message.slice(0, 1500));
-    }
-  }
-  return problems;
-}
 
 const pusher = (w: ServicesWorld, key: string) => ({
   pushkey: key, kind: "http", app_id: "org.example.hostile", app_display_name: "Hostile", device_display_name: "Phone", lang: "en",
@@ -126,7 +111,7 @@ export async function fuzzServices(w: ServicesWorld, rng: Rng, samples: number):
     const steps = await ACTIONS[name]!(w, rng);
     for (const { method, path, res } of steps) {
       statuses.set(`${name} ${res.status}`, (statuses.get(`${name} ${res.status}`) ?? 0) + 1);
-      for (const problem of check(method, path, res)) failures.push({ sample: i, operation: name, request: `${method} ${path}`, how: "hostile service answers", problem });
+      for (const problem of checkAnswer(method, path, res)) failures.push({ sample: i, operation: name, request: `${method} ${path}`, how: "hostile service answers", problem });
     }
     for (const r of w.peer.requests.slice(before)) {
       const k = r.path.replace(/^(\/_matrix\/(?:app|push)\/v1\/[a-z]+).*$/, "$1");

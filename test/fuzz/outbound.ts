@@ -59,7 +59,7 @@ function notaryKeys(h: HostilePeer): Record<string, string> {
   return Object.fromEntries(Object.entries(doc.verify_keys).map(([id, v]) => [id, v.key]));
 }
 
-interface ClientAnswer {
+export interface ClientAnswer {
   status: number;
   json: unknown;
   text: string;
@@ -95,8 +95,8 @@ function insecure(): Agent {
   return agent;
 }
 
-/** The rules a client answer breaks, when the failure may be the remote server's. */
-function checkAnswer(method: string, path: string, res: ClientAnswer): string[] {
+/** The rules a client answer breaks, when the failure may be a remote server's (or service's). */
+export function checkAnswer(method: string, path: string, res: ClientAnswer): string[] {
   if (res.gaveUp) return [];
   const problems: string[] = [];
   const body = res.json as { errcode?: unknown } | undefined;
