@@ -92,7 +92,7 @@ export function createHttpServer(s: Services): FastifyInstance {
 
   app.setErrorHandler((err, req, reply) => {
     // An answer already under way (a streamed body) cannot be replaced by an error: cut it.
-    if (reply.raw.headersSent || reply.raw.destroyed) {
+    if (reply.raw.headersSent) {
       req.log.warn({ err, url: req.url }, "error after the answer started; connection closed");
       reply.raw.destroy();
       return;
