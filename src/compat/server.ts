@@ -91,6 +91,12 @@ export function createHttpServer(s: Services): FastifyInstance {
   });
 
   app.setErrorHandler((err, req, reply) => {
+    // An answer already under way (a streamed body) cannot be replaced by an error: cut it.
+    if (reply.raw.headersSent) {
+      req.log.warn({ err, url: req.url }, "error after the answer started; connection closed");
+      reply.raw.destroy();
+      return;
+    }
     const { error, unexpected } = toMatrixError(err);
     if (unexpected) req.log.error({ err, url: req.url, method: req.method }, "unhandled error");
     return sendError(reply, error);

@@ -7,10 +7,12 @@ import type { Services } from "../../domain/services.ts";
 import { federationDownload, federationThumbnail, type MultipartMedia } from "../../domain/media/federation.ts";
 import { queryInt, type Call } from "../http.ts";
 import { thumbnailParams } from "../media/params.ts";
+import { sendStreamed } from "../stream-reply.ts";
 import { federationRoute } from "./route.ts";
 
 function send(c: Call, m: MultipartMedia) {
-  return c.reply.code(200).header("content-type", m.contentType).header("content-length", String(m.contentLength)).send(m.body);
+  c.reply.code(200).header("content-type", m.contentType).header("content-length", String(m.contentLength));
+  return sendStreamed(c.reply, m.body, "a federation media answer");
 }
 
 export function federationMediaRoutes(app: FastifyInstance, s: Services): void {

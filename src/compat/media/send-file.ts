@@ -1,9 +1,10 @@
 // Sends a stored media file over HTTP with its headers, Content-Length and single-range requests
 // (RFC 9110 "Range Requests": 206 with Content-Range, 416 for a range past the end; other forms of Range
 // are ignored and the whole file is sent).
-import { createReadStream } from "node:fs";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { MatrixError } from "../../domain/errors.ts";
+import { openFileRange } from "../../domain/media/file-range.ts";
+import { sendStreamed } from "../stream-reply.ts";
 
 export interface FileToSend {
   path: string;
@@ -27,7 +28,8 @@ export function parseRange(header: string | undefined, length: number): [number,
   return [start, end];
 }
 
-export function sendFile(req: FastifyRequest, reply: FastifyReply, file: FileToSend): FastifyReply {
+/** Sends the file (opened first: a file that cannot be read is 404; one failing later cuts the answer). */
+export async function sendFile(req: FastifyRequest, reply: FastifyReply, file: FileToSend): Promise<FastifyReply> {
   reply.headers(file.headers).header("accept-ranges", "bytes");
   const range = parseRange(req.headers.range, file.length);
   if (range === "unsatisfiable") {
@@ -35,8 +37,12 @@ export function sendFile(req: FastifyRequest, reply: FastifyReply, file: FileToS
     throw new MatrixError("M_UNKNOWN", "Requested range not satisfiable", 416);
   }
   const [start, end] = range ?? [0, file.length - 1];
-  reply.header("content-length", String(Math.max(0, end - start + 1)));
+  const opened = await openFileRange(file.path, file.length, start, end);
+  reply.header("content-length", String(opened.length));
   if (range) reply.code(206).header("content-range", `bytes ${start}-${end}/${file.length}`);
-  if (file.length === 0) return reply.send("");
-  return reply.send(createReadStream(file.path, { start, end }));
+  if (file.length === 0) {
+    await opened.close();
+    return reply.send("");
+  }
+  return sendStreamed(reply, opened.chunks, "a media file");
 }

@@ -2,22 +2,24 @@
 // and /thumbnail/{mediaId} (Server-Server API "Content Repository"): multipart/mixed with exactly two
 // parts, a JSON part (the media's metadata: currently always {}) and the file with its Content-Type and
 // Content-Disposition. Local media only. The route (X-Matrix authentication) is a thin face over this.
-import { createReadStream } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { Readable } from "node:stream";
 import type { Services } from "../services.ts";
 import { findMedia, findThumbnail } from "./download.ts";
 import { contentDisposition, servedContentType } from "./serving.ts";
 import type { ThumbnailRequest } from "./thumbnails.ts";
+import { openFileRange } from "./file-range.ts";
 
 export interface MultipartMedia {
   /** `multipart/mixed; boundary=…` */
   contentType: string;
   contentLength: number;
-  body: Readable;
+  /** The bytes: exactly contentLength of them, or an error (the file failed while it was read). */
+  body: AsyncGenerator<Buffer>;
 }
 
-function multipart(file: { path: string; length: number }, partHeaders: Record<string, string>): MultipartMedia {
+/** The file is opened (and its first bytes read) before anything is answered: a file that cannot be is 404. */
+async function multipart(file: { path: string; length: number }, partHeaders: Record<string, string>): Promise<MultipartMedia> {
+  const opened = await openFileRange(file.path, file.length);
   const boundary = randomBytes(16).toString("hex");
   const head = Buffer.from(
     `--${boundary}\r\nContent-Type: application/json\r\n\r\n{}\r\n` +
@@ -25,15 +27,15 @@ function multipart(file: { path: string; length: number }, partHeaders: Record<s
   );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   async function* parts() {
-    yield head;
-    yield* createReadStream(file.path);
-    yield tail;
+    try {
+      yield head;
+      if (file.length > 0) yield* opened.chunks;
+      yield tail;
+    } finally {
+      await opened.close();
+    }
   }
-  return {
-    contentType: `multipart/mixed; boundary=${boundary}`,
-    contentLength: head.length + file.length + tail.length,
-    body: Readable.from(parts(), { objectMode: false }),
-  };
+  return { contentType: `multipart/mixed; boundary=${boundary}`, contentLength: head.length + file.length + tail.length, body: parts() };
 }
 
 /** The multipart answer to a remote server's download of our media `mediaId`. */

@@ -32,7 +32,9 @@ export function fetchRemoteMedia(s: Services, ref: MediaRef, timeoutMs: number):
     try {
       tmp = await writeToTemp(s.media.files, remote.body, limit, () => new MatrixError("M_TOO_LARGE", "Content is too large to serve", 502));
     } catch (err) {
-      if (err instanceof MatrixError) throw err;
+      // Only our own limit speaks for itself: a body cut or failed by the origin (whatever the transport
+      // called it) is a failed fetch, never the client's fault. The temp file is gone already.
+      if (err instanceof MatrixError && err.errcode === "M_TOO_LARGE") throw err;
       s.log.warn({ err, mxc: mxcUri(ref) }, "remote media download failed");
       throw unreachable();
     }
