@@ -106,7 +106,12 @@ export async function startBenchServer(backend: Backend, opts: BenchServerOption
       await json(`${base}/_matrix/client/versions`);
       break;
     } catch {
-      if (i > 300) throw new Error("server did not start");
+      // Two minutes: start-up on a loaded 2-core machine takes far longer than on an idle one.
+      if (i > 1200 || child.exitCode !== null) {
+        child.kill("SIGKILL"); // never leave a server behind
+        rmSync(dir, { recursive: true, force: true });
+        throw new Error("server did not start");
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
   }

@@ -7,7 +7,7 @@ import type { Requester } from "../accounts/requester.ts";
 import type { StoredEvent } from "../store/events.ts";
 import { toClientEvent, type ClientEvent } from "../events/format.ts";
 import { redactEvent } from "../events/redaction.ts";
-import { resolveRoomVersion } from "./room-versions.ts";
+import { resolveRoomVersion, type RoomVersion } from "./room-versions.ts";
 import { deviceKeyOf } from "./send.ts";
 import { effectiveRedactions } from "./redactions.ts";
 import { erasedForReader } from "./erasure.ts";
@@ -41,9 +41,12 @@ export async function serializeEvents(
   const extra = new Map(opts.extraUnsigned ?? []);
   for (const hook of s.extensions.unsigned) for (const [id, fields] of await hook(s, r, events)) extra.set(id, { ...extra.get(id), ...fields });
 
+  // Each room's version once (an initial sync serializes thousands of events of a few hundred rooms).
+  const versions = new Map<string, RoomVersion>();
+  for (const e of events) if (!versions.has(e.roomId)) versions.set(e.roomId, resolveRoomVersion(await roomVersionOf(e.roomId)));
   const out: ClientEvent[] = [];
   for (const e of events) {
-    const v = resolveRoomVersion(await roomVersionOf(e.roomId));
+    const v = versions.get(e.roomId)!;
     const redactedBy = redactions.get(e.eventId);
     const prev = e.replacesState ? replaced.get(e.replacesState) : undefined;
     const pdu = redactedBy || erased.has(e.eventId) ? redactEvent(e.pdu, v) : e.pdu;

@@ -286,7 +286,9 @@ export const eventsProvider: SyncProvider = {
     const groups = new Map<string, RoomPlan[]>();
     for (const p of rooms) {
       const k = `${p.after}:${p.upTo}`;
-      groups.set(k, [...(groups.get(k) ?? []), p]);
+      const g = groups.get(k);
+      if (g) g.push(p);
+      else groups.set(k, [p]);
     }
     // Rooms unchanged since the token, and the new events of the others, come from memory when it knows.
     const newestIds = new Map<string, string[]>();
@@ -412,6 +414,7 @@ export const eventsProvider: SyncProvider = {
     const needSummary = joinedShown.filter(
       (p) => p.fullState || timelines.get(p.m.roomId)!.events.some((e) => e.pdu.type === MEMBER) || [...stateKeys.get(p.m.roomId)!].some((k) => k.startsWith(MEMBER + "\u0000")),
     );
+    const summarized = new Set(needSummary);
     const members = needSummary.length > 0 ? await reads.activeMembers(needSummary.map((p) => p.m.roomId)) : new Map<string, { userId: string; membership: string }[]>();
     const nameKeys = [stateKeyOf("m.room.name", ""), stateKeyOf("m.room.canonical_alias", "")];
     // The name and alias as of the end of the timeline (as Synapse's summary).
@@ -478,7 +481,7 @@ export const eventsProvider: SyncProvider = {
         const room = ctx.joinedRoom(roomId);
         room.timeline = timeline;
         room.state = state;
-        if (needSummary.includes(p)) {
+        if (summarized.has(p)) {
           const list: { userId: string; membership: string }[] = members.get(roomId) ?? [];
           const chosen = heroes.get(roomId);
           room.summary = {
