@@ -3,8 +3,9 @@
 // rooms.knock with the room's stripped state; A's moderator answers with an invite, which B's user
 // accepts; a knock refused by A's moderator (a kick) and a knock withdrawn by its user both end it on
 // both sides; knock_restricted (v10). Bad input: knocks on rooms that do not allow them (join rule
-// invite, version 6), and hand-signed make_knock / send_knock requests that break the spec's rules, are
-// refused with its errors and store nothing.
+// invite, version 6), hand-signed make_knock / send_knock requests that break the spec's rules, and
+// restricted joins (v8, v9, v10) not signed by the authorising user's server, are refused as the spec
+// says and store nothing.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
 import { federationCall, signedBy, startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
@@ -13,7 +14,9 @@ import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 import { getRoomVersion, KNOWN_ROOM_VERSIONS } from "../../src/domain/rooms/room-versions.ts";
-import { sealEvent } from "../../src/domain/rooms/build-event.ts";
+import { addSignature, buildEvent, sealEvent } from "../../src/domain/rooms/build-event.ts";
+import { receiveRemoteEvents } from "../../src/domain/rooms/receive.ts";
+import { loadRoom } from "../../src/domain/rooms/room-cache.ts";
 import type { Pdu } from "../../src/domain/events/types.ts";
 
 const V3 = "/_matrix/client/v3";
@@ -149,6 +152,37 @@ describe.each(backends())("knocking across Weft servers on %s", (backend) => {
     expect([r2.status, r2.json.errcode]).toEqual([403, "M_FORBIDDEN"]);
     expect(await b.hs.services.rooms.store.getRoom(v6)).toBeUndefined();
   });
+
+  for (const version of ["8", "9", "10"]) {
+    it(`a restricted join (v${version}) naming A's user but not signed by A fails its signature check on receipt; with A's signature it is accepted`, async () => {
+      const space = await createRoom(a, alice, { preset: "public_chat", room_version: version });
+      const roomId = await knockRoom(version, "restricted", { allow: [{ type: "m.room_membership", room_id: space }] });
+      const s = a.hs.services;
+      const userId = `@wanda${version}:${b.serverName}`;
+      const signerB = { serverName: b.serverName, key: b.hs.services.signingKeys[0]! };
+      // wanda is in the allowed room (her join built and signed as B would, received by A).
+      const sp = (await loadRoom(s, space))!;
+      const spaceJoin = await buildEvent(s, { roomId: space, version: sp.version, state: sp.state, extremities: sp.extremities, maxDepth: sp.maxDepth }, { type: "m.room.member", stateKey: userId, sender: userId, content: { membership: "join" } }, Date.now(), signerB);
+      expect((await receiveRemoteEvents(s, space, [{ pdu: spaceJoin.pdu }]))[0]).toMatchObject({ status: "accepted" });
+
+      const room = (await loadRoom(s, roomId))!;
+      const ctx = { roomId, version: room.version, state: room.state, extremities: room.extremities, maxDepth: room.maxDepth };
+      const draft = { type: "m.room.member", stateKey: userId, sender: userId, content: { membership: "join", join_authorised_via_users_server: alice.user_id } };
+      const onlyB = await buildEvent(s, ctx, draft, Date.now(), signerB);
+      // The authorising server's signature is one the event needs (as Synapse): without it, dropped.
+      const [refused] = await receiveRemoteEvents(s, roomId, [{ pdu: onlyB.pdu }]);
+      expect(refused).toMatchObject({ status: "dropped" });
+      expect(await s.rooms.events.get(onlyB.eventId)).toBeUndefined();
+      expect(await membershipOn(a, roomId, userId)).toBeUndefined();
+
+      // The same join countersigned by A (the authorising user's server): accepted.
+      const both = await buildEvent(s, ctx, draft, Date.now() + 1, signerB);
+      const countersigned = addSignature(both.pdu, room.version, { serverName: a.serverName, key: s.signingKeys[0]! });
+      const [accepted] = await receiveRemoteEvents(s, roomId, [{ pdu: countersigned }]);
+      expect(accepted).toMatchObject({ status: "accepted" });
+      expect(await membershipOn(a, roomId, userId)).toBe("join");
+    });
+  }
 
   it("hand-signed make_knock / send_knock that break the spec's rules get its errors, and A stores nothing", async () => {
     const roomId = await knockRoom("10");
