@@ -10,23 +10,13 @@ import { startFederatedServer, type FederatedServer } from "../helpers/federatio
 import { startSynapse, type SynapseServer } from "../helpers/synapse.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
+import { eventually } from "../helpers/federation-peer.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
 
 type Caller = { call(method: string, p: string, o?: { body?: unknown; token?: string }): Promise<{ status: number; json: any }> };
 type Who = { user_id: string; access_token: string };
-
-/** Polls `read` until `done` holds (or fails after `ms`). */
-async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, what: string, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${String(JSON.stringify(v)).slice(0, 2000)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function membership(t: Caller, who: Who, roomId: string, userId: string): Promise<string | undefined> {
   const res = await t.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.member/${enc(userId)}`, { token: who.access_token });
@@ -94,7 +84,7 @@ describe.each(backends())("knocking and restricted joins between Weft (%s) and S
     const kay = await registerUser(weft, `kay${Date.now()}`);
     const res = await weft.call("POST", `${V3}/knock/${enc(roomId)}?via=${enc(syn.serverName)}`, { token: kay.access_token, body: { reason: "hello" } });
     expect(res.status, JSON.stringify(res.json) + syn.logTail(30)).toBe(200);
-    await until(() => membership(syn, sam, roomId, kay.user_id), (m) => m === "knock", "Synapse to hold the knock");
+    await eventually(async () => (await membership(syn, sam, roomId, kay.user_id)) === "knock", "Synapse to hold the knock", 30_000);
     const knock = await inSync(weft, kay, "knock", roomId);
     const events = knock.knock_state.events as { type: string; state_key: string; content: any }[];
     expect(events.find((e) => e.type === "m.room.name")?.content.name).toBe("Synapse knock room");
@@ -106,7 +96,7 @@ describe.each(backends())("knocking and restricted joins between Weft (%s) and S
     await inSync(weft, kay, "invite", roomId);
     const join = await weft.call("POST", `${V3}/join/${enc(roomId)}`, { token: kay.access_token, body: {} });
     expect(join.status, JSON.stringify(join.json) + syn.logTail(30)).toBe(200);
-    await until(() => membership(syn, sam, roomId, kay.user_id), (m) => m === "join", "Synapse to see kay joined");
+    await eventually(async () => (await membership(syn, sam, roomId, kay.user_id)) === "join", "Synapse to see kay joined", 30_000);
   }, 90_000);
 
   it("a knock on a Synapse room that does not allow it is refused, and Weft keeps nothing", async () => {
@@ -151,6 +141,6 @@ describe.each(backends())("knocking and restricted joins between Weft (%s) and S
     expect(join.json.content).toMatchObject({ membership: "join", join_authorised_via_users_server: sam.user_id });
     const stored = await weft.hs.services.rooms.events.get(join.json.event_id);
     expect(Object.keys(stored!.pdu.signatures).sort()).toEqual([syn.serverName, weft.serverName].sort());
-    await until(() => membership(syn, sam, roomId, ray.user_id), (m) => m === "join", "Synapse to see ray joined");
+    await eventually(async () => (await membership(syn, sam, roomId, ray.user_id)) === "join", "Synapse to see ray joined", 30_000);
   }, 90_000);
 });
