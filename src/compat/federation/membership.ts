@@ -1,7 +1,7 @@
-// Membership over federation, this server as the resident one: make_join / send_join v2, make_leave /
-// send_leave v2, make_knock / send_knock v1, and invites of our users (invite v2). Each route reads the request and calls one domain
-// operation (src/domain/federation/membership/). Spec: Server-Server API "Joining Rooms", "Leaving Rooms
-// (Rejecting Invites)", "Knocking Rooms", "Inviting to a room".
+// Membership over federation, this server as the resident one: make_join / send_join v2, make_knock /
+// send_knock v1, make_leave / send_leave v2, and invites of our users (invite v2). Each route reads the
+// request and calls one domain operation (src/domain/federation/membership/). Spec: Server-Server API
+// "Joining Rooms", "Knocking Rooms", "Leaving Rooms (Rejecting Invites)", "Inviting to a room".
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../../domain/services.ts";
 import { queryList } from "../http.ts";
