@@ -33,7 +33,7 @@ export function roomRoutes(app: FastifyInstance, s: Services): void {
   });
   clientRoute<AuthedCall>(app, s, {
     method: "POST", path: "/knock/:roomIdOrAlias", auth: "token", op: "knockRoom",
-    handler: (c) => knockRoom(s, c.requester, c.params.roomIdOrAlias!, c.bodyOrEmpty()),
+    handler: (c) => knockRoom(s, c.requester, c.params.roomIdOrAlias!, c.bodyOrEmpty(), joinVia(c)),
   });
   clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/leave", auth: "token", handler: async (c) => (await leaveRoom(s, c.requester, c.params.roomId!, c.bodyOrEmpty()), {}) });
   clientRoute<AuthedCall>(app, s, { method: "POST", path: "/rooms/:roomId/forget", auth: "token", handler: async (c) => (await forgetRoom(s, c.requester, c.params.roomId!), {}) });

@@ -1,7 +1,7 @@
-// Membership over federation, this server as the resident one: make_join / send_join v2, make_leave /
-// send_leave v2, and invites of our users (invite v2). Each route reads the request and calls one domain
-// operation (src/domain/federation/membership/). Spec: Server-Server API "Joining Rooms", "Leaving Rooms
-// (Rejecting Invites)", "Inviting to a room".
+// Membership over federation, this server as the resident one: make_join / send_join v2, make_knock /
+// send_knock v1, make_leave / send_leave v2, and invites of our users (invite v2). Each route reads the
+// request and calls one domain operation (src/domain/federation/membership/). Spec: Server-Server API
+// "Joining Rooms", "Knocking Rooms", "Leaving Rooms (Rejecting Invites)", "Inviting to a room".
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../../domain/services.ts";
 import { queryList } from "../http.ts";
@@ -9,6 +9,8 @@ import { federationRoute } from "./route.ts";
 import { makeMembership } from "../../domain/federation/membership/make-membership.ts";
 import { sendJoinAnswer, sendMembership } from "../../domain/federation/membership/send-membership.ts";
 import { receiveInvite } from "../../domain/federation/membership/receive-invite.ts";
+import { sendKnockAnswer } from "../../domain/federation/membership/knock.ts";
+import { MatrixError } from "../../domain/errors.ts";
 
 export function federationMembershipRoutes(app: FastifyInstance, s: Services): void {
   federationRoute(app, s, {
@@ -23,6 +25,18 @@ export function federationMembershipRoutes(app: FastifyInstance, s: Services): v
       const { room } = await sendMembership(s, c.origin, c.params.roomId!, c.params.eventId!, c.body(), "join");
       return sendJoinAnswer(s, room, c.params.eventId!);
     },
+  });
+  federationRoute(app, s, {
+    method: "GET", path: "/make_knock/:roomId/:userId", auth: "signed",
+    handler: (c) => {
+      const ver = queryList(c, "ver");
+      if (ver.length === 0) throw new MatrixError("M_MISSING_PARAM", "Missing required query parameter: ver", 400);
+      return makeMembership(s, c.origin, c.params.roomId!, c.params.userId!, "knock", ver);
+    },
+  });
+  federationRoute(app, s, {
+    method: "PUT", path: "/send_knock/:roomId/:eventId", auth: "signed",
+    handler: async (c) => sendKnockAnswer(s, (await sendMembership(s, c.origin, c.params.roomId!, c.params.eventId!, c.body(), "knock")).room),
   });
   federationRoute(app, s, {
     method: "GET", path: "/make_leave/:roomId/:userId", auth: "signed",

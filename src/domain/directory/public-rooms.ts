@@ -4,6 +4,7 @@
 // POST may read an application service network's list instead (third_party_instance_id) or all lists
 // together (include_all_networks). A page is one query over room_directory_stats (stats.ts).
 // Spec: Client-Server API "Listing rooms"; Application Service API "Published room directories".
+import { loadRoom } from "../rooms/room-cache.ts";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { isPlainObject } from "../events/types.ts";
@@ -140,13 +141,17 @@ function directoryList(req: Omit<PublicRoomsRequest, "server">): DirectoryList {
 
 /**
  * Another server reading our directory (GET/POST /_matrix/federation/v1/publicRooms): only with
- * allow_public_rooms_over_federation (Synapse's option, default false). Spec: Server-Server API
+ * allow_public_rooms_over_federation (Synapse's option, default false); rooms created with
+ * `m.federate: false` left out. Spec: Server-Server API
  * "Published Room Directory".
  */
 export async function federationPublicRooms(s: Services, req: Omit<PublicRoomsRequest, "server">): Promise<PublicRoomsResponse> {
   if (!s.config.allow_public_rooms_over_federation)
     throw new MatrixError("M_FORBIDDEN", `You are not allowed to view the public rooms list of ${s.config.server_name}`, 403);
   const { cursors: _c, ...page } = await readLocalDirectory(s, req);
+  // Rooms that do not federate are never listed to another server (as Synapse, with or without a filter).
+  const rooms = await Promise.all(page.chunk.map((c) => loadRoom(s, c.room_id)));
+  page.chunk = page.chunk.filter((_c, i) => rooms[i]?.createEvent.content["m.federate"] !== false);
   return page;
 }
 

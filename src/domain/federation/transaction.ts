@@ -18,6 +18,7 @@ import { loadRoom, type RoomSnapshot } from "../rooms/room-cache.ts";
 import { ReceivedTransactionStore } from "../store/received-transactions.ts";
 import { parsePdu, type ParsedPdu } from "./fetch-events.ts";
 import { ingestPdus, type PduResult } from "./ingest.ts";
+import { receiveOutOfBandUpdate } from "./membership/out-of-band-update.ts";
 
 export const MAX_PDUS = 50;
 export const MAX_EDUS = 100;
@@ -130,6 +131,12 @@ async function receivePdus(s: Services, origin: string, list: unknown[]): Promis
     }
     const room = rooms.get(roomId)?.room ?? (await loadRoom(s, roomId));
     if (!room) {
+      // A room whose state we lack: only the end of a local user's out-of-band invite or knock is taken.
+      const update = await receiveOutOfBandUpdate(s, origin, roomId, json);
+      if (update) {
+        out[update.eventId] = update.error === undefined ? {} : { error: update.error };
+        continue;
+      }
       // Without the room's version the event's id cannot be told (Synapse ignores it too).
       s.log.info({ origin, roomId }, "ignoring a PDU for an unknown room");
       continue;

@@ -24,6 +24,7 @@ import { candidateServers } from "../federation/membership/handshake.ts";
 import { joinRemoteRoom } from "../federation/membership/join-remote.ts";
 import { leaveRemoteRoom, outOfBandLeave } from "../federation/membership/leave-remote.ts";
 import { inviteRemoteUser } from "../federation/membership/invite-remote.ts";
+import { knockRemoteRoom } from "../federation/membership/knock.ts";
 import { resolveRemoteAlias } from "../federation/remote-alias.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { localUserExists } from "../accounts/user-lookup.ts";
@@ -228,20 +229,31 @@ export async function leaveRoom(s: Services, r: Requester, roomId: string, body:
   await changeMembership(s, r, roomId, r.userId, "leave", body);
 }
 
+/** The servers of the senders of a knock's stored knock_room_state (who answered the send_knock). */
+function knockStateServers(knock: StoredEvent): string[] {
+  const list = knock.pdu.unsigned?.["knock_room_state"];
+  if (!Array.isArray(list)) return [];
+  return [...new Set(list.map((e: Record<string, unknown>) => (typeof e.sender === "string" ? domainOf(e.sender) : undefined)).filter((d): d is string => !!d))];
+}
+
 /**
- * Rejects an invite to a room this server is not in through the inviting server; when that fails (or for
- * a knock, as Synapse), a leave made up here so the user is out of the room at least on this server.
+ * Rejects an invite to a room this server is not in through the inviting server, or withdraws a knock
+ * through the room's servers; when that fails, a leave made up here (as Synapse) so the user is out of
+ * the room at least on this server.
  */
 async function rejectRemotely(s: Services, roomId: string, row: MembershipRow, content: Record<string, unknown>): Promise<void> {
   const previous = await s.rooms.events.get(row.eventId);
   const version = getRoomVersion((await s.rooms.store.getRoom(roomId))?.roomVersion ?? "");
   if (!previous || !version) throw new MatrixError("M_NOT_FOUND", "The membership to leave is not known here", 404);
-  if (row.membership === "invite") {
+  // An invite is rejected through the inviting server; a knock withdrawn through the servers whose
+  // members' events described the room in the knock's answer (the room's).
+  const servers = row.membership === "invite" ? [domainOf(row.sender)] : knockStateServers(previous);
+  if (servers.length > 0) {
     try {
-      await leaveRemoteRoom(s, roomId, row.userId, candidateServers(s, [domainOf(row.sender)]), content);
+      await leaveRemoteRoom(s, roomId, row.userId, candidateServers(s, servers), content);
       return;
     } catch (err) {
-      s.log.info({ roomId, err: (err as Error).message }, "rejecting the invite through the inviting server failed; rejecting it locally");
+      s.log.info({ roomId, err: (err as Error).message }, `answering the ${row.membership} through another server failed; leaving it locally`);
     }
   }
   await outOfBandLeave(s, version, previous, content);
@@ -307,12 +319,29 @@ export async function unbanUser(s: Services, r: Requester, roomId: string, body:
   });
 }
 
-export async function knockRoom(s: Services, r: Requester, roomIdOrAlias: string, body: Record<string, unknown>): Promise<{ room_id: string }> {
+/**
+ * Knocks on a room (v7+). A room this server is not in is knocked on through other servers — `via`, the
+ * servers of a remote alias, those of the room's last known state — and the knock kept out of band.
+ */
+export async function knockRoom(s: Services, r: Requester, roomIdOrAlias: string, body: Record<string, unknown>, via: readonly string[] = []): Promise<{ room_id: string }> {
   requireNotGuest(r, "knockRoom");
-  const roomId = await resolveRoomIdOrAlias(s, roomIdOrAlias);
+  for (const server of via) if (!isValidServerName(server)) throw new MatrixError("M_INVALID_PARAM", `Not a server name: ${server}`, 400);
+  const { roomId, servers } = await joinTarget(s, roomIdOrAlias, via);
   await requireRoomNotBlocked(s, roomId);
-  const room = requireLocalRoom(await loadRoom(s, roomId));
-  if (!room.version.knock) throw new MatrixError("M_FORBIDDEN", `Room version ${room.version.id} does not support knocking`, 403);
+  const known = await loadRoom(s, roomId);
+  if (!known || !(await hostInRoom(s, roomId))) {
+    const current = (await s.rooms.store.membership(roomId, r.userId))?.membership;
+    if (current === "join") throw new MatrixError("M_FORBIDDEN", "You are already in the room", 403);
+    if (current === "ban") throw new MatrixError("M_FORBIDDEN", "You are banned from the room", 403);
+    const candidates = candidateServers(s, [...servers, ...(await joinedServers(s, roomId))]);
+    if (candidates.length === 0) throw new MatrixError("M_NOT_FOUND", "No known room with that id, and no server to knock through", 404);
+    const content = await memberContentFor(s, r.userId, "knock");
+    const reason = reasonOf(body);
+    if (reason !== undefined) content.reason = reason;
+    await knockRemoteRoom(s, roomId, r.userId, candidates, content);
+    return { room_id: roomId };
+  }
+  if (!known.version.knock) throw new MatrixError("M_FORBIDDEN", `Room version ${known.version.id} does not support knocking`, 403);
   await changeMembership(s, r, roomId, r.userId, "knock", body, (current) => {
     if (current === "join") throw new MatrixError("M_FORBIDDEN", "You are already in the room", 403);
     if (current === "ban") throw new MatrixError("M_FORBIDDEN", "You are banned from the room", 403);

@@ -1,8 +1,8 @@
 // GET /rooms/{roomId}/hierarchy: a depth-first walk of a space tree through its m.space.child state
 // events (children whose `via` is not a non-empty array of strings are ignored; ordered by `order`, then
 // origin_server_ts, then room id), showing each room the requester may see: joined or invited, public,
-// knockable, restricted through a room they are joined to, or world_readable. Only rooms known to this
-// server are walked (no federation yet). The `from` token carries the query (room, requester,
+// knockable, restricted through a room they are joined to, or world_readable. Rooms this server does not
+// hold are summarised by the servers named in the child's `via` (remote-hierarchy.ts). The `from` token carries the query (room, requester,
 // suggested_only, max_depth) and how many rooms came before: another query's token is M_INVALID_PARAM.
 // Spec: Client-Server API "Spaces" (GET /hierarchy, v1), m.space.child.
 import { MatrixError } from "../errors.ts";
@@ -14,6 +14,7 @@ import { loadRoom, type RoomSnapshot } from "../rooms/room-cache.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 import { RoomBatchReads } from "../store/rooms.ts";
 import { SpaceReads } from "../store/spaces.ts";
+import { fetchRemoteSummary, remoteRoomVisible } from "./remote-hierarchy.ts";
 
 /** Synapse's figures: 50 rooms a page, at most 50 children followed per space. */
 export const HIERARCHY_MAX_ROOMS = 50;
@@ -67,19 +68,46 @@ function decodeToken(raw: string): Token {
   throw invalidToken();
 }
 
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+export const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
-function validVia(content: Record<string, unknown>): boolean {
+export function validVia(content: Record<string, unknown>): boolean {
   const via = content.via;
   return Array.isArray(via) && via.length > 0 && via.every((x) => typeof x === "string" && x !== "");
 }
 
-function validOrder(v: unknown): string | undefined {
+export function validOrder(v: unknown): string | undefined {
   return typeof v === "string" && v.length <= 50 && /^[\x20-\x7E]*$/.test(v) ? v : undefined;
 }
 
+/** What ordering and following a child needs of its m.space.child event. */
+interface ChildEvent {
+  state_key: string;
+  content: Record<string, unknown>;
+  origin_server_ts: number;
+}
+
+/** The spec's order of children: by `order` (those without last), then origin_server_ts, then room id. */
+function compareChildren(a: ChildEvent, b: ChildEvent): number {
+  const oa = validOrder(a.content.order);
+  const ob = validOrder(b.content.order);
+  if (oa !== ob) {
+    if (oa === undefined) return 1;
+    if (ob === undefined) return -1;
+    return oa < ob ? -1 : 1;
+  }
+  if (a.origin_server_ts !== b.origin_server_ts) return a.origin_server_ts - b.origin_server_ts;
+  return a.state_key < b.state_key ? -1 : a.state_key > b.state_key ? 1 : 0;
+}
+
+/** The children a remote summary names, as a local room's would be followed (valid via, suggested, in order). */
+function remoteChildren(entry: HierarchyRoom, suggestedOnly: boolean): ChildEvent[] {
+  return entry.children_state
+    .filter((e) => e.state_key.startsWith("!") && validVia(e.content) && (!suggestedOnly || e.content.suggested === true))
+    .sort(compareChildren);
+}
+
 /** Reads what the walk needs of one room: its state events (of a few types), children, who may see it. */
-class RoomFacts {
+export class RoomFacts {
   private readonly memberships = new Map<string, string | undefined>();
   constructor(private readonly s: Services, private readonly userId: string) {}
 
@@ -107,17 +135,7 @@ class RoomFacts {
     const events = [...(await this.s.rooms.events.getMany(ids)).values()].filter(
       (e) => e.pdu.state_key?.startsWith("!") && validVia(e.pdu.content) && (!suggestedOnly || e.pdu.content.suggested === true),
     );
-    return events.sort((a, b) => {
-      const oa = validOrder(a.pdu.content.order);
-      const ob = validOrder(b.pdu.content.order);
-      if (oa !== ob) {
-        if (oa === undefined) return 1;
-        if (ob === undefined) return -1;
-        return oa < ob ? -1 : 1;
-      }
-      if (a.pdu.origin_server_ts !== b.pdu.origin_server_ts) return a.pdu.origin_server_ts - b.pdu.origin_server_ts;
-      return a.pdu.state_key! < b.pdu.state_key! ? -1 : a.pdu.state_key! > b.pdu.state_key! ? 1 : 0;
-    });
+    return events.sort((a, b) => compareChildren(a.pdu as ChildEvent, b.pdu as ChildEvent));
   }
 
   /** Synapse's rule for local rooms: joined or invited, public, knockable, restricted via a joined room, world_readable. */
@@ -138,12 +156,12 @@ class RoomFacts {
   }
 }
 
-function allowedRoomIds(rules: Record<string, unknown> | undefined): string[] {
+export function allowedRoomIds(rules: Record<string, unknown> | undefined): string[] {
   const allow = Array.isArray(rules?.allow) ? rules.allow : [];
   return allow.filter((a): a is { type: string; room_id: string } => isPlainObject(a) && a.type === "m.room_membership" && typeof a.room_id === "string").map((a) => a.room_id);
 }
 
-async function entryOf(s: Services, facts: RoomFacts, room: RoomSnapshot, children: StoredEvent[], joined: number): Promise<HierarchyRoom> {
+export async function entryOf(s: Services, facts: RoomFacts, room: RoomSnapshot, children: StoredEvent[], joined: number): Promise<HierarchyRoom> {
   const content = async (type: string) => (await facts.state(room, type))?.pdu.content;
   const create = room.createEvent.content;
   const rules = await content("m.room.join_rules");
@@ -195,9 +213,11 @@ export async function getHierarchy(s: Services, r: Requester, roomId: string, re
     throw new MatrixError("M_FORBIDDEN", `User ${r.userId} not in room ${roomId}, and room previews are disabled`, 403);
 
   // Depth-first, children in order; each room once. Walks past the page by one room to know if more remain.
-  const queue: { roomId: string; depth: number }[] = [{ roomId, depth: 0 }];
+  // A room this server does not hold is summarised by the servers its m.space.child names (`via`).
+  const queue: { roomId: string; depth: number; via: string[] }[] = [{ roomId, depth: 0, via: [] }];
   const seen = new Set<string>();
-  const found: { room: RoomSnapshot; children: StoredEvent[] }[] = [];
+  const found: ({ room: RoomSnapshot; children: StoredEvent[] } | { remote: HierarchyRoom })[] = [];
+  const remoteCache = new Map<string, HierarchyRoom>();
   let index = 0;
   let more = false;
   while (queue.length > 0) {
@@ -205,23 +225,45 @@ export async function getHierarchy(s: Services, r: Requester, roomId: string, re
     if (seen.has(next.roomId)) continue;
     seen.add(next.roomId);
     const room = next.roomId === roomId ? root : await loadRoom(s, next.roomId);
-    if (!room || !(await facts.accessible(room))) continue;
-    const children = await facts.children(room, query.s);
+    let item: (typeof found)[number];
+    let kids: { roomId: string; via: string[] }[];
+    if (room) {
+      if (!(await facts.accessible(room))) continue;
+      const children = await facts.children(room, query.s);
+      item = { room, children };
+      kids = children.map((c) => ({ roomId: c.pdu.state_key!, via: c.pdu.content.via as string[] }));
+    } else {
+      let entry = remoteCache.get(next.roomId);
+      if (!entry) {
+        const fetched = await fetchRemoteSummary(s, next.roomId, next.via, query.s);
+        if (!fetched) continue;
+        entry = fetched.room;
+        for (const c of fetched.children) if (!remoteCache.has(c.room_id)) remoteCache.set(c.room_id, c);
+      }
+      const allowed = entry.allowed_room_ids ?? [];
+      await facts.membershipsOf([next.roomId, ...allowed]);
+      const joined = new Set<string>();
+      for (const id of allowed) if ((await facts.membership(id)) === "join") joined.add(id);
+      if (!remoteRoomVisible(entry, await facts.membership(next.roomId), (id) => joined.has(id))) continue;
+      item = { remote: entry };
+      kids = remoteChildren(entry, query.s).map((c) => ({ roomId: c.state_key, via: c.content.via as string[] }));
+    }
     if (index++ >= query.n) {
       if (found.length === limit) {
         more = true;
         break;
       }
-      found.push({ room, children });
+      found.push(item);
     }
     if (query.d === null || next.depth < query.d) {
-      const kids = children.slice(0, MAX_CHILDREN_PER_SPACE).map((c) => ({ roomId: c.pdu.state_key!, depth: next.depth + 1 }));
-      await facts.membershipsOf(kids.map((k) => k.roomId));
-      queue.unshift(...kids);
+      const queued = kids.slice(0, MAX_CHILDREN_PER_SPACE).map((k) => ({ ...k, depth: next.depth + 1 }));
+      await facts.membershipsOf(queued.map((k) => k.roomId));
+      queue.unshift(...queued);
     }
   }
-  const counts = await new SpaceReads(s.storage.sql).joinedCounts(found.map((f) => f.room.roomId));
+  const local = found.filter((f): f is { room: RoomSnapshot; children: StoredEvent[] } => "room" in f);
+  const counts = await new SpaceReads(s.storage.sql).joinedCounts(local.map((f) => f.room.roomId));
   const rooms: HierarchyRoom[] = [];
-  for (const f of found) rooms.push(await entryOf(s, facts, f.room, f.children, counts.get(f.room.roomId) ?? 0));
+  for (const f of found) rooms.push("remote" in f ? f.remote : await entryOf(s, facts, f.room, f.children, counts.get(f.room.roomId) ?? 0));
   return more ? { rooms, next_batch: encodeToken({ ...query, n: query.n + found.length }) } : { rooms };
 }

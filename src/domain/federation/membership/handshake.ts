@@ -1,10 +1,10 @@
-// The joining (or leaving) server's side of the membership handshake, shared by joins and leaves: asking
-// servers in turn until one answers (a 403 or an incompatible room version ends the search: another
-// server would say the same), make_join / make_leave with its answer checked as the spec requires, the
-// member event completed from the template and signed as this server; and how a failure reaches our
-// client — a remote refusal as ours (403, 404, 400 M_INCOMPATIBLE_ROOM_VERSION), anything else 502.
-// Spec: Server-Server API "Joining Rooms" (make_join), "Leaving Rooms" (make_leave); Room Versions
-// "Event format", "Event IDs".
+// The joining (knocking, leaving) server's side of the membership handshake, shared by joins, knocks and
+// leaves: asking servers in turn until one answers (a 403 or an incompatible room version ends the search:
+// another server would say the same), make_join / make_knock / make_leave with its answer checked as the
+// spec requires, the member event completed from the template and signed as this server; and how a
+// failure reaches our client — a remote refusal as ours (403, 404, 400 M_INCOMPATIBLE_ROOM_VERSION),
+// anything else 502. Spec: Server-Server API "Joining Rooms" (make_join), "Knocking Rooms" (make_knock),
+// "Leaving Rooms" (make_leave); Room Versions "Event format", "Event IDs".
 import type { Services } from "../../services.ts";
 import type { Pdu } from "../../events/types.ts";
 import { isPlainObject } from "../../events/types.ts";
@@ -86,14 +86,18 @@ function intField(server: string, t: Record<string, unknown>, name: string): num
  * prev_events, auth_events, depth and timestamp kept, `content` ours (plus a restricted join's
  * `join_authorised_via_users_server`, which the resident server chose).
  */
-export async function makeAndSign(s: Services, server: string, roomId: string, userId: string, membership: "join" | "leave", content: Record<string, unknown>): Promise<SignedMembership> {
-  const path = membership === "join" ? fedPath`/_matrix/federation/v1/make_join/${roomId}/${userId}` : fedPath`/_matrix/federation/v1/make_leave/${roomId}/${userId}`;
-  const answer = await s.federation.getJson<unknown>(server, path, membership === "join" ? { ver: KNOWN_ROOM_VERSIONS } : undefined, { maxBytes: 1024 * 1024 });
+export async function makeAndSign(s: Services, server: string, roomId: string, userId: string, membership: "join" | "leave" | "knock", content: Record<string, unknown>): Promise<SignedMembership> {
+  const path =
+    membership === "join" ? fedPath`/_matrix/federation/v1/make_join/${roomId}/${userId}`
+    : membership === "knock" ? fedPath`/_matrix/federation/v1/make_knock/${roomId}/${userId}`
+    : fedPath`/_matrix/federation/v1/make_leave/${roomId}/${userId}`;
+  const answer = await s.federation.getJson<unknown>(server, path, membership !== "leave" ? { ver: KNOWN_ROOM_VERSIONS } : undefined, { maxBytes: 1024 * 1024 });
   if (!isPlainObject(answer) || !isPlainObject(answer.event)) throw badAnswer(server, `make_${membership} answered no event template`);
   // No room_version: the spec says the room is version 1 or 2, which share an event format.
   const versionId = answer.room_version === undefined ? "1" : answer.room_version;
   const version = typeof versionId === "string" ? getRoomVersion(versionId) : undefined;
   if (!version) throw badAnswer(server, `make_${membership} named an unknown room version`);
+  if (membership === "knock" && !version.knock) throw badAnswer(server, `make_knock named room version ${version.id}, which has no knocking`);
   const t = answer.event;
   if (t.room_id !== roomId || t.sender !== userId || t.state_key !== userId || t.type !== "m.room.member" || !isPlainObject(t.content) || t.content.membership !== membership)
     throw badAnswer(server, `make_${membership} answered a template for another event`);

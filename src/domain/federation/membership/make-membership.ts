@@ -15,7 +15,7 @@ import { authorizeWithState } from "../../rooms/pipeline/checks.ts";
 import { restrictedJoin } from "../../rooms/restricted-join.ts";
 import { hostInRoom } from "./residency.ts";
 
-export type Membership = "join" | "leave";
+export type Membership = "join" | "leave" | "knock";
 
 export interface MembershipTemplate {
   room_version: string;
@@ -57,16 +57,18 @@ async function authorisingUser(s: Services, room: RoomSnapshot, userId: string):
 }
 
 /**
- * GET /make_join (membership "join", with the versions the origin supports: `["1"]` when it named none)
- * and GET /make_leave.
+ * GET /make_join (membership "join", with the versions the origin supports: `["1"]` when it named none),
+ * GET /make_knock (its `ver` required: knocking came with room version 7) and GET /make_leave.
  */
 export async function makeMembership(s: Services, origin: string, roomId: string, userId: string, membership: Membership, supportedVersions?: readonly string[]): Promise<MembershipTemplate> {
   requireOriginsUser(origin, userId);
   const room = await residentRoom(s, roomId);
   await assertServerAllowed(s, room.state, origin);
   const v = room.version;
-  if (membership === "join" && !(supportedVersions ?? ["1"]).includes(v.id))
-    throw new MatrixError("M_INCOMPATIBLE_ROOM_VERSION", `Your homeserver does not support the features required to join this room (version ${v.id})`, 400, { room_version: v.id });
+  if (membership !== "leave" && !(supportedVersions ?? ["1"]).includes(v.id))
+    throw new MatrixError("M_INCOMPATIBLE_ROOM_VERSION", `Your homeserver does not support the features required to ${membership} on this room (version ${v.id})`, 400, { room_version: v.id });
+  // As Synapse: a room version without knocking is a 403 before the join rules are looked at.
+  if (membership === "knock" && !v.knock) throw new MatrixError("M_FORBIDDEN", "This room version does not support knocking", 403);
   const content: Record<string, unknown> = { membership };
   if (membership === "join") {
     const via = await authorisingUser(s, room, userId);

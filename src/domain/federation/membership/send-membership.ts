@@ -34,17 +34,20 @@ export interface SendJoinAnswer {
   event: Pdu;
 }
 
-const bad = (msg: string) => new MatrixError("M_BAD_JSON", msg, 400);
+/** The refusal of a malformed member event: M_INVALID_PARAM for a knock (the spec's SHOULD), else M_BAD_JSON (Synapse's). */
+const badFor = (membership: Membership) => (msg: string) => new MatrixError(membership === "knock" ? "M_INVALID_PARAM" : "M_BAD_JSON", msg, 400);
+const bad = badFor("join");
 
 /** Checks the returned member event against the request; returns it (countersigned when we authorise it). */
 async function checkMemberEvent(s: Services, origin: string, room: RoomSnapshot, eventId: string, body: Record<string, unknown>, membership: Membership): Promise<Pdu> {
   const v = room.version;
+  const bad = badFor(membership);
   if (body.room_id !== room.roomId) throw bad("Room ID in body does not match that in request path");
   let pdu = validatePduFormat(body, v);
   if (eventIdOf(pdu, v) !== eventId) throw bad("Event ID in body does not match that in request path");
   if (pdu.type !== "m.room.member" || typeof pdu.state_key !== "string") throw bad("Not an m.room.member event");
   if (pdu.content.membership !== membership) throw bad(`Not a ${membership} event`);
-  if (domainOf(pdu.sender) !== origin) throw new MatrixError("M_FORBIDDEN", "User not from origin", 403);
+  if (domainOf(pdu.sender) !== origin) throw membership === "knock" ? bad("The sender is not a user of the origin server") : new MatrixError("M_FORBIDDEN", "User not from origin", 403);
   if (pdu.sender !== pdu.state_key) throw bad("state_key and sender must match");
   if (!checkContentHash(pdu)) throw bad("The event's content hash does not match its content");
   const via = pdu.content.join_authorised_via_users_server;
@@ -57,16 +60,18 @@ async function checkMemberEvent(s: Services, origin: string, room: RoomSnapshot,
   try {
     await checkSignatures(s, pdu, v);
   } catch (err) {
+    if (membership === "knock") throw bad(`Event ${eventId}: ${(err as Error).message}`);
     throw new MatrixError("M_FORBIDDEN", `Event ${eventId}: ${(err as Error).message}`, 403);
   }
   const { unsigned: _u, ...rest } = pdu;
   return rest as Pdu;
 }
 
-/** PUT /send_join v2 and /send_leave v2: checks and accepts the event (idempotent for one already accepted). */
+/** PUT /send_join v2, /send_knock v1 and /send_leave v2: checks and accepts the event (idempotent for one already accepted). */
 export async function sendMembership(s: Services, origin: string, roomId: string, eventId: string, body: Record<string, unknown>, membership: Membership): Promise<{ room: RoomSnapshot; pdu: Pdu }> {
   const room = await residentRoom(s, roomId);
   await assertServerAllowed(s, room.state, origin);
+  if (membership === "knock" && !room.version.knock) throw new MatrixError("M_FORBIDDEN", "This room version does not support knocking", 403);
   const pdu = await checkMemberEvent(s, origin, room, eventId, body, membership);
   const [outcome] = await receiveRemoteEvents(s, roomId, [{ pdu }], { mustAccept: [0] });
   switch (outcome!.status) {

@@ -198,10 +198,11 @@ function plan(ctx: SyncContext, memberships: UserMembership[], to: number, joine
 
 /**
  * The stripped state stored with an invite received over federation (`unsigned.invite_room_state`,
- * checked when it arrived), each entry in the Client-Server stripped form.
+ * checked when it arrived) or with a knock on a remote room (`unsigned.knock_room_state`, from the
+ * send_knock answer), each entry in the Client-Server stripped form.
  */
 function receivedInviteState(invite: StoredEvent | undefined): JsonObject[] {
-  const list = invite?.pdu.unsigned?.["invite_room_state"];
+  const list = invite?.pdu.unsigned?.["invite_room_state"] ?? invite?.pdu.unsigned?.["knock_room_state"];
   if (!Array.isArray(list)) return [];
   return list.map((e: Record<string, unknown>) => ({ type: e.type, state_key: e.state_key, sender: e.sender, content: e.content }));
 }
