@@ -1,7 +1,8 @@
 // The homeserver a benchmark measures: `weft start` in its own process (as operators run it) on a fresh
 // SQLite file or PostgreSQL database, rate limits lifted, with shared-secret registration of users.
+// It runs compiled, as `npm start` runs it (WEFT_BENCH_TSX=1: src/ through tsx instead).
 // WEFT_BENCH_NODE_ARGS passes flags to the server's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -59,6 +60,17 @@ export async function json(url: string, init: RequestInit & { token?: string } =
 /** The node flags `npm start` gives the server (package.json): a young generation of 4 MB semi-spaces. */
 export const SERVER_NODE_ARGS = ["--max-semi-space-size=4"];
 
+/**
+ * The node arguments that run the server as `npm start` does: the compiled build (bin/weft.js runs
+ * dist/cli.js; built here first when src/ changed), or src/ through tsx with WEFT_BENCH_TSX=1.
+ */
+export function serverCommand(nodeArgs: string[]): string[] {
+  if (process.env.WEFT_BENCH_TSX === "1") return ["--import", "tsx", ...nodeArgs, "src/cli.ts"];
+  const build = spawnSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" });
+  if (build.status !== 0) throw new Error("npm run build failed");
+  return [...nodeArgs, "bin/weft.js"];
+}
+
 export interface BenchServerOptions {
   /** Extra flags for the server's node (after WEFT_BENCH_NODE_ARGS). */
   nodeArgs?: string[];
@@ -96,7 +108,7 @@ export async function startBenchServer(backend: Backend, opts: BenchServerOption
   });
   writeFileSync(generated.configPath, YAML.stringify(cfg));
   const nodeArgs = [...SERVER_NODE_ARGS, ...(process.env.WEFT_BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []), ...(opts.nodeArgs ?? [])];
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", ...nodeArgs, "src/cli.ts", "start", "-c", generated.configPath], {
+  const child: ChildProcess = spawn(process.execPath, [...serverCommand(nodeArgs), "start", "-c", generated.configPath], {
     stdio: ["ignore", "inherit", "inherit"],
     env: { ...process.env, ...opts.env },
   });
