@@ -6,14 +6,12 @@
 // after --idle seconds of idleness. The machine's load average is printed beside every line.
 // Usage: npm run bench:footprint [-- --backend sqlite|postgres|both --runs 3 --idle 30]
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import pg from "pg";
 import { generateConfig } from "../src/config/generate.ts";
-import { PG_URL, SERVER_NODE_ARGS, serverCommand, type Backend } from "./homeserver.ts";
+import { createPgDatabase, dropPgDatabase, freePort, SERVER_NODE_ARGS, serverCommand, type Backend } from "./homeserver.ts";
 
 const { values } = parseArgs({
   options: {
@@ -87,45 +85,19 @@ function print(label: string, r: Run): void {
   console.log(`${label}: /versions after ${r.versionsMs.toFixed(0)} ms (server CPU ${r.cpuSeconds.toFixed(2)} s), RSS ${mb(r.rssAtVersions)}${idle}  [load ${load()}]`);
 }
 
-async function freePort(): Promise<number> {
-  const { createServer } = await import("node:net");
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 async function main(): Promise<void> {
   serverCommand([]); // builds dist/ now when src/ changed, so no run below includes a compilation
   for (const backend of backends) {
     const dir = mkdtempSync(path.join(tmpdir(), "weft-footprint-"));
-    let dbName: string | undefined;
-    let databaseUrl: string | undefined;
-    if (backend === "postgres") {
-      dbName = `weft_footprint_${randomBytes(4).toString("hex")}`;
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`CREATE DATABASE ${dbName}`);
-      await c.end();
-      const u = new URL(PG_URL);
-      u.pathname = `/${dbName}`;
-      databaseUrl = u.toString();
-    }
+    const db = backend === "postgres" ? await createPgDatabase("weft_footprint") : undefined;
     try {
       const port = await freePort();
-      const { configPath } = await generateConfig({ serverName: "bench.local", configPath: path.join(dir, "homeserver.yaml"), port, databaseUrl });
+      const { configPath } = await generateConfig({ serverName: "bench.local", configPath: path.join(dir, "homeserver.yaml"), port, databaseUrl: db?.url });
       print(`${backend}, fresh database`, await run(configPath, port, IDLE));
       for (let i = 1; i <= RUNS; i++) print(`${backend}, existing database, start ${i}`, await run(configPath, port, i === RUNS ? IDLE : 0));
     } finally {
       rmSync(dir, { recursive: true, force: true });
-      if (dbName) {
-        const c = new pg.Client({ connectionString: PG_URL });
-        await c.connect();
-        await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-        await c.end();
-      }
+      if (db) await dropPgDatabase(db.name);
     }
   }
 }

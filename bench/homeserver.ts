@@ -28,13 +28,32 @@ export interface BenchServer {
   pid: number;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const srv = createServer().listen(0, "127.0.0.1", () => {
       const port = (srv.address() as { port: number }).port;
       srv.close(() => resolve(port));
     });
   });
+}
+
+/** A new, empty PostgreSQL database on the test server: its name and URL. */
+export async function createPgDatabase(prefix: string): Promise<{ name: string; url: string }> {
+  const name = `${prefix}_${randomBytes(4).toString("hex")}`;
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const u = new URL(PG_URL);
+  u.pathname = `/${name}`;
+  return { name, url: u.toString() };
+}
+
+export async function dropPgDatabase(name: string): Promise<void> {
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await c.end();
 }
 
 /** Runs `fn` over `items` with at most `n` in flight. */
@@ -85,16 +104,7 @@ export async function startBenchServer(backend: Backend, opts: BenchServerOption
   const port = await freePort();
   let dbName: string | undefined;
   let databaseUrl: string | undefined;
-  if (backend === "postgres") {
-    dbName = `weft_bench_${randomBytes(4).toString("hex")}`;
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    await c.query(`CREATE DATABASE ${dbName}`);
-    await c.end();
-    const u = new URL(PG_URL);
-    u.pathname = `/${dbName}`;
-    databaseUrl = u.toString();
-  }
+  if (backend === "postgres") ({ name: dbName, url: databaseUrl } = await createPgDatabase("weft_bench"));
   const generated = await generateConfig({ serverName: "bench.local", configPath: path.join(dir, "homeserver.yaml"), port, databaseUrl });
   const cfg = YAML.parse(readFileSync(generated.configPath, "utf8"));
   Object.assign(cfg, {
@@ -131,12 +141,7 @@ export async function startBenchServer(backend: Backend, opts: BenchServerOption
     child.kill("SIGTERM");
     await new Promise((r) => child.once("exit", r));
     rmSync(dir, { recursive: true, force: true });
-    if (dbName) {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      await c.end();
-    }
+    if (dbName) await dropPgDatabase(dbName);
   };
   /** The server process's CPU time so far (user + system), in seconds (Linux /proc). */
   const cpuSeconds = (): number => {
