@@ -1,7 +1,8 @@
 // The homeserver a benchmark measures: `weft start` in its own process (as operators run it) on a fresh
 // SQLite file or PostgreSQL database, rate limits lifted, with shared-secret registration of users.
+// It runs compiled, as `npm start` runs it (WEFT_BENCH_TSX=1: src/ through tsx instead).
 // WEFT_BENCH_NODE_ARGS passes flags to the server's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -27,13 +28,32 @@ export interface BenchServer {
   pid: number;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const srv = createServer().listen(0, "127.0.0.1", () => {
       const port = (srv.address() as { port: number }).port;
       srv.close(() => resolve(port));
     });
   });
+}
+
+/** A new, empty PostgreSQL database on the test server: its name and URL. */
+export async function createPgDatabase(prefix: string): Promise<{ name: string; url: string }> {
+  const name = `${prefix}_${randomBytes(4).toString("hex")}`;
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const u = new URL(PG_URL);
+  u.pathname = `/${name}`;
+  return { name, url: u.toString() };
+}
+
+export async function dropPgDatabase(name: string): Promise<void> {
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await c.end();
 }
 
 /** Runs `fn` over `items` with at most `n` in flight. */
@@ -59,6 +79,17 @@ export async function json(url: string, init: RequestInit & { token?: string } =
 /** The node flags `npm start` gives the server (package.json): a young generation of 4 MB semi-spaces. */
 export const SERVER_NODE_ARGS = ["--max-semi-space-size=4"];
 
+/**
+ * The node arguments that run the server as `npm start` does: the compiled build (bin/weft.js runs
+ * dist/cli.js; built here first when src/ changed), or src/ through tsx with WEFT_BENCH_TSX=1.
+ */
+export function serverCommand(nodeArgs: string[]): string[] {
+  if (process.env.WEFT_BENCH_TSX === "1") return ["--import", "tsx", ...nodeArgs, "src/cli.ts"];
+  const build = spawnSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" });
+  if (build.status !== 0) throw new Error("npm run build failed");
+  return [...nodeArgs, "bin/weft.js"];
+}
+
 export interface BenchServerOptions {
   /** Extra flags for the server's node (after WEFT_BENCH_NODE_ARGS). */
   nodeArgs?: string[];
@@ -73,16 +104,7 @@ export async function startBenchServer(backend: Backend, opts: BenchServerOption
   const port = await freePort();
   let dbName: string | undefined;
   let databaseUrl: string | undefined;
-  if (backend === "postgres") {
-    dbName = `weft_bench_${randomBytes(4).toString("hex")}`;
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    await c.query(`CREATE DATABASE ${dbName}`);
-    await c.end();
-    const u = new URL(PG_URL);
-    u.pathname = `/${dbName}`;
-    databaseUrl = u.toString();
-  }
+  if (backend === "postgres") ({ name: dbName, url: databaseUrl } = await createPgDatabase("weft_bench"));
   const generated = await generateConfig({ serverName: "bench.local", configPath: path.join(dir, "homeserver.yaml"), port, databaseUrl });
   const cfg = YAML.parse(readFileSync(generated.configPath, "utf8"));
   Object.assign(cfg, {
@@ -96,7 +118,7 @@ export async function startBenchServer(backend: Backend, opts: BenchServerOption
   });
   writeFileSync(generated.configPath, YAML.stringify(cfg));
   const nodeArgs = [...SERVER_NODE_ARGS, ...(process.env.WEFT_BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []), ...(opts.nodeArgs ?? [])];
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", ...nodeArgs, "src/cli.ts", "start", "-c", generated.configPath], {
+  const child: ChildProcess = spawn(process.execPath, [...serverCommand(nodeArgs), "start", "-c", generated.configPath], {
     stdio: ["ignore", "inherit", "inherit"],
     env: { ...process.env, ...opts.env },
   });
@@ -124,12 +146,7 @@ export async function startBenchServer(backend: Backend, opts: BenchServerOption
     child.kill("SIGTERM");
     await new Promise((r) => child.once("exit", r));
     rmSync(dir, { recursive: true, force: true });
-    if (dbName) {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      await c.end();
-    }
+    if (dbName) await dropPgDatabase(dbName);
   };
   /** The server process's CPU time so far (user + system), in seconds (Linux /proc). */
   const cpuSeconds = (): number => {

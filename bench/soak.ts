@@ -3,7 +3,7 @@
 // long-poll /sync, while messages (--rate per second), typing notifications and read receipts flow,
 // --churn users a minute log in on a new device and log the old one out, and --new-users a minute
 // register, join rooms and start syncing (the "second round"), for --minutes (default 10).
-// Every --interval seconds it prints the server's RSS and V8 heap (bench/memory-reporter.ts, after a full
+// Every --interval seconds it prints the server's RSS and V8 heap (bench/memory-reporter.mjs, after a full
 // GC), and the traffic; then the same after --idle seconds of quiet. RSS should level off, not climb.
 // Load: undici request() over one keep-alive connection per user, never a fetch loop.
 // Usage: npm run bench:soak [-- --minutes 10 --users 1000 --rooms 100 --backend sqlite|postgres]
@@ -110,7 +110,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), "weft-soak-"));
   const memFile = path.join(dir, "memory.json");
   const srv = await startBenchServer(values.backend as Backend, {
-    nodeArgs: ["--expose-gc", "--import", path.resolve("bench/memory-reporter.ts")],
+    nodeArgs: ["--expose-gc", "--import", path.resolve("bench/memory-reporter.mjs")],
     env: { WEFT_BENCH_MEMORY_FILE: memFile, WEFT_BENCH_MEMORY_GC: "1" },
   });
   base = srv.base;

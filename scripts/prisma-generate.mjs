@@ -19,6 +19,26 @@ datasource db {
 
 `;
 
+/**
+ * The generated client imports Prisma's query compiler as a JavaScript module holding the wasm binary as
+ * one base64 string (4.4 MB). An imported module stays in memory for the life of the process, with its
+ * source text and that string: ~8.5 MB of V8 heap for bytes needed once. Rewritten here to read the same
+ * file as text, decode it and drop it (the compiled WebAssembly.Module is all Prisma keeps).
+ */
+const WASM_IMPORT = /const \{ wasm \} = await import\("(@prisma\/client\/runtime\/[\w.]+\.wasm-base64\.mjs)"\)\n(\s*)return await decodeBase64AsWasm\(wasm\)/;
+
+export function patchWasmLoading(source) {
+  return source.replace(
+    WASM_IMPORT,
+    (_, specifier, indent) =>
+      `// Patched by scripts/prisma-generate.mjs: read as text, not imported (a module would stay in memory).\n` +
+      `${indent}const { readFile } = await import("node:fs/promises")\n` +
+      `${indent}const { createRequire } = await import("node:module")\n` +
+      `${indent}const text = await readFile(createRequire(import.meta.url).resolve("${specifier}"), "utf8")\n` +
+      `${indent}return await decodeBase64AsWasm(text.slice(text.indexOf('"') + 1, text.lastIndexOf('"')))`,
+  );
+}
+
 export function providerSchemas() {
   const models = readFileSync("prisma/models.prisma", "utf8");
   return { sqlite: HEADER("sqlite", "sqlite") + models, postgres: HEADER("postgresql", "postgres") + models };
@@ -34,5 +54,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       stdio: ["ignore", "ignore", "inherit"],
       env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: "/bin/true", PRISMA_HIDE_UPDATE_MESSAGE: "1", CHECKPOINT_DISABLE: "1" },
     });
+    const classFile = `src/generated/${dir}/internal/class.ts`;
+    const generated = readFileSync(classFile, "utf8");
+    const patched = patchWasmLoading(generated);
+    if (patched === generated) throw new Error(`${classFile}: the query compiler's wasm import was not found (Prisma's output changed?)`);
+    writeFileSync(classFile, patched);
   }
 }

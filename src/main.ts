@@ -56,7 +56,7 @@ import { FederationMediaFetcher } from "./federation/media-fetcher.ts";
 import { appServiceEvents } from "./domain/appservices/consumer.ts";
 import { httpListeners } from "./config/config.ts";
 import { withRequestIds } from "./observability/log.ts";
-import { Metrics } from "./observability/metrics.ts";
+import type { Metrics } from "./observability/metrics.ts";
 import { observeRequests } from "./observability/http-observer.ts";
 import { startMetricsListener, type MetricsListener } from "./observability/metrics-listener.ts";
 import { statusRoutes } from "./compat/status.ts";
@@ -137,7 +137,8 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   // Every line logged while a request is handled carries its id (src/observability/log.ts).
   const log = withRequestIds(opts.log ?? pino({ level: config.log_level, base: { server: config.server_name } }));
   for (const warning of config.warnings) log.warn(`config: ${warning}`);
-  const metrics = config.enable_metrics ? new Metrics() : undefined;
+  // prom-client is loaded only when metrics are on.
+  const metrics = config.enable_metrics ? new (await import("./observability/metrics.ts")).Metrics() : undefined;
   const storage = await openStorage(config.database, {
     queryPlanCacheMaxSize: scaledCacheSize(config.caches, "prisma_query_plans", 200),
     timer: metrics ? (client, operation, seconds) => metrics.observeQuery(client, operation, seconds) : undefined,

@@ -1,14 +1,12 @@
 // Opens the database a config names: SQLite (better-sqlite3, WAL, synchronous=NORMAL) or PostgreSQL,
 // applies pending migrations first, and returns one Prisma client typed the same for both providers.
-import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
-import { PrismaPg } from "@prisma/adapter-pg";
+// Only the configured provider's client, adapter and driver are loaded (each weighs megabytes).
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { PrismaClient as SqliteClient } from "../generated/sqlite/client.ts";
-import { PrismaClient as PgClient } from "../generated/postgres/client.ts";
+import type { PrismaClient as SqliteClient } from "../generated/sqlite/client.ts";
 import type { DatabaseConfig } from "../config/config.ts";
 import { migratePostgres, migrateSqlite } from "./migrate.ts";
-import { openPostgresSql, openSqliteSql, type Sql } from "./sql.ts";
+import { openSqliteSql, type Sql } from "./sql.ts";
 import { checkStorableParams } from "../domain/text.ts";
 import { timePrisma, timedSql, type QueryTimer } from "./timing.ts";
 
@@ -68,7 +66,8 @@ export async function openStorage(config: DatabaseConfig, opts: StorageOptions =
   if (config.provider === "sqlite") {
     mkdirSync(path.dirname(config.path), { recursive: true });
     migrateSqlite(config.path);
-    const raw = new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: `file:${config.path}`, timeout: 10_000 }), ...plans });
+    const [{ PrismaClient: SqlitePrismaClient }, { PrismaBetterSqlite3 }] = await Promise.all([import("../generated/sqlite/client.ts"), import("@prisma/adapter-better-sqlite3")]);
+    const raw = new SqlitePrismaClient({ adapter: new PrismaBetterSqlite3({ url: `file:${config.path}`, timeout: 10_000 }), ...plans });
     await raw.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
     await raw.$queryRawUnsafe("PRAGMA wal_autocheckpoint = 0"); // see src/storage/sqlite-checkpointer.ts
     await raw.$queryRawUnsafe("PRAGMA foreign_keys = ON");
@@ -77,6 +76,11 @@ export async function openStorage(config: DatabaseConfig, opts: StorageOptions =
     return { db, sql, provider: "sqlite", close: async () => { await sql.close(); await db.$disconnect(); } };
   }
   await migratePostgres(config.url);
+  const [{ PrismaClient: PgClient }, { PrismaPg }, { openPostgresSql }] = await Promise.all([
+    import("../generated/postgres/client.ts"),
+    import("@prisma/adapter-pg"),
+    import("./sql-postgres.ts"),
+  ]);
   const pg = new PgClient({ adapter: new PrismaPg({ connectionString: config.url, max: 10 }), ...plans });
   await pg.$connect();
   const db = guarded(pg as unknown as SqliteClient, opts.timer);

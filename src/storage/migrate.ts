@@ -6,7 +6,6 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import Database from "better-sqlite3";
-import pg from "pg";
 
 export type Provider = "sqlite" | "postgres";
 
@@ -83,6 +82,7 @@ export function migrateSqlite(file: string, migrations = listMigrations("sqlite"
 }
 
 export async function migratePostgres(connectionString: string, migrations = listMigrations("postgres")): Promise<string[]> {
+  const { default: pg } = await import("pg"); // loaded only on PostgreSQL
   const client = new pg.Client({ connectionString });
   await client.connect();
   try {

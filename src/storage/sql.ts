@@ -1,9 +1,9 @@
 // A thin raw-SQL layer for hot paths (send, sync, federation ingest), where Prisma's ~200 µs a query is
 // too slow: better-sqlite3 directly on SQLite (a write connection used only inside transactions and a
-// read connection with WAL snapshots), a pg pool on PostgreSQL. SQL uses `?` placeholders on both.
+// read connection with WAL snapshots), a pg pool on PostgreSQL (src/storage/sql-postgres.ts, loaded only
+// there). SQL uses `?` placeholders on both.
 // Parameters carrying NUL are refused on both before a statement runs (src/domain/text.ts).
 import Database from "better-sqlite3";
-import pg from "pg";
 import { startCheckpointer } from "./sqlite-checkpointer.ts";
 import { checkStorableParams } from "../domain/text.ts";
 import { LruCache } from "../domain/cache/lru.ts";
@@ -150,79 +150,5 @@ export function openSqliteSql(file: string, checkpoints: { intervalMs?: number; 
       writer.close();
       reader.close();
     },
-  };
-}
-
-/** `?` → `$1, $2 ...` (outside quoted strings), cached per statement text (bounded, as for SQLite). */
-const pgTextCache = new LruCache<string, string>("pg_statement_texts", 2000);
-export function toPgPlaceholders(sql: string): string {
-  let out = pgTextCache.get(sql);
-  if (out !== undefined) return out;
-  let n = 0;
-  let quoted = false;
-  out = "";
-  for (const ch of sql) {
-    if (ch === "'") quoted = !quoted;
-    out += ch === "?" && !quoted ? `$${++n}` : ch;
-  }
-  pgTextCache.set(sql, out);
-  return out;
-}
-
-const pgTypes = {
-  getTypeParser(oid: number, format?: string) {
-    if (oid === 20) return (v: string) => Number(v); // int8: our ids and timestamps fit in 2^53
-    return pg.types.getTypeParser(oid, format as "text");
-  },
-};
-
-class PgExecutor implements SqlExecutor {
-  readonly dialect = "postgres" as const;
-  constructor(private readonly client: pg.Pool | pg.PoolClient) {}
-  private q(sql: string, params: Param[]) {
-    checkStorableParams(params);
-    return this.client.query({ text: toPgPlaceholders(sql), values: params, types: pgTypes });
-  }
-  async run(sql: string, params: Param[] = []) {
-    return (await this.q(sql, params)).rowCount ?? 0;
-  }
-  async all<T>(sql: string, params: Param[] = []) {
-    return (await this.q(sql, params)).rows as T[];
-  }
-  async get<T>(sql: string, params: Param[] = []) {
-    return (await this.q(sql, params)).rows[0] as T | undefined;
-  }
-}
-
-export function openPostgresSql(connectionString: string, max = 10): Sql {
-  const pool = new pg.Pool({ connectionString, max });
-  // An idle connection that breaks (PostgreSQL restarted, a network cut) is an 'error' on the pool: without
-  // a listener Node would end the process. The pool drops that client; the next query opens a new one.
-  pool.on("error", (err) => process.emitWarning(`PostgreSQL idle connection lost: ${err.message}`));
-  const direct = new PgExecutor(pool);
-  return {
-    dialect: "postgres",
-    run: (s, p) => direct.run(s, p),
-    all: (s, p) => direct.all(s, p),
-    get: (s, p) => direct.get(s, p),
-    async transaction(fn) {
-      const client = await pool.connect();
-      const hooks = new SettleHooks();
-      let out;
-      try {
-        await client.query("BEGIN");
-        out = await fn(withSettle(new PgExecutor(client), hooks));
-        await client.query("COMMIT");
-      } catch (err) {
-        await client.query("ROLLBACK").catch(() => {});
-        client.release();
-        hooks.run(false);
-        throw err;
-      }
-      client.release();
-      hooks.run(true);
-      return out;
-    },
-    close: () => pool.end(),
   };
 }

@@ -3,7 +3,7 @@
 // animated GIF/WebP kept animated as WebP when asked), never larger than the original, cached on disk
 // with a row per thumbnail. The spec's default sizes are pre-generated on upload, as Synapse does.
 import { rename, stat } from "node:fs/promises";
-import sharp, { type Metadata } from "sharp";
+import type { Metadata } from "sharp";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { ThumbnailMethod, ThumbnailSize } from "../../config/media.ts";
@@ -54,9 +54,15 @@ export function chooseSize(sizes: readonly ThumbnailSize[], dynamic: boolean, re
   return pool.sort((a, b) => b.width * b.height - a.width * a.height)[0]!;
 }
 
+/** sharp (libvips, native), loaded with the first image this server decodes rather than at start. */
+export async function loadSharp(): Promise<typeof import("sharp").default> {
+  return (await import("sharp")).default;
+}
+
 /** Renders one thumbnail of `src` into `dest`; throws cannotThumbnail() for content sharp cannot decode. */
 async function render(s: Services, src: string, dest: string, sourceType: string, size: ThumbnailSize, animated: boolean): Promise<{ mediaType: string }> {
   const limitInputPixels = Math.max(1, Math.floor(s.config.max_image_pixels));
+  const sharp = await loadSharp();
   let meta: Metadata;
   try {
     meta = await sharp(src, { limitInputPixels, animated }).metadata();

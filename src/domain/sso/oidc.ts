@@ -1,9 +1,12 @@
 // The OpenID Connect relying party, one per configured provider, through openid-client: issuer discovery
 // (or endpoints given by hand), client authentication, PKCE, the authorization URL and the code exchange
 // with its ID token checks (issuer, audience, nonce, signature). Spec: OpenID Connect Core 1.0.
-import * as oidc from "openid-client";
+import type * as Oidc from "openid-client";
 import type { OidcProviderConfig } from "../../config/sso.ts";
 import { MatrixError } from "../errors.ts";
+
+/** openid-client, loaded on first use: a server without SSO providers never loads it. */
+const openidClient = (): Promise<typeof Oidc> => import("openid-client");
 
 /** How long a request to a provider may take. */
 const PROVIDER_TIMEOUT_MS = 30_000;
@@ -20,38 +23,39 @@ export interface ProviderClaims {
 }
 
 export class OidcProvider {
-  private configuration: Promise<oidc.Configuration> | undefined;
+  private configuration: Promise<Oidc.Configuration> | undefined;
 
   constructor(readonly config: OidcProviderConfig) {}
 
-  private clientAuth(): oidc.ClientAuth {
+  private clientAuth(oidc: typeof Oidc): Oidc.ClientAuth {
     const c = this.config;
     if (c.client_auth_method === "none") return oidc.None();
     return c.client_auth_method === "client_secret_post" ? oidc.ClientSecretPost(c.client_secret!) : oidc.ClientSecretBasic(c.client_secret!);
   }
 
-  private options(): oidc.DiscoveryRequestOptions {
+  private options(oidc: typeof Oidc): Oidc.DiscoveryRequestOptions {
     const execute = this.config.skip_verification ? [oidc.allowInsecureRequests] : [];
     return { execute, timeout: PROVIDER_TIMEOUT_MS / 1000 };
   }
 
   /** Discovers (once; retried after a failure) or builds the provider's metadata. */
-  private async configure(): Promise<oidc.Configuration> {
+  private async configure(): Promise<Oidc.Configuration> {
     const c = this.config;
-    if (c.discover) return oidc.discovery(new URL(c.issuer), c.client_id, undefined, this.clientAuth(), this.options());
-    const metadata: oidc.ServerMetadata = {
+    const oidc = await openidClient();
+    if (c.discover) return oidc.discovery(new URL(c.issuer), c.client_id, undefined, this.clientAuth(oidc), this.options(oidc));
+    const metadata: Oidc.ServerMetadata = {
       issuer: c.issuer,
       authorization_endpoint: c.authorization_endpoint,
       token_endpoint: c.token_endpoint,
       userinfo_endpoint: c.userinfo_endpoint,
       jwks_uri: c.jwks_uri,
     };
-    const conf = new oidc.Configuration(metadata, c.client_id, undefined, this.clientAuth());
+    const conf = new oidc.Configuration(metadata, c.client_id, undefined, this.clientAuth(oidc));
     if (c.skip_verification) oidc.allowInsecureRequests(conf);
     return conf;
   }
 
-  private async get(): Promise<oidc.Configuration> {
+  private async get(): Promise<Oidc.Configuration> {
     this.configuration ??= this.configure().catch((err: unknown) => {
       this.configuration = undefined;
       throw new MatrixError("M_UNKNOWN", `The identity provider could not be reached: ${(err as Error).message}`, 502);
@@ -62,13 +66,13 @@ export class OidcProvider {
   }
 
   /** PKCE per pkce_method: "auto" uses it when the provider's metadata says it supports S256. */
-  private usePkce(conf: oidc.Configuration): boolean {
+  private usePkce(conf: Oidc.Configuration): boolean {
     const m = this.config.pkce_method;
     return m === "always" || (m === "auto" && conf.serverMetadata().supportsPKCE());
   }
 
   async authorizationUrl(redirectUri: string, state: string): Promise<AuthorizationStart> {
-    const conf = await this.get();
+    const [conf, oidc] = await Promise.all([this.get(), openidClient()]);
     const nonce = oidc.randomNonce();
     const params: Record<string, string> = { redirect_uri: redirectUri, scope: this.config.scopes.join(" "), response_type: "code", state, nonce };
     let codeVerifier: string | null = null;
@@ -85,7 +89,7 @@ export class OidcProvider {
    * refuses, or any token that fails its checks, is M_FORBIDDEN (the user must start again).
    */
   async exchange(callbackUrl: URL, expected: { state: string; nonce: string; codeVerifier: string | null }): Promise<ProviderClaims> {
-    const conf = await this.get();
+    const [conf, oidc] = await Promise.all([this.get(), openidClient()]);
     const openid = this.config.scopes.includes("openid");
     let claims: Record<string, unknown>;
     try {

@@ -4,7 +4,8 @@
 // Methods taking a `SqlExecutor` run inside the caller's transaction (see `prismaExecutor` for running
 // them inside a Prisma transaction, as device deletion does).
 import type { Dialect, Param, Sql, SqlExecutor } from "../../storage/sql.ts";
-import { settleHooksOf, toPgPlaceholders } from "../../storage/sql.ts";
+import { settleHooksOf } from "../../storage/sql.ts";
+import { toPgPlaceholders } from "../../storage/pg-placeholders.ts";
 import type { Tx } from "../../storage/database.ts";
 import { idAllocator, type IdAllocator } from "./ids.ts";
 import { LruCache } from "../cache/lru.ts";

@@ -1,6 +1,6 @@
 // Sends the server's e-mail through SMTP with nodemailer, configured from Synapse's `email` options
 // (smtp_host/port, credentials, force_tls, enable_tls and require_transport_security for STARTTLS).
-import nodemailer, { type Transporter } from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { EmailConfig } from "../../config/email.ts";
 
 export interface Mail {
@@ -15,8 +15,10 @@ export class Mailer {
 
   constructor(private readonly config: EmailConfig) {}
 
-  private get(): Transporter {
+  /** The SMTP transport, made on first use (nodemailer is loaded only then: most servers send no mail). */
+  private async get(): Promise<Transporter> {
     const c = this.config;
+    const { default: nodemailer } = await import("nodemailer");
     this.transport ??= nodemailer.createTransport({
       host: c.smtp_host,
       port: c.smtp_port,
@@ -37,7 +39,7 @@ export class Mailer {
   }
 
   async send(mail: Mail): Promise<void> {
-    await this.get().sendMail({ from: this.from, ...mail });
+    await (await this.get()).sendMail({ from: this.from, ...mail });
   }
 
   close(): void {

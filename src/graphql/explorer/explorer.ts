@@ -34,7 +34,9 @@ function assets(): Map<string, Asset> {
     ["graphiql.min.js", { file: path.join(packageDir("graphiql"), "graphiql.min.js"), type: js }],
     ["graphiql.min.css", { file: path.join(packageDir("graphiql"), "graphiql.min.css"), type: "text/css; charset=utf-8" }],
     ["graphql-ws.min.js", { file: path.join(packageDir("graphql-ws"), "umd/graphql-ws.min.js"), type: js }],
-    ["explorer.js", { file: path.join(path.dirname(fileURLToPath(import.meta.url)), "explorer.js"), type: js }],
+    // The browser script lives beside this module's source; compiled, this module runs from dist/, the
+    // same depth below the checkout as src/ (and its own output there is named explorer.js too).
+    ["explorer.js", { file: fileURLToPath(new URL("../../../src/graphql/explorer/explorer.js", import.meta.url)), type: js }],
   ]);
 }
 

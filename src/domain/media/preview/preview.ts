@@ -7,7 +7,6 @@
 import { readFile } from "node:fs/promises";
 import { requireNotGuest } from "../../accounts/guest-access.ts";
 import type { Readable } from "node:stream";
-import sharp from "sharp";
 import { MatrixError } from "../../errors.ts";
 import type { Services } from "../../services.ts";
 import type { Requester } from "../../accounts/requester.ts";
@@ -17,7 +16,8 @@ import { writeToTemp } from "../write-stream.ts";
 import { adoptTempFile, isValidMediaType } from "../upload.ts";
 import { essence } from "../serving.ts";
 import { safeGet, type SafeFetchPolicy } from "./safe-fetch.ts";
-import { decodeHtml, parseOpenGraph, type OpenGraph } from "./open-graph.ts";
+import type { OpenGraph } from "./open-graph.ts";
+import { loadSharp } from "../thumbnails.ts";
 
 const ONE_HOUR = 3_600_000;
 const MAX_REDIRECTS = 10;
@@ -70,6 +70,7 @@ async function storeImage(s: Services, d: Downloaded): Promise<OpenGraph> {
   const ref = await adoptTempFile(s, d.tmp, { mediaType: d.mediaType, uploadName: null }, null);
   const og: OpenGraph = { "og:image": mxcUri(ref), "og:image:type": d.mediaType, "matrix:image:size": d.tmp.size };
   try {
+    const sharp = await loadSharp();
     const meta = await sharp(s.media.files.contentPath(ref), { limitInputPixels: s.config.max_image_pixels }).metadata();
     if (meta.width && meta.height) Object.assign(og, { "og:image:width": meta.width, "og:image:height": meta.height });
   } catch {
@@ -91,6 +92,7 @@ function parseUrl(text: string): URL {
 async function buildPreview(s: Services, url: URL): Promise<OpenGraph> {
   const page = await download(s, url);
   if (essence(page.mediaType).startsWith("image/")) return storeImage(s, page);
+  const { decodeHtml, parseOpenGraph } = await import("./open-graph.ts"); // htmlparser2 loads with the first page
   let html: string;
   try {
     html = decodeHtml(await readFile(page.tmp.path), page.mediaType);
