@@ -27,7 +27,7 @@ export interface BenchServer {
   pid: number;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const srv = createServer().listen(0, "127.0.0.1", () => {
       const port = (srv.address() as { port: number }).port;

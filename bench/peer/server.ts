@@ -1,0 +1,73 @@
+// The peer homeserver of bench/send-vs-peer.ts: matrix-server-node, installed outside this repository by
+// bench/peer/install.sh (its own Node 22), started in its own process on a fresh SQLite file or PostgreSQL
+// database with its rate limits off, as the issue's comparison ran it. Users register with m.login.dummy.
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { freePort, json, PG_URL, type Backend } from "../homeserver.ts";
+
+export interface PeerServer {
+  base: string;
+  register(username: string): Promise<string>;
+  stop(): Promise<void>;
+  pid: number;
+}
+
+/** Installs (once; idempotent) and returns the peer's directory: `node/` (Node 22) and `src/` (the server). */
+export function installPeer(): string {
+  const script = path.join(import.meta.dirname, "install.sh");
+  const r = spawnSync("bash", [script], { stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`bench/peer/install.sh failed (exit ${r.status})`);
+  return r.stdout.trim().split("\n").pop() || (process.env.WEFT_PEER_DIR ?? path.join(homedir(), ".cache", "weft-peer"));
+}
+
+export async function startPeer(dir: string, backend: Backend): Promise<PeerServer> {
+  const data = mkdtempSync(path.join(tmpdir(), "weft-peer-"));
+  const port = await freePort();
+  let dbName: string | undefined;
+  const env: Record<string, string> = { PORT: String(port), SERVER_NAME: "peer.local", DISABLE_RATE_LIMIT: "1" };
+  if (backend === "postgres") {
+    dbName = `weft_peer_${randomBytes(4).toString("hex")}`;
+    const c = new pg.Client({ connectionString: PG_URL });
+    await c.connect();
+    await c.query(`CREATE DATABASE ${dbName}`);
+    await c.end();
+    const u = new URL(PG_URL);
+    u.pathname = `/${dbName}`;
+    Object.assign(env, { STORAGE: "postgres", DATABASE_URL: u.toString() });
+  } else Object.assign(env, { STORAGE: "sqlite", DATABASE_PATH: path.join(data, "matrix.db") });
+  const child = spawn(path.join(dir, "node", "bin", "node"), ["src/index.ts"], {
+    cwd: path.join(dir, "src"),
+    stdio: ["ignore", "ignore", "inherit"],
+    env: { ...process.env, ...env },
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      await json(`${base}/_matrix/client/versions`);
+      break;
+    } catch {
+      if (i > 300 || child.exitCode !== null) throw new Error("the peer server did not start");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  const register = async (username: string): Promise<string> =>
+    (await json(`${base}/_matrix/client/v3/register`, { method: "POST", body: JSON.stringify({ username, password: "password1", auth: { type: "m.login.dummy" } }) })).access_token;
+  const stop = async () => {
+    if (child.exitCode === null) {
+      child.kill("SIGTERM");
+      await new Promise((r) => child.once("exit", r));
+    }
+    rmSync(data, { recursive: true, force: true });
+    if (dbName) {
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+      await c.end();
+    }
+  };
+  return { base, register, stop, pid: child.pid! };
+}
