@@ -21,6 +21,21 @@ export interface SqlExecutor {
    * ROLLBACK (false). Stream position trackers use it (src/domain/store/ids.ts).
    */
   onSettled?(fn: (committed: boolean) => void): void;
+  /**
+   * Inside a PostgreSQL transaction only: sends a write whose result nobody reads at once, without waiting
+   * for its answer (pipelined: the commit's writes and its COMMIT share one round trip). A failure fails
+   * the transaction. Use `write()`, which falls back to `run` elsewhere.
+   */
+  queue?(sql: string, params?: Param[]): void;
+}
+
+/**
+ * A write whose result is not needed: queued on a PostgreSQL transaction (see `queue`), run at once
+ * elsewhere (SQLite's statements are synchronous anyway). Errors surface at COMMIT on PostgreSQL.
+ */
+export async function write(tx: SqlExecutor, sql: string, params?: Param[]): Promise<void> {
+  if (tx.queue) tx.queue(sql, params);
+  else await tx.run(sql, params);
 }
 
 /** Collects `onSettled` callbacks of one transaction and runs them once. */
@@ -122,6 +137,10 @@ export function openSqliteSql(file: string, checkpoints: { intervalMs?: number; 
   const w = new SqliteExecutor(writer);
   const r = new SqliteExecutor(reader);
   const lane = new Lane();
+  // Prepared once: exec() would compile these texts again for every transaction.
+  const begin = writer.prepare("BEGIN IMMEDIATE");
+  const commit = writer.prepare("COMMIT");
+  const rollback = writer.prepare("ROLLBACK");
   const checkpointer = startCheckpointer(file, { ...checkpoints, holdWrites: (fn) => void lane.run(fn) });
   return {
     dialect: "sqlite",
@@ -131,13 +150,13 @@ export function openSqliteSql(file: string, checkpoints: { intervalMs?: number; 
     transaction: (fn) =>
       lane.run(async () => {
         const hooks = new SettleHooks();
-        writer.exec("BEGIN IMMEDIATE");
+        begin.run();
         let out;
         try {
           out = await fn(withSettle(w, hooks));
-          writer.exec("COMMIT");
+          commit.run();
         } catch (err) {
-          if (writer.inTransaction) writer.exec("ROLLBACK");
+          if (writer.inTransaction) rollback.run();
           hooks.run(false);
           throw err;
         }
@@ -179,9 +198,12 @@ const pgTypes = {
 class PgExecutor implements SqlExecutor {
   readonly dialect = "postgres" as const;
   constructor(private readonly client: pg.Pool | pg.PoolClient) {}
+  protected send(sql: string, params: Param[]) {
+    return this.client.query({ text: toPgPlaceholders(sql), values: params, types: pgTypes });
+  }
   private q(sql: string, params: Param[]) {
     checkStorableParams(params);
-    return this.client.query({ text: toPgPlaceholders(sql), values: params, types: pgTypes });
+    return this.send(sql, params);
   }
   async run(sql: string, params: Param[] = []) {
     return (await this.q(sql, params)).rowCount ?? 0;
@@ -194,8 +216,39 @@ class PgExecutor implements SqlExecutor {
   }
 }
 
+/**
+ * A transaction's executor that pipelines queued writes: they go out at once (pg's pipeline mode), a
+ * later read waits behind them on the connection as any query would, and COMMIT follows the last one.
+ */
+class PgTransaction extends PgExecutor {
+  private readonly pending: Promise<unknown>[] = [];
+  failure: unknown;
+  constructor(client: pg.PoolClient) {
+    super(client);
+  }
+  readonly queue = (sql: string, params: Param[] = []): void => {
+    checkStorableParams(params);
+    this.track(this.send(sql, params));
+  };
+  track(p: Promise<unknown>): void {
+    this.pending.push(
+      p.catch((err) => {
+        this.failure ??= err;
+      }),
+    );
+  }
+  /** Waits for every queued write; throws the first failure. */
+  async settle(): Promise<void> {
+    await Promise.all(this.pending);
+    this.pending.length = 0;
+    if (this.failure !== undefined) throw this.failure;
+  }
+}
+
 export function openPostgresSql(connectionString: string, max = 10): Sql {
-  const pool = new pg.Pool({ connectionString, max });
+  // Pipeline mode: a query is written at once even while earlier ones await their answers, which only
+  // happens where a transaction queues writes (PgTransaction); awaited queries run one by one as ever.
+  const pool = new pg.Pool({ connectionString, max, pipeline: true } as pg.PoolConfig);
   // An idle connection that breaks (PostgreSQL restarted, a network cut) is an 'error' on the pool: without
   // a listener Node would end the process. The pool drops that client; the next query opens a new one.
   pool.on("error", (err) => process.emitWarning(`PostgreSQL idle connection lost: ${err.message}`));
@@ -208,16 +261,22 @@ export function openPostgresSql(connectionString: string, max = 10): Sql {
     async transaction(fn) {
       const client = await pool.connect();
       const hooks = new SettleHooks();
+      const tx = new PgTransaction(client);
       let out;
       try {
-        await client.query("BEGIN");
-        out = await fn(withSettle(new PgExecutor(client), hooks));
-        await client.query("COMMIT");
+        // BEGIN goes out with the first statement; COMMIT right behind the last queued write. A failed
+        // write aborts the transaction, and COMMIT then rolls it back: settle() throws that failure.
+        tx.track(client.query("BEGIN"));
+        out = await fn(withSettle(tx, hooks));
+        const committed = client.query("COMMIT");
+        await tx.settle();
+        await committed;
       } catch (err) {
+        await tx.settle().catch(() => {});
         await client.query("ROLLBACK").catch(() => {});
         client.release();
         hooks.run(false);
-        throw err;
+        throw tx.failure ?? err;
       }
       client.release();
       hooks.run(true);
