@@ -73,16 +73,7 @@ export async function startBenchServer(backend: Backend, opts: BenchServerOption
   const port = await freePort();
   let dbName: string | undefined;
   let databaseUrl: string | undefined;
-  if (backend === "postgres") {
-    dbName = `weft_bench_${randomBytes(4).toString("hex")}`;
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    await c.query(`CREATE DATABASE ${dbName}`);
-    await c.end();
-    const u = new URL(PG_URL);
-    u.pathname = `/${dbName}`;
-    databaseUrl = u.toString();
-  }
+  if (backend === "postgres") ({ name: dbName, url: databaseUrl } = await createBenchDatabase("weft_bench"));
   const generated = await generateConfig({ serverName: "bench.local", configPath: path.join(dir, "homeserver.yaml"), port, databaseUrl });
   const cfg = YAML.parse(readFileSync(generated.configPath, "utf8"));
   Object.assign(cfg, {
@@ -101,15 +92,7 @@ export async function startBenchServer(backend: Backend, opts: BenchServerOption
     env: { ...process.env, ...opts.env },
   });
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    try {
-      await json(`${base}/_matrix/client/versions`);
-      break;
-    } catch {
-      if (i > 300) throw new Error("server did not start");
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  await waitForVersions(base, child);
   const register = async (username: string): Promise<string> => {
     const { nonce } = await json(`${base}/_synapse/admin/v1/register`);
     const mac = sharedSecretMac(generated.registrationSharedSecret, { nonce, username, password: "pw", admin: false });
@@ -119,25 +102,54 @@ export async function startBenchServer(backend: Backend, opts: BenchServerOption
     child.kill("SIGTERM");
     await new Promise((r) => child.once("exit", r));
     rmSync(dir, { recursive: true, force: true });
-    if (dbName) {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      await c.end();
-    }
+    if (dbName) await dropBenchDatabase(dbName);
   };
-  /** The server process's CPU time so far (user + system), in seconds (Linux /proc). */
-  const cpuSeconds = (): number => {
-    try {
-      const f = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-      return (Number(f[11]) + Number(f[12])) / 100;
-    } catch {
-      return NaN;
-    }
-  };
+  const cpuSeconds = (): number => processCpuSeconds(child.pid!);
   const rssBytes = (): number => {
     const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"));
     return m ? Number(m[1]) * 1024 : NaN;
   };
   return { base, register, stop, cpuSeconds, rssBytes, pid: child.pid! };
+}
+
+/** A fresh PostgreSQL database on the test server (`prefix_` + random): its name and URL. */
+export async function createBenchDatabase(prefix: string): Promise<{ name: string; url: string }> {
+  const name = `${prefix}_${randomBytes(4).toString("hex")}`;
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const u = new URL(PG_URL);
+  u.pathname = `/${name}`;
+  return { name, url: u.toString() };
+}
+
+export async function dropBenchDatabase(name: string): Promise<void> {
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await c.end();
+}
+
+/** Waits (up to ~2 min: start-up on a loaded machine) until the server at `base` answers /versions; throws if `child` exits first. */
+export async function waitForVersions(base: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      await json(`${base}/_matrix/client/versions`);
+      return;
+    } catch {
+      if (i > 1200 || child.exitCode !== null) throw new Error(`the server at ${base} did not start`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** A process's CPU time so far (user + system), in seconds (Linux /proc). */
+export function processCpuSeconds(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return NaN;
+  }
 }

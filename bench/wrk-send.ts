@@ -8,6 +8,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 
 export interface SendRun {
+  /** Answered requests (errors apart). */
+  requests: number;
   rps: number;
   p50: number;
   p99: number;
@@ -58,7 +60,7 @@ end
     const m = /WRK (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(out);
     if (!m) throw new Error(`wrk printed no summary: ${out}`);
     const [requests, micros, p50, p99, errors] = m.slice(1).map(Number) as [number, number, number, number, number];
-    return { rps: (requests - errors) / (micros / 1e6), p50: p50 / 1000, p99: p99 / 1000, errors };
+    return { requests: requests - errors, rps: (requests - errors) / (micros / 1e6), p50: p50 / 1000, p99: p99 / 1000, errors };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

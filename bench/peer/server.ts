@@ -2,12 +2,10 @@
 // bench/peer/install.sh (its own Node 22), started in its own process on a fresh SQLite file or PostgreSQL
 // database with its rate limits off, as the issue's comparison ran it. Users register with m.login.dummy.
 import { spawn, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
-import pg from "pg";
-import { freePort, json, PG_URL, type Backend } from "../homeserver.ts";
+import { createBenchDatabase, dropBenchDatabase, freePort, json, waitForVersions, type Backend } from "../homeserver.ts";
 
 export interface PeerServer {
   base: string;
@@ -30,14 +28,9 @@ export async function startPeer(dir: string, backend: Backend): Promise<PeerServ
   let dbName: string | undefined;
   const env: Record<string, string> = { PORT: String(port), SERVER_NAME: "peer.local", DISABLE_RATE_LIMIT: "1" };
   if (backend === "postgres") {
-    dbName = `weft_peer_${randomBytes(4).toString("hex")}`;
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    await c.query(`CREATE DATABASE ${dbName}`);
-    await c.end();
-    const u = new URL(PG_URL);
-    u.pathname = `/${dbName}`;
-    Object.assign(env, { STORAGE: "postgres", DATABASE_URL: u.toString() });
+    const db = await createBenchDatabase("weft_peer");
+    dbName = db.name;
+    Object.assign(env, { STORAGE: "postgres", DATABASE_URL: db.url });
   } else Object.assign(env, { STORAGE: "sqlite", DATABASE_PATH: path.join(data, "matrix.db") });
   const child = spawn(path.join(dir, "node", "bin", "node"), ["src/index.ts"], {
     cwd: path.join(dir, "src"),
@@ -45,15 +38,7 @@ export async function startPeer(dir: string, backend: Backend): Promise<PeerServ
     env: { ...process.env, ...env },
   });
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    try {
-      await json(`${base}/_matrix/client/versions`);
-      break;
-    } catch {
-      if (i > 300 || child.exitCode !== null) throw new Error("the peer server did not start");
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  await waitForVersions(base, child);
   const register = async (username: string): Promise<string> =>
     (await json(`${base}/_matrix/client/v3/register`, { method: "POST", body: JSON.stringify({ username, password: "password1", auth: { type: "m.login.dummy" } }) })).access_token;
   const stop = async () => {
@@ -62,12 +47,7 @@ export async function startPeer(dir: string, backend: Backend): Promise<PeerServ
       await new Promise((r) => child.once("exit", r));
     }
     rmSync(data, { recursive: true, force: true });
-    if (dbName) {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      await c.end();
-    }
+    if (dbName) await dropBenchDatabase(dbName);
   };
   return { base, register, stop, pid: child.pid! };
 }
