@@ -269,6 +269,7 @@ export function openPostgresSql(connectionString: string, max = 10): Sql {
         tx.track(client.query("BEGIN"));
         out = await fn(withSettle(tx, hooks));
         const committed = client.query("COMMIT");
+        committed.catch(() => {}); // awaited below, unless a queued write failed first
         await tx.settle();
         await committed;
       } catch (err) {
