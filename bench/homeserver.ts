@@ -123,19 +123,11 @@ export async function startBenchServer(backend: Backend, opts: BenchServerOption
     env: { ...process.env, ...opts.env },
   });
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    try {
-      await json(`${base}/_matrix/client/versions`);
-      break;
-    } catch {
-      // Two minutes: start-up on a loaded 2-core machine takes far longer than on an idle one.
-      if (i > 1200 || child.exitCode !== null) {
-        child.kill("SIGKILL"); // never leave a server behind
-        rmSync(dir, { recursive: true, force: true });
-        throw new Error("server did not start");
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
+  try {
+    await waitForVersions(base, child);
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
   }
   const register = async (username: string): Promise<string> => {
     const { nonce } = await json(`${base}/_synapse/admin/v1/register`);
@@ -148,18 +140,36 @@ export async function startBenchServer(backend: Backend, opts: BenchServerOption
     rmSync(dir, { recursive: true, force: true });
     if (dbName) await dropPgDatabase(dbName);
   };
-  /** The server process's CPU time so far (user + system), in seconds (Linux /proc). */
-  const cpuSeconds = (): number => {
-    try {
-      const f = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-      return (Number(f[11]) + Number(f[12])) / 100;
-    } catch {
-      return NaN;
-    }
-  };
+  const cpuSeconds = (): number => processCpuSeconds(child.pid!);
   const rssBytes = (): number => {
     const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"));
     return m ? Number(m[1]) * 1024 : NaN;
   };
   return { base, register, stop, cpuSeconds, rssBytes, pid: child.pid! };
+}
+
+/** Waits (up to ~2 min: start-up on a loaded machine) until the server at `base` answers /versions; throws if `child` exits first. */
+export async function waitForVersions(base: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      await json(`${base}/_matrix/client/versions`);
+      return;
+    } catch {
+      if (i > 1200 || child.exitCode !== null) {
+        child.kill("SIGKILL"); // never leave a server behind
+        throw new Error(`the server at ${base} did not start`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** A process's CPU time so far (user + system), in seconds (Linux /proc). */
+export function processCpuSeconds(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return NaN;
+  }
 }

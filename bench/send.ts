@@ -5,14 +5,11 @@
 // --tool wrk [--seconds S] uses wrk (lighter client; needs `apt-get install wrk`) for S seconds per run.
 // WEFT_BENCH_NODE_ARGS passes flags to the server's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
 // --members N fills the room with N local members first (every one evaluated by the push rules).
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { json, startBenchServer, type Backend } from "./homeserver.ts";
+import { wrkSend } from "./wrk-send.ts";
 
 const { values } = parseArgs({
   options: {
@@ -75,43 +72,9 @@ async function send(base: string, token: string, roomId: string, amount: number,
   return { label, rps: ok / seconds, p50: result.latency.p50, p99: result.latency.p99, errors: result.non2xx + result.errors };
 }
 
-/** The same runs with wrk (C, much lighter than autocannon on the client side): for `seconds`, not a count. */
+/** The same runs with wrk (bench/wrk-send.ts): for `seconds`, not a count. */
 async function sendWrk(base: string, token: string, roomId: string, connections: number, label: string): Promise<Run> {
-  const dir = mkdtempSync(path.join(tmpdir(), "weft-wrk-"));
-  const script = process.env.WEFT_BENCH_WRK_SCRIPT ?? path.join(dir, "send.lua");
-  const prefix = `/_matrix/client/v3/rooms/${encodeURIComponent(roomId)}/send/m.room.message/`;
-  writeFileSync(
-    script,
-    `local n = 0
-local run = "${randomBytes(4).toString("hex")}"
-local id = 0
-setup = function(thread) id = id + 1; thread:set("tid", id) end
-request = function()
-  n = n + 1
-  return wrk.format("PUT", "${prefix}" .. run .. "-" .. tid .. "-" .. n, { ["authorization"] = "Bearer ${token}", ["content-type"] = "application/json" }, '{"msgtype":"m.text","body":"message ' .. n .. '"}')
-end
-local shown = false
-response = function(status, headers, body)
-  if status >= 300 and not shown then shown = true; io.stderr:write("wrk: first error " .. status .. " " .. body .. "\\n") end
-end
-done = function(summary, latency, requests)
-  io.write(string.format("WRK %d %d %d %d %d\\n", summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
-end
-`,
-  );
-  const threads = Math.min(connections, 2);
-  const out = await new Promise<string>((resolve, reject) => {
-    const p = spawn("wrk", ["-t", String(threads), "-c", String(connections), "-d", `${values.seconds}s`, "-s", script, base], { stdio: ["ignore", "pipe", "inherit"] });
-    let buf = "";
-    p.stdout!.on("data", (d) => (buf += d));
-    p.on("error", reject);
-    p.on("exit", () => resolve(buf));
-  });
-  rmSync(dir, { recursive: true, force: true });
-  const m = /WRK (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(out);
-  if (!m) throw new Error(`wrk printed no summary: ${out}`);
-  const [requests, micros, p50, p99, errors] = m.slice(1).map(Number) as [number, number, number, number, number];
-  return { label, rps: requests / (micros / 1e6), p50: p50 / 1000, p99: p99 / 1000, errors };
+  return { label, ...(await wrkSend({ base, token, roomId, connections, seconds: Number(values.seconds) })) };
 }
 
 async function bench(backend: Backend): Promise<Run[]> {

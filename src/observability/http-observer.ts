@@ -33,11 +33,13 @@ export function observeRequests(app: FastifyInstance, log: Logger, metrics: Metr
       const ms = Math.round((performance.now() - started) * 10) / 10;
       const finished = reply.raw.writableFinished;
       const status = finished ? reply.raw.statusCode : 499; // 499: the client went away first (as nginx logs it)
-      const path = redactUrl(req.url);
-      log.info(
-        { reqId: ctx.id, method: req.method, path, status, ms, user: ctx.user, ip: req.ip, ...(finished ? {} : { aborted: true }) },
-        `${req.method} ${path} ${status} ${ms}ms${ctx.user ? ` ${ctx.user}` : ""}`,
-      );
+      if (log.isLevelEnabled("info")) {
+        const path = redactUrl(req.url);
+        log.info(
+          { reqId: ctx.id, method: req.method, path, status, ms, user: ctx.user, ip: req.ip, ...(finished ? {} : { aborted: true }) },
+          `${req.method} ${path} ${status} ${ms}ms${ctx.user ? ` ${ctx.user}` : ""}`,
+        );
+      }
       metrics?.requestEnded(sync, { method: req.method, route, status: String(status) }, (performance.now() - started) / 1000);
     });
     runInRequest(ctx, done);

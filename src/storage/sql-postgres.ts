@@ -16,9 +16,12 @@ const pgTypes = {
 class PgExecutor implements SqlExecutor {
   readonly dialect = "postgres" as const;
   constructor(private readonly client: pg.Pool | pg.PoolClient) {}
+  protected send(sql: string, params: Param[]) {
+    return this.client.query({ text: toPgPlaceholders(sql), values: params, types: pgTypes });
+  }
   private q(sql: string, params: Param[]) {
     checkStorableParams(params);
-    return this.client.query({ text: toPgPlaceholders(sql), values: params, types: pgTypes });
+    return this.send(sql, params);
   }
   async run(sql: string, params: Param[] = []) {
     return (await this.q(sql, params)).rowCount ?? 0;
@@ -31,8 +34,39 @@ class PgExecutor implements SqlExecutor {
   }
 }
 
+/**
+ * A transaction's executor that pipelines queued writes: they go out at once (pg's pipeline mode), a
+ * later read waits behind them on the connection as any query would, and COMMIT follows the last one.
+ */
+class PgTransaction extends PgExecutor {
+  private readonly pending: Promise<unknown>[] = [];
+  failure: unknown;
+  constructor(client: pg.PoolClient) {
+    super(client);
+  }
+  readonly queue = (sql: string, params: Param[] = []): void => {
+    checkStorableParams(params);
+    this.track(this.send(sql, params));
+  };
+  track(p: Promise<unknown>): void {
+    this.pending.push(
+      p.catch((err) => {
+        this.failure ??= err;
+      }),
+    );
+  }
+  /** Waits for every queued write; throws the first failure. */
+  async settle(): Promise<void> {
+    await Promise.all(this.pending);
+    this.pending.length = 0;
+    if (this.failure !== undefined) throw this.failure;
+  }
+}
+
 export function openPostgresSql(connectionString: string, max = 10): Sql {
-  const pool = new pg.Pool({ connectionString, max });
+  // Pipeline mode: a query is written at once even while earlier ones await their answers, which only
+  // happens where a transaction queues writes (PgTransaction); awaited queries run one by one as ever.
+  const pool = new pg.Pool({ connectionString, max, pipeline: true } as pg.PoolConfig);
   // An idle connection that breaks (PostgreSQL restarted, a network cut) is an 'error' on the pool: without
   // a listener Node would end the process. The pool drops that client; the next query opens a new one.
   pool.on("error", (err) => process.emitWarning(`PostgreSQL idle connection lost: ${err.message}`));
@@ -45,16 +79,23 @@ export function openPostgresSql(connectionString: string, max = 10): Sql {
     async transaction(fn) {
       const client = await pool.connect();
       const hooks = new SettleHooks();
+      const tx = new PgTransaction(client);
       let out;
       try {
-        await client.query("BEGIN");
-        out = await fn(withSettle(new PgExecutor(client), hooks));
-        await client.query("COMMIT");
+        // BEGIN goes out with the first statement; COMMIT right behind the last queued write. A failed
+        // write aborts the transaction, and COMMIT then rolls it back: settle() throws that failure.
+        tx.track(client.query("BEGIN"));
+        out = await fn(withSettle(tx, hooks));
+        const committed = client.query("COMMIT");
+        committed.catch(() => {}); // awaited below, unless a queued write failed first
+        await tx.settle();
+        await committed;
       } catch (err) {
+        await tx.settle().catch(() => {});
         await client.query("ROLLBACK").catch(() => {});
         client.release();
         hooks.run(false);
-        throw err;
+        throw tx.failure ?? err;
       }
       client.release();
       hooks.run(true);

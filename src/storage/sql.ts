@@ -21,6 +21,21 @@ export interface SqlExecutor {
    * ROLLBACK (false). Stream position trackers use it (src/domain/store/ids.ts).
    */
   onSettled?(fn: (committed: boolean) => void): void;
+  /**
+   * Inside a PostgreSQL transaction only: sends a write whose result nobody reads at once, without waiting
+   * for its answer (pipelined: the commit's writes and its COMMIT share one round trip). A failure fails
+   * the transaction. Use `write()`, which falls back to `run` elsewhere.
+   */
+  queue?(sql: string, params?: Param[]): void;
+}
+
+/**
+ * A write whose result is not needed: queued on a PostgreSQL transaction (see `queue`), run at once
+ * elsewhere (SQLite's statements are synchronous anyway). Errors surface at COMMIT on PostgreSQL.
+ */
+export async function write(tx: SqlExecutor, sql: string, params?: Param[]): Promise<void> {
+  if (tx.queue) tx.queue(sql, params);
+  else await tx.run(sql, params);
 }
 
 /** Collects `onSettled` callbacks of one transaction and runs them once. */
@@ -122,6 +137,10 @@ export function openSqliteSql(file: string, checkpoints: { intervalMs?: number; 
   const w = new SqliteExecutor(writer);
   const r = new SqliteExecutor(reader);
   const lane = new Lane();
+  // Prepared once: exec() would compile these texts again for every transaction.
+  const begin = writer.prepare("BEGIN IMMEDIATE");
+  const commit = writer.prepare("COMMIT");
+  const rollback = writer.prepare("ROLLBACK");
   const checkpointer = startCheckpointer(file, { ...checkpoints, holdWrites: (fn) => void lane.run(fn) });
   return {
     dialect: "sqlite",
@@ -131,13 +150,13 @@ export function openSqliteSql(file: string, checkpoints: { intervalMs?: number; 
     transaction: (fn) =>
       lane.run(async () => {
         const hooks = new SettleHooks();
-        writer.exec("BEGIN IMMEDIATE");
+        begin.run();
         let out;
         try {
           out = await fn(withSettle(w, hooks));
-          writer.exec("COMMIT");
+          commit.run();
         } catch (err) {
-          if (writer.inTransaction) writer.exec("ROLLBACK");
+          if (writer.inTransaction) rollback.run();
           hooks.run(false);
           throw err;
         }

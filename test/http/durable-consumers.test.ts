@@ -10,6 +10,7 @@ import { createRoom } from "../helpers/rooms.ts";
 import type { DurableConsumer } from "../../src/domain/consumers/durable.ts";
 import type { StoredEvent } from "../../src/domain/store/events.ts";
 import type { SqlExecutor } from "../../src/storage/sql.ts";
+import { eventually } from "../helpers/federation-peer.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -61,6 +62,28 @@ class Recorder implements DurableConsumer {
   }
 }
 
+/**
+ * A replayable consumer (durable.ts `replayable`): writes a marker row for events whose body starts with
+ * "w" and nothing for the others; its log keeps what committed.
+ */
+class Marker implements DurableConsumer {
+  readonly replayable = true;
+  readonly startAt = "beginning" as const;
+  log: string[] = [];
+  handledTimes = new Map<string, number>();
+  constructor(readonly name: string) {}
+  async handle(tx: SqlExecutor, events: readonly StoredEvent[]): Promise<void> {
+    const marked: string[] = [];
+    for (const e of events) {
+      this.handledTimes.set(e.eventId, (this.handledTimes.get(e.eventId) ?? 0) + 1);
+      if (!String(bodyOf(e)).startsWith("w")) continue;
+      marked.push(e.eventId);
+      await tx.run(`INSERT INTO stream_consumer_positions (consumer, stream, position) VALUES (?, ?, ?)`, [`${this.name}-mark`, e.eventId, e.streamOrdering]);
+    }
+    if (marked.length > 0) tx.onSettled!((committed) => committed && this.log.push(...marked));
+  }
+}
+
 describe.each(backends())("durable consumers on %s", (backend) => {
   let t: TestServer;
   let alice: Session;
@@ -69,7 +92,8 @@ describe.each(backends())("durable consumers on %s", (backend) => {
   const throwsOnce = new Recorder("throws-once", "beginning", 3);
   const smallBacklog = new Recorder("small-backlog", "beginning", 2, 2);
   const restarts = new Recorder("restarts");
-  const consumers: DurableConsumer[] = [throwsOnce, smallBacklog, restarts];
+  const marker = new Marker("marker");
+  const consumers: DurableConsumer[] = [throwsOnce, smallBacklog, restarts, marker];
 
   beforeAll(async () => {
     t = await startTestServer({ backend, consumers, config: { log_level: "error" } }); // its consumers fail on purpose (warnings)
@@ -122,6 +146,34 @@ describe.each(backends())("durable consumers on %s", (backend) => {
     } finally {
       s.rooms.events.streamAfter = read;
     }
+  });
+
+  it("a replayable consumer writes its effects with its position; effect-free events move the stored position later, at the latest at stop", async () => {
+    const s = t.hs.services;
+    const marks = async () =>
+      (await s.storage.sql.all<{ stream: string }>(`SELECT stream FROM stream_consumer_positions WHERE consumer = ? ORDER BY position`, ["marker-mark"])).map((r) => r.stream);
+    const quiet = [await send("q1"), await send("q2")];
+    const loud = await send("w1");
+    const last = await send("q3");
+    const lastPos = (await stream()).at(-1)!.pos;
+    await eventually(() => s.consumers.positionOf("marker") === lastPos, "the marker handled every event");
+    expect(marker.log).toEqual([loud]);
+    expect(await marks()).toEqual([loud]);
+    for (const id of [...quiet, loud, last]) expect(marker.handledTimes.get(id)).toBe(1);
+    // The effect-free tail reaches storage without any further event (IDLE_PERSIST_MS).
+    await eventually(async () => (await s.consumerPositions.get("marker", "events")) === lastPos, "the stored position caught up");
+    const tail = await send("q4");
+    const tailPos = (await stream()).at(-1)!.pos;
+    await eventually(() => s.consumers.positionOf("marker") === tailPos, "q4 handled");
+    // Stopped before the idle delay passed: the position is stored at stop, so q4 is not offered again.
+    await t.stop();
+    await t.restart();
+    expect(await t.hs.services.consumerPositions.get("marker", "events")).toBe(tailPos);
+    const next = await send("q5");
+    const nextPos = (await stream()).at(-1)!.pos;
+    await eventually(() => t.hs.services.consumers.positionOf("marker") === nextPos, "q5 handled");
+    expect(marker.handledTimes.get(tail)).toBe(1);
+    expect(marker.handledTimes.get(next)).toBe(1);
   });
 
   it("after a restart, a consumer that was behind receives exactly what it had not handled; a new one starts at now", async () => {

@@ -8,7 +8,7 @@
 // ARCHITECTURE "Consumers of the event stream" (Synapse keeps such positions per sender / pusher).
 import type { Services } from "../services.ts";
 import type { StoredEvent } from "../store/events.ts";
-import type { SqlExecutor } from "../../storage/sql.ts";
+import type { Param, SqlExecutor } from "../../storage/sql.ts";
 import type { Commit } from "./commit-feed.ts";
 
 export interface DurableConsumer {
@@ -30,16 +30,59 @@ export interface DurableConsumer {
    * again after a delay that grows with each failure.
    */
   handle(tx: SqlExecutor, events: readonly StoredEvent[], s: Services): Promise<void>;
+  /**
+   * What handling decides depends only on the events and the state they carry (their state groups), and
+   * it never reads what its own writes return: then `handle` runs outside a transaction (reads go to
+   * storage, writes are recorded and written after it returns, in one transaction with the position),
+   * and a batch that wrote nothing commits nothing — its position is kept in memory and stored with the
+   * next batch that writes, within `IDLE_PERSIST_MS`, or at stop. After a crash in between, those
+   * effect-free events are offered again and, by the first rule, again write nothing. (The federation
+   * sender on a room no other server is in: one write transaction less per event sent.)
+   */
+  replayable?: boolean;
 }
 
 const STREAM = "events";
 const RETRY_FIRST_MS = 50;
 const RETRY_MAX_MS = 30_000;
+/** How long a replayable consumer's position may stay ahead of the stored one (see `replayable`). */
+const IDLE_PERSIST_MS = 1_000;
+
+/**
+ * The executor a replayable consumer handles a batch with, outside any transaction: reads go straight to
+ * storage (the events and their state do not change), writes and settle callbacks are recorded, to be
+ * replayed in one transaction with the new position — or, when there are none, not to open one at all.
+ */
+class WriteRecorder implements SqlExecutor {
+  readonly writes: [string, Param[] | undefined][] = [];
+  readonly settled: ((committed: boolean) => void)[] = [];
+  constructor(private readonly sql: SqlExecutor) {}
+  get dialect() {
+    return this.sql.dialect;
+  }
+  /** Recorded, not run: a replayable handler never reads what its writes return (the count is 0). */
+  async run(sql: string, params?: Param[]) {
+    this.writes.push([sql, params]);
+    return 0;
+  }
+  all<T>(sql: string, params?: Param[]) {
+    return this.sql.all<T>(sql, params);
+  }
+  get<T>(sql: string, params?: Param[]) {
+    return this.sql.get<T>(sql, params);
+  }
+  onSettled(fn: (committed: boolean) => void) {
+    this.settled.push(fn);
+  }
+}
 
 /** One consumer's loop: its position, its backlog, and the one batch it may be handling. */
 class ConsumerLoop {
   /** Handled up to here (undefined until read from storage). */
   private position: number | undefined;
+  /** Stored up to here (below `position` while a replayable consumer's effect-free batches are unsaved). */
+  private stored: number | undefined;
+  private persistTimer: NodeJS.Timeout | undefined;
   /** Offered events not yet handled, by position. */
   private backlog: StoredEvent[] = [];
   /** Positions allocated from here on reach `offer` (Infinity until started). */
@@ -71,6 +114,7 @@ class ConsumerLoop {
       await this.s.storage.sql.transaction((tx) => this.s.consumerPositions.set(tx, this.consumer.name, STREAM, start));
     }
     this.position = pos;
+    this.stored = pos;
     this.dropHandled();
     this.kick();
   }
@@ -142,11 +186,13 @@ class ConsumerLoop {
         const target = await this.s.rooms.events.streamIds.current();
         if (this.position! >= target) return;
         const { events, end } = await this.nextBatch(target);
-        if (events.length > 0) {
+        if (events.length > 0 && this.consumer.replayable) await this.handleReplayable(events, end);
+        else if (events.length > 0) {
           await this.s.storage.sql.transaction(async (tx) => {
             await this.consumer.handle(tx, events, this.s);
             await this.s.consumerPositions.set(tx, this.consumer.name, STREAM, end);
           });
+          this.stored = end;
         }
         this.position = end;
         this.failures = 0;
@@ -165,11 +211,50 @@ class ConsumerLoop {
     }
   }
 
+  /**
+   * A replayable consumer's batch: handled outside a transaction; what it writes is then written in one
+   * transaction with the position. A batch that wrote nothing commits nothing: its position is stored later.
+   */
+  private async handleReplayable(events: StoredEvent[], end: number): Promise<void> {
+    const rec = new WriteRecorder(this.s.storage.sql);
+    await this.consumer.handle(rec, events, this.s);
+    if (rec.writes.length === 0 && rec.settled.length === 0) {
+      this.schedulePersist();
+      return;
+    }
+    await this.s.storage.sql.transaction(async (tx) => {
+      for (const [sql, params] of rec.writes) await tx.run(sql, params);
+      await this.s.consumerPositions.set(tx, this.consumer.name, STREAM, end);
+      for (const fn of rec.settled) tx.onSettled!(fn);
+    });
+    this.stored = end;
+  }
+
+  private schedulePersist(): void {
+    if (this.persistTimer || this.stopped) return;
+    this.persistTimer = setTimeout(() => {
+      this.persistTimer = undefined;
+      void this.persistPosition().catch((err) => this.s.log.warn({ err, consumer: this.consumer.name }, "storing a durable consumer's position failed"));
+    }, IDLE_PERSIST_MS);
+    this.persistTimer.unref();
+  }
+
+  /** Stores the handled position when it is ahead of the stored one (replayable consumers). */
+  private async persistPosition(): Promise<void> {
+    const pos = this.position;
+    if (pos === undefined || this.stored === undefined || pos <= this.stored) return;
+    await this.s.storage.sql.transaction((tx) => this.s.consumerPositions.set(tx, this.consumer.name, STREAM, pos));
+    if (this.stored === undefined || pos > this.stored) this.stored = pos;
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.retry) clearTimeout(this.retry);
     this.retry = undefined;
+    if (this.persistTimer) clearTimeout(this.persistTimer);
+    this.persistTimer = undefined;
     await this.running;
+    await this.persistPosition().catch((err) => this.s.log.warn({ err, consumer: this.consumer.name }, "storing a durable consumer's position failed"));
   }
 
   get handledUpTo(): number | undefined {

@@ -19,6 +19,7 @@ type DraftFn = (room: RoomSnapshot) => Promise<EventDraft | AlreadyDone> | Event
 interface Waiting {
   draft: EventDraft;
   txn?: PersistOptions["txn"];
+  admit?: () => void;
   resolve(e: StoredEvent): void;
   reject(err: unknown): void;
 }
@@ -28,8 +29,9 @@ const MAX_GROUP = 64;
 const waiting = new WeakMap<Services, Map<string, Waiting[]>>();
 
 export function appendEvent(s: Services, roomId: string, draft: EventDraft | DraftFn, opts: PersistOptions = {}): Promise<StoredEvent> {
-  if (typeof draft !== "function" && draft.stateKey === undefined && !opts.alsoWrite) return enqueueMessage(s, roomId, draft, opts.txn);
+  if (typeof draft !== "function" && draft.stateKey === undefined && !opts.alsoWrite) return enqueueMessage(s, roomId, { draft, txn: opts.txn, admit: opts.admit });
   return s.rooms.lanes.run(roomId, async () => {
+    opts.admit?.();
     const room = await requireRoom(s, roomId);
     const d = typeof draft === "function" ? await draft(room) : draft;
     if ("alreadyDone" in d) return d.alreadyDone;
@@ -38,12 +40,12 @@ export function appendEvent(s: Services, roomId: string, draft: EventDraft | Dra
   });
 }
 
-function enqueueMessage(s: Services, roomId: string, draft: EventDraft, txn: PersistOptions["txn"]): Promise<StoredEvent> {
+function enqueueMessage(s: Services, roomId: string, message: Pick<Waiting, "draft" | "txn" | "admit">): Promise<StoredEvent> {
   let rooms = waiting.get(s);
   if (!rooms) waiting.set(s, (rooms = new Map()));
   const queue = rooms.get(roomId);
   return new Promise<StoredEvent>((resolve, reject) => {
-    const item: Waiting = { draft, txn, resolve, reject };
+    const item: Waiting = { ...message, resolve, reject };
     if (queue) {
       queue.push(item); // a drain is already scheduled on the lane and will take this one
       return;
@@ -88,7 +90,16 @@ async function drain(s: Services, roomId: string): Promise<void> {
       const stored = rec.requestHash === w.txn!.requestHash ? await s.rooms.events.get(rec.eventId) : undefined;
       outcome.set(w, stored ?? new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400));
     }
-    const fresh = unique.filter((w) => !done.has(w));
+    const fresh = unique.filter((w) => {
+      if (done.has(w)) return false;
+      try {
+        w.admit?.();
+        return true;
+      } catch (err) {
+        outcome.set(w, err as Error);
+        return false;
+      }
+    });
     const room = await requireRoom(s, roomId);
     const results = fresh.length > 0 ? await persistEach(s, room, fresh.map((w) => ({ draft: w.draft, txn: w.txn }))) : [];
     results.forEach((r, i) => outcome.set(fresh[i]!, r));

@@ -19,6 +19,11 @@ export interface PersistOptions {
   txn?: PlannedTxn;
   /** Extra writes that must commit with the events (e.g. the rooms row of a new room). */
   alsoWrite?: (tx: SqlExecutor) => Promise<void>;
+  /**
+   * Called once the client's transaction id is known to be fresh, just before the event is built (a
+   * rate limit: a retransmission is answered from the record without counting). Throwing refuses it.
+   */
+  admit?: () => void;
 }
 
 /**

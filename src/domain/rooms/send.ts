@@ -47,13 +47,15 @@ async function withTxn(
   endpoint: unknown[],
   body: unknown,
   send: (txn: Txn | undefined) => Promise<string>,
+  /** `send` looks the id up itself (a plain message: the group commit asks for its whole group at once). */
+  sendLooksUp = false,
 ): Promise<{ event_id: string }> {
   // POST without a transaction id (older clients): every request is a new one.
   if (txnId === undefined) return { event_id: await send(undefined) };
   const deviceKey = deviceKeyOf(r);
   const scope = createHash("sha256").update(canonicalJson(endpoint)).digest("base64url").slice(0, 22);
   const requestHash = createHash("sha256").update(canonicalJson(body)).digest("base64");
-  const seen = await s.rooms.events.findTxn(r.userId, deviceKey, txnId, scope);
+  const seen = sendLooksUp ? undefined : await s.rooms.events.findTxn(r.userId, deviceKey, txnId, scope);
   if (seen) {
     if (seen.requestHash !== requestHash)
       throw new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400);
@@ -79,16 +81,23 @@ export async function sendMessage(
   content: Record<string, unknown>,
 ): Promise<{ event_id: string }> {
   checkEventType(type);
-  return withTxn(s, r, txnId, ["send", roomId, type], content, async (txn) => {
-    rateLimit(s, r);
-    if (type === "m.room.redaction") {
-      const redacts = content.redacts;
-      if (typeof redacts !== "string") throw new MatrixError("M_BAD_JSON", "m.room.redaction needs content.redacts", 400);
-      return (await redactDraft(s, r, roomId, redacts, content, txn)).eventId;
-    }
-    const e = await appendEvent(s, roomId, { type, sender: r.userId, content }, { txn });
-    return e.eventId;
-  });
+  const redaction = type === "m.room.redaction";
+  return withTxn(
+    s, r, txnId, ["send", roomId, type], content,
+    async (txn) => {
+      if (redaction) {
+        rateLimit(s, r);
+        const redacts = content.redacts;
+        if (typeof redacts !== "string") throw new MatrixError("M_BAD_JSON", "m.room.redaction needs content.redacts", 400);
+        return (await redactDraft(s, r, roomId, redacts, content, txn)).eventId;
+      }
+      // A message's transaction id is looked up by the group commit (rooms/append.ts) with the ids of the
+      // messages queued beside it; a fresh one is rate-limited there, a retransmission answered as recorded.
+      const e = await appendEvent(s, roomId, { type, sender: r.userId, content }, { txn, admit: () => rateLimit(s, r) });
+      return e.eventId;
+    },
+    !redaction,
+  );
 }
 
 export async function sendStateEvent(

@@ -1,6 +1,6 @@
 // Repository of events (events, event_edges, event_auth, forward_extremities, redactions, event_txn_ids)
 // over raw SQL: this is the hot path of sending and reading. Event JSON is stored exactly as signed.
-import type { Sql, SqlExecutor } from "../../storage/sql.ts";
+import { write, type Sql, type SqlExecutor } from "../../storage/sql.ts";
 import type { Pdu } from "../events/types.ts";
 import { LruCache } from "../cache/lru.ts";
 import { idAllocator, type IdAllocator } from "./ids.ts";
@@ -143,7 +143,8 @@ export class EventStore {
     this.noteChildren(e);
     const pos = position ?? (await this.streamIds.next(tx));
     if (pos > this.lastInserted) this.lastInserted = pos;
-    await tx.run(
+    await write(
+      tx,
       `INSERT INTO events (stream_ordering, event_id, room_id, type, state_key, sender, depth, origin_server_ts, json, replaces_state, state_group, outlier, rejected_reason, soft_failed, contains_url, txn_device_key, txn_id)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [pos, e.eventId, e.roomId, p.type, p.state_key ?? null, p.sender, p.depth, p.origin_server_ts, e.json, e.replacesState, e.stateGroup ?? NO_STATE_GROUP, e.outlier, e.rejectedReason, e.softFailed, containsUrl(p), e.txn?.deviceKey ?? null, e.txn?.txnId ?? null],
@@ -181,8 +182,8 @@ export class EventStore {
   private async insertLinks(tx: SqlExecutor, e: NewEvent): Promise<void> {
     const roomId = e.roomId;
     if (!e.outlier && e.prevEvents.length > 0)
-      await tx.run(`INSERT INTO event_edges (event_id, prev_event_id, room_id) VALUES ${e.prevEvents.map(() => "(?, ?, ?)").join(", ")}`, e.prevEvents.flatMap((prev) => [e.eventId, prev, roomId]));
-    if (e.redacts) await tx.run(`INSERT INTO redactions (event_id, redacts, room_id) VALUES (?, ?, ?)`, [e.eventId, e.redacts, roomId]);
+      await write(tx, `INSERT INTO event_edges (event_id, prev_event_id, room_id) VALUES ${e.prevEvents.map(() => "(?, ?, ?)").join(", ")}`, e.prevEvents.flatMap((prev) => [e.eventId, prev, roomId]));
+    if (e.redacts) await write(tx, `INSERT INTO redactions (event_id, redacts, room_id) VALUES (?, ?, ?)`, [e.eventId, e.redacts, roomId]);
   }
 
   /**
@@ -248,9 +249,9 @@ export class EventStore {
   /** Moves a room's forward extremities: `removed` stop being ones, `added` (new events) become ones. */
   async moveExtremities(tx: SqlExecutor, roomId: string, removed: readonly string[], added: readonly string[]): Promise<void> {
     if (removed.length > 0)
-      await tx.run(`DELETE FROM forward_extremities WHERE room_id = ? AND event_id IN (${removed.map(() => "?").join(",")})`, [roomId, ...removed]);
+      await write(tx, `DELETE FROM forward_extremities WHERE room_id = ? AND event_id IN (${removed.map(() => "?").join(",")})`, [roomId, ...removed]);
     if (added.length > 0)
-      await tx.run(`INSERT INTO forward_extremities (room_id, event_id) VALUES ${added.map(() => "(?, ?)").join(", ")}`, added.flatMap((id) => [roomId, id]));
+      await write(tx, `INSERT INTO forward_extremities (room_id, event_id) VALUES ${added.map(() => "(?, ?)").join(", ")}`, added.flatMap((id) => [roomId, id]));
   }
 
   remember(e: StoredEvent): void {
@@ -389,7 +390,8 @@ export class EventStore {
   }
 
   async insertTxn(tx: SqlExecutor, t: { userId: string; deviceKey: string; txnId: string; scope?: string; requestHash: string; eventId: string; roomId: string; now: number }): Promise<void> {
-    await tx.run(
+    await write(
+      tx,
       `INSERT INTO event_txn_ids (user_id, device_key, txn_id, request_hash, event_id, room_id, created_ts) VALUES (?, ?, ?, ?, ?, ?, ?)`,
       [t.userId, t.deviceKey, scopedTxnId(t.txnId, t.scope), t.requestHash, t.eventId, t.roomId, t.now],
     );

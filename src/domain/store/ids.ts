@@ -92,6 +92,37 @@ export class StreamIdTracker implements PositionGate {
     return slot.pos;
   }
 
+  /**
+   * `n` positions at once, ascending (one query on PostgreSQL: a commit of many events asks once); each
+   * is in flight until `tx` settles, as with `next`.
+   */
+  async nextMany(tx: SqlExecutor, n: number): Promise<number[]> {
+    if (n === 1) return [await this.next(tx)];
+    if (n === 0) return [];
+    if (!tx.onSettled) throw new Error("stream positions must be allocated inside a transaction that reports when it settles");
+    await this.seedOnce();
+    const slots = Array.from({ length: n }, (_, i) => ({ pos: this.allocated + 1 + i }));
+    for (const slot of slots) this.inFlight.add(slot);
+    let settled = false;
+    tx.onSettled(() => {
+      settled = true;
+      for (const slot of slots) this.settle(slot);
+    });
+    try {
+      if (this.sql.dialect === "postgres") {
+        const rows = await tx.all<{ id: number }>(`SELECT nextval('${this.opts.sequence}') AS id FROM generate_series(1, ?::int)`, [n]);
+        const ids = rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+        ids.forEach((id, i) => (slots[i]!.pos = id));
+      }
+    } catch (err) {
+      if (!settled) for (const slot of slots) this.settle(slot);
+      throw err;
+    }
+    const top = slots[n - 1]!.pos;
+    if (top > this.allocated) this.allocated = top;
+    return slots.map((s) => s.pos);
+  }
+
   private settle(slot: { pos: number }): void {
     if (!this.inFlight.delete(slot)) return;
     if (slot.pos > this.settledMax) this.settledMax = slot.pos;

@@ -3,7 +3,7 @@
 // porter stemming) and PostgreSQL full-text search (a tsvector per event with a GIN index, prefix
 // to_tsquery, ts_rank_cd). Both tables are created by hand in the search migration. Filtering by room,
 // sender and type joins the events table. Spec: Client-Server API "Server Side Search".
-import type { Param, Sql, SqlExecutor } from "../../storage/sql.ts";
+import { write, type Param, type Sql, type SqlExecutor } from "../../storage/sql.ts";
 import { searchIndexText } from "../text.ts";
 
 /** One text to index: the searchable field of an event (its key is implied by the event type). */
@@ -138,7 +138,7 @@ abstract class BaseSearchStore {
 class SqliteSearchStore extends BaseSearchStore implements SearchStore {
 
   async index(tx: SqlExecutor, entries: SearchEntry[]): Promise<void> {
-    for (const e of entries) await tx.run(`INSERT INTO event_search (rowid, value) VALUES (?, ?)`, [e.streamOrdering, searchIndexText(e.value)]);
+    if (entries.length > 0) await write(tx, `INSERT INTO event_search (rowid, value) VALUES ${entries.map(() => "(?, ?)").join(", ")}`, entries.flatMap((e) => [e.streamOrdering, searchIndexText(e.value)]));
   }
 
   async remove(tx: SqlExecutor, roomId: string, eventIds: string[]): Promise<void> {
@@ -187,11 +187,12 @@ class SqliteSearchStore extends BaseSearchStore implements SearchStore {
 class PostgresSearchStore extends BaseSearchStore implements SearchStore {
 
   async index(tx: SqlExecutor, entries: SearchEntry[]): Promise<void> {
-    for (const e of entries)
-      await tx.run(`INSERT INTO event_search (stream_ordering, vector) VALUES (?, to_tsvector('english', ?)) ON CONFLICT DO NOTHING`, [
-        e.streamOrdering,
-        searchIndexText(e.value),
-      ]);
+    if (entries.length > 0)
+      await write(
+        tx,
+        `INSERT INTO event_search (stream_ordering, vector) VALUES ${entries.map(() => "(?, to_tsvector('english', ?))").join(", ")} ON CONFLICT DO NOTHING`,
+        entries.flatMap((e) => [e.streamOrdering, searchIndexText(e.value)]),
+      );
   }
 
   async remove(tx: SqlExecutor, roomId: string, eventIds: string[]): Promise<void> {

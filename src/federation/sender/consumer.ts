@@ -9,6 +9,8 @@ import type { QueuedPdu } from "./store.ts";
 
 export const federationSenderConsumer: DurableConsumer = {
   name: "federation_sender",
+  // Destinations come from the state group of each event: handling again decides the same (durable.ts).
+  replayable: true,
   startAt: "now",
   batchSize: 100,
   async handle(tx, events, s) {
