@@ -83,13 +83,13 @@ describe.each(backends())("a server ACL between Weft (%s) and Synapse", (backend
     expect(typingNow?.content.user_ids ?? []).not.toContain(sam.user_id);
 
     // Weft's own events go nowhere: nothing queued for Synapse, no transaction to it.
+    // (Transactions to Synapse may still carry EDUs not bound to this room, such as alice's presence: the
+    // check is on the room's events, queued and delivered.)
     const sender = weft.hs.services.federationSender;
-    const sentBefore = sender.transactionsSent(syn.serverName);
     const hidden = await aliceSays("not for Synapse");
     const hiddenStored = (await weft.hs.services.rooms.events.get(hidden))!;
     expect((await destinationsOfEvents(weft.hs.services, [hiddenStored])).get(hidden)).toEqual([]);
     expect((await sender.store.queueSizes([syn.serverName])).get(syn.serverName) ?? 0).toBe(0);
-    expect(sender.transactionsSent(syn.serverName)).toBe(sentBefore);
     expect(await onSynapse(hidden)).not.toBe(200);
 
     // Lifted: Weft sends to Synapse again, and takes its events.

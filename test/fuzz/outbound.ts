@@ -236,8 +236,9 @@ async function eventFromH(w: OutboundWorld, rng: Rng): Promise<void> {
   const built = await buildEvent(s, { roomId: w.shared, version: room.version, state: room.state, extremities: rng.chance(0.7) ? [missing] : [missing, ...room.extremities], maxDepth: room.maxDepth + 1 }, { type: "m.room.message", sender: w.hUser, content: { body: `from H ${w.n}`, msgtype: "m.text" } }, Date.now(), { serverName: w.h.serverName, key: w.h.key });
   const path = `/_matrix/federation/v1/send/hostile${w.n++}`;
   // And now and then a device list update whose predecessor Weft never saw: it resyncs the list from H.
+  // (A deletion: it carries no keys, which H could not sign with a device key anyway.)
   const edus = rng.chance(0.5)
-    ? [{ edu_type: "m.device_list_update", content: { user_id: w.hUser, device_id: `D${w.n}`, stream_id: 1000 + w.n, prev_id: [500 + w.n], deleted: false, keys: { user_id: w.hUser, device_id: `D${w.n}`, algorithms: ["m.olm.v1.curve25519-aes-sha2"], keys: {}, signatures: {} } } }]
+    ? [{ edu_type: "m.device_list_update", content: { user_id: w.hUser, device_id: `D${w.n}`, stream_id: 1000 + w.n, prev_id: [500 + w.n], deleted: true } }]
     : [];
   const body = { origin: w.h.serverName, origin_server_ts: Date.now(), pdus: [built.pdu], edus };
   await federationCall(w.t.baseUrl, { method: "PUT", path, body, authorization: signedBy(w.h.serverName, w.h.key, w.t.serverName, { method: "PUT", path, body }) }).catch(() => undefined);

@@ -4,11 +4,17 @@
 // in Synapse. Spec: Client-Server API "Listing rooms"; Server-Server API "Published Room Directory".
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
-import { isValidRoomId } from "../ids.ts";
+import { isValidRoomAlias, isValidRoomId } from "../ids.ts";
+import { parseMxc } from "../media/ids.ts";
 import { FederationError } from "../../federation/errors.ts";
 import type { PublicRoomsChunk, PublicRoomsPage, PublicRoomsRequest } from "./public-rooms.ts";
 
 const STRING_FIELDS = ["name", "topic", "canonical_alias", "avatar_url", "join_rule", "room_type"] as const;
+/** Fields with a format of their own: a value that breaks it is left out (the room is still listed). */
+const FORMAT: Partial<Record<(typeof STRING_FIELDS)[number], (v: string) => boolean>> = {
+  canonical_alias: isValidRoomAlias,
+  avatar_url: (v) => parseMxc(v) !== undefined,
+};
 
 function chunkOf(v: unknown): PublicRoomsChunk | undefined {
   if (typeof v !== "object" || v === null) return undefined;
@@ -21,7 +27,10 @@ function chunkOf(v: unknown): PublicRoomsChunk | undefined {
     world_readable: r.world_readable === true,
     guest_can_join: r.guest_can_join === true,
   };
-  for (const f of STRING_FIELDS) if (typeof r[f] === "string") out[f] = r[f] as string;
+  for (const f of STRING_FIELDS) {
+    const value = r[f];
+    if (typeof value === "string" && (FORMAT[f]?.(value) ?? true)) out[f] = value;
+  }
   return out;
 }
 
