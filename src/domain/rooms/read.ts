@@ -14,6 +14,7 @@ import { filterVisible } from "./visibility.ts";
 import { readAccess, type ReadAccess } from "./read-access.ts";
 import { roomVersionLookup, serializeEvents } from "./serialize.ts";
 import { backfillRoom } from "../federation/backfill.ts";
+import { awaitFullState, isPartialState } from "../federation/partial-state/flag.ts";
 
 /** Below every stream position, backfilled ones included. */
 const LOWEST = Number.MIN_SAFE_INTEGER;
@@ -55,8 +56,19 @@ export async function getRoomEvent(s: Services, r: Requester, roomId: string, ev
   return (await serialize(s, r, [e]))[0]!;
 }
 
-export async function getRoomState(s: Services, r: Requester, roomId: string): Promise<ClientEvent[]> {
+/**
+ * The read access of a read that needs the room's full state: in a room joined with partial state, it
+ * waits until the state is complete (then reads again: the state moved).
+ */
+async function fullStateAccess(s: Services, r: Requester, roomId: string): Promise<ReadAccess> {
   const access = await readAccess(s, r, roomId);
+  if (!(await isPartialState(s, roomId))) return access;
+  await awaitFullState(s, roomId);
+  return readAccess(s, r, roomId);
+}
+
+export async function getRoomState(s: Services, r: Requester, roomId: string): Promise<ClientEvent[]> {
+  const access = await fullStateAccess(s, r, roomId);
   return serialize(s, r, await stateEventsOf(s, access.stateGroup, access));
 }
 
@@ -201,7 +213,7 @@ export async function getMembers(
   roomId: string,
   opts: { at?: string; membership?: string; notMembership?: string },
 ): Promise<ClientEvent[]> {
-  const access = await readAccess(s, r, roomId);
+  const access = await fullStateAccess(s, r, roomId);
   let group = access.stateGroup;
   if (opts.at !== undefined) {
     const at = Math.min(parseStreamToken(opts.at, "at"), access.upTo ?? Infinity);
@@ -222,6 +234,7 @@ export async function getMembers(
 export async function getJoinedMembers(s: Services, r: Requester, roomId: string): Promise<{ joined: Record<string, { display_name?: string; avatar_url?: string }> }> {
   const m = await s.rooms.store.membership(roomId, r.userId);
   if (m?.membership !== "join") throw new MatrixError("M_FORBIDDEN", "You are not in this room", 403);
+  await awaitFullState(s, roomId);
   const joined: Record<string, { display_name?: string; avatar_url?: string }> = {};
   for (const member of await s.rooms.store.membersOf(roomId)) {
     if (member.membership !== "join") continue;
