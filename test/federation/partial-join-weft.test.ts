@@ -92,7 +92,7 @@ describe.each(backends())("partial-state joins between Weft servers on %s", (bac
     const bad = await signedCall(signer, a, "PUT", `/_matrix/federation/v2/send_join/${enc(roomId)}/${enc(join3.eventId)}?omit_members=yes`, join3.pdu);
     expect([bad.status, bad.json.errcode]).toEqual([400, "M_INVALID_PARAM"]);
     expect(await a.hs.services.rooms.events.get(join3.eventId)).toBeUndefined();
-  });
+  }, 180_000);
 
   it("B's /join returns with the room partial; messages flow; /members waits for the full state", async () => {
     const roomId = await bigRoom("Partial join");
@@ -103,6 +103,15 @@ describe.each(backends())("partial-state joins between Weft servers on %s", (bac
     await eventually(() => hold.held() > 0, "the resync asking A for the state");
     // B holds the state without the members: bob only (alice's membership is an outlier of the auth chain).
     expect(await memberCount(b.hs.services, roomId)).toBe(1);
+
+    // /sync as Synapse: a client that does not lazy-load members is not shown the room yet; one that does is.
+    const plain = await b.call("GET", `${V3}/sync`, { token: bob.access_token });
+    expect(plain.status).toBe(200);
+    expect(plain.json.rooms?.join?.[roomId]).toBeUndefined();
+    const since = plain.json.next_batch as string;
+    const lazyFilter = enc(JSON.stringify({ room: { state: { lazy_load_members: true } } }));
+    const lazy = await b.call("GET", `${V3}/sync?filter=${lazyFilter}`, { token: bob.access_token });
+    expect(lazy.json.rooms?.join?.[roomId], JSON.stringify(lazy.json.rooms)).toBeDefined();
 
     // Messages flow both ways while partial.
     const sent = await b.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/t1`, { token: bob.access_token, body: { msgtype: "m.text", body: "hello from B" } });
@@ -132,6 +141,13 @@ describe.each(backends())("partial-state joins between Weft servers on %s", (bac
     expect(ids.has(alice.user_id) && ids.has(bob.user_id) && ids.has(`@member${MEMBERS - 1}:${f.serverName}`)).toBe(true);
     expect(await memberCount(b.hs.services, roomId)).toBe(MEMBERS + 2);
 
+    // The client that was not shown the room gets it now, as newly joined, with every member.
+    const later = await b.call("GET", `${V3}/sync?since=${enc(since)}&timeout=0`, { token: bob.access_token });
+    const shown = later.json.rooms?.join?.[roomId];
+    expect(shown, JSON.stringify(later.json.rooms ?? {}).slice(0, 500)).toBeDefined();
+    const memberKeys = new Set([...shown.state.events, ...shown.timeline.events].filter((e: { type: string }) => e.type === "m.room.member").map((e: { state_key: string }) => e.state_key));
+    expect(memberKeys.size).toBe(MEMBERS + 2);
+
     // The state at bob's message (sent while partial) is complete too.
     const atMsg = await b.hs.services.rooms.events.get(sent.json.event_id);
     const group = await b.hs.services.rooms.stateGroups.get(atMsg!.stateGroup!);
@@ -139,7 +155,7 @@ describe.each(backends())("partial-state joins between Weft servers on %s", (bac
     // A state event now goes through at once.
     const topic = await b.call("PUT", `${V3}/rooms/${enc(roomId)}/state/m.room.topic`, { token: bob.access_token, body: { topic: "t" } });
     expect([topic.status, topic.json.errcode]).toEqual([403, "M_FORBIDDEN"]);
-  });
+  }, 180_000);
 
   it("a restart of B in the middle of the resync resumes it", async () => {
     const roomId = await bigRoom("Restarted resync");
@@ -154,5 +170,5 @@ describe.each(backends())("partial-state joins between Weft servers on %s", (bac
     expect(m.status).toBe(200);
     expect(Object.keys(m.json.joined).length).toBe(MEMBERS + 2);
     hold.release();
-  });
+  }, 180_000);
 });

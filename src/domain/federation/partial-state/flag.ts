@@ -15,6 +15,8 @@ export interface PartialStateRoom {
 
 interface Flags {
   rooms: Promise<Map<string, PartialStateRoom>>;
+  /** Rooms whose partial state was completed: the events-stream position from which it is complete. */
+  completed: Promise<Map<string, number>>;
   waiters: Map<string, (() => void)[]>;
 }
 
@@ -23,10 +25,15 @@ const perServices = new WeakMap<Services, Flags>();
 function flags(s: Services): Flags {
   let f = perServices.get(s);
   if (!f) {
-    const rooms = s.storage.sql
-      .all<{ room_id: string; join_event_id: string; servers: string }>(`SELECT room_id, join_event_id, servers FROM partial_state_rooms`)
-      .then((rows) => new Map(rows.map((r) => [r.room_id, { roomId: r.room_id, joinEventId: r.join_event_id, servers: JSON.parse(r.servers) as string[] }])));
-    f = { rooms, waiters: new Map() };
+    const rows = s.storage.sql.all<{ room_id: string; join_event_id: string; servers: string; completed_stream: number | bigint | null }>(
+      `SELECT room_id, join_event_id, servers, completed_stream FROM partial_state_rooms`,
+    );
+    const rooms = rows.then(
+      (all) =>
+        new Map(all.filter((r) => r.completed_stream === null).map((r) => [r.room_id, { roomId: r.room_id, joinEventId: r.join_event_id, servers: JSON.parse(r.servers) as string[] }])),
+    );
+    const completed = rows.then((all) => new Map(all.filter((r) => r.completed_stream !== null).map((r) => [r.room_id, Number(r.completed_stream)])));
+    f = { rooms, completed, waiters: new Map() };
     perServices.set(s, f);
   }
   return f;
@@ -46,24 +53,42 @@ export async function isPartialState(s: Services, roomId: string): Promise<boole
   return (await flags(s).rooms).has(roomId);
 }
 
+/**
+ * What /sync needs: the rooms still partial, and when each completed one became complete (a sync since an
+ * earlier token shows the room anew to the clients it was hidden from).
+ */
+export async function partialStateView(s: Services): Promise<{ partial: ReadonlySet<string>; completedAt: ReadonlyMap<string, number> }> {
+  const f = flags(s);
+  return { partial: new Set((await f.rooms).keys()), completedAt: await f.completed };
+}
+
 /** Marks a room partial, in the transaction that stores the join (seen in memory once it commits). */
 export async function markPartialState(s: Services, tx: SqlExecutor, room: PartialStateRoom): Promise<void> {
   await tx.run(`DELETE FROM partial_state_rooms WHERE room_id = ?`, [room.roomId]);
   await tx.run(`INSERT INTO partial_state_rooms (room_id, join_event_id, servers, created_ts) VALUES (?, ?, ?, ?)`, [room.roomId, room.joinEventId, JSON.stringify(room.servers), s.clock.now()]);
-  const rooms = await flags(s).rooms;
+  const f = flags(s);
+  const [rooms, completed] = [await f.rooms, await f.completed];
   tx.onSettled?.((committed) => {
-    if (committed) rooms.set(room.roomId, room);
+    if (!committed) return;
+    rooms.set(room.roomId, room);
+    completed.delete(room.roomId);
   });
 }
 
-/** Clears the flag, in the transaction that completes the state; waiting reads resume once it commits. */
+/**
+ * Clears the flag, in the transaction that completes the state; waiting reads resume once it commits. The
+ * state counts as complete from the position after the newest event stored before this transaction.
+ */
 export async function clearPartialState(s: Services, tx: SqlExecutor, roomId: string): Promise<void> {
-  await tx.run(`DELETE FROM partial_state_rooms WHERE room_id = ?`, [roomId]);
+  const max = await tx.get<{ m: number | bigint | null }>(`SELECT MAX(stream_ordering) AS m FROM events`);
+  const at = Number(max?.m ?? 0) + 1;
+  await tx.run(`UPDATE partial_state_rooms SET completed_stream = ? WHERE room_id = ?`, [at, roomId]);
   const f = flags(s);
-  const rooms = await f.rooms;
+  const [rooms, completed] = [await f.rooms, await f.completed];
   tx.onSettled?.((committed) => {
     if (!committed) return;
     rooms.delete(roomId);
+    completed.set(roomId, at);
     const waiting = f.waiters.get(roomId) ?? [];
     f.waiters.delete(roomId);
     for (const wake of waiting) wake();

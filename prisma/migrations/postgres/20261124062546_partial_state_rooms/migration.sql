@@ -4,6 +4,7 @@ CREATE TABLE "partial_state_rooms" (
     "join_event_id" TEXT NOT NULL,
     "servers" TEXT NOT NULL,
     "created_ts" BIGINT NOT NULL,
+    "completed_stream" BIGINT,
 
     CONSTRAINT "partial_state_rooms_pkey" PRIMARY KEY ("room_id")
 );
