@@ -12,30 +12,13 @@ import { startSynapse, type SynapseServer } from "../helpers/synapse.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { isPartialState } from "../../src/domain/federation/partial-state/flag.ts";
-import type { Services } from "../../src/domain/services.ts";
+import { holdStateFetches } from "../helpers/partial-state.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
 const OTHERS = 4;
 
 type Who = { user_id: string; access_token: string };
-
-/** Holds `s`'s /state requests (the resync's fetch) until `release()`. */
-function holdStateFetches(s: Services): { release: () => void; held: () => number } {
-  const fed = s.federation;
-  const original = fed.getJson.bind(fed);
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  let held = 0;
-  fed.getJson = (async (dest: string, path: string, ...rest: unknown[]) => {
-    if (path.startsWith("/_matrix/federation/v1/state/")) {
-      held++;
-      await gate;
-    }
-    return (original as (...a: unknown[]) => Promise<unknown>)(dest, path, ...rest);
-  }) as typeof fed.getJson;
-  return { release, held: () => held };
-}
 
 describe.each(backends())("partial-state joins between Weft (%s) and Synapse", (backend) => {
   let weft: FederatedServer;

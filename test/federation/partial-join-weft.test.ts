@@ -13,29 +13,13 @@ import { createRoom } from "../helpers/rooms.ts";
 import { fillRoomWithMembers } from "../helpers/big-room.ts";
 import { signedCall, signerOf, eventOnRoom } from "../helpers/by-hand.ts";
 import { isPartialState } from "../../src/domain/federation/partial-state/flag.ts";
+import { holdStateFetches } from "../helpers/partial-state.ts";
 import { loadRoom } from "../../src/domain/rooms/room-cache.ts";
 import type { Services } from "../../src/domain/services.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
 const MEMBERS = 300;
-
-/** Holds B's /state requests (the resync's fetch) until `release()`: the room stays partial meanwhile. */
-function holdStateFetches(s: Services): { release: () => void; held: () => number } {
-  const fed = s.federation;
-  const original = fed.getJson.bind(fed);
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  let held = 0;
-  fed.getJson = (async (dest: string, path: string, ...rest: unknown[]) => {
-    if (path.startsWith("/_matrix/federation/v1/state/")) {
-      held++;
-      await gate;
-    }
-    return (original as (...a: unknown[]) => Promise<unknown>)(dest, path, ...rest);
-  }) as typeof fed.getJson;
-  return { release, held: () => held };
-}
 
 const memberCount = (s: Services, roomId: string) => loadRoom(s, roomId).then((r) => [...r!.state.keys()].filter((k) => k.startsWith("m.room.member\u0000")).length);
 
@@ -112,6 +96,11 @@ describe.each(backends())("partial-state joins between Weft servers on %s", (bac
     const lazyFilter = enc(JSON.stringify({ room: { state: { lazy_load_members: true } } }));
     const lazy = await b.call("GET", `${V3}/sync?filter=${lazyFilter}`, { token: bob.access_token });
     expect(lazy.json.rooms?.join?.[roomId], JSON.stringify(lazy.json.rooms)).toBeDefined();
+
+    // B cannot vouch for the room's state yet: joins through it and /state are refused (404, as Synapse).
+    const vers = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12"].map((v) => `ver=${v}`).join("&");
+    const mj = await signedCall(signerOf(a), b, "GET", `/_matrix/federation/v1/make_join/${enc(roomId)}/${enc(`@zed:${a.serverName}`)}?${vers}`);
+    expect([mj.status, mj.json.errcode]).toEqual([404, "M_NOT_FOUND"]);
 
     // Messages flow both ways while partial.
     const sent = await b.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/t1`, { token: bob.access_token, body: { msgtype: "m.text", body: "hello from B" } });

@@ -20,6 +20,19 @@ function keepsEveryKey(before: StateMap, after: StateMap): boolean {
   return true;
 }
 
+/** Writes a group's entries, 100 rows a statement. */
+async function insertEntries(tx: SqlExecutor, group: number, entries: readonly [string, string][]): Promise<void> {
+  for (let i = 0; i < entries.length; i += 100) {
+    const chunk = entries.slice(i, i + 100);
+    const params: (string | number)[] = [];
+    for (const [k, v] of chunk) {
+      const sep = k.indexOf("\u0000");
+      params.push(group, k.slice(0, sep), k.slice(sep + 1), v);
+    }
+    await tx.run(`INSERT INTO state_group_entries (state_group, type, state_key, event_id) VALUES ${chunk.map(() => "(?, ?, ?, ?)").join(", ")}`, params);
+  }
+}
+
 export class StateGroupStore {
   readonly ids: IdAllocator;
   constructor(
@@ -57,15 +70,7 @@ export class StateGroupStore {
       entries = [...full];
     }
     await tx.run(`INSERT INTO state_groups (id, room_id, event_id, prev_group, chain_length) VALUES (?, ?, ?, ?, ?)`, [id, roomId, eventId, prevGroup, chain]);
-    for (let i = 0; i < entries.length; i += 100) {
-      const chunk = entries.slice(i, i + 100);
-      const params: (string | number)[] = [];
-      for (const [k, v] of chunk) {
-        const sep = k.indexOf("\u0000");
-        params.push(id, k.slice(0, sep), k.slice(sep + 1), v);
-      }
-      await tx.run(`INSERT INTO state_group_entries (state_group, type, state_key, event_id) VALUES ${chunk.map(() => "(?, ?, ?, ?)").join(", ")}`, params);
-    }
+    await insertEntries(tx, id, entries);
     this.chainLength.set(id, chain);
     this.cache.set(id, full);
     return id;
@@ -83,16 +88,7 @@ export class StateGroupStore {
       if (g.prev_group !== null) continue;
       const id = Number(g.id);
       const have = new Set((await tx.all<{ type: string; state_key: string }>(`SELECT type, state_key FROM state_group_entries WHERE state_group = ?`, [id])).map((r) => stateKeyOf(r.type, r.state_key)));
-      const add = [...entries].filter(([k]) => !have.has(k));
-      for (let i = 0; i < add.length; i += 100) {
-        const chunk = add.slice(i, i + 100);
-        const params: (string | number)[] = [];
-        for (const [k, v] of chunk) {
-          const sep = k.indexOf("\u0000");
-          params.push(id, k.slice(0, sep), k.slice(sep + 1), v);
-        }
-        await tx.run(`INSERT INTO state_group_entries (state_group, type, state_key, event_id) VALUES ${chunk.map(() => "(?, ?, ?, ?)").join(", ")}`, params);
-      }
+      await insertEntries(tx, id, [...entries].filter(([k]) => !have.has(k)));
     }
     const ids = new Set(groups.map((g) => Number(g.id)));
     const evict = () => this.cache.deleteWhere((_v, k) => ids.has(k));
