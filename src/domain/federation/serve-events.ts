@@ -3,7 +3,6 @@
 // (server-visibility.ts): 404 M_NOT_FOUND for an unknown room or event (a rejected one too: never served),
 // 403 M_FORBIDDEN when none of the origin's users is in the room.
 // Spec: Server-Server API "Retrieving events", "Room State", "Authorization of events" (event_auth).
-import { isPartialState } from "./partial-state/flag.ts";
 import type { Services } from "../services.ts";
 import type { Pdu } from "../events/types.ts";
 import type { StoredEvent } from "../store/events.ts";
@@ -47,8 +46,6 @@ async function stateBefore(s: Services, e: StoredEvent): Promise<StateMap> {
 /** The state before `eventId` and its auth chain, as stored events (what /state and /state_ids answer). */
 async function stateAt(s: Services, origin: string, roomId: string, eventId: string): Promise<{ room: RoomSnapshot; state: StoredEvent[]; authChain: StoredEvent[] }> {
   const room = await roomForServer(s, roomId, origin);
-  // Joined with partial state: the state this server holds is not the room's (Synapse answers alike).
-  if (await isPartialState(s, roomId)) throw new MatrixError("M_NOT_FOUND", "Unable to handle this state request right now: this server is not fully joined", 404);
   const e = await eventInRoom(s, room, eventId);
   const ids = [...(await stateBefore(s, e)).values()];
   const found = await s.rooms.events.getMany(ids);

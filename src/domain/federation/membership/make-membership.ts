@@ -4,7 +4,6 @@
 // the auth rules would allow the event against current state (so `m.federate: false` rooms and banned
 // users are refused here). Restricted rooms name a local member who may invite, when there is one.
 // Spec: Server-Server API "Joining Rooms" (GET /make_join), "Leaving Rooms" (GET /make_leave).
-import { isPartialState } from "../partial-state/flag.ts";
 import type { Services } from "../../services.ts";
 import type { Pdu } from "../../events/types.ts";
 import { MatrixError } from "../../errors.ts";
@@ -27,8 +26,6 @@ export interface MembershipTemplate {
 export async function residentRoom(s: Services, roomId: string): Promise<RoomSnapshot> {
   const room = await loadRoom(s, roomId);
   if (!room || !(await hostInRoom(s, roomId))) throw new MatrixError("M_NOT_FOUND", "Not an active room on this server", 404);
-  // Joined with partial state: this server cannot vouch for the room's state yet (Synapse answers alike).
-  if (await isPartialState(s, roomId)) throw new MatrixError("M_NOT_FOUND", "Unable to handle this request right now: this server is not fully joined", 404);
   return room;
 }
 
