@@ -91,7 +91,7 @@ export async function remoteServersInRoom(s: Services, roomId: string): Promise<
  * In a room joined with partial state, the servers the join's answer named (servers_in_room) are in it too:
  * current state lacks their members until the full state is known (Synapse sends to them alike).
  */
-async function withPartialStateServers(s: Services, roomId: string, servers: readonly string[]): Promise<string[]> {
+export async function withPartialStateServers(s: Services, roomId: string, servers: readonly string[]): Promise<string[]> {
   const ps = await partialStateOf(s, roomId);
   return ps ? [...new Set([...servers, ...ps.servers])] : [...servers];
 }
