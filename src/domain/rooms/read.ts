@@ -156,7 +156,8 @@ export async function getMessages(s: Services, r: Requester, roomId: string, req
 
 /** GET /messages's answer, and whether more events may follow in its direction (GraphQL's page info). */
 export async function readMessages(s: Services, r: Requester, roomId: string, req: MessagesRequest, given?: ReadAccess): Promise<{ response: MessagesResponse; more: boolean }> {
-  const access = given ?? (await readAccess(s, r, roomId));
+  // History visibility is judged on the room's state: a partial-state room's history waits for the full one.
+  const access = given ?? (await fullStateAccess(s, r, roomId));
   let page = await paginate(s, r, access, roomId, req);
   // Paginating back past the start of what this server has: older history is asked of a server in the
   // room (federation backfill), then read on from where the walk stopped.
@@ -186,7 +187,7 @@ export async function getContext(
   limit: number,
   filter: RoomEventFilter,
 ): Promise<Record<string, unknown>> {
-  const access = await readAccess(s, r, roomId);
+  const access = await fullStateAccess(s, r, roomId);
   const e = await s.rooms.events.get(eventId);
   const notFound = () => new MatrixError("M_NOT_FOUND", "Event not found", 404);
   if (!e || e.roomId !== roomId || (access.upTo !== undefined && e.streamOrdering > access.upTo)) throw notFound();
