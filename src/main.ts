@@ -1,6 +1,7 @@
 // Builds a running homeserver from a config: storage (migrated), signing key, domain services with every
 // extension the capabilities add (declared here, in `capabilities`), the REST and GraphQL faces on one
 // Fastify server; and shuts it all down gracefully.
+import { resumePartialStateRooms } from "./domain/federation/partial-state/resync.ts";
 import { mergeForwardExtremities } from "./domain/rooms/dummy-events.ts";
 import { renewalMailJob, startAccountValidity } from "./domain/accounts/account-validity.ts";
 import { invalidateErasedUsers } from "./domain/rooms/erasure.ts";
@@ -129,7 +130,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     eduHandlers: [typingEduHandler, receiptEduHandler, presenceEduHandler, deviceListEduHandler, signingKeyEduHandler, toDeviceEduHandler],
     invalidationListeners: [invalidateTokenCache, invalidateIgnoredUsers, invalidateErasedUsers],
     // The federation sender first: the EDU producers after it hand it what they send.
-    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation, expireReceivedTransactions, expireSeenToDevice, appServiceSenders, appServiceEphemeral, resumeRoomDeletions, renewalMailJob],
+    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation, expireReceivedTransactions, expireSeenToDevice, appServiceSenders, appServiceEphemeral, resumeRoomDeletions, renewalMailJob, resumePartialStateRooms],
   };
 }
 

@@ -121,8 +121,8 @@ describe.each(backends())("membership between Weft (%s) and Synapse", (backend) 
       const join = await weft.call("POST", `${V3}/join/${enc(roomId)}`, { token: bob.access_token, body: {} });
       expect(join.status, JSON.stringify(join.json) + syn.logTail(30)).toBe(200);
       await until(() => membership(syn, sam, roomId, bob.user_id), (m) => m === "join", "Synapse to see bob joined");
-      const after = await weft.call("GET", `${V3}/sync`, { token: bob.access_token });
-      expect(after.json.rooms.join[roomId]).toBeDefined();
+      // A partial-state join shows in a sync that does not lazy-load members once the state is complete (as Synapse).
+      const after = await until(() => weft.call("GET", `${V3}/sync`, { token: bob.access_token }), (r) => r.json?.rooms?.join?.[roomId] !== undefined, "Weft's sync to show the room joined");
       expect(after.json.rooms.invite?.[roomId]).toBeUndefined();
     }, 60_000);
   }

@@ -4,7 +4,7 @@
 // "Joining Rooms", "Knocking Rooms", "Leaving Rooms (Rejecting Invites)", "Inviting to a room".
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../../domain/services.ts";
-import { queryList } from "../http.ts";
+import { queryBool, queryList } from "../http.ts";
 import { federationRoute } from "./route.ts";
 import { makeMembership } from "../../domain/federation/membership/make-membership.ts";
 import { sendJoinAnswer, sendMembership } from "../../domain/federation/membership/send-membership.ts";
@@ -21,9 +21,10 @@ export function federationMembershipRoutes(app: FastifyInstance, s: Services): v
   federationRoute(app, s, {
     method: "PUT", path: "/send_join/:roomId/:eventId", version: "v2", auth: "signed",
     handler: async (c) => {
-      // omit_members (partial-state joins) is accepted and ignored: the answer holds the full state.
+      // omit_members=true: a partial-state join ("faster joins"), members left out of the answer.
+      const omitMembers = queryBool(c, "omit_members") === true;
       const { room } = await sendMembership(s, c.origin, c.params.roomId!, c.params.eventId!, c.body(), "join");
-      return sendJoinAnswer(s, room, c.params.eventId!);
+      return sendJoinAnswer(s, room, c.params.eventId!, omitMembers);
     },
   });
   federationRoute(app, s, {

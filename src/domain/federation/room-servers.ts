@@ -12,6 +12,7 @@ import type { StateMap } from "../store/state-groups.ts";
 import { loadRoom } from "../rooms/room-cache.ts";
 import { tryParseServerName } from "../ids.ts";
 import { aclOfState, serverAllowedByAcl } from "./server-acl.ts";
+import { partialStateOf } from "./partial-state/flag.ts";
 
 const MEMBER_PREFIX = "m.room.member\u0000";
 
@@ -83,7 +84,16 @@ export async function remoteServersInRoom(s: Services, roomId: string): Promise<
   const room = await loadRoom(s, roomId);
   if (!room) return [];
   const acl = await aclOfState(s, room.state);
-  return (await joinedServersOfState(s, roomId, room.state)).filter((d) => d !== s.config.server_name && (!acl || serverAllowedByAcl(acl, d)));
+  return (await withPartialStateServers(s, roomId, await joinedServersOfState(s, roomId, room.state))).filter((d) => d !== s.config.server_name && (!acl || serverAllowedByAcl(acl, d)));
+}
+
+/**
+ * In a room joined with partial state, the servers the join's answer named (servers_in_room) are in it too:
+ * current state lacks their members until the full state is known (Synapse sends to them alike).
+ */
+export async function withPartialStateServers(s: Services, roomId: string, servers: readonly string[]): Promise<string[]> {
+  const ps = await partialStateOf(s, roomId);
+  return ps ? [...new Set([...servers, ...ps.servers])] : [...servers];
 }
 
 /** Whether a stored event is one of ours to send: in the timeline and sent by a local user. */
@@ -102,7 +112,7 @@ export async function destinationsOfEvents(s: Services, events: readonly StoredE
   if (ours.length === 0) return out;
   const states = await s.rooms.stateGroups.getMany(ours.map((e) => e.stateGroup!));
   for (const e of ours) {
-    const dests = new Set(await joinedServersOfState(s, e.roomId, states.get(e.stateGroup!)!));
+    const dests = new Set(await withPartialStateServers(s, e.roomId, await joinedServersOfState(s, e.roomId, states.get(e.stateGroup!)!)));
     const p = e.pdu;
     if (p.type === "m.room.member" && typeof p.state_key === "string") {
       const membership = (p.content as { membership?: unknown }).membership;

@@ -14,6 +14,7 @@ import { filterVisible } from "./visibility.ts";
 import { readAccess, type ReadAccess } from "./read-access.ts";
 import { roomVersionLookup, serializeEvents } from "./serialize.ts";
 import { backfillRoom } from "../federation/backfill.ts";
+import { awaitFullState, isPartialState } from "../federation/partial-state/flag.ts";
 
 /** Below every stream position, backfilled ones included. */
 const LOWEST = Number.MIN_SAFE_INTEGER;
@@ -55,8 +56,19 @@ export async function getRoomEvent(s: Services, r: Requester, roomId: string, ev
   return (await serialize(s, r, [e]))[0]!;
 }
 
-export async function getRoomState(s: Services, r: Requester, roomId: string): Promise<ClientEvent[]> {
+/**
+ * The read access of a read that needs the room's full state: in a room joined with partial state, it
+ * waits until the state is complete (then reads again: the state moved).
+ */
+async function fullStateAccess(s: Services, r: Requester, roomId: string): Promise<ReadAccess> {
   const access = await readAccess(s, r, roomId);
+  if (!(await isPartialState(s, roomId))) return access;
+  await awaitFullState(s, roomId);
+  return readAccess(s, r, roomId);
+}
+
+export async function getRoomState(s: Services, r: Requester, roomId: string): Promise<ClientEvent[]> {
+  const access = await fullStateAccess(s, r, roomId);
   return serialize(s, r, await stateEventsOf(s, access.stateGroup, access));
 }
 
@@ -144,7 +156,8 @@ export async function getMessages(s: Services, r: Requester, roomId: string, req
 
 /** GET /messages's answer, and whether more events may follow in its direction (GraphQL's page info). */
 export async function readMessages(s: Services, r: Requester, roomId: string, req: MessagesRequest, given?: ReadAccess): Promise<{ response: MessagesResponse; more: boolean }> {
-  const access = given ?? (await readAccess(s, r, roomId));
+  // History visibility is judged on the room's state: a partial-state room's history waits for the full one.
+  const access = given ?? (await fullStateAccess(s, r, roomId));
   let page = await paginate(s, r, access, roomId, req);
   // Paginating back past the start of what this server has: older history is asked of a server in the
   // room (federation backfill), then read on from where the walk stopped.
@@ -174,7 +187,7 @@ export async function getContext(
   limit: number,
   filter: RoomEventFilter,
 ): Promise<Record<string, unknown>> {
-  const access = await readAccess(s, r, roomId);
+  const access = await fullStateAccess(s, r, roomId);
   const e = await s.rooms.events.get(eventId);
   const notFound = () => new MatrixError("M_NOT_FOUND", "Event not found", 404);
   if (!e || e.roomId !== roomId || (access.upTo !== undefined && e.streamOrdering > access.upTo)) throw notFound();
@@ -201,7 +214,7 @@ export async function getMembers(
   roomId: string,
   opts: { at?: string; membership?: string; notMembership?: string },
 ): Promise<ClientEvent[]> {
-  const access = await readAccess(s, r, roomId);
+  const access = await fullStateAccess(s, r, roomId);
   let group = access.stateGroup;
   if (opts.at !== undefined) {
     const at = Math.min(parseStreamToken(opts.at, "at"), access.upTo ?? Infinity);
@@ -222,6 +235,7 @@ export async function getMembers(
 export async function getJoinedMembers(s: Services, r: Requester, roomId: string): Promise<{ joined: Record<string, { display_name?: string; avatar_url?: string }> }> {
   const m = await s.rooms.store.membership(roomId, r.userId);
   if (m?.membership !== "join") throw new MatrixError("M_FORBIDDEN", "You are not in this room", 403);
+  await awaitFullState(s, roomId);
   const joined: Record<string, { display_name?: string; avatar_url?: string }> = {};
   for (const member of await s.rooms.store.membersOf(roomId)) {
     if (member.membership !== "join") continue;

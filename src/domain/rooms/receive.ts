@@ -13,7 +13,9 @@ import { getRoomVersion } from "./room-versions.ts";
 import { loadRoom, type RoomSnapshot } from "./room-cache.ts";
 import { RemotePlanner, type RemoteEventInput, type RemoteOutcome, type RemotePlannerOptions } from "./pipeline/plan-remote.ts";
 import { commit } from "./pipeline/commit.ts";
+import type { CommitPlan } from "./pipeline/plan.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
+import { isPartialState } from "../federation/partial-state/flag.ts";
 
 export type { RemoteEventInput, RemoteOutcome, RemotePlannerOptions };
 
@@ -45,6 +47,8 @@ export interface ReceiveOptions {
    * join whose state does not allow the join).
    */
   mustAccept?: readonly number[];
+  /** More writes of the same commit, made only when something is committed (the plan says what). */
+  alsoWrite?: (tx: SqlExecutor, plan: CommitPlan) => Promise<void>;
 }
 
 const STORED_OK = new Set<RemoteOutcome["status"]>(["accepted", "duplicate"]);
@@ -58,7 +62,9 @@ export function receiveRemoteEvents(s: Services, roomId: string, inputs: readonl
   return s.rooms.lanes.run(roomId, async () => {
     const known = await loadRoom(s, roomId);
     const fresh = known ? undefined : roomFromCreate(s, roomId, inputs);
-    const planner = new RemotePlanner(s, known ?? fresh!.room, opts);
+    // A room joined with partial state is checked as such (plan-remote.ts `partialState`).
+    const partialState = opts.partialState ?? (known !== undefined && (await isPartialState(s, roomId)));
+    const planner = new RemotePlanner(s, known ?? fresh!.room, { ...opts, partialState });
     const outcomes = await planner.addAll(inputs);
     // A new room exists only once its create event is accepted, or stored and part of the room's state.
     if (fresh) {
@@ -67,7 +73,15 @@ export function receiveRemoteEvents(s: Services, roomId: string, inputs: readonl
       if (!founded) return outcomes;
     }
     if (opts.mustAccept?.some((i) => !STORED_OK.has(outcomes[i]!.status))) return outcomes;
-    const plan = planner.plan(fresh?.alsoWrite);
+    const extra = opts.alsoWrite;
+    const plan: CommitPlan | undefined = planner.plan(
+      extra
+        ? async (tx) => {
+            await fresh?.alsoWrite(tx);
+            await extra(tx, plan!);
+          }
+        : fresh?.alsoWrite,
+    );
     if (plan) await commit(s, plan);
     return outcomes;
   });

@@ -15,6 +15,7 @@ import { stateKeyOf } from "../store/state-groups.ts";
 import { joinRoom, leaveRoom } from "./membership.ts";
 import { requireNotGuest, type GuestRefusedOperation } from "../accounts/guest-access.ts";
 import { isRateLimitExempt } from "../accounts/appservices.ts";
+import { awaitFullState } from "../federation/partial-state/flag.ts";
 
 export function deviceKeyOf(r: Requester): string {
   return r.deviceId ?? (r.accessTokenId ? `token:${r.accessTokenId}` : `as:${r.appserviceId ?? ""}`);
@@ -109,6 +110,8 @@ export async function sendStateEvent(
   content: Record<string, unknown>,
 ): Promise<{ event_id: string }> {
   checkEventType(type);
+  // A state event is checked against the room's full state: in a partial-state room it waits for it.
+  await awaitFullState(s, roomId);
   if (type === "m.room.member") return sendMemberState(s, r, roomId, stateKey, content);
   if (type === "m.room.power_levels") checkPowerLevelsContent(content);
   rateLimit(s, r);

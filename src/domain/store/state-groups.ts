@@ -20,6 +20,19 @@ function keepsEveryKey(before: StateMap, after: StateMap): boolean {
   return true;
 }
 
+/** Writes a group's entries, 100 rows a statement. */
+async function insertEntries(tx: SqlExecutor, group: number, entries: readonly [string, string][]): Promise<void> {
+  for (let i = 0; i < entries.length; i += 100) {
+    const chunk = entries.slice(i, i + 100);
+    const params: (string | number)[] = [];
+    for (const [k, v] of chunk) {
+      const sep = k.indexOf("\u0000");
+      params.push(group, k.slice(0, sep), k.slice(sep + 1), v);
+    }
+    await tx.run(`INSERT INTO state_group_entries (state_group, type, state_key, event_id) VALUES ${chunk.map(() => "(?, ?, ?, ?)").join(", ")}`, params);
+  }
+}
+
 export class StateGroupStore {
   readonly ids: IdAllocator;
   constructor(
@@ -57,18 +70,30 @@ export class StateGroupStore {
       entries = [...full];
     }
     await tx.run(`INSERT INTO state_groups (id, room_id, event_id, prev_group, chain_length) VALUES (?, ?, ?, ?, ?)`, [id, roomId, eventId, prevGroup, chain]);
-    for (let i = 0; i < entries.length; i += 100) {
-      const chunk = entries.slice(i, i + 100);
-      const params: (string | number)[] = [];
-      for (const [k, v] of chunk) {
-        const sep = k.indexOf("\u0000");
-        params.push(id, k.slice(0, sep), k.slice(sep + 1), v);
-      }
-      await tx.run(`INSERT INTO state_group_entries (state_group, type, state_key, event_id) VALUES ${chunk.map(() => "(?, ?, ?, ?)").join(", ")}`, params);
-    }
+    await insertEntries(tx, id, entries);
     this.chainLength.set(id, chain);
     this.cache.set(id, full);
     return id;
+  }
+
+  /**
+   * Adds `entries` to every snapshot group of the room that lacks their keys (a partial-state room's
+   * groups, completed once its full state is known; deltas inherit them through their snapshot). The
+   * room's groups are evicted from the cache once `tx` commits.
+   */
+  async completeSnapshots(tx: SqlExecutor, roomId: string, entries: ReadonlyMap<string, string>): Promise<void> {
+    if (entries.size === 0) return;
+    const groups = await tx.all<{ id: number | bigint; prev_group: number | bigint | null }>(`SELECT id, prev_group FROM state_groups WHERE room_id = ?`, [roomId]);
+    for (const g of groups) {
+      if (g.prev_group !== null) continue;
+      const id = Number(g.id);
+      const have = new Set((await tx.all<{ type: string; state_key: string }>(`SELECT type, state_key FROM state_group_entries WHERE state_group = ?`, [id])).map((r) => stateKeyOf(r.type, r.state_key)));
+      await insertEntries(tx, id, [...entries].filter(([k]) => !have.has(k)));
+    }
+    const ids = new Set(groups.map((g) => Number(g.id)));
+    const evict = () => this.cache.deleteWhere((_v, k) => ids.has(k));
+    evict();
+    tx.onSettled?.(evict);
   }
 
   private async chainOf(tx: SqlExecutor, id: number): Promise<number | undefined> {

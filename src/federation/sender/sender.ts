@@ -17,7 +17,7 @@ import { SenderStore, type DestinationRow } from "./store.ts";
 import type { StoredEvent } from "../../domain/store/events.ts";
 import type { SqlExecutor } from "../../storage/sql.ts";
 import { aclOfState, serverAllowedByAcl } from "../../domain/federation/server-acl.ts";
-import { joinedServersOfState } from "../../domain/federation/room-servers.ts";
+import { joinedServersOfState, withPartialStateServers } from "../../domain/federation/room-servers.ts";
 
 /** How often destinations that are down have their queues trimmed (bounded storage in long outages). */
 const TRIM_INTERVAL_MS = 10 * 60_000;
@@ -112,7 +112,7 @@ export class FederationSender {
     const state = (await this.s.rooms.stateGroups.getMany([event.stateGroup])).get(event.stateGroup);
     if (!state) return;
     const acl = await aclOfState(this.s, state);
-    const destinations = (await joinedServersOfState(this.s, event.roomId, state)).filter(
+    const destinations = (await withPartialStateServers(this.s, event.roomId, await joinedServersOfState(this.s, event.roomId, state))).filter(
       (d) => d !== origin && d !== this.s.config.server_name && (!acl || serverAllowedByAcl(acl, d)),
     );
     if (destinations.length === 0) return;

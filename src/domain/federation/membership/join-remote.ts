@@ -3,8 +3,13 @@
 // answer holds checked before anything is kept — the create event and the room version, each state and
 // auth chain event's format, signatures, content hash and authorization (through the remote planner, as
 // outliers), and the join itself against the returned state. One commit stores it all: the room then
-// exists here with its full state and the user joined. A server whose answer fails is skipped for the next.
-// Spec: Server-Server API "Joining Rooms" (make_join, send_join v2), "Checks performed on receipt of a PDU".
+// exists here with its state and the user joined. A server whose answer fails is skipped for the next.
+// A room this server does not know is joined with partial state (omit_members=true, "faster joins"): when
+// the resident server leaves the members out, the join is accepted against the state it answered, the
+// room is marked partial in the same commit, and the full state is fetched in the background
+// (partial-state/resync.ts) while /join returns.
+// Spec: Server-Server API "Joining Rooms" (make_join, send_join v2 and omit_members), "Checks performed on
+// receipt of a PDU".
 import type { Services } from "../../services.ts";
 import type { Pdu } from "../../events/types.ts";
 import { isPlainObject } from "../../events/types.ts";
@@ -13,22 +18,39 @@ import { fedPath } from "../../../federation/client.ts";
 import { stateKeyOf } from "../../store/state-groups.ts";
 import { receiveRemoteEvents, type RemoteEventInput } from "../../rooms/receive.ts";
 import { badAnswer, makeAndSign, sameEvent, throughServers } from "./handshake.ts";
+import { loadRoom } from "../../rooms/room-cache.ts";
+import { markPartialState } from "../partial-state/flag.ts";
+import { resyncInBackground } from "../partial-state/resync.ts";
 
 /** Most events a send_join answer may hold (state and auth chain together). */
 const MAX_JOIN_EVENTS = 100_000;
 const SEND_JOIN_MAX_BYTES = 200 * 1024 * 1024;
 const SEND_JOIN_TIMEOUT_MS = 180_000;
+/** Most servers a partial-state answer's servers_in_room may name. */
+const MAX_SERVERS_IN_ROOM = 10_000;
+
+/** servers_in_room of a partial-state answer: the joined server first, this one left out. */
+function serversInRoom(s: Services, server: string, answer: Record<string, unknown>): string[] {
+  const list = answer.servers_in_room;
+  if (!Array.isArray(list) || list.length > MAX_SERVERS_IN_ROOM || !list.every((x) => typeof x === "string" && x.length > 0 && x.length <= 255))
+    throw badAnswer(server, "send_join omitted members but named no servers_in_room");
+  return [...new Set([server, ...(list as string[])])].filter((x) => x !== s.config.server_name);
+}
 
 /** Joins `userId` to `roomId` through the first of `servers` that lets it in; `content` is the member event's. */
 export async function joinRemoteRoom(s: Services, roomId: string, userId: string, servers: readonly string[], content: Record<string, unknown>): Promise<void> {
-  await throughServers(s, servers, "join the room", async (server) => {
+  // Partial state only for a room this server holds no state of (else it knows the members already).
+  const askPartial = (await loadRoom(s, roomId)) === undefined;
+  const partial = await throughServers(s, servers, "join the room", async (server) => {
     const { version, built } = await makeAndSign(s, server, roomId, userId, "join", content);
     const answer = await s.federation.putJson<unknown>(server, fedPath`/_matrix/federation/v2/send_join/${roomId}/${built.eventId}`, built.pdu, {
       maxBytes: SEND_JOIN_MAX_BYTES,
       timeoutMs: SEND_JOIN_TIMEOUT_MS,
+      ...(askPartial ? { query: { omit_members: "true" } } : {}),
     });
     if (!isPlainObject(answer) || !Array.isArray(answer.state) || !Array.isArray(answer.auth_chain)) throw badAnswer(server, "send_join answered no state and auth chain");
     const { state, auth_chain: chain } = answer;
+    const partialServers = askPartial && answer.members_omitted === true ? serversInRoom(s, server, answer) : undefined;
     if (state.length + chain.length > MAX_JOIN_EVENTS) throw badAnswer(server, "send_join answered too many events");
 
     // The create event, of the version make_join named.
@@ -56,11 +78,17 @@ export async function joinRemoteRoom(s: Services, roomId: string, userId: string
       ...state.map((pdu) => ({ pdu, outlier: true })),
       { pdu: join, stateBefore, noSoftFail: true },
     ];
-    const outcomes = await receiveRemoteEvents(s, roomId, inputs, { mustAccept: [inputs.length - 1] });
+    const mark = partialServers ? { roomId, joinEventId: built.eventId, servers: partialServers } : undefined;
+    const outcomes = await receiveRemoteEvents(s, roomId, inputs, {
+      mustAccept: [inputs.length - 1],
+      ...(mark ? { partialState: true, alsoWrite: (tx) => markPartialState(s, tx, mark) } : {}),
+    });
     const stored = await s.rooms.events.get(built.eventId);
     if (!stored || stored.outlier || stored.rejectedReason !== null || stored.softFailed) {
       const o = outcomes[inputs.length - 1]!;
       throw badAnswer(server, `the join is not allowed by the state ${server} answered (${o.status}${"reason" in o ? `: ${o.reason}` : ""})`);
     }
+    return mark !== undefined;
   });
+  if (partial) resyncInBackground(s, roomId);
 }

@@ -98,24 +98,58 @@ export async function sendMembership(s: Services, origin: string, roomId: string
   return { room, pdu };
 }
 
-/** The answer to an accepted send_join: the state before the join and its auth chain (members never omitted). */
-export async function sendJoinAnswer(s: Services, room: RoomSnapshot, joinId: string): Promise<SendJoinAnswer> {
+/** How many members a room summary names as heroes (spec: /sync `m.heroes`, up to 5). */
+const HEROES = 5;
+
+/**
+ * The state a partial-state join answer keeps (send_join v2 with omit_members=true): every event but the
+ * m.room.member ones, except the heroes' when the room has neither a name nor a canonical alias (the
+ * members a room summary would name: joined or invited, oldest first, not the joiner), as the spec says.
+ */
+async function keptForPartialJoin(s: Services, room: RoomSnapshot, state: StoredEvent[], joiner: string): Promise<StoredEvent[]> {
+  const named = state.some((e) => (e.pdu.type === "m.room.name" || e.pdu.type === "m.room.canonical_alias") && e.pdu.state_key === "");
+  const heroes = new Set<string>();
+  if (!named) {
+    const members = (await s.rooms.store.membersOf(room.roomId))
+      .filter((m) => (m.membership === "join" || m.membership === "invite") && m.userId !== joiner)
+      .sort((a, b) => Number(a.streamOrdering) - Number(b.streamOrdering));
+    for (const m of members.slice(0, HEROES)) heroes.add(m.userId);
+  }
+  return state.filter((e) => e.pdu.type !== "m.room.member" || heroes.has(e.pdu.state_key!));
+}
+
+/**
+ * The answer to an accepted send_join: the state before the join and its auth chain. With
+ * `omitMembers` (a partial-state join), the members the joining server does not need are left out of
+ * the state (keptForPartialJoin), and the auth chain holds only what the kept state and the join itself
+ * need, without the events already in `state` (the spec allows both); `members_omitted` says so and
+ * `servers_in_room` names where the rest can be fetched.
+ */
+export async function sendJoinAnswer(s: Services, room: RoomSnapshot, joinId: string, omitMembers = false): Promise<SendJoinAnswer> {
   const join = (await s.rooms.events.get(joinId))!;
   const after = (await s.rooms.stateGroups.getMany([join.stateGroup!])).get(join.stateGroup!)!;
   const stateIds = [...stateBeforeEvent(join, after).values()];
   const found = await s.rooms.events.getMany(stateIds);
-  const state = stateIds.map((id) => found.get(id)).filter((e) => e !== undefined);
-  const chain = await authChainOf(s, room, state);
+  const full = stateIds.map((id) => found.get(id)).filter((e) => e !== undefined);
+  const state = omitMembers ? await keptForPartialJoin(s, room, full, join.pdu.state_key!) : full;
+  let chain = await authChainOf(s, room, omitMembers ? [...state, join] : state);
+  if (omitMembers) {
+    const inState = new Set(state.map((e) => e.eventId));
+    chain = chain.filter((e) => !inState.has(e.eventId));
+  }
   // The joining server is entitled to the state it joins into: no history-visibility filter.
   const served = (events: StoredEvent[]) => pdusForServer(s, s.config.server_name, room, events, { checkVisibility: false });
   const [statePdus, chainPdus, [event]] = await Promise.all([served(state), served(chain), served([join])]);
+  // The servers in the room before the join (its own server is not, unless another of its users is).
+  const servers = await joinedServers(s, room.roomId);
+  const origin = domainOf(join.pdu.sender);
+  if (origin && !full.some((e) => e.pdu.type === "m.room.member" && e.pdu.content.membership === "join" && domainOf(e.pdu.state_key!) === origin)) servers.delete(origin);
   return {
     origin: s.config.server_name,
-    members_omitted: false,
-    servers_in_room: [...(await joinedServers(s, room.roomId))],
+    members_omitted: omitMembers,
+    servers_in_room: [...servers],
     state: statePdus,
     auth_chain: chainPdus,
     event: event!,
   };
 }
-

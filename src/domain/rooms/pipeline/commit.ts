@@ -53,7 +53,7 @@ async function stateGroupFor(s: Services, tx: SqlExecutor, roomId: string, p: Pl
 }
 
 /** Membership rows follow current state: each member key that changed gets its new event. */
-async function writeMemberships(s: Services, tx: SqlExecutor, roomId: string, changes: ReadonlyMap<string, string | null>, batch: Map<string, StoredEvent>): Promise<void> {
+export async function writeMemberships(s: Services, tx: SqlExecutor, roomId: string, changes: ReadonlyMap<string, string | null>, batch: Map<string, StoredEvent>): Promise<void> {
   const ids = [...changes].filter(([k, id]) => id !== null && k.startsWith("m.room.member\u0000")).map(([, id]) => id!);
   if (ids.length === 0) return;
   const older = ids.some((id) => !batch.has(id)) ? await s.rooms.events.getMany(ids.filter((id) => !batch.has(id))) : new Map<string, StoredEvent>();

@@ -46,6 +46,17 @@ export interface RemoteEventInput {
 export interface RemotePlannerOptions {
   /** Older history fetched with /backfill: not soft-failed, stored below the stream (CommitPlan.backfilled). */
   backfill?: boolean;
+  /**
+   * The room was joined with partial state (members omitted): a state this server holds may lack a member
+   * an event needs, so its checks against the state before it and current state take the missing keys
+   * from the event's own auth events (as Synapse does until the full state is known).
+   */
+  partialState?: boolean;
+  /**
+   * Completes a partial state: entries of the full state at the join for keys current state lacks (the
+   * state groups are completed by the caller, in the same commit).
+   */
+  fillState?: StateMap;
 }
 
 export type RemoteOutcome =
@@ -92,6 +103,8 @@ export class RemotePlanner {
   private readonly rejected = new Set<string>();
   /** Events some stored event already names as a prev_event: never forward extremities. */
   private followed = new Set<string>();
+  /** Events of `fillState` stored before this batch. */
+  private readonly stored = new Set<string>();
   private cur: { state: StateMap; group: GroupBasis | undefined; extremities: string[]; maxDepth: number };
 
   constructor(private readonly s: Services, private readonly room: RoomSnapshot, private readonly opts: RemotePlannerOptions = {}) {
@@ -125,6 +138,7 @@ export class RemotePlanner {
     // Everything the batch references, in one read (the later lookups hit the event cache).
     const known = await this.s.rooms.events.getMany(parsed.flatMap((p) => [p.eventId, ...authEventIds(p.pdu), ...prevEventIds(p.pdu)]));
     for (const e of known.values()) if (e.rejectedReason !== null) this.rejected.add(e.eventId);
+    if (this.opts.fillState) for (const e of await this.s.rooms.events.getMany([...this.opts.fillState.values()]).then((m) => m.values())) this.stored.add(e.eventId);
     const fresh: Parsed[] = [];
     for (const p of parsed) {
       const stored = known.get(p.eventId);
@@ -191,7 +205,7 @@ export class RemotePlanner {
     let softFailed = false;
     if (before && rejectedReason === null) {
       try {
-        await authorizeWithState(room, pdu, before.state, signedBy, (ids) => this.pdus(ids));
+        await authorizeWithState(room, pdu, await this.forAuth(before.state, pdu), signedBy, (ids) => this.pdus(ids));
       } catch (err) {
         rejectedReason = reasonOf(err);
       }
@@ -199,7 +213,7 @@ export class RemotePlanner {
       // Nothing to soft-fail against in a room with no tips yet (one being joined) or in backfilled history.
       if (rejectedReason === null && !atTips && !this.opts.backfill && this.cur.extremities.length > 0 && p.input.noSoftFail !== true) {
         try {
-          await authorizeWithState(room, pdu, this.cur.state, signedBy, (ids) => this.pdus(ids));
+          await authorizeWithState(room, pdu, await this.forAuth(this.cur.state, pdu), signedBy, (ids) => this.pdus(ids));
         } catch {
           softFailed = true;
         }
@@ -249,6 +263,23 @@ export class RemotePlanner {
     }
     this.cur = { ...current, extremities, maxDepth: Math.max(this.cur.maxDepth, pdu.depth) };
     return { status: "accepted", eventId };
+  }
+
+  /** The state an event is authorized against: in a partial-state room, completed from its auth events. */
+  private async forAuth(state: StateMap, pdu: Pdu): Promise<StateMap> {
+    if (this.opts.partialState !== true) return state;
+    const ids = authEventIds(pdu);
+    const found = await this.pdus(ids);
+    let out: Map<string, string> | undefined;
+    for (const id of ids) {
+      const e = found.get(id);
+      if (!e || typeof e.state_key !== "string" || this.rejected.has(id)) continue;
+      const key = stateKeyOf(e.type, e.state_key);
+      if (state.has(key)) continue;
+      out ??= new Map(state);
+      out.set(key, id);
+    }
+    return out ?? state;
   }
 
   private keep(planned: PlannedEvent): void {
@@ -357,7 +388,15 @@ export class RemotePlanner {
   /** The plan of every stored outcome (undefined when nothing is to be stored). */
   plan(alsoWrite?: CommitPlan["alsoWrite"]): CommitPlan | undefined {
     if (this.events.length === 0) return undefined;
-    const { state, group, extremities, maxDepth } = this.cur;
+    let { state, group } = this.cur;
+    const { extremities, maxDepth } = this.cur;
+    const fill = this.opts.fillState;
+    if (fill && [...fill.keys()].some((k) => !state.has(k))) {
+      const full = new Map(state);
+      for (const [k, id] of fill) if (!full.has(k) && !this.rejected.has(id) && (this.pending.has(id) || this.stored.has(id))) full.set(k, id);
+      state = full;
+      group = undefined;
+    }
     const after = { state, group, changes: stateChanges(this.room.state, state), extremities, maxDepth };
     return { room: this.room, events: this.events, after, alsoWrite, ...(this.opts.backfill ? { backfilled: true } : {}) };
   }

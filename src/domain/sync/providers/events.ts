@@ -14,6 +14,7 @@ import type { StoredEvent } from "../../store/events.ts";
 import { SyncReads, type UserMembership } from "../../store/sync-reads.ts";
 import { stateKeyOf } from "../../store/state-groups.ts";
 import { matchesFilter } from "../../filters/room-event-filter.ts";
+import { partialStateView } from "../../federation/partial-state/flag.ts";
 import { DEFAULT_TIMELINE_LIMIT, includeRedundantMembers, lazyLoadMembers, pickEventFields, roomWanted, type SyncFilter } from "../../filters/sync-filter.ts";
 import { filterVisible } from "../../rooms/visibility.ts";
 import { loadRoom } from "../../rooms/room-cache.ts";
@@ -163,7 +164,16 @@ async function membershipsAt(s: Services, reads: SyncReads, userId: string, ms: 
   return out;
 }
 
-function plan(ctx: SyncContext, memberships: UserMembership[], to: number, joinedBefore: Set<string>): { rooms: RoomPlan[]; invites: UserMembership[]; knocks: UserMembership[] } {
+/**
+ * Rooms joined with partial state, as a sync that does not lazy-load members sees them (as Synapse does):
+ * hidden until the state is complete, then shown as newly joined. Lazy-loading syncs see them at once.
+ */
+interface PartialRooms {
+  partial: ReadonlySet<string>;
+  completedAt: ReadonlyMap<string, number>;
+}
+
+function plan(ctx: SyncContext, memberships: UserMembership[], to: number, joinedBefore: Set<string>, partial?: PartialRooms): { rooms: RoomPlan[]; invites: UserMembership[]; knocks: UserMembership[] } {
   const from = ctx.since?.events;
   const rooms: RoomPlan[] = [];
   const invites: UserMembership[] = [];
@@ -172,11 +182,15 @@ function plan(ctx: SyncContext, memberships: UserMembership[], to: number, joine
     if (!roomWanted(ctx.filter, m.roomId)) continue;
     const changed = from === undefined || m.streamOrdering > from;
     switch (m.membership) {
-      case "join":
+      case "join": {
+        if (partial?.partial.has(m.roomId)) break;
         ctx.joinedRooms.add(m.roomId);
-        if (from === undefined || (changed && !joinedBefore.has(m.roomId))) rooms.push({ m, section: "join", after: 0, upTo: to, fullState: true });
+        const completed = partial?.completedAt.get(m.roomId);
+        const shownAnew = from !== undefined && completed !== undefined && completed > from;
+        if (from === undefined || shownAnew || (changed && !joinedBefore.has(m.roomId))) rooms.push({ m, section: "join", after: 0, upTo: to, fullState: true });
         else rooms.push({ m, section: "join", after: from, upTo: to, fullState: ctx.fullState });
         break;
+      }
       case "invite":
         if (changed) invites.push(m);
         break;
@@ -267,7 +281,8 @@ export const eventsProvider: SyncProvider = {
       const rejoined = memberships.filter((m) => m.membership === "join" && m.streamOrdering > from).map((m) => m.roomId);
       for (const [roomId, e] of await memberEventsAt(s, reads, userId, rejoined, from)) if (e.pdu.content.membership === "join") joinedBefore.add(roomId);
     }
-    const { rooms, invites, knocks } = plan(ctx, memberships, to, joinedBefore);
+    const partial = lazyLoadMembers(filter) ? undefined : await partialStateView(s);
+    const { rooms, invites, knocks } = plan(ctx, memberships, to, joinedBefore, partial);
     let added = false;
 
     // Invites and knocks: stripped state. Invites sent by users this user ignores are not shown.

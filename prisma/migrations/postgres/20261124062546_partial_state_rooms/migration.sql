@@ -1,0 +1,10 @@
+-- CreateTable
+CREATE TABLE "partial_state_rooms" (
+    "room_id" TEXT NOT NULL,
+    "join_event_id" TEXT NOT NULL,
+    "servers" TEXT NOT NULL,
+    "created_ts" BIGINT NOT NULL,
+    "completed_stream" BIGINT,
+
+    CONSTRAINT "partial_state_rooms_pkey" PRIMARY KEY ("room_id")
+);

@@ -1,0 +1,123 @@
+// Which rooms this server joined with partial state ("faster joins": send_join with omit_members) and
+// still lacks the full state of: the partial_state_rooms rows, mirrored in memory (read on every event a
+// partial room receives and on every read that must wait), and the waits for a room's state to be complete.
+// Spec: Server-Server API "Joining Rooms" (send_join v2, omit_members; MSC3706/MSC3902 partial state).
+import type { Services } from "../../services.ts";
+import type { SqlExecutor } from "../../../storage/sql.ts";
+import { MatrixError } from "../../errors.ts";
+
+export interface PartialStateRoom {
+  roomId: string;
+  joinEventId: string;
+  /** Where the full state can be fetched (send_join's servers_in_room), the joined one first. */
+  servers: string[];
+}
+
+interface Flags {
+  rooms: Promise<Map<string, PartialStateRoom>>;
+  /** Rooms whose partial state was completed: the events-stream position from which it is complete. */
+  completed: Promise<Map<string, number>>;
+  waiters: Map<string, (() => void)[]>;
+}
+
+const perServices = new WeakMap<Services, Flags>();
+
+function flags(s: Services): Flags {
+  let f = perServices.get(s);
+  if (!f) {
+    const rows = s.storage.sql.all<{ room_id: string; join_event_id: string; servers: string; completed_stream: number | bigint | null }>(
+      `SELECT room_id, join_event_id, servers, completed_stream FROM partial_state_rooms`,
+    );
+    const rooms = rows.then(
+      (all) =>
+        new Map(all.filter((r) => r.completed_stream === null).map((r) => [r.room_id, { roomId: r.room_id, joinEventId: r.join_event_id, servers: JSON.parse(r.servers) as string[] }])),
+    );
+    const completed = rows.then((all) => new Map(all.filter((r) => r.completed_stream !== null).map((r) => [r.room_id, Number(r.completed_stream)])));
+    f = { rooms, completed, waiters: new Map() };
+    perServices.set(s, f);
+  }
+  return f;
+}
+
+/** The rooms still partial (resumed after a restart). */
+export async function partialStateRooms(s: Services): Promise<PartialStateRoom[]> {
+  return [...(await flags(s).rooms).values()];
+}
+
+/** The room's partial-state record, or undefined when its state is complete (or it is not joined). */
+export async function partialStateOf(s: Services, roomId: string): Promise<PartialStateRoom | undefined> {
+  return (await flags(s).rooms).get(roomId);
+}
+
+export async function isPartialState(s: Services, roomId: string): Promise<boolean> {
+  return (await flags(s).rooms).has(roomId);
+}
+
+/**
+ * What /sync needs: the rooms still partial, and when each completed one became complete (a sync since an
+ * earlier token shows the room anew to the clients it was hidden from).
+ */
+export async function partialStateView(s: Services): Promise<{ partial: ReadonlySet<string>; completedAt: ReadonlyMap<string, number> }> {
+  const f = flags(s);
+  return { partial: new Set((await f.rooms).keys()), completedAt: await f.completed };
+}
+
+/** Marks a room partial, in the transaction that stores the join (seen in memory once it commits). */
+export async function markPartialState(s: Services, tx: SqlExecutor, room: PartialStateRoom): Promise<void> {
+  await tx.run(`DELETE FROM partial_state_rooms WHERE room_id = ?`, [room.roomId]);
+  await tx.run(`INSERT INTO partial_state_rooms (room_id, join_event_id, servers, created_ts) VALUES (?, ?, ?, ?)`, [room.roomId, room.joinEventId, JSON.stringify(room.servers), s.clock.now()]);
+  const f = flags(s);
+  const [rooms, completed] = [await f.rooms, await f.completed];
+  tx.onSettled?.((committed) => {
+    if (!committed) return;
+    rooms.set(room.roomId, room);
+    completed.delete(room.roomId);
+  });
+}
+
+/**
+ * Clears the flag, in the transaction that completes the state; waiting reads resume once it commits. The
+ * state counts as complete from the position after the newest event stored before this transaction.
+ */
+export async function clearPartialState(s: Services, tx: SqlExecutor, roomId: string): Promise<void> {
+  const max = await tx.get<{ m: number | bigint | null }>(`SELECT MAX(stream_ordering) AS m FROM events`);
+  const at = Number(max?.m ?? 0) + 1;
+  await tx.run(`UPDATE partial_state_rooms SET completed_stream = ? WHERE room_id = ?`, [at, roomId]);
+  const f = flags(s);
+  const [rooms, completed] = [await f.rooms, await f.completed];
+  tx.onSettled?.((committed) => {
+    if (!committed) return;
+    rooms.delete(roomId);
+    completed.set(roomId, at);
+    const waiting = f.waiters.get(roomId) ?? [];
+    f.waiters.delete(roomId);
+    for (const wake of waiting) wake();
+  });
+}
+
+/** How long a read waits for a room's full state before giving up (Synapse waits for as long as it takes). */
+const MAX_WAIT_MS = 10 * 60_000;
+
+/**
+ * Waits until the room's full state is known (at once when it is): for the reads and writes that need it
+ * (the member list, the room state, a local state event). Gives up with 504 after a long wait.
+ */
+export async function awaitFullState(s: Services, roomId: string): Promise<void> {
+  const f = flags(s);
+  if (!(await f.rooms).has(roomId)) return;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      const list = f.waiters.get(roomId);
+      if (list) f.waiters.set(roomId, list.filter((w) => w !== wake));
+      reject(new MatrixError("M_UNKNOWN", "Timed out waiting for the room's full state", 504));
+    }, MAX_WAIT_MS);
+    timer.unref?.();
+    const wake = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const list = f.waiters.get(roomId) ?? [];
+    list.push(wake);
+    f.waiters.set(roomId, list);
+  });
+}

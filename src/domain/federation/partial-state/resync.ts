@@ -1,0 +1,150 @@
+// Completing a room joined with partial state: the full state before our join fetched with /state from
+// the servers in the room (the joined one first), each event checked as an outlier through the remote
+// planner, then one commit adds the missing entries to current state, the memberships and the room's
+// state groups, and clears the partial flag (flag.ts) — waiting reads resume. Runs in the background after
+// the join, and again at start-up for rooms still partial; a server that fails is skipped, and when all
+// fail the resync is retried with backoff.
+// Spec: Server-Server API "Joining Rooms" (omit_members), GET /state/{roomId}; Synapse's partial-state resync.
+import type { Services } from "../../services.ts";
+import type { BackgroundTask } from "../../extensions.ts";
+import type { SqlExecutor } from "../../../storage/sql.ts";
+import { isPlainObject, type Pdu } from "../../events/types.ts";
+import { eventIdOf } from "../../events/hashes.ts";
+import { fedPath } from "../../../federation/client.ts";
+import { FederationError } from "../../../federation/errors.ts";
+import { stateKeyOf, type StateMap } from "../../store/state-groups.ts";
+import { receiveRemoteEvents } from "../../rooms/receive.ts";
+import { loadRoom } from "../../rooms/room-cache.ts";
+import { writeMemberships } from "../../rooms/pipeline/commit.ts";
+import { clearPartialState, partialStateOf, partialStateRooms, type PartialStateRoom } from "./flag.ts";
+
+const STATE_MAX_BYTES = 200 * 1024 * 1024;
+const STATE_TIMEOUT_MS = 180_000;
+const MAX_STATE_EVENTS = 200_000;
+const RETRY_MIN_MS = 1_000;
+const RETRY_MAX_MS = 5 * 60_000;
+
+interface Running {
+  rooms: Set<string>;
+  stopped: boolean;
+}
+const perServices = new WeakMap<Services, Running>();
+
+function running(s: Services): Running {
+  let r = perServices.get(s);
+  if (!r) perServices.set(s, (r = { rooms: new Set(), stopped: false }));
+  return r;
+}
+
+const bad = (server: string, msg: string) => new FederationError("invalid_response", server, msg);
+
+/** The entries of the full state at the join that current state lacks, as the resident's /state gives them. */
+async function fetchFullState(s: Services, server: string, ps: PartialStateRoom): Promise<{ pdus: unknown[]; chain: unknown[]; state: StateMap }> {
+  const room = await loadRoom(s, ps.roomId);
+  if (!room) throw new Error("the room is gone");
+  const answer = await s.federation.getJson<unknown>(server, fedPath`/_matrix/federation/v1/state/${ps.roomId}`, { event_id: ps.joinEventId }, { maxBytes: STATE_MAX_BYTES, timeoutMs: STATE_TIMEOUT_MS });
+  if (!isPlainObject(answer) || !Array.isArray(answer.pdus) || !Array.isArray(answer.auth_chain)) throw bad(server, "/state answered no pdus and auth chain");
+  if (answer.pdus.length + answer.auth_chain.length > MAX_STATE_EVENTS) throw bad(server, "/state answered too many events");
+  const state = new Map<string, string>();
+  for (const e of answer.pdus) {
+    if (!isPlainObject(e) || typeof e.type !== "string" || typeof e.state_key !== "string") throw bad(server, "/state answered an entry that is not a state event");
+    try {
+      state.set(stateKeyOf(e.type, e.state_key), eventIdOf(e as Pdu, room.version));
+    } catch {
+      throw bad(server, "/state answered an event without an id");
+    }
+  }
+  if (!state.has(stateKeyOf("m.room.create", ""))) throw bad(server, "/state answered a state without a create event");
+  return { pdus: answer.pdus, chain: answer.auth_chain, state };
+}
+
+/**
+ * Completes current state and the state groups with `fill` and clears the flag, without new events
+ * (every event of the full state was stored already, e.g. fetched earlier as an auth event).
+ */
+async function completeWithoutEvents(s: Services, roomId: string, fill: StateMap): Promise<void> {
+  await s.rooms.lanes.run(roomId, async () => {
+    const room = await loadRoom(s, roomId);
+    if (!room) return;
+    const stored = await s.rooms.events.getMany([...fill.values()]);
+    const changes = new Map<string, string>();
+    for (const [k, id] of fill) {
+      const e = stored.get(id);
+      if (!room.state.has(k) && e && e.rejectedReason === null) changes.set(k, id);
+    }
+    await s.storage.sql.transaction(async (tx) => {
+      if (changes.size > 0) {
+        await s.rooms.store.changeCurrentState(tx, roomId, changes);
+        await writeMemberships(s, tx, roomId, changes, new Map());
+        await s.rooms.stateGroups.completeSnapshots(tx, roomId, changes);
+      }
+      await clearPartialState(s, tx, roomId);
+      tx.onSettled?.(() => s.rooms.cache.delete(roomId));
+    });
+  });
+}
+
+/** One attempt through `server`: fetched, checked, committed. */
+async function resyncThrough(s: Services, server: string, ps: PartialStateRoom): Promise<void> {
+  const { pdus, chain, state } = await fetchFullState(s, server, ps);
+  const complete = async (tx: SqlExecutor, added: ReadonlyMap<string, string>) => {
+    await s.rooms.stateGroups.completeSnapshots(tx, ps.roomId, added);
+    await clearPartialState(s, tx, ps.roomId);
+  };
+  await receiveRemoteEvents(s, ps.roomId, [...chain, ...pdus].map((pdu) => ({ pdu, outlier: true })), {
+    fillState: state,
+    alsoWrite: async (tx, plan) => {
+      const added = new Map<string, string>();
+      for (const [k, id] of plan.after.changes) if (id !== null && !plan.room.state.has(k)) added.set(k, id);
+      await complete(tx, added);
+    },
+  });
+  // Nothing new to store: the commit did not happen.
+  if (await partialStateOf(s, ps.roomId)) await completeWithoutEvents(s, ps.roomId, state);
+}
+
+/** Resyncs one room until its state is complete (or the server stops). */
+async function resyncRoom(s: Services, roomId: string): Promise<void> {
+  const r = running(s);
+  let delay = RETRY_MIN_MS;
+  while (!r.stopped) {
+    const ps = await partialStateOf(s, roomId);
+    if (!ps) return;
+    for (const server of ps.servers) {
+      if (r.stopped) return;
+      try {
+        await resyncThrough(s, server, ps);
+        s.log.info({ roomId, server }, "partial-state room: full state fetched");
+        return;
+      } catch (err) {
+        s.log.warn({ roomId, server, err: (err as Error).message }, "partial-state room: could not fetch the full state through this server");
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay).unref?.());
+    delay = Math.min(delay * 2, RETRY_MAX_MS);
+  }
+}
+
+/** Starts the resync of a room joined with partial state (once per room at a time). */
+export function resyncInBackground(s: Services, roomId: string): void {
+  const r = running(s);
+  if (r.stopped || r.rooms.has(roomId)) return;
+  r.rooms.add(roomId);
+  void resyncRoom(s, roomId)
+    .catch((err: unknown) => s.log.error({ roomId, err }, "partial-state resync failed"))
+    .finally(() => r.rooms.delete(roomId));
+}
+
+/** Background task: rooms still partial after a restart are resumed. */
+export const resumePartialStateRooms: BackgroundTask = (s) => {
+  const r = running(s);
+  r.stopped = false;
+  void partialStateRooms(s)
+    .then((rooms) => {
+      for (const ps of rooms) resyncInBackground(s, ps.roomId);
+    })
+    .catch((err: unknown) => s.log.error({ err }, "could not read the partial-state rooms"));
+  return () => {
+    r.stopped = true;
+  };
+};
