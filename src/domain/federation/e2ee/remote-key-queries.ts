@@ -88,6 +88,33 @@ export async function queryRemoteKeys(s: Services, byServer: ReadonlyMap<string,
   return { ...out, failures };
 }
 
+/**
+ * A claimed key as the spec shapes it — the key itself, or `{ key, signatures?, fallback? }` with
+ * signatures as user → key id → signature — rebuilt from those fields only (a remote answer is untrusted:
+ * nothing else, and no nesting beyond that, reaches our client).
+ */
+function oneTimeKeyOf(k: unknown): string | Record<string, unknown> | undefined {
+  if (typeof k === "string") return k;
+  if (!isPlainObject(k) || typeof k.key !== "string") return undefined;
+  const out: Record<string, unknown> = { key: k.key };
+  if (k.signatures !== undefined) {
+    if (!isPlainObject(k.signatures)) return undefined;
+    const signatures: Record<string, Record<string, string>> = {};
+    for (const [user, sigs] of Object.entries(k.signatures)) {
+      if (!isPlainObject(sigs)) return undefined;
+      const byKey: Record<string, string> = {};
+      for (const [keyId, sig] of Object.entries(sigs)) {
+        if (typeof sig !== "string") return undefined;
+        byKey[keyId] = sig;
+      }
+      signatures[user] = byKey;
+    }
+    out.signatures = signatures;
+  }
+  if (k.fallback === true) out.fallback = true;
+  return out;
+}
+
 /** One-time keys of remote devices, claimed from their servers: `byServer` maps each server to user → device → algorithm. */
 export async function claimRemoteKeys(s: Services, byServer: ReadonlyMap<string, Record<string, Record<string, string>>>, timeoutMs: number): Promise<{ one_time_keys: Record<string, Record<string, Record<string, unknown>>>; failures: Record<string, Json> }> {
   const out: Record<string, Record<string, Record<string, unknown>>> = {};
@@ -108,8 +135,13 @@ export async function claimRemoteKeys(s: Services, byServer: ReadonlyMap<string,
         const keys = given[deviceId];
         if (!isPlainObject(keys)) continue;
         // At most one key per device, of the algorithm asked for, shaped as <algorithm>:<key id>.
-        const entry = Object.entries(keys).find(([id, k]) => id.startsWith(`${algorithm}:`) && id.length > algorithm.length + 1 && (typeof k === "string" || isPlainObject(k)));
-        if (entry) ((out[userId] ??= {})[deviceId] = { [entry[0]]: entry[1] });
+        for (const [id, k] of Object.entries(keys)) {
+          if (!id.startsWith(`${algorithm}:`) || id.length <= algorithm.length + 1) continue;
+          const key = oneTimeKeyOf(k);
+          if (key === undefined) continue;
+          (out[userId] ??= {})[deviceId] = { [id]: key };
+          break;
+        }
       }
     }
   }
