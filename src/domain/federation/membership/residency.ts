@@ -4,20 +4,20 @@
 // which follow current state. Spec: Server-Server API "Joining Rooms" (resident server).
 import type { Services } from "../../services.ts";
 import { domainOf } from "../../events/types.ts";
-import { partialStateOf } from "../partial-state/flag.ts";
+import { withPartialStateServers } from "../room-servers.ts";
 
 /**
  * The servers whose users are joined to the room (this one included when it is). In a room joined with
  * partial state, the servers its join's answer named too (their members are not known here yet).
  */
 export async function joinedServers(s: Services, roomId: string): Promise<Set<string>> {
-  const out = new Set<string>((await partialStateOf(s, roomId))?.servers);
+  const out: string[] = [];
   for (const m of await s.rooms.store.membersOf(roomId)) {
     if (m.membership !== "join") continue;
     const d = domainOf(m.userId);
-    if (d) out.add(d);
+    if (d) out.push(d);
   }
-  return out;
+  return new Set(await withPartialStateServers(s, roomId, out));
 }
 
 /** Is one of this server's users joined to the room? */
