@@ -25,7 +25,9 @@ export interface AppServiceWorld extends World {
  * "-1" is a valid server name by the spec's grammar, and Weft then tries to fetch from it).
  */
 function namesAnotherServer(w: World, req: FuzzRequest): boolean {
-  if (`${req.path} ${req.body?.toString("utf8") ?? ""}`.includes("other.example")) return true;
+  const text = `${req.path} ${req.body?.toString("utf8") ?? ""}`;
+  // A request body naming an identity server (3PID bind/unbind/requestToken) names another server too.
+  if (text.includes("other.example") || text.includes('"id_server"')) return true;
   const media = /\/media\/(?:v3\/)?(?:download|thumbnail)\/([^/?]+)/.exec(req.path);
   if (!media) return false;
   try {

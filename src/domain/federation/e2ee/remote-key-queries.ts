@@ -89,28 +89,26 @@ export async function queryRemoteKeys(s: Services, byServer: ReadonlyMap<string,
 }
 
 /**
- * A claimed key as the spec shapes it — the key itself, or `{ key, signatures?, fallback? }` with
+ * A claimed key as the spec shapes it — the key itself, or `{ key, signatures, fallback? }` with
  * signatures as user → key id → signature — rebuilt from those fields only (a remote answer is untrusted:
  * nothing else, and no nesting beyond that, reaches our client).
  */
 function oneTimeKeyOf(k: unknown): string | Record<string, unknown> | undefined {
   if (typeof k === "string") return k;
   if (!isPlainObject(k) || typeof k.key !== "string") return undefined;
-  const out: Record<string, unknown> = { key: k.key };
-  if (k.signatures !== undefined) {
-    if (!isPlainObject(k.signatures)) return undefined;
-    const signatures: Record<string, Record<string, string>> = {};
-    for (const [user, sigs] of Object.entries(k.signatures)) {
-      if (!isPlainObject(sigs)) return undefined;
-      const byKey: Record<string, string> = {};
-      for (const [keyId, sig] of Object.entries(sigs)) {
-        if (typeof sig !== "string") return undefined;
-        byKey[keyId] = sig;
-      }
-      signatures[user] = byKey;
+  // The spec's KeyObject: `key` and `signatures` are both required.
+  if (!isPlainObject(k.signatures)) return undefined;
+  const signatures: Record<string, Record<string, string>> = {};
+  for (const [user, sigs] of Object.entries(k.signatures)) {
+    if (!isPlainObject(sigs)) return undefined;
+    const byKey: Record<string, string> = {};
+    for (const [keyId, sig] of Object.entries(sigs)) {
+      if (typeof sig !== "string") return undefined;
+      byKey[keyId] = sig;
     }
-    out.signatures = signatures;
+    signatures[user] = byKey;
   }
+  const out: Record<string, unknown> = { key: k.key, signatures };
   if (k.fallback === true) out.fallback = true;
   return out;
 }
