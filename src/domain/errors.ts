@@ -60,7 +60,9 @@ export type ErrCode =
   | "M_URL_NOT_SET"
   | "M_BAD_STATUS"
   | "M_CONNECTION_FAILED"
-  | "M_CONNECTION_TIMEOUT";
+  | "M_CONNECTION_TIMEOUT"
+  /** MSC3895 (Synapse): a request a room joined with partial state cannot answer truthfully yet. */
+  | "ORG.MATRIX.MSC3895_UNABLE_DUE_TO_PARTIAL_STATE";
 
 /** Default HTTP status per errcode, where the spec gives one status for it. */
 const DEFAULT_STATUS: Partial<Record<ErrCode, number>> = {

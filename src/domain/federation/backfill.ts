@@ -31,7 +31,7 @@ const RETRY_AFTER_MS = 30_000;
 
 /** Serves /backfill to `origin` (404 unknown room, 403 when it has no member in it). */
 export async function backfillForServer(s: Services, origin: string, roomId: string, from: string[], limit: number): Promise<{ origin: string; origin_server_ts: number; pdus: Pdu[] }> {
-  const room = await roomForServer(s, roomId, origin);
+  const room = await roomForServer(s, roomId, origin, { allowPartialState: true });
   const events = await backfillWalk(s, room, from.slice(0, MAX_FROM), Math.max(0, Math.min(limit, BACKFILL_LIMIT)));
   return transactionOf(s, await pdusForServer(s, origin, room, events));
 }

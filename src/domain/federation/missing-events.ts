@@ -56,7 +56,7 @@ export function parseMissingEventsRequest(body: Record<string, unknown>): Missin
 
 /** Serves /get_missing_events to `origin` (404 unknown room, 403 when it has no member in it). */
 export async function missingEventsForServer(s: Services, origin: string, roomId: string, req: MissingEventsRequest): Promise<{ events: Pdu[] }> {
-  const room = await roomForServer(s, roomId, origin);
+  const room = await roomForServer(s, roomId, origin, { allowPartialState: true });
   const events = await missingEventsWalk(s, room, req.earliest, req.latest, req.limit, req.minDepth);
   return { events: await pdusForServer(s, origin, room, events) };
 }

@@ -4,6 +4,8 @@
 // history always, `invited` when one of its users was invited or joined at the event, `joined` when one
 // was joined at it. An event it may not see is served redacted (the DAG stays whole for it), as is one a
 // redaction took effect on; rejected events are never served. Outliers (no known state) count as shared.
+// A room joined with partial state (partial-state/) refuses the reads that need its full state; those it
+// serves count the servers its join named as in it, and redact other servers' events (as Synapse does).
 // Spec: Client-Server API "History visibility" (server behaviour); Server-Server API "Retrieving events".
 import { assertServerAllowed } from "./server-acl.ts";
 import type { Services } from "../services.ts";
@@ -14,6 +16,10 @@ import { redactEvent } from "../events/redaction.ts";
 import { MatrixError } from "../errors.ts";
 import { loadRoom, type RoomSnapshot } from "../rooms/room-cache.ts";
 import { effectiveRedactions } from "../rooms/redactions.ts";
+import { isPartialState } from "./partial-state/flag.ts";
+import { unableDueToPartialState } from "./partial-state/refusals.ts";
+import { joinedServersOfState, withPartialStateServers } from "./room-servers.ts";
+import { domainOf } from "../events/types.ts";
 
 const MEMBER_PREFIX = "m.room.member\u0000";
 const HV_KEY = stateKeyOf("m.room.history_visibility", "");
@@ -42,13 +48,18 @@ export async function serverInRoom(s: Services, room: RoomSnapshot, server: stri
 /**
  * The room `origin` asks about, if it may read it: 404 M_NOT_FOUND for a room this server does not know,
  * 403 M_FORBIDDEN when the room's server ACL denies `origin` or none of its users is in it (Synapse:
- * "Server is banned from room", "Host not in room.").
+ * "Server is banned from room", "Host not in room."). A room joined with partial state: 403
+ * ORG.MATRIX.MSC3895_UNABLE_DUE_TO_PARTIAL_STATE, unless `allowPartialState` (backfill, missing events),
+ * where `origin` is in it when its join named it (Synapse's approximation of the servers in the room).
  */
-export async function roomForServer(s: Services, roomId: string, origin: string): Promise<RoomSnapshot> {
+export async function roomForServer(s: Services, roomId: string, origin: string, opts: { allowPartialState?: boolean } = {}): Promise<RoomSnapshot> {
   const room = await loadRoom(s, roomId);
   if (!room) throw new MatrixError("M_NOT_FOUND", "Unknown room", 404);
+  const partial = await isPartialState(s, roomId);
+  if (partial && opts.allowPartialState !== true) throw unableDueToPartialState();
   await assertServerAllowed(s, room.state, origin);
-  if (!(await serverInRoom(s, room, origin))) throw new MatrixError("M_FORBIDDEN", "Host not in room.", 403);
+  const inRoom = partial ? (await withPartialStateServers(s, roomId, await joinedServersOfState(s, roomId, room.state))).includes(origin) : await serverInRoom(s, room, origin);
+  if (!inRoom) throw new MatrixError("M_FORBIDDEN", "Host not in room.", 403);
   return room;
 }
 
@@ -88,8 +99,12 @@ export async function visibleToServer(s: Services, server: string, events: reado
 export async function pdusForServer(s: Services, server: string, room: RoomSnapshot, events: readonly StoredEvent[], opts: { checkVisibility?: boolean } = {}): Promise<Pdu[]> {
   const served = events.filter((e) => e.rejectedReason === null);
   const visible = opts.checkVisibility === false ? undefined : await visibleToServer(s, server, served);
+  // While the room's state is partial, the servers in it are not known for sure: other servers' events are
+  // served redacted (Synapse's filter_out_remote_partial_state_events).
+  const hideRemote = visible !== undefined && (await isPartialState(s, room.roomId));
+  const hidden = (e: StoredEvent) => (visible && !visible.has(e.eventId)) || (hideRemote && domainOf(e.pdu.sender) !== s.config.server_name);
   const redacted = await effectiveRedactions(s, served, async () => room.version.id);
-  return served.map((e) => (redacted.has(e.eventId) || (visible && !visible.has(e.eventId)) ? redactEvent(e.pdu, room.version) : e.pdu));
+  return served.map((e) => (redacted.has(e.eventId) || hidden(e) ? redactEvent(e.pdu, room.version) : e.pdu));
 }
 
 /** The envelope GET /event and /backfill answer with (a transaction without destination). */

@@ -14,6 +14,7 @@ import { unsignedPdu } from "../../rooms/build-event.ts";
 import { authorizeWithState } from "../../rooms/pipeline/checks.ts";
 import { restrictedJoin } from "../../rooms/restricted-join.ts";
 import { hostInRoom } from "./residency.ts";
+import { refuseHandshakeWhilePartial } from "../partial-state/refusals.ts";
 
 export type Membership = "join" | "leave" | "knock";
 
@@ -63,6 +64,8 @@ async function authorisingUser(s: Services, room: RoomSnapshot, userId: string):
 export async function makeMembership(s: Services, origin: string, roomId: string, userId: string, membership: Membership, supportedVersions?: readonly string[]): Promise<MembershipTemplate> {
   requireOriginsUser(origin, userId);
   const room = await residentRoom(s, roomId);
+  // Synapse answers make_leave in a partial-state room (only its send_leave is refused).
+  if (membership !== "leave") await refuseHandshakeWhilePartial(s, roomId, `make_${membership}`);
   await assertServerAllowed(s, room.state, origin);
   const v = room.version;
   if (membership !== "leave" && !(supportedVersions ?? ["1"]).includes(v.id))

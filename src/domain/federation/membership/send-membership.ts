@@ -24,6 +24,7 @@ import { stateBeforeEvent } from "../../rooms/state-before.ts";
 import type { StoredEvent } from "../../store/events.ts";
 import { joinedServers } from "./residency.ts";
 import { assertServerAllowed } from "../server-acl.ts";
+import { refuseHandshakeWhilePartial } from "../partial-state/refusals.ts";
 
 export interface SendJoinAnswer {
   origin: string;
@@ -70,6 +71,7 @@ async function checkMemberEvent(s: Services, origin: string, room: RoomSnapshot,
 /** PUT /send_join v2, /send_knock v1 and /send_leave v2: checks and accepts the event (idempotent for one already accepted). */
 export async function sendMembership(s: Services, origin: string, roomId: string, eventId: string, body: Record<string, unknown>, membership: Membership): Promise<{ room: RoomSnapshot; pdu: Pdu }> {
   const room = await residentRoom(s, roomId);
+  await refuseHandshakeWhilePartial(s, roomId, `send_${membership}`);
   await assertServerAllowed(s, room.state, origin);
   if (membership === "knock" && !room.version.knock) throw new MatrixError("M_FORBIDDEN", "This room version does not support knocking", 403);
   const pdu = await checkMemberEvent(s, origin, room, eventId, body, membership);
