@@ -172,6 +172,19 @@ export class EventStore {
     return pos;
   }
 
+  /**
+   * An event placed while its room's state was partial, checked again against the full state: its state
+   * group, rejection and replaced state event change in place (a rejected redaction no longer applies).
+   * The cache is updated once `tx` commits.
+   */
+  async restate(tx: SqlExecutor, e: StoredEvent): Promise<void> {
+    await tx.run(`UPDATE events SET state_group = ?, rejected_reason = ?, replaces_state = ? WHERE event_id = ?`, [e.stateGroup ?? NO_STATE_GROUP, e.rejectedReason, e.replacesState, e.eventId]);
+    if (e.rejectedReason !== null) await tx.run(`DELETE FROM redactions WHERE event_id = ?`, [e.eventId]);
+    tx.onSettled?.((committed) => {
+      if (committed) this.cache.set(e.eventId, e);
+    });
+  }
+
   private noteChildren(e: NewEvent): void {
     if (e.redacts) this.noteChildOf(e.redacts);
     const rel = (e.pdu.content as { "m.relates_to"?: { event_id?: unknown } } | undefined)?.["m.relates_to"];

@@ -1,13 +1,13 @@
 // Completing a room joined with partial state: the full state before our join fetched with /state from
 // the servers in the room (the joined one first), each event checked as an outlier through the remote
 // planner, then one commit adds the missing entries to current state, the memberships and the room's
-// state groups, and clears the partial flag (flag.ts) — waiting reads resume. Runs in the background after
+// state groups; the events placed while partial are checked again against the full state (recheck.ts),
+// and the commit of that outcome clears the partial flag (flag.ts) — waiting reads resume. Runs in the background after
 // the join, and again at start-up for rooms still partial; a server that fails is skipped, and when all
 // fail the resync is retried with backoff.
 // Spec: Server-Server API "Joining Rooms" (omit_members), GET /state/{roomId}; Synapse's partial-state resync.
 import type { Services } from "../../services.ts";
 import type { BackgroundTask } from "../../extensions.ts";
-import type { SqlExecutor } from "../../../storage/sql.ts";
 import { isPlainObject, type Pdu } from "../../events/types.ts";
 import { eventIdOf } from "../../events/hashes.ts";
 import { fedPath } from "../../../federation/client.ts";
@@ -17,6 +17,7 @@ import { receiveRemoteEvents } from "../../rooms/receive.ts";
 import { loadRoom } from "../../rooms/room-cache.ts";
 import { writeMemberships } from "../../rooms/pipeline/commit.ts";
 import { clearPartialState, partialStateOf, partialStateRooms, type PartialStateRoom } from "./flag.ts";
+import { recheckSinceJoin, writeRecheck } from "./recheck.ts";
 
 const STATE_MAX_BYTES = 200 * 1024 * 1024;
 const STATE_TIMEOUT_MS = 180_000;
@@ -59,12 +60,14 @@ async function fetchFullState(s: Services, server: string, ps: PartialStateRoom)
 }
 
 /**
- * Completes current state and the state groups with `fill` and clears the flag, without new events
- * (every event of the full state was stored already, e.g. fetched earlier as an auth event).
+ * Completes current state and the state groups with `fill` (the entries of the full state at the join
+ * already stored, e.g. fetched earlier as auth events), then checks again the events placed while the
+ * state was partial (recheck.ts) and clears the flag in the commit that stores the outcome.
  */
-async function completeWithoutEvents(s: Services, roomId: string, fill: StateMap): Promise<void> {
+async function completeAndRecheck(s: Services, ps: PartialStateRoom, fill: StateMap): Promise<void> {
+  const roomId = ps.roomId;
   await s.rooms.lanes.run(roomId, async () => {
-    const room = await loadRoom(s, roomId);
+    let room = await loadRoom(s, roomId);
     if (!room) return;
     const stored = await s.rooms.events.getMany([...fill.values()]);
     const changes = new Map<string, string>();
@@ -72,35 +75,39 @@ async function completeWithoutEvents(s: Services, roomId: string, fill: StateMap
       const e = stored.get(id);
       if (!room.state.has(k) && e && e.rejectedReason === null) changes.set(k, id);
     }
-    await s.storage.sql.transaction(async (tx) => {
-      if (changes.size > 0) {
+    if (changes.size > 0) {
+      await s.storage.sql.transaction(async (tx) => {
         await s.rooms.store.changeCurrentState(tx, roomId, changes);
         await writeMemberships(s, tx, roomId, changes, new Map());
         await s.rooms.stateGroups.completeSnapshots(tx, roomId, changes);
-      }
+        tx.onSettled?.(() => s.rooms.cache.delete(roomId));
+      });
+      room = await loadRoom(s, roomId);
+      if (!room) return;
+    }
+    const plan = await recheckSinceJoin(s, room, ps.joinEventId, fill);
+    await s.storage.sql.transaction(async (tx) => {
+      await writeRecheck(s, tx, roomId, plan);
       await clearPartialState(s, tx, roomId);
       tx.onSettled?.(() => s.rooms.cache.delete(roomId));
     });
+    const rejected = plan.changed.filter((c) => c.rejectedReason !== null);
+    if (rejected.length > 0) s.log.warn({ roomId, rejected: rejected.map((c) => c.event.eventId) }, "partial-state room: events received while partial are not authorised by the full state; rejected");
   });
 }
 
 /** One attempt through `server`: fetched, checked, committed. */
 async function resyncThrough(s: Services, server: string, ps: PartialStateRoom): Promise<void> {
   const { pdus, chain, state } = await fetchFullState(s, server, ps);
-  const complete = async (tx: SqlExecutor, added: ReadonlyMap<string, string>) => {
-    await s.rooms.stateGroups.completeSnapshots(tx, ps.roomId, added);
-    await clearPartialState(s, tx, ps.roomId);
-  };
   await receiveRemoteEvents(s, ps.roomId, [...chain, ...pdus].map((pdu) => ({ pdu, outlier: true })), {
     fillState: state,
     alsoWrite: async (tx, plan) => {
       const added = new Map<string, string>();
       for (const [k, id] of plan.after.changes) if (id !== null && !plan.room.state.has(k)) added.set(k, id);
-      await complete(tx, added);
+      await s.rooms.stateGroups.completeSnapshots(tx, ps.roomId, added);
     },
   });
-  // Nothing new to store: the commit did not happen.
-  if (await partialStateOf(s, ps.roomId)) await completeWithoutEvents(s, ps.roomId, state);
+  await completeAndRecheck(s, ps, state);
 }
 
 /** Resyncs one room until its state is complete (or the server stops). */
