@@ -2,14 +2,15 @@
 // visibility "public", most joined members first (as Synapse), filtered by a search term (name, topic,
 // canonical alias, room id; case-insensitive) and room types, paged with opaque since tokens both ways.
 // POST may read an application service network's list instead (third_party_instance_id) or all lists
-// together (include_all_networks). A page is one query over room_directory_stats (stats.ts).
+// together (include_all_networks). A page is one query over room_directory_stats (stats.ts), more when
+// rooms a reader may not see are left out (another server: rooms that do not federate).
 // Spec: Client-Server API "Listing rooms"; Application Service API "Published room directories".
-import { loadRoom } from "../rooms/room-cache.ts";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { isPlainObject } from "../events/types.ts";
 import { isValidServerName } from "../ids.ts";
-import type { DirectoryList, DirectoryPosition, DirectoryStats } from "../store/directory.ts";
+import type { DirectoryList, DirectoryPosition, DirectoryQuery, DirectoryStats } from "../store/directory.ts";
+import { RoomBatchReads } from "../store/rooms.ts";
 import { backfillDirectoryStats } from "./stats.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { remotePublicRooms } from "./remote-public-rooms.ts";
@@ -142,17 +143,21 @@ function directoryList(req: Omit<PublicRoomsRequest, "server">): DirectoryList {
 /**
  * Another server reading our directory (GET/POST /_matrix/federation/v1/publicRooms): only with
  * allow_public_rooms_over_federation (Synapse's option, default false); rooms created with
- * `m.federate: false` left out. Spec: Server-Server API
- * "Published Room Directory".
+ * `m.federate: false` left out before paging (as Synapse's ignore_non_federatable), so a page is full and
+ * its tokens continue after what it shows. Spec: Server-Server API "Published Room Directory".
  */
 export async function federationPublicRooms(s: Services, req: Omit<PublicRoomsRequest, "server">): Promise<PublicRoomsResponse> {
   if (!s.config.allow_public_rooms_over_federation)
     throw new MatrixError("M_FORBIDDEN", `You are not allowed to view the public rooms list of ${s.config.server_name}`, 403);
-  const { cursors: _c, ...page } = await readLocalDirectory(s, req);
-  // Rooms that do not federate are never listed to another server (as Synapse, with or without a filter).
-  const rooms = await Promise.all(page.chunk.map((c) => loadRoom(s, c.room_id)));
-  page.chunk = page.chunk.filter((_c, i) => rooms[i]?.createEvent.content["m.federate"] !== false);
+  const { cursors: _c, ...page } = await readLocalDirectory(s, req, (rows) => federatingRooms(s, rows.map((d) => d.roomId)));
   return page;
+}
+
+/** The rooms among `roomIds` whose create event does not say `m.federate: false` (two batch reads). */
+async function federatingRooms(s: Services, roomIds: readonly string[]): Promise<Set<string>> {
+  const creates = await new RoomBatchReads(s.storage.sql).currentStateOfTypes(roomIds, ["m.room.create"]);
+  const events = await s.rooms.events.getMany([...creates.values()].map((m) => m.get("m.room.create")!));
+  return new Set(roomIds.filter((id) => events.get(creates.get(id)?.get("m.room.create") ?? "")?.pdu.content["m.federate"] !== false));
 }
 
 const backfilled = new WeakSet<Services>();
@@ -173,8 +178,31 @@ export async function listPublicRooms(s: Services, r: Requester | undefined, req
   return readLocalDirectory(s, req);
 }
 
-/** A page of this server's published directory (the caller decided who may read it). */
-async function readLocalDirectory(s: Services, req: Omit<PublicRoomsRequest, "server">): Promise<PublicRoomsPage> {
+/** Which of a page's rooms a reader may see (undefined: all). */
+type KeepRooms = (rows: DirectoryStats[]) => Promise<ReadonlySet<string>>;
+
+/**
+ * `wanted` rows of the directory from `since` on, in the direction read, of those `keep` lets through:
+ * pages are read until enough are kept or the list ends. Returned in directory order.
+ */
+async function keptRows(s: Services, query: Omit<DirectoryQuery, "after" | "before" | "limit">, since: { dir: Direction; at: DirectoryPosition } | undefined, wanted: number, keep?: KeepRooms): Promise<DirectoryStats[]> {
+  const backwards = since?.dir === "b";
+  let at = since?.at;
+  const out: DirectoryStats[] = [];
+  for (;;) {
+    const rows = await s.directory.publishedPage({ ...query, after: backwards ? undefined : at, before: backwards ? at : undefined, limit: wanted });
+    const kept = keep ? await keep(rows) : undefined;
+    const pass = kept ? rows.filter((d) => kept.has(d.roomId)) : rows;
+    if (backwards) out.unshift(...pass);
+    else out.push(...pass);
+    if (rows.length < wanted || out.length >= wanted || !keep) return out;
+    const edge = backwards ? rows[0]! : rows[rows.length - 1]!;
+    at = { joinedMembers: edge.joinedMembers, roomId: edge.roomId };
+  }
+}
+
+/** A page of this server's published directory (the caller decided who may read it, and `keep` which rooms). */
+async function readLocalDirectory(s: Services, req: Omit<PublicRoomsRequest, "server">, keep?: KeepRooms): Promise<PublicRoomsPage> {
   if (req.limit !== undefined && (!Number.isSafeInteger(req.limit) || req.limit < 0)) throw new MatrixError("M_INVALID_PARAM", "limit must be a non-negative integer", 400);
   const limit = Math.min(req.limit ?? MAX_PUBLIC_ROOMS_PAGE, MAX_PUBLIC_ROOMS_PAGE);
   const since = req.since === undefined ? undefined : decodeToken(req.since, "since");
@@ -185,17 +213,11 @@ async function readLocalDirectory(s: Services, req: Omit<PublicRoomsRequest, "se
     await backfillDirectoryStats(s, await s.directory.publishedWithoutStats());
     backfilled.add(s);
   }
-  const rows = await s.directory.publishedPage({
-    ...filter,
-    list,
-    after: since?.dir === "f" ? since.at : undefined,
-    before: since?.dir === "b" ? since.at : undefined,
-    limit: limit + 1,
-  });
-  const backwards = since?.dir === "b";
   // limit + 1 rows tell whether more lie beyond the page in the direction read.
+  const rows = await keptRows(s, { ...filter, list }, since, limit + 1, keep);
+  const backwards = since?.dir === "b";
   const more = rows.length > limit;
-  const page = backwards ? rows.slice(rows.length - limit) : rows.slice(0, limit);
+  const page = backwards ? rows.slice(Math.max(0, rows.length - limit)) : rows.slice(0, limit);
   if (limit === 0) page.length = 0;
   const pos = (d: DirectoryStats): DirectoryPosition => ({ joinedMembers: d.joinedMembers, roomId: d.roomId });
   const first = page[0];

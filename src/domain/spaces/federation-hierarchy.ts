@@ -2,14 +2,17 @@
 // the room's summary with its m.space.child events, and one level of children — those this server holds
 // and the requesting server could peek or join (public, knockable, world_readable, one of its users
 // joined, or restricted through a room it is in) summarised, the others it holds named in
-// `inaccessible_children`; children this server does not hold are left out. A room the requesting server
-// could not peek or join is a 404, as an unknown one. No pagination (the requesting server filters).
+// `inaccessible_children` (so are those whose server ACL denies the requesting server); children this
+// server does not hold are left out. A room the requesting server could not peek or join is a 404, as an
+// unknown one; one whose server ACL denies it, 403 M_FORBIDDEN (spec "Server Access Control Lists").
+// No pagination (the requesting server filters).
 // Spec: Server-Server API "Spaces" (GET /hierarchy/{roomId}, v1).
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { loadRoom, type RoomSnapshot } from "../rooms/room-cache.ts";
 import { SpaceReads } from "../store/spaces.ts";
 import { joinedServers } from "../federation/membership/residency.ts";
+import { assertServerAllowed, serverAllowedInState } from "../federation/server-acl.ts";
 import { allowedRoomIds, entryOf, MAX_CHILDREN_PER_SPACE, RoomFacts, str, type HierarchyRoom } from "./hierarchy.ts";
 
 export interface FederationHierarchy {
@@ -37,13 +40,16 @@ export async function federationHierarchy(s: Services, origin: string, roomId: s
   const facts = new RoomFacts(s, "");
   const root = await loadRoom(s, roomId);
   if (!root || !(await accessibleToServer(s, facts, root, origin))) throw new MatrixError("M_NOT_FOUND", "Unknown room", 404);
+  // The room's server ACL: a denied server gets the spec's 403 M_FORBIDDEN (after the 404 for a room it
+  // could not see anyway, so the answer reveals nothing of a room it has no access to).
+  await assertServerAllowed(s, root.state, origin);
   const rootChildren = await facts.children(root, suggestedOnly);
   const children: { room: RoomSnapshot; children: Awaited<ReturnType<RoomFacts["children"]>> }[] = [];
   const inaccessible: string[] = [];
   for (const c of rootChildren.slice(0, MAX_CHILDREN_PER_SPACE)) {
     const child = await loadRoom(s, c.pdu.state_key!);
     if (!child) continue;
-    if (await accessibleToServer(s, facts, child, origin)) children.push({ room: child, children: await facts.children(child, suggestedOnly) });
+    if ((await serverAllowedInState(s, child.state, origin)) && (await accessibleToServer(s, facts, child, origin))) children.push({ room: child, children: await facts.children(child, suggestedOnly) });
     else inaccessible.push(child.roomId);
   }
   const counts = await new SpaceReads(s.storage.sql).joinedCounts([roomId, ...children.map((c) => c.room.roomId)]);

@@ -1,7 +1,8 @@
 // Rooms of a space that live on other servers, for a local /hierarchy walk: asked of the servers an
 // m.space.child names in `via` (GET /_matrix/federation/v1/hierarchy/{roomId}), the answer checked entry by
 // entry — a remote server is untrusted, so only well-typed summaries pass, and a `room` for another room
-// than the one asked is none. The children it summarises are remembered for the walk (not asked again).
+// than the one asked is none. The children it summarises are remembered for the walk (not asked again),
+// and each answer for five minutes, at most 1,000 of them (as Synapse's get_room_hierarchy_cache).
 // Whether our user may see a remote room is Synapse's rule for remote rooms: public, knockable or
 // world_readable, joined or invited, or restricted through a room the user is joined to.
 // Spec: Server-Server API "Spaces" (GET /hierarchy/{roomId}); Client-Server API "Spaces" (GET /hierarchy).
@@ -46,8 +47,30 @@ export interface RemoteSummary {
   children: HierarchyRoom[];
 }
 
-/** The summary of `roomId` (and of its children) from the first of `via` that answers one; undefined when none does. */
+/** How long a remote room's answer is reused, and how many are kept (Synapse's get_room_hierarchy_cache). */
+const CACHE_MS = 5 * 60_000;
+const CACHE_SIZE = 1000;
+
+function answersOf(s: Services) {
+  return s.caches.get<string, { at: number; summary: RemoteSummary }>("remote_room_hierarchy", CACHE_SIZE);
+}
+
+/**
+ * The summary of `roomId` (and of its children) from the first of `via` that answers one; undefined when
+ * none does. An answer is reused for a while (paging a local /hierarchy does not ask again for each page);
+ * failures are not remembered.
+ */
 export async function fetchRemoteSummary(s: Services, roomId: string, via: readonly string[], suggestedOnly: boolean): Promise<RemoteSummary | undefined> {
+  const cache = answersOf(s);
+  const key = `${suggestedOnly ? "s" : "a"}${roomId}`;
+  const hit = cache.get(key);
+  if (hit && s.clock.now() - hit.at < CACHE_MS) return hit.summary;
+  const summary = await askRemoteSummary(s, roomId, via, suggestedOnly);
+  if (summary) cache.set(key, { at: s.clock.now(), summary });
+  return summary;
+}
+
+async function askRemoteSummary(s: Services, roomId: string, via: readonly string[], suggestedOnly: boolean): Promise<RemoteSummary | undefined> {
   for (const server of candidateServers(s, via).slice(0, MAX_SERVERS)) {
     let answer: unknown;
     try {
