@@ -3,8 +3,8 @@
 // server F, one of whom A bans; B joins with partial state (its /state fetch held back), so B does not know
 // of the ban. F then sends B, as the banned user, a message and a new join (a display name change), citing
 // the user's old join as auth event: the partial state lets both in. Once B has the full state, both are
-// rejected, current state holds the ban again, later states leave the rejected join out, and what others
-// sent meanwhile stays.
+// rejected (and leave the search index and relations), current state holds the ban again, later states
+// leave the rejected join out, and what others sent meanwhile stays.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
 import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
@@ -93,12 +93,23 @@ describe.each(backends())("events received while partial, checked against the fu
     await eventually(async () => (await b.hs.services.rooms.events.get(fromA.json.event_id))?.stateGroup != null, "B receiving alice's message");
     const fromB = await b.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/c2`, { token: bob.access_token, body: { msgtype: "m.text", body: "from B" } });
     expect(fromB.status, JSON.stringify(fromB.json)).toBe(200);
+    // Mallory reacts to alice's message too; B indexes the reaction and mallory's message meanwhile.
+    const reaction = await onB({ type: "m.reaction", sender: mallory!, content: { "m.relates_to": { rel_type: "m.annotation", event_id: fromA.json.event_id, key: "+1" } } });
+    await accepted(reaction.pdu, reaction.eventId);
+    const indexed = async () => ({
+      relations: [...(await b.hs.services.relations.ofEvents(b.hs.services.storage.sql, [reaction.eventId])).keys()],
+      search: (await b.hs.services.search.search({ words: ["banned"], rooms: [{ roomId }], types: ["m.room.message"], orderBy: "recent", limit: 10 })).map((h) => h.eventId),
+    });
+    expect(await indexed()).toEqual({ relations: [reaction.eventId], search: [msg.eventId] });
 
     hold.release();
     await eventually(async () => !(await isPartialState(b.hs.services, roomId)), "B completing the room's state", 60_000);
 
     const events = await b.hs.services.rooms.events.getMany([msg.eventId, rejoin.eventId, fromA.json.event_id, fromB.json.event_id]);
     expect(events.get(msg.eventId)!.rejectedReason).toMatch(/full state/);
+    expect((await b.hs.services.rooms.events.get(reaction.eventId))!.rejectedReason).toMatch(/full state/);
+    // Out of the search index and the relations.
+    expect(await indexed()).toEqual({ relations: [], search: [] });
     expect(events.get(rejoin.eventId)!.rejectedReason).toMatch(/full state/);
     expect([events.get(fromA.json.event_id)!.rejectedReason, events.get(fromB.json.event_id)!.rejectedReason]).toEqual([null, null]);
     // Current state has the ban again; the state at bob's later message leaves the rejected join out.

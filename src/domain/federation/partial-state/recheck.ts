@@ -125,7 +125,7 @@ export async function recheckSinceJoin(s: Services, room: RoomSnapshot, joinEven
   return { changed, currentChanges: stateChanges(room.state, currentState), currentState };
 }
 
-/** Writes a recheck's outcome in `tx`: new state groups, rejections, current state and memberships. */
+/** Writes a recheck's outcome in `tx`: new state groups, rejections (out of search and relations), current state and memberships. */
 export async function writeRecheck(s: Services, tx: SqlExecutor, roomId: string, plan: RecheckPlan): Promise<void> {
   // Events whose new state is the same map share its new group.
   const regrouped = new Map<StateMap, number>();
@@ -138,6 +138,12 @@ export async function writeRecheck(s: Services, tx: SqlExecutor, roomId: string,
       regrouped.set(c.stateAfter, stateGroup);
     }
     await s.rooms.events.restate(tx, { ...e, stateGroup, rejectedReason: c.rejectedReason, replacesState: c.replacesState });
+  }
+  // What the timeline's indexers wrote for the events now rejected: out of the search index and relations.
+  const rejected = plan.changed.filter((c) => c.rejectedReason !== null).map((c) => c.event.eventId);
+  if (rejected.length > 0) {
+    await s.search.remove(tx, roomId, rejected);
+    await s.relations.remove(tx, rejected);
   }
   if (plan.currentChanges.size > 0) {
     await s.rooms.store.changeCurrentState(tx, roomId, plan.currentChanges);
