@@ -30,6 +30,8 @@ export interface FakeOrigin extends TestServerIdentity {
   requests: FakeRequest[];
   /** The answer to each request; replace it at will. */
   handler: FakeHandler;
+  /** The key document served instead of the one of `key` (a key rotation, say). */
+  keyDocument?: () => unknown;
   close(): Promise<void>;
 }
 
@@ -48,7 +50,7 @@ export async function startFakeOrigin(handler: FakeHandler = () => undefined): P
         const path = url.pathname.split("/").map(decodeURIComponent).join("/");
         let answer: FakeAnswer;
         if (path === "/_matrix/key/v2/server") {
-          answer = { status: 200, json: buildServerKeysResponse({ serverName, keys: [key], validityMs: 3600_000 }) };
+          answer = { status: 200, json: origin.keyDocument?.() ?? buildServerKeysResponse({ serverName, keys: [key], validityMs: 3600_000 }) };
         } else {
           const text = Buffer.concat(chunks).toString("utf8");
           const fake: FakeRequest = { method: req.method ?? "GET", path, query: url.searchParams, body: text ? JSON.parse(text) : undefined };

@@ -1,6 +1,7 @@
 // Repository of other servers' signing keys (server_keys): read by the key ring on a memory miss, written
 // after each verified fetch, and read whole by the notary (GET/POST /_matrix/key/v2/query). A row is only
-// replaced by one valid at least as long, so a stale notary answer never shortens what we know.
+// replaced by one valid at least as long, so a stale notary answer never shortens what we know, except by
+// the server's own word that the key expired (old_verify_keys' expired_ts), which always holds.
 import type { Sql } from "../../storage/sql.ts";
 
 export interface StoredServerKey {
@@ -57,7 +58,11 @@ export class ServerKeyStore {
     return (await this.sql.all<Row>(`SELECT ${COLUMNS} FROM server_keys WHERE server_name = ?`, [serverName])).map(fromRow);
   }
 
-  /** Stores keys in one transaction; an existing row stays when it is valid for longer than the new one. */
+  /**
+   * Stores keys in one transaction; an existing row stays when it is valid for longer than the new one,
+   * except that a key its server lists under old_verify_keys ends at that expired_ts (the server said it
+   * stopped using it: a longer validity learnt before no longer holds), and is never made current again.
+   */
   async store(keys: readonly StoredServerKey[]): Promise<void> {
     if (keys.length === 0) return;
     await this.sql.transaction(async (tx) => {
@@ -67,7 +72,7 @@ export class ServerKeyStore {
            ON CONFLICT (server_name, key_id) DO UPDATE SET verify_key = excluded.verify_key,
              valid_until_ts = excluded.valid_until_ts, expired_ts = excluded.expired_ts, from_server = excluded.from_server,
              added_ts = excluded.added_ts, key_json = excluded.key_json
-           WHERE excluded.valid_until_ts >= server_keys.valid_until_ts`,
+           WHERE excluded.expired_ts IS NOT NULL OR (server_keys.expired_ts IS NULL AND excluded.valid_until_ts >= server_keys.valid_until_ts)`,
           [k.serverName, k.keyId, k.verifyKey, k.validUntilTs, k.expiredTs, k.fromServer, k.addedTs, k.keyJson],
         );
       }

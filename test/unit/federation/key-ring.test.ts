@@ -22,7 +22,8 @@ class MemoryStore {
   async store(keys: readonly StoredServerKey[]) {
     for (const k of keys) {
       const prev = this.rows.get(`${k.serverName} ${k.keyId}`);
-      if (!prev || k.validUntilTs >= prev.validUntilTs) this.rows.set(`${k.serverName} ${k.keyId}`, k);
+      // As ServerKeyStore: longer validity wins, but an expiry (old_verify_keys) always holds.
+      if (!prev || k.expiredTs !== null || (prev.expiredTs === null && k.validUntilTs >= prev.validUntilTs)) this.rows.set(`${k.serverName} ${k.keyId}`, k);
     }
   }
 }
