@@ -4,9 +4,10 @@
 // found unauthorised so far taken out of it, and the auth rules run again. An event the full state does
 // not authorise is marked rejected (its state is then the state before it and it leaves every later
 // state: where it stood, the event it replaced stands); current state follows the same way (Synapse
-// resolves it again from the tips; here the rejected entries are replaced in place). Not re-soft-failed, and nothing rejected is accepted again (Synapse
-// neither soft-fails here, and a partial check cannot reject what the full state allows: it sees a subset
-// of the same state). Spec: Server-Server API "Checks performed on receipt of a PDU", "Rejection".
+// resolves it again from the tips; here the rejected entries are replaced in place). Not re-soft-failed,
+// and nothing rejected is accepted again (Synapse does not soft-fail here either, and a partial check
+// cannot reject what the full state allows: it sees a subset of the same state).
+// Spec: Server-Server API "Checks performed on receipt of a PDU", "Rejection".
 import type { Services } from "../../services.ts";
 import type { SqlExecutor } from "../../../storage/sql.ts";
 import type { Pdu } from "../../events/types.ts";
