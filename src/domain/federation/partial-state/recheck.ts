@@ -6,7 +6,8 @@
 // state: where it stood, the event it replaced stands); current state follows the same way (Synapse
 // resolves it again from the tips; here the rejected entries are replaced in place). Not re-soft-failed,
 // and nothing rejected is accepted again (Synapse does not soft-fail here either, and a partial check
-// cannot reject what the full state allows: it sees a subset of the same state).
+// hardly rejects what the full state allows: it sees the same state where it has it, the event's own auth
+// events elsewhere, and those passed already).
 // Spec: Server-Server API "Checks performed on receipt of a PDU", "Rejection".
 import type { Services } from "../../services.ts";
 import type { SqlExecutor } from "../../../storage/sql.ts";
