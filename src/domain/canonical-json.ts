@@ -41,6 +41,28 @@ const FAST_DEPTH = 200;
 const TOO_DEEP = Symbol("too deep");
 
 function encode(value: unknown, depth: number): string {
+  const text = scalar(value);
+  if (text !== undefined) return text;
+  if (depth === FAST_DEPTH) throw TOO_DEEP;
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? "" : ",") + encode(value[i], depth + 1);
+    return out + "]";
+  }
+  const obj = value as Record<string, unknown>;
+  let out = "{";
+  let first = true;
+  for (const k of sortedKeys(obj)) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    out += (first ? "" : ",") + encodeString(k) + ":" + encode(v, depth + 1);
+    first = false;
+  }
+  return out + "}";
+}
+
+/** A scalar's encoding; undefined for an array or object (a container); throws for what JSON cannot hold. */
+function scalar(value: unknown): string | undefined {
   switch (typeof value) {
     case "string":
       return encodeString(value);
@@ -48,25 +70,8 @@ function encode(value: unknown, depth: number): string {
       return encodeNumber(value);
     case "boolean":
       return value ? "true" : "false";
-    case "object": {
-      if (value === null) return "null";
-      if (depth === FAST_DEPTH) throw TOO_DEEP;
-      if (Array.isArray(value)) {
-        let out = "[";
-        for (let i = 0; i < value.length; i++) out += (i === 0 ? "" : ",") + encode(value[i], depth + 1);
-        return out + "]";
-      }
-      const obj = value as Record<string, unknown>;
-      let out = "{";
-      let first = true;
-      for (const k of sortedKeys(obj)) {
-        const v = obj[k];
-        if (v === undefined) continue;
-        out += (first ? "" : ",") + encodeString(k) + ":" + encode(v, depth + 1);
-        first = false;
-      }
-      return out + "}";
-    }
+    case "object":
+      return value === null ? "null" : undefined;
     default:
       throw new MatrixError("M_BAD_JSON", `Canonical JSON cannot encode a ${typeof value}`);
   }
@@ -124,23 +129,12 @@ function add(f: Frame, text: string): void {
 
 /** A scalar's encoding, or a frame for a container. */
 function open(value: unknown): Frame | string {
-  switch (typeof value) {
-    case "string":
-      return encodeString(value);
-    case "number":
-      return encodeNumber(value);
-    case "boolean":
-      return value ? "true" : "false";
-    case "object": {
-      if (value === null) return "null";
-      if (Array.isArray(value)) return { items: value, keys: undefined, i: 0, parts: [] };
-      const obj = value as Record<string, unknown>;
-      const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort(compareCodePoints);
-      return { items: keys.map((k) => obj[k]), keys, i: 0, parts: [] };
-    }
-    default:
-      throw new MatrixError("M_BAD_JSON", `Canonical JSON cannot encode a ${typeof value}`);
-  }
+  const text = scalar(value);
+  if (text !== undefined) return text;
+  if (Array.isArray(value)) return { items: value, keys: undefined, i: 0, parts: [] };
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort(compareCodePoints);
+  return { items: keys.map((k) => obj[k]), keys, i: 0, parts: [] };
 }
 
 // A lone surrogate has no UTF-8 encoding, so canonical JSON (a UTF-8 encoding) cannot carry it.
