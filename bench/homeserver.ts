@@ -1,7 +1,8 @@
 // The homeserver a benchmark measures: `weft start` in its own process (as operators run it) on a fresh
 // SQLite file or PostgreSQL database, rate limits lifted, with shared-secret registration of users.
 // It runs compiled, as `npm start` runs it (WEFT_BENCH_TSX=1: src/ through tsx instead).
-// WEFT_BENCH_NODE_ARGS passes flags to the server's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+// WEFT_BENCH_NODE_ARGS passes flags to the server's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof");
+// WEFT_BENCH_CLI runs another compiled build (its dist/cli.js) instead of this one's.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -84,6 +85,8 @@ export const SERVER_NODE_ARGS = ["--max-semi-space-size=4"];
  * dist/cli.js; built here first when src/ changed), or src/ through tsx with WEFT_BENCH_TSX=1.
  */
 export function serverCommand(nodeArgs: string[]): string[] {
+  // Another build's compiled cli.js (e.g. a copy of the baseline's dist/, for an A/B run).
+  if (process.env.WEFT_BENCH_CLI) return [...nodeArgs, process.env.WEFT_BENCH_CLI];
   if (process.env.WEFT_BENCH_TSX === "1") return ["--import", "tsx", ...nodeArgs, "src/cli.ts"];
   const build = spawnSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" });
   if (build.status !== 0) throw new Error("npm run build failed");

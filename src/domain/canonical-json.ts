@@ -22,11 +22,81 @@ export function compareCodePoints(a: string, b: string): number {
 }
 
 /**
- * Encodes a JSON value canonically. Throws M_BAD_JSON for values canonical JSON cannot carry. Iterative
- * (an explicit stack, no recursion), so a value of any depth encodes — an event stored or received
- * before the nesting bound (json-limits.ts) still hashes and compares.
+ * Encodes a JSON value canonically. Throws M_BAD_JSON for values canonical JSON cannot carry. A value of
+ * any depth encodes — an event stored or received before the nesting bound (json-limits.ts) still hashes
+ * and compares: the usual shallow value takes a recursive walk (fast: the hot path hashes and signs every
+ * event built), one nested deeper than FAST_DEPTH starts over on an iterative walk with an explicit stack.
  */
 export function canonicalJson(value: unknown): string {
+  try {
+    return encode(value, 0);
+  } catch (err) {
+    if (err !== TOO_DEEP) throw err;
+    return canonicalJsonIteratively(value);
+  }
+}
+
+/** Nesting the recursive walk takes before handing the value to the iterative one (far from any stack limit). */
+const FAST_DEPTH = 200;
+const TOO_DEEP = Symbol("too deep");
+
+function encode(value: unknown, depth: number): string {
+  const text = scalar(value);
+  if (text !== undefined) return text;
+  if (depth === FAST_DEPTH) throw TOO_DEEP;
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? "" : ",") + encode(value[i], depth + 1);
+    return out + "]";
+  }
+  const obj = value as Record<string, unknown>;
+  let out = "{";
+  let first = true;
+  for (const k of sortedKeys(obj)) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    out += (first ? "" : ",") + encodeString(k) + ":" + encode(v, depth + 1);
+    first = false;
+  }
+  return out + "}";
+}
+
+/** A scalar's encoding; undefined for an array or object (a container); throws for what JSON cannot hold. */
+function scalar(value: unknown): string | undefined {
+  switch (typeof value) {
+    case "string":
+      return encodeString(value);
+    case "number":
+      return encodeNumber(value);
+    case "boolean":
+      return value ? "true" : "false";
+    case "object":
+      return value === null ? "null" : undefined;
+    default:
+      throw new MatrixError("M_BAD_JSON", `Canonical JSON cannot encode a ${typeof value}`);
+  }
+}
+
+/** Any UTF-16 surrogate: only keys holding one can sort differently by code unit than by code point. */
+const SURROGATE = /[\ud800-\udfff]/;
+
+/** An object's keys by Unicode code point: the engine's own sort (by UTF-16 code unit) agrees unless a key holds a surrogate. */
+function sortedKeys(obj: Record<string, unknown>): string[] {
+  const keys = Object.keys(obj);
+  if (keys.length < 2) return keys;
+  keys.sort();
+  for (const k of keys) if (SURROGATE.test(k)) return keys.sort(compareCodePoints);
+  return keys;
+}
+
+function encodeNumber(value: number): string {
+  if (!Number.isInteger(value)) throw new MatrixError("M_BAD_JSON", "Canonical JSON allows only integers");
+  if (value > MAX_SAFE || value < -MAX_SAFE) throw new MatrixError("M_BAD_JSON", "Integer out of canonical JSON range");
+  return Object.is(value, -0) ? "0" : String(value);
+}
+
+/** `canonicalJson` over an explicit stack (no recursion), for values nested deeper than the fast walk goes. */
+export function canonicalJsonIteratively(value: unknown): string {
   const first = open(value);
   if (typeof first === "string") return first;
   const stack: Frame[] = [first];
@@ -59,25 +129,12 @@ function add(f: Frame, text: string): void {
 
 /** A scalar's encoding, or a frame for a container. */
 function open(value: unknown): Frame | string {
-  switch (typeof value) {
-    case "string":
-      return encodeString(value);
-    case "number":
-      if (!Number.isInteger(value)) throw new MatrixError("M_BAD_JSON", "Canonical JSON allows only integers");
-      if (value > MAX_SAFE || value < -MAX_SAFE) throw new MatrixError("M_BAD_JSON", "Integer out of canonical JSON range");
-      return Object.is(value, -0) ? "0" : String(value);
-    case "boolean":
-      return value ? "true" : "false";
-    case "object": {
-      if (value === null) return "null";
-      if (Array.isArray(value)) return { items: value, keys: undefined, i: 0, parts: [] };
-      const obj = value as Record<string, unknown>;
-      const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort(compareCodePoints);
-      return { items: keys.map((k) => obj[k]), keys, i: 0, parts: [] };
-    }
-    default:
-      throw new MatrixError("M_BAD_JSON", `Canonical JSON cannot encode a ${typeof value}`);
-  }
+  const text = scalar(value);
+  if (text !== undefined) return text;
+  if (Array.isArray(value)) return { items: value, keys: undefined, i: 0, parts: [] };
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort(compareCodePoints);
+  return { items: keys.map((k) => obj[k]), keys, i: 0, parts: [] };
 }
 
 // A lone surrogate has no UTF-8 encoding, so canonical JSON (a UTF-8 encoding) cannot carry it.

@@ -25,6 +25,8 @@ export function observeRequests(app: FastifyInstance, log: Logger, metrics: Metr
     const ctx: RequestContext = { id: req.id };
     contexts.set(req, ctx);
     reply.header("x-request-id", ctx.id);
+    // Nothing to tell when the request ends (no metrics, the request line's level off): no listener per request.
+    if (!metrics && !log.isLevelEnabled("info")) return runInRequest(ctx, done);
     const started = performance.now();
     const route = req.routeOptions.url ?? "unmatched";
     const sync = isSyncRoute(route);

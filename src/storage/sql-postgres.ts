@@ -5,6 +5,7 @@ import pg from "pg";
 import { checkStorableParams } from "../domain/text.ts";
 import { SettleHooks, withSettle, type Param, type Sql, type SqlExecutor } from "./sql.ts";
 import { toPgPlaceholders } from "./pg-placeholders.ts";
+import { LruCache } from "../domain/cache/lru.ts";
 
 const pgTypes = {
   getTypeParser(oid: number, format?: string) {
@@ -13,11 +14,43 @@ const pgTypes = {
   },
 };
 
+/**
+ * Server-side prepared statements for the writes run again and again (the send path's inserts and
+ * deletes, position allocation): PostgreSQL then parses and analyses each once per connection instead of
+ * at every call. Reads stay unnamed: a prepared statement may fall back to a generic plan, which a read
+ * whose best plan depends on its parameters must not get. A text is named once it has run PREPARE_AFTER
+ * times, and at most MAX_NAMED texts are (a name is never reused for another text: pg refuses that); the
+ * texts that vary (IN lists of every length) mostly stay unnamed, so no connection holds an unbounded
+ * number of statements.
+ */
+const PREPARE_AFTER = 20;
+const MAX_NAMED = 300;
+const runsOfText = new LruCache<string, number>("pg_statement_runs", 2000);
+const nameOfText = new Map<string, string>();
+
+const PREPARABLE = /^\s*(INSERT|UPDATE|DELETE|SELECT nextval\()/i;
+
+function statementName(text: string): string | undefined {
+  const named = nameOfText.get(text);
+  if (named !== undefined || nameOfText.size >= MAX_NAMED) return named;
+  if (!PREPARABLE.test(text)) return undefined;
+  const runs = (runsOfText.get(text) ?? 0) + 1;
+  if (runs < PREPARE_AFTER) {
+    runsOfText.set(text, runs);
+    return undefined;
+  }
+  runsOfText.delete(text);
+  const name = `weft_${nameOfText.size + 1}`;
+  nameOfText.set(text, name);
+  return name;
+}
+
 class PgExecutor implements SqlExecutor {
   readonly dialect = "postgres" as const;
   constructor(private readonly client: pg.Pool | pg.PoolClient) {}
   protected send(sql: string, params: Param[]) {
-    return this.client.query({ text: toPgPlaceholders(sql), values: params, types: pgTypes });
+    const text = toPgPlaceholders(sql);
+    return this.client.query({ text, name: params.length > 0 ? statementName(text) : undefined, values: params, types: pgTypes });
   }
   private q(sql: string, params: Param[]) {
     checkStorableParams(params);
@@ -41,8 +74,39 @@ class PgExecutor implements SqlExecutor {
 class PgTransaction extends PgExecutor {
   private readonly pending: Promise<unknown>[] = [];
   failure: unknown;
-  constructor(client: pg.PoolClient) {
-    super(client);
+  /** The connection's socket while it is corked (see `cork`). */
+  private corked: { cork(): void; uncork(): void } | undefined;
+  constructor(private readonly conn: pg.PoolClient) {
+    super(conn);
+  }
+  /**
+   * Holds the statements sent in this turn of the event loop and writes them to the socket together (one
+   * write instead of one per statement: BEGIN, the lookups and nextval of a group commit; its writes and
+   * COMMIT), at the end of the turn or at `flush`. A system call per statement costs more than a
+   * statement's own work on a busy machine.
+   */
+  private cork(): void {
+    if (this.corked) return;
+    const stream = (this.conn as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
+    if (!stream?.cork || !stream.uncork) return;
+    stream.cork();
+    this.corked = stream as { cork(): void; uncork(): void };
+    setImmediate(() => this.flush());
+  }
+  /** Writes what is held (see `cork`). */
+  flush(): void {
+    const stream = this.corked;
+    this.corked = undefined;
+    stream?.uncork();
+  }
+  protected override send(sql: string, params: Param[]) {
+    this.cork();
+    return super.send(sql, params);
+  }
+  /** A statement without parameters (BEGIN, COMMIT), held with the others. */
+  command(sql: string): Promise<unknown> {
+    this.cork();
+    return this.conn.query(sql);
   }
   readonly queue = (sql: string, params: Param[] = []): void => {
     checkStorableParams(params);
@@ -84,13 +148,15 @@ export function openPostgresSql(connectionString: string, max = 10): Sql {
       try {
         // BEGIN goes out with the first statement; COMMIT right behind the last queued write. A failed
         // write aborts the transaction, and COMMIT then rolls it back: settle() throws that failure.
-        tx.track(client.query("BEGIN"));
+        tx.track(tx.command("BEGIN"));
         out = await fn(withSettle(tx, hooks));
-        const committed = client.query("COMMIT");
+        const committed = tx.command("COMMIT");
+        tx.flush();
         committed.catch(() => {}); // awaited below, unless a queued write failed first
         await tx.settle();
         await committed;
       } catch (err) {
+        tx.flush();
         await tx.settle().catch(() => {});
         await client.query("ROLLBACK").catch(() => {});
         client.release();

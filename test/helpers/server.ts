@@ -35,7 +35,8 @@ export function backends(): Backend[] {
   return list;
 }
 
-async function makePgDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+/** A new, empty PostgreSQL database on the test server (dropped by `drop`). */
+export async function makePgDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   if (!(await postgresReachable())) {
     throw new Error(`PostgreSQL is not reachable at ${PG_ADMIN_URL}: start it (pg_ctlcluster 15 main start) or set WEFT_TEST_SKIP_PG=1`);
   }

@@ -5,6 +5,7 @@ import {
   base64Unpadded,
   base64UrlUnpadded,
   canonicalJson,
+  canonicalJsonIteratively,
   compareCodePoints,
   decodeBase64,
 } from "../../src/domain/canonical-json.ts";
@@ -180,5 +181,43 @@ describe("unpadded base64", () => {
     expect(base64Unpadded(bytes)).toBe("+/+/");
     expect(base64UrlUnpadded(bytes)).toBe("-_-_");
     expect(decodeBase64("-_-_")).toEqual(bytes);
+  });
+});
+
+describe("canonical JSON: the recursive walk and the iterative one agree", () => {
+  /** A pseudo-random JSON value (seeded: the same values every run) with keys that sort differently by code unit and by code point. */
+  function randomValue(seed: { n: number }, depth: number): unknown {
+    const r = () => ((seed.n = (seed.n * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const keys = ["a", "b", "B", "\ufb01", "\ud83d\ude00", "10", "2", "é", "", "z\u0000"];
+    const pick = r();
+    if (depth > 4 || pick < 0.3) return [r() < 0.5 ? Math.floor(r() * 2 ** 40) - 2 ** 39 : -0, keys[Math.floor(r() * keys.length)], true, false, null][Math.floor(r() * 5)];
+    if (pick < 0.6) return Array.from({ length: Math.floor(r() * 4) }, () => randomValue(seed, depth + 1));
+    const obj: Record<string, unknown> = {};
+    for (let i = Math.floor(r() * 5); i > 0; i--) obj[keys[Math.floor(r() * keys.length)]!] = r() < 0.1 ? undefined : randomValue(seed, depth + 1);
+    return obj;
+  }
+
+  it("on many random values (keys with surrogates, numeric keys, undefined members)", () => {
+    const seed = { n: 17 };
+    for (let i = 0; i < 2000; i++) {
+      const v = randomValue(seed, 0);
+      expect(canonicalJson(v)).toBe(canonicalJsonIteratively(v));
+    }
+    expect(canonicalJson({ "\ud83d\ude00": 1, "\uffff": 2, a: 3 })).toBe('{"a":3,"\uffff":2,"\ud83d\ude00":1}');
+  });
+
+  it("on values nested past the recursive walk's depth (the iterative walk takes over)", () => {
+    let deep: unknown = { leaf: [1, "x"] };
+    for (let i = 0; i < 5000; i++) deep = i % 2 ? { k: deep, b: i } : [deep];
+    const text = canonicalJson(deep);
+    expect(text).toBe(canonicalJsonIteratively(deep));
+    expect(text.startsWith('{"b":4999,"k":[{"b":4997,')).toBe(true);
+  });
+
+  it("refuses the same values: fractions, out-of-range integers, lone surrogates, undefined in arrays", () => {
+    for (const bad of [{ a: 1.5 }, [2 ** 53], { "\ud800": 1 }, ["\udc00"], [undefined], { f: () => 1 }]) {
+      expect(() => canonicalJson(bad)).toThrow(MatrixError);
+      expect(() => canonicalJsonIteratively(bad)).toThrow(MatrixError);
+    }
   });
 });

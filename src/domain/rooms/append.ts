@@ -78,31 +78,44 @@ async function drain(s: Services, roomId: string): Promise<void> {
   }
   const outcome = new Map<Waiting, StoredEvent | Error>();
   try {
-    // A transaction committed by an earlier group after this request looked for it (a concurrent retry):
-    // answer from the record instead of inserting it twice, which would fail the whole group.
-    const withTxn = unique.filter((w) => w.txn);
-    const recorded = withTxn.length > 0 ? await s.rooms.events.findTxns(withTxn.map((w) => w.txn!)) : [];
-    const done = new Set<Waiting>();
-    for (const [i, rec] of recorded.entries()) {
-      if (!rec) continue;
-      const w = withTxn[i]!;
-      done.add(w);
-      const stored = rec.requestHash === w.txn!.requestHash ? await s.rooms.events.get(rec.eventId) : undefined;
-      outcome.set(w, stored ?? new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400));
-    }
-    const fresh = unique.filter((w) => {
-      if (done.has(w)) return false;
-      try {
-        w.admit?.();
-        return true;
-      } catch (err) {
-        outcome.set(w, err as Error);
-        return false;
-      }
-    });
     const room = await requireRoom(s, roomId);
-    const results = fresh.length > 0 ? await persistEach(s, room, fresh.map((w) => ({ draft: w.draft, txn: w.txn }))) : [];
-    results.forEach((r, i) => outcome.set(fresh[i]!, r));
+    // One transaction for the group. Its first round trip (on PostgreSQL: BEGIN, the lookup and the
+    // positions, pipelined) finds the transaction ids already recorded — a concurrent retry committed by
+    // an earlier group after this request was read: answered from the record instead of inserted twice,
+    // which would fail the whole group — and allocates a position for every other message.
+    await s.storage.sql.transaction(async (tx) => {
+      const withTxn = unique.filter((w) => w.txn);
+      const [recorded, positions] = await Promise.all([
+        withTxn.length > 0 ? s.rooms.events.findTxns(withTxn.map((w) => w.txn!), tx) : [],
+        s.rooms.events.streamIds.nextMany(tx, unique.length),
+      ]);
+      const done = new Set<Waiting>();
+      for (const [i, rec] of recorded.entries()) {
+        if (!rec) continue;
+        const w = withTxn[i]!;
+        done.add(w);
+        const stored = rec.requestHash === w.txn!.requestHash ? await s.rooms.events.get(rec.eventId) : undefined;
+        outcome.set(w, stored ?? new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400));
+      }
+      const fresh = unique.filter((w) => {
+        if (done.has(w)) return false;
+        try {
+          w.admit?.();
+          return true;
+        } catch (err) {
+          outcome.set(w, err as Error);
+          return false;
+        }
+      });
+      if (fresh.length === 0) return;
+      // Settled only once the transaction has: a failed commit fails every message it carried.
+      const results = await persistEach(s, room, fresh.map((w) => ({ draft: w.draft, txn: w.txn })), { tx, positions });
+      tx.onSettled!((committed) => {
+        if (committed) results.forEach((r, i) => outcome.set(fresh[i]!, r));
+      });
+      // A message refused on its own (the auth rules) is answered whatever becomes of the others.
+      results.forEach((r, i) => r instanceof Error && outcome.set(fresh[i]!, r));
+    });
   } catch (err) {
     for (const w of unique) if (!outcome.has(w)) outcome.set(w, err as Error);
   }

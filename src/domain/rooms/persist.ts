@@ -9,7 +9,7 @@ import type { SqlExecutor } from "../../storage/sql.ts";
 import type { BuiltEvent, EventDraft } from "./build-event.ts";
 import type { RoomSnapshot } from "./room-cache.ts";
 import { LocalPlanner } from "./pipeline/plan-local.ts";
-import { commit } from "./pipeline/commit.ts";
+import { commit, type OpenCommit } from "./pipeline/commit.ts";
 import type { PlannedTxn } from "./pipeline/plan.ts";
 
 export { authorizeEvent } from "./pipeline/checks.ts";
@@ -43,12 +43,14 @@ export async function persistDrafts(
 
 /**
  * Group commit: builds and authorizes each item on its own (a refused item fails alone), then commits
- * every accepted one in a single transaction. Returns, per item, its stored event or its error.
+ * every accepted one in a single transaction (`open`: one the caller opened, with positions allocated).
+ * Returns, per item, its stored event or its error.
  */
 export async function persistEach(
   s: Services,
   room: RoomSnapshot,
   items: { draft: EventDraft; txn?: PlannedTxn }[],
+  open?: OpenCommit,
 ): Promise<(StoredEvent | Error)[]> {
   const planner = new LocalPlanner(s, room);
   const results: (number | Error)[] = [];
@@ -61,6 +63,6 @@ export async function persistEach(
     }
   }
   if (planner.events.length === 0) return results as Error[];
-  const stored = await commit(s, planner.plan());
+  const stored = await commit(s, planner.plan(), open);
   return results.map((r) => (typeof r === "number" ? stored[r]! : r));
 }

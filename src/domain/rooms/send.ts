@@ -35,6 +35,18 @@ function rateLimit(s: Services, r: Requester): void {
 
 type Txn = { userId: string; deviceKey: string; txnId: string; requestHash: string; scope: string };
 
+/** The fixed-length name of an endpoint path a transaction id belongs to (remembered: a room's sends all share one). */
+function scopeOf(s: Services, endpoint: string[]): string {
+  const cache = s.caches.get<string, string>("txn_scopes", 10_000);
+  const key = JSON.stringify(endpoint);
+  let scope = cache.get(key);
+  if (scope === undefined) {
+    scope = createHash("sha256").update(canonicalJson(endpoint)).digest("base64url").slice(0, 22);
+    cache.set(key, scope);
+  }
+  return scope;
+}
+
 /**
  * Runs `send` once per (device, endpoint path, txnId): a retransmission gets the first answer, the same
  * id on the same path with another body is refused. The path (`endpoint`: the route's parameters other
@@ -45,7 +57,7 @@ async function withTxn(
   s: Services,
   r: Requester,
   txnId: string | undefined,
-  endpoint: unknown[],
+  endpoint: string[],
   body: unknown,
   send: (txn: Txn | undefined) => Promise<string>,
   /** `send` looks the id up itself (a plain message: the group commit asks for its whole group at once). */
@@ -54,7 +66,7 @@ async function withTxn(
   // POST without a transaction id (older clients): every request is a new one.
   if (txnId === undefined) return { event_id: await send(undefined) };
   const deviceKey = deviceKeyOf(r);
-  const scope = createHash("sha256").update(canonicalJson(endpoint)).digest("base64url").slice(0, 22);
+  const scope = scopeOf(s, endpoint);
   const requestHash = createHash("sha256").update(canonicalJson(body)).digest("base64");
   const seen = sendLooksUp ? undefined : await s.rooms.events.findTxn(r.userId, deviceKey, txnId, scope);
   if (seen) {

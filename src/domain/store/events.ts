@@ -387,13 +387,16 @@ export class EventStore {
     return r && { eventId: r.event_id, requestHash: r.request_hash };
   }
 
-  /** findTxn for several transactions in one query; the answers line up with `txns`. */
-  async findTxns(txns: { userId: string; deviceKey: string; txnId: string; scope?: string }[]): Promise<({ eventId: string; requestHash: string } | undefined)[]> {
+  /**
+   * findTxn for several transactions in one query (through `via`: inside a transaction, where the group
+   * commit asks in the round trip that allocates its positions); the answers line up with `txns`.
+   */
+  async findTxns(txns: { userId: string; deviceKey: string; txnId: string; scope?: string }[], via: SqlExecutor = this.sql): Promise<({ eventId: string; requestHash: string } | undefined)[]> {
     const found = new Map<string, { eventId: string; requestHash: string }>();
     const keyOf = (u: string, d: string, t: string) => `${u}\u0000${d}\u0000${t}`;
     for (let i = 0; i < txns.length; i += 100) {
       const chunk = txns.slice(i, i + 100);
-      const rows = await this.sql.all<{ user_id: string; device_key: string; txn_id: string; event_id: string; request_hash: string }>(
+      const rows = await via.all<{ user_id: string; device_key: string; txn_id: string; event_id: string; request_hash: string }>(
         `SELECT user_id, device_key, txn_id, event_id, request_hash FROM event_txn_ids WHERE ${chunk.map(() => "(user_id = ? AND device_key = ? AND txn_id = ?)").join(" OR ")}`,
         chunk.flatMap((t) => [t.userId, t.deviceKey, scopedTxnId(t.txnId, t.scope)]),
       );

@@ -74,61 +74,78 @@ export async function writeMemberships(s: Services, tx: SqlExecutor, roomId: str
   }
 }
 
-/** Commits a plan (the caller holds the room's lane). Returns the stored events, in order. */
-export async function commit(s: Services, plan: CommitPlan): Promise<StoredEvent[]> {
+/**
+ * A transaction the caller opened for the commit, with stream positions it already allocated in it (at
+ * least one per planned event, ascending; those left over are abandoned): the group commit asks for its
+ * positions in the same round trip as its transaction-id lookup (rooms/append.ts).
+ */
+export interface OpenCommit {
+  tx: SqlExecutor;
+  positions: readonly number[];
+}
+
+/**
+ * Commits a plan (the caller holds the room's lane), in a transaction of its own or in `open`. Returns
+ * the stored events, in order.
+ */
+export async function commit(s: Services, plan: CommitPlan, open?: OpenCommit): Promise<StoredEvent[]> {
+  // Who may redact (the one rule, auth/redaction.ts) is decided before the writes: a redaction that
+  // fails it is stored as a plain event and never applied.
+  const redactsOf = await redactionsToRecord(s, plan.room, plan.events);
+  if (open) return writePlan(s, plan, redactsOf, open.tx, open.positions);
+  return s.storage.sql.transaction((tx) => writePlan(s, plan, redactsOf, tx));
+}
+
+async function writePlan(s: Services, plan: CommitPlan, redactsOf: Map<string, string>, tx: SqlExecutor, allocated?: readonly number[]): Promise<StoredEvent[]> {
   const { room, after } = plan;
   const roomId = room.roomId;
   const now = s.clock.now();
-  // Who may redact (the one rule, auth/redaction.ts) is decided before the transaction: a redaction that
-  // fails it is stored as a plain event and never applied.
-  const redactsOf = await redactionsToRecord(s, room, plan.events);
   const backfilled = plan.backfilled === true;
-  return s.storage.sql.transaction(async (tx) => {
-    await plan.alsoWrite?.(tx);
-    const made = new Map<string, Group>();
-    const out: StoredEvent[] = [];
-    const redactions = new Map<string, string>();
-    // Backfilled history goes below everything stored, in the plan's (topological) order.
-    // Every position of the commit at once (one query on PostgreSQL, whatever the number of events).
-    const positions = backfilled ? await s.rooms.events.backfillPositions(tx, plan.events.length) : await s.rooms.events.streamIds.nextMany(tx, plan.events.length);
-    for (const [i, p] of plan.events.entries()) {
-      const { pdu, eventId } = p;
-      const stateGroup = await stateGroupFor(s, tx, roomId, p, made);
-      const txnHere = p.txn ? { deviceKey: p.txn.deviceKey, txnId: p.txn.txnId } : undefined;
-      const marks = { outlier: p.outlier, rejectedReason: p.rejectedReason, softFailed: p.softFailed };
-      const redacts = redactsOf.get(eventId);
-      const row = { eventId, roomId, pdu, json: p.json, stateGroup, replacesState: p.replacesState, prevEvents: p.prevIds, ...marks, redacts, txn: txnHere };
-      const streamOrdering = p.promote ? await s.rooms.events.promote(tx, row, positions?.[i]) : await s.rooms.events.insert(tx, row, positions?.[i]);
-      if (redacts) redactions.set(eventId, redacts);
-      if (p.txn) await s.rooms.events.insertTxn(tx, { ...p.txn, eventId, roomId, now });
-      out.push({ eventId, ...(txnHere ? { txn: txnHere } : {}), roomId, streamOrdering, stateGroup, replacesState: p.replacesState, ...marks, pdu, json: p.json });
-    }
-    const before = new Set(room.extremities);
-    const kept = new Set(after.extremities);
-    await s.rooms.events.moveExtremities(tx, roomId, room.extremities.filter((id) => !kept.has(id)), after.extremities.filter((id) => !before.has(id)));
-    if (after.changes.size > 0) {
-      await s.rooms.store.changeCurrentState(tx, roomId, after.changes);
-      await writeMemberships(s, tx, roomId, after.changes, new Map(out.map((e) => [e.eventId, e])));
-    }
-    const batch: CommittedBatch = { room, events: out.filter(inTimeline), stored: out, redactions, stateChanges: after.changes, backfilled };
-    for (const index of s.extensions.indexers) await index(tx, s, batch);
-    // The room's snapshot moves in the same step as the stream position (at COMMIT, before any other code
-    // runs): a reader at that position finds the matching current state in the cache.
-    const group = groupOf(after.group, made);
-    const snapshot: RoomSnapshot = {
-      ...room,
-      state: after.state,
-      stateGroup: group && group.state === after.state ? group.id : undefined,
-      extremities: after.extremities,
-      maxDepth: after.maxDepth,
-      // Backfilled events are older than the state the room is at: its position stays.
-      position: backfilled ? room.position : out[out.length - 1]!.streamOrdering,
-    };
-    const position = Math.max(...out.map((e) => e.streamOrdering));
-    if (!tx.onSettled) throw new Error("events must be committed through sql.transaction (settle signal needed)");
-    tx.onSettled((committed) => {
-      if (committed) s.commits.publish({ notice: { stream: "events", writer: s.instanceName, position, roomId, eventIds: out.map((e) => e.eventId) }, events: out, snapshot });
-    });
-    return out;
+  await plan.alsoWrite?.(tx);
+  const made = new Map<string, Group>();
+  const out: StoredEvent[] = [];
+  const redactions = new Map<string, string>();
+  // Backfilled history goes below everything stored, in the plan's (topological) order.
+  // Every position of the commit at once (one query on PostgreSQL, whatever the number of events).
+  if (allocated && (backfilled || allocated.length < plan.events.length)) throw new Error("commit: positions allocated for a plan they do not fit");
+  const positions = allocated ?? (backfilled ? await s.rooms.events.backfillPositions(tx, plan.events.length) : await s.rooms.events.streamIds.nextMany(tx, plan.events.length));
+  for (const [i, p] of plan.events.entries()) {
+    const { pdu, eventId } = p;
+    const stateGroup = await stateGroupFor(s, tx, roomId, p, made);
+    const txnHere = p.txn ? { deviceKey: p.txn.deviceKey, txnId: p.txn.txnId } : undefined;
+    const marks = { outlier: p.outlier, rejectedReason: p.rejectedReason, softFailed: p.softFailed };
+    const redacts = redactsOf.get(eventId);
+    const row = { eventId, roomId, pdu, json: p.json, stateGroup, replacesState: p.replacesState, prevEvents: p.prevIds, ...marks, redacts, txn: txnHere };
+    const streamOrdering = p.promote ? await s.rooms.events.promote(tx, row, positions?.[i]) : await s.rooms.events.insert(tx, row, positions?.[i]);
+    if (redacts) redactions.set(eventId, redacts);
+    if (p.txn) await s.rooms.events.insertTxn(tx, { ...p.txn, eventId, roomId, now });
+    out.push({ eventId, ...(txnHere ? { txn: txnHere } : {}), roomId, streamOrdering, stateGroup, replacesState: p.replacesState, ...marks, pdu, json: p.json });
+  }
+  const before = new Set(room.extremities);
+  const kept = new Set(after.extremities);
+  await s.rooms.events.moveExtremities(tx, roomId, room.extremities.filter((id) => !kept.has(id)), after.extremities.filter((id) => !before.has(id)));
+  if (after.changes.size > 0) {
+    await s.rooms.store.changeCurrentState(tx, roomId, after.changes);
+    await writeMemberships(s, tx, roomId, after.changes, new Map(out.map((e) => [e.eventId, e])));
+  }
+  const batch: CommittedBatch = { room, events: out.filter(inTimeline), stored: out, redactions, stateChanges: after.changes, backfilled };
+  for (const index of s.extensions.indexers) await index(tx, s, batch);
+  // The room's snapshot moves in the same step as the stream position (at COMMIT, before any other code
+  // runs): a reader at that position finds the matching current state in the cache.
+  const group = groupOf(after.group, made);
+  const snapshot: RoomSnapshot = {
+    ...room,
+    state: after.state,
+    stateGroup: group && group.state === after.state ? group.id : undefined,
+    extremities: after.extremities,
+    maxDepth: after.maxDepth,
+    // Backfilled events are older than the state the room is at: its position stays.
+    position: backfilled ? room.position : out[out.length - 1]!.streamOrdering,
+  };
+  const position = Math.max(...out.map((e) => e.streamOrdering));
+  if (!tx.onSettled) throw new Error("events must be committed through sql.transaction (settle signal needed)");
+  tx.onSettled((committed) => {
+    if (committed) s.commits.publish({ notice: { stream: "events", writer: s.instanceName, position, roomId, eventIds: out.map((e) => e.eventId) }, events: out, snapshot });
   });
+  return out;
 }
