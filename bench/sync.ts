@@ -167,6 +167,26 @@ function bestRate(results: { rate: number; ok: boolean }[]): string {
   return ok.length > 0 ? `${Math.max(...ok)} events/s` : "none of the rates run";
 }
 
+/** One phase's latencies, sorted: from each send's start and from its response to each delivery. */
+function phaseLatencies(ph: { first: number; count: number }, arrivals: [number, number][], sentAt: Map<number, number>, ackAt: Map<number, number>) {
+  const fromStart: number[] = [];
+  const afterAck: number[] = [];
+  for (const [i, t] of arrivals) {
+    if (i < ph.first || i >= ph.first + ph.count) continue;
+    fromStart.push(t - sentAt.get(i)!);
+    // The delivery may arrive before the send's own response (both follow the commit).
+    afterAck.push(Math.max(0, t - (ackAt.get(i) ?? t)));
+  }
+  fromStart.sort((a, b) => a - b);
+  afterAck.sort((a, b) => a - b);
+  const expected = ph.count * USERS;
+  const ok = fromStart.length === expected && pct(afterAck, 99) < TARGET_DELIVERY_P99_MS;
+  const text =
+    `delivered ${fromStart.length}/${expected}; latency from send start p50 ${pct(fromStart, 50).toFixed(1)} ms, p99 ${pct(fromStart, 99).toFixed(1)} ms, max ${fromStart.at(-1)?.toFixed(1)} ms; ` +
+    `from send response p50 ${pct(afterAck, 50).toFixed(1)} ms, p99 ${pct(afterAck, 99).toFixed(1)} ms`;
+  return { ok, text };
+}
+
 async function deliveryLatency(backend: "sqlite" | "postgres"): Promise<string> {
   const srv = await startBenchServer(backend);
   try {
@@ -190,7 +210,7 @@ async function deliveryLatency(backend: "sqlite" | "postgres"): Promise<string> 
     const ackAt = new Map<number, number>();
     // Warm-up traffic: the same sends, numbered below 0 (not measured).
     if (WARMUP > 0) await sendAtRate(srv, sender, room, -RATES[0]! * WARMUP, RATES[0]! * WARMUP, RATES[0]!, new Map(), new Map(), "w");
-    const phases: { rate: number; first: number; count: number; elapsed: number; cpuServer: number; cpuClient: number; load0: string; load1: string; delivered: number }[] = [];
+    const phases: { rate: number; first: number; count: number; elapsed: number; cpuServer: number; cpuClient: number; load0: string; load1: string }[] = [];
     let next = 0;
     for (const rate of RATES) {
       const count = rate * SECONDS;
@@ -201,30 +221,17 @@ async function deliveryLatency(backend: "sqlite" | "postgres"): Promise<string> 
       await sendAtRate(srv, sender, room, next, count, rate, sentAt, ackAt);
       await settle(readers, before + count * USERS);
       const cpu = process.cpuUsage(cpu0.client);
-      phases.push({ rate, first: next, count, elapsed: (performance.now() - started) / 1000, cpuServer: srv.cpuSeconds() - cpu0.server, cpuClient: (cpu.user + cpu.system) / 1e6, load0, load1: load(), delivered: (await readers.count()) - before });
+      phases.push({ rate, first: next, count, elapsed: (performance.now() - started) / 1000, cpuServer: srv.cpuSeconds() - cpu0.server, cpuClient: (cpu.user + cpu.system) / 1e6, load0, load1: load() });
       next += count;
     }
     const out = await readers.stop(() => json(`${srv.base}${V3}/rooms/${encodeURIComponent(room)}/send/m.room.message/end`, { method: "PUT", token: sender, body: JSON.stringify({ msgtype: "m.text", body: "end" }) }));
     const lines: string[] = [];
     const verdicts: { rate: number; ok: boolean }[] = [];
     for (const ph of phases) {
-      const fromStart: number[] = [];
-      const afterAck: number[] = [];
-      for (const [i, t] of out.arrivals) {
-        if (i < ph.first || i >= ph.first + ph.count) continue;
-        fromStart.push(t - sentAt.get(i)!);
-        // The sync response may arrive before the send's own response (both follow the commit).
-        afterAck.push(Math.max(0, t - (ackAt.get(i) ?? t)));
-      }
-      fromStart.sort((a, b) => a - b);
-      afterAck.sort((a, b) => a - b);
-      const expected = ph.count * USERS;
-      const p99 = pct(afterAck, 99);
-      const ok = fromStart.length === expected && p99 < TARGET_DELIVERY_P99_MS;
+      const { ok, text } = phaseLatencies(ph, out.arrivals, sentAt, ackAt);
       verdicts.push({ rate: ph.rate, ok });
       lines.push(
-        `  ${ph.rate} events/s for ${SECONDS} s: delivered ${fromStart.length}/${expected}; latency from send start p50 ${pct(fromStart, 50).toFixed(1)} ms, p99 ${pct(fromStart, 99).toFixed(1)} ms, max ${fromStart.at(-1)?.toFixed(1)} ms; ` +
-          `from send response p50 ${pct(afterAck, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms — target p99 < ${TARGET_DELIVERY_P99_MS} ms: ${verdict(ok)} ` +
+        `  ${ph.rate} events/s for ${SECONDS} s: ${text} — target p99 < ${TARGET_DELIVERY_P99_MS} ms: ${verdict(ok)} ` +
           `(CPU in ${ph.elapsed.toFixed(1)} s: server ${ph.cpuServer.toFixed(1)} s, bench ${ph.cpuClient.toFixed(1)} s; load average ${ph.load0} at start, ${ph.load1} at end)`,
       );
     }
@@ -316,22 +323,9 @@ async function subscriptionLatency(backend: "sqlite" | "postgres"): Promise<stri
     const lines: string[] = [];
     const verdicts: { rate: number; ok: boolean }[] = [];
     for (const ph of phases) {
-      const fromStart: number[] = [];
-      const afterAck: number[] = [];
-      for (const [i, t] of out.arrivals) {
-        if (i < ph.first || i >= ph.first + ph.count) continue;
-        fromStart.push(t - sentAt.get(i)!);
-        afterAck.push(Math.max(0, t - (ackAt.get(i) ?? t)));
-      }
-      fromStart.sort((a, b) => a - b);
-      afterAck.sort((a, b) => a - b);
-      const expected = ph.count * USERS;
-      const ok = fromStart.length === expected && pct(afterAck, 99) < TARGET_DELIVERY_P99_MS;
+      const { ok, text } = phaseLatencies(ph, out.arrivals, sentAt, ackAt);
       verdicts.push({ rate: ph.rate, ok });
-      lines.push(
-        `  ${ph.rate} events/s for ${SECONDS} s: delivered ${fromStart.length}/${expected}; latency from send start p50 ${pct(fromStart, 50).toFixed(1)} ms, p99 ${pct(fromStart, 99).toFixed(1)} ms, max ${fromStart.at(-1)?.toFixed(1)} ms; ` +
-          `from send response p50 ${pct(afterAck, 50).toFixed(1)} ms, p99 ${pct(afterAck, 99).toFixed(1)} ms (server CPU ${ph.cpuServer.toFixed(1)} s in ${ph.elapsed.toFixed(1)} s; load average ${ph.load0} at start, ${ph.load1} at end)`,
-      );
+      lines.push(`  ${ph.rate} events/s for ${SECONDS} s: ${text} (server CPU ${ph.cpuServer.toFixed(1)} s in ${ph.elapsed.toFixed(1)} s; load average ${ph.load0} at start, ${ph.load1} at end)`);
     }
     return `${backend}: (c) ${USERS} GraphQL ${kind} subscribers (in a worker thread), one room; p99 < ${TARGET_DELIVERY_P99_MS} ms from the send's response holds up to ${bestRate(verdicts)}:\n${lines.join("\n")}`;
   } finally {
