@@ -45,9 +45,9 @@ function shared(s: Services, roomId: string, after: number, upTo: number): Share
   return sh;
 }
 
-function serializedOnce(s: Services, sh: Shared): Promise<Map<string, ClientEvent> | undefined> {
+function serializedOnce(s: Services, sh: Shared, versionOf: (roomId: string) => Promise<string>): Promise<Map<string, ClientEvent> | undefined> {
   return (sh.serialized ??= sh.page.then(async (page) => {
-    const out = await serializeForAnyReader(s, roomVersionLookup(s), page);
+    const out = await serializeForAnyReader(s, versionOf, page);
     return out && new Map(out.map((e) => [e.event_id, e]));
   }));
 }
@@ -76,7 +76,10 @@ export async function timelineAfter(s: Services, r: Requester, roomId: string, a
   const visible = await filterVisible(s, r.userId, await sh.page, access.membership);
   if (visible.length === 0) return [];
   // Per reader only what differs: which events it may see (above) and its own transaction ids.
-  const once = await serializedOnce(s, sh);
-  const out = once ? visible.map((e) => forReader(r, e, once.get(e.eventId)!)) : await serializeEvents(s, r, roomVersionLookup(s), visible);
+  // The page holds this room's events only: its version comes from the room's snapshot (no read).
+  const lookup = roomVersionLookup(s);
+  const versionOf = (id: string) => (id === roomId ? Promise.resolve(access.room.version.id) : lookup(id));
+  const once = await serializedOnce(s, sh, versionOf);
+  const out = once ? visible.map((e) => forReader(r, e, once.get(e.eventId)!)) : await serializeEvents(s, r, versionOf, visible);
   return out.map((event, i) => ({ event, streamOrdering: visible[i]!.streamOrdering }));
 }
