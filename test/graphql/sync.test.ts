@@ -1,7 +1,8 @@
 // GraphQL over the sync machinery, on SQLite and PostgreSQL: viewer.accountData / setAccountData (the same
 // store and refusals as REST, and delivered by /sync), and the roomTimeline subscription over graphql-ws
-// receiving the same message as a long-polling /sync client, resuming from a cursor without gaps, and
-// refused for rooms the viewer cannot read.
+// receiving the same message as a long-polling /sync client, resuming from a cursor without gaps, fanned
+// out to several subscribers (each its own transaction id and history visibility), and refused for rooms
+// the viewer cannot read.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
@@ -91,6 +92,39 @@ describe.each(backends())("GraphQL sync on %s", (backend) => {
       again.stop();
     } finally {
       await c.dispose();
+    }
+  });
+
+  it("roomTimeline fans one event out to many subscribers: each its own transactionId, a leaver stops at its leave", async () => {
+    const roomId = await createRoom(t, alice, {
+      preset: "public_chat",
+      initial_state: [{ type: "m.room.history_visibility", state_key: "", content: { history_visibility: "joined" } }],
+    });
+    for (const who of [bob, carol]) expect((await t.call("POST", `${V3}/join/${enc(roomId)}`, { token: who.access_token, body: {} })).status).toBe(200);
+    const FULL = `subscription ($roomId: String!, $since: String) { roomTimeline(roomId: $roomId, since: $since) { cursor event { eventId type sender body membership transactionId } } }`;
+    const clients = [alice, bob, carol].map((who) => wsClient(t, { authorization: `Bearer ${who.access_token}` }));
+    try {
+      const base = (await t.call("GET", `${V3}/sync`, { token: alice.access_token })).json.next_batch;
+      const [a, b, c] = clients.map((cl) => subscribe(cl, FULL, { roomId, since: base }));
+      const put = await t.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/fan1`, { token: alice.access_token, body: { msgtype: "m.text", body: "to all" } });
+      expect(put.status).toBe(200);
+      await Promise.all([a!.until(1), b!.until(1), c!.until(1)]);
+      const got = [a!, b!, c!].map((x) => x.results[0].data.roomTimeline.event);
+      for (const e of got) expect(e).toMatchObject({ eventId: put.json.event_id, sender: alice.user_id, body: "to all" });
+      // Only the sending device sees its transaction id.
+      expect(got.map((e) => e.transactionId)).toEqual(["fan1", null, null]);
+      // Carol leaves: she gets her own leave, nothing sent while she is away (history "joined"), then her rejoin.
+      expect((await t.call("POST", `${V3}/rooms/${enc(roomId)}/leave`, { token: carol.access_token, body: {} })).status).toBe(200);
+      const away = await send(bob, roomId, "while carol is away");
+      expect((await t.call("POST", `${V3}/join/${enc(roomId)}`, { token: carol.access_token, body: {} })).status).toBe(200);
+      await Promise.all([a!.until(4), b!.until(4), c!.until(3)]);
+      expect(a!.results.map((r) => r.data.roomTimeline.event.body ?? r.data.roomTimeline.event.membership)).toEqual(["to all", "leave", "while carol is away", "join"]);
+      expect(b!.results.map((r) => r.data.roomTimeline.event.eventId)).toEqual(a!.results.map((r) => r.data.roomTimeline.event.eventId));
+      expect(c!.results.map((r) => r.data.roomTimeline.event.membership ?? r.data.roomTimeline.event.body)).toEqual(["to all", "leave", "join"]);
+      expect(c!.results.some((r) => r.data.roomTimeline.event.eventId === away)).toBe(false);
+      for (const x of [a!, b!, c!]) expect(x.error).toBeUndefined();
+    } finally {
+      await Promise.all(clients.map((cl) => cl.dispose()));
     }
   });
 

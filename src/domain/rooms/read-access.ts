@@ -23,10 +23,17 @@ export interface ReadAccess {
   everything?: boolean;
 }
 
-export async function readAccess(s: Services, r: Requester, roomId: string): Promise<ReadAccess> {
+/** The requester's membership row as read-access needs it (null: none). */
+export type KnownMembership = { membership: string; forgotten: boolean; eventId: string; streamOrdering: number } | null;
+
+/**
+ * `known`: the requester's membership when the caller already holds it (a live reader takes it from
+ * sync's in-memory memberships, kept current at every commit); otherwise it is read from storage.
+ */
+export async function readAccess(s: Services, r: Requester, roomId: string, known?: KnownMembership): Promise<ReadAccess> {
   const room = await loadRoom(s, roomId);
   if (!room) throw roomNotVisible();
-  const m = await s.rooms.store.membership(roomId, r.userId);
+  const m = known !== undefined ? (known ?? undefined) : await s.rooms.store.membership(roomId, r.userId);
   if (m?.membership === "join") return { room, membership: "join", upTo: undefined, stateGroup: room.stateGroup };
   const hv = await currentStateEvent(s, room, "m.room.history_visibility");
   if (hv?.content.history_visibility === "world_readable") return { room, membership: m?.membership, upTo: undefined, stateGroup: room.stateGroup };

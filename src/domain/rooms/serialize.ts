@@ -82,3 +82,21 @@ export function roomVersionLookup(s: Services): (roomId: string) => Promise<stri
     return v;
   };
 }
+
+/**
+ * The events serialized once for every reader (live fan-out of one room's new events), or undefined when
+ * something in them depends on who reads: an erased sender's event (redacted for some readers only) or
+ * unsigned data from the hooks (aggregations: current_user_participated). Each reader then gets its own
+ * transaction_id through `forReader`; everything else is the same for all.
+ */
+export async function serializeForAnyReader(s: Services, roomVersionOf: (roomId: string) => Promise<string>, events: StoredEvent[]): Promise<ClientEvent[] | undefined> {
+  if ((await erasedForReader(s, undefined, events)).size > 0) return undefined;
+  for (const hook of s.extensions.unsigned) if ((await hook(s, undefined, events)).size > 0) return undefined;
+  return serializeEvents(s, undefined, roomVersionOf, events);
+}
+
+/** A shared serialization of `e` (serializeForAnyReader) with the reader's transaction_id, when it sent it. */
+export function forReader(r: Requester, e: StoredEvent, shared: ClientEvent): ClientEvent {
+  if (!e.txn || e.pdu.sender !== r.userId || e.txn.deviceKey !== deviceKeyOf(r)) return shared;
+  return { ...shared, unsigned: { ...shared.unsigned, transaction_id: e.txn.txnId } };
+}

@@ -89,11 +89,24 @@ export class SyncStreamCache {
   }
 
   /**
-   * The ids of the newest `limit` events of `roomId` with `after < position <= upTo`, newest first, or
-   * undefined when memory cannot answer (then read storage).
+   * Per room, the ids of the newest `limit` events with `after < position <= upTo`, newest first, where
+   * memory can answer (rooms without such events absent); `misses`: the rooms memory cannot answer for
+   * (read storage). One await for all rooms: an incremental sync of a user in hundreds of rooms asks for
+   * every one.
    */
-  async newestEventIds(s: Services, roomId: string, after: number, upTo: number, limit: number): Promise<string[] | undefined> {
+  async newestEventIdsOf(s: Services, roomIds: readonly string[], after: number, upTo: number, limit: number): Promise<{ found: Map<string, string[]>; misses: string[] }> {
     const floor = await this.floorPosition(s);
+    const found = new Map<string, string[]>();
+    const misses: string[] = [];
+    for (const roomId of roomIds) {
+      const ids = this.newestFromMemory(floor, roomId, after, upTo, limit);
+      if (ids === undefined) misses.push(roomId);
+      else if (ids.length > 0) found.set(roomId, ids);
+    }
+    return { found, misses };
+  }
+
+  private newestFromMemory(floor: number, roomId: string, after: number, upTo: number, limit: number): string[] | undefined {
     const r = this.rooms.get(roomId);
     if (!r) return after >= Math.max(floor, this.evictedRoomLast) ? [] : undefined;
     if (r.last <= after) return [];

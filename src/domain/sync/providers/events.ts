@@ -311,12 +311,8 @@ export const eventsProvider: SyncProvider = {
     for (const g of groups.values()) {
       if (limit === 0 && g[0]!.after === g[0]!.upTo) continue;
       const { after, upTo } = g[0]!;
-      const misses: string[] = [];
-      for (const p of g) {
-        const ids = await s.sync.streamCache.newestEventIds(s, p.m.roomId, after, upTo, fetch);
-        if (ids === undefined) misses.push(p.m.roomId);
-        else if (ids.length > 0) newestIds.set(p.m.roomId, ids);
-      }
+      const { found, misses } = await s.sync.streamCache.newestEventIdsOf(s, g.map((p) => p.m.roomId), after, upTo, fetch);
+      for (const [roomId, ids] of found) newestIds.set(roomId, ids);
       if (misses.length > 0) for (const [roomId, ids] of await reads.newestEventIds(misses, after, upTo, fetch)) newestIds.set(roomId, ids);
     }
     const loaded = await s.rooms.events.getMany([...newestIds.values()].flat());
