@@ -61,6 +61,10 @@ describe.each(backends())("rooms across three Weft servers on %s", (backend) => 
   async function sharedRoom(name: string, extra: Record<string, unknown> = {}): Promise<string> {
     const roomId = await createRoom(a, alice, { preset: "public_chat", name, ...extra });
     await join(b, bob, roomId, a);
+    // B joined with partial state and refuses make_join until its resync ends (as Synapse): the member
+    // list waits for the full state, so once it answers B can relay carol's join.
+    const members = await b.call("GET", `${V3}/rooms/${enc(roomId)}/members`, { token: bob.access_token });
+    expect(members.status, JSON.stringify(members.json)).toBe(200);
     await join(c, carol, roomId, b);
     // A hears of carol's join from C's sender: until then A's own events go to B only (the servers in the
     // room as A knows it), as Synapse's would.
