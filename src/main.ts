@@ -149,8 +149,8 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   services.media.remoteFetcher = new FederationMediaFetcher(services);
   await startBackground(services);
 
-  const app = createHttpServer(services);
-  observeRequests(app, log, metrics); // before any route, so every route is observed
+  // The observer's hooks before any route, so every route is observed.
+  const app = createHttpServer(services, { observe: (a) => observeRequests(a, log, metrics) });
   statusRoutes(app, services, metrics);
   for (const group of ROUTE_GROUPS) group(app, services);
   await mountGraphql(app, services);
