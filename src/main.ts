@@ -143,6 +143,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   const storage = await openStorage(config.database, {
     queryPlanCacheMaxSize: scaledCacheSize(config.caches, "prisma_query_plans", 200),
     timer: metrics ? (client, operation, seconds) => metrics.observeQuery(client, operation, seconds) : undefined,
+    onPrismaLoad: (operation) => log.info({ operation, ...(process.env.WEFT_TRACE_PRISMA ? { stack: new Error().stack } : {}) }, "storage: Prisma client loaded (first used by this operation)"),
   });
   const signingKeys = await loadOrCreateSigningKeys(config.signing_key_path);
   const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock, dns: opts.dns, extensions: capabilities({ consumers: opts.consumers, config, metrics }) });
