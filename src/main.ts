@@ -143,14 +143,15 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   const storage = await openStorage(config.database, {
     queryPlanCacheMaxSize: scaledCacheSize(config.caches, "prisma_query_plans", 200),
     timer: metrics ? (client, operation, seconds) => metrics.observeQuery(client, operation, seconds) : undefined,
+    onPrismaLoad: (operation) => log.info({ operation, ...(process.env.WEFT_TRACE_PRISMA ? { stack: new Error().stack } : {}) }, "storage: Prisma client loaded (first used by this operation)"),
   });
   const signingKeys = await loadOrCreateSigningKeys(config.signing_key_path);
   const services = buildServices({ config, storage, log, signingKeys, clock: opts.clock, dns: opts.dns, extensions: capabilities({ consumers: opts.consumers, config, metrics }) });
   services.media.remoteFetcher = new FederationMediaFetcher(services);
   await startBackground(services);
 
-  const app = createHttpServer(services);
-  observeRequests(app, log, metrics); // before any route, so every route is observed
+  // The observer's hooks before any route, so every route is observed.
+  const app = createHttpServer(services, { observe: (a) => observeRequests(a, log, metrics) });
   statusRoutes(app, services, metrics);
   for (const group of ROUTE_GROUPS) group(app, services);
   await mountGraphql(app, services);

@@ -1,6 +1,7 @@
 // The REST face's route table helper: one declaration serves a route under both brands (/_matrix and
-// /_proto) and every API version it lives under (r0 and v3, or v1 ...), authenticates per the route's
-// rule, and hands the handler a parsed request. Routes stay one table row each.
+// /_proto) and every API version it lives under (r0 and v3, or v1 ...) — registered once, the aliases
+// rewritten to it (path-aliases.ts) —, authenticates per the route's rule, and hands the handler a parsed
+// request. Routes stay one table row each.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { MatrixError } from "../domain/errors.ts";
 import type { Services } from "../domain/services.ts";
@@ -11,6 +12,7 @@ import { requireNotGuest, type GuestRefusedOperation } from "../domain/accounts/
 import { parseJsonText } from "../domain/json-limits.ts";
 import { parseIntText, type IntRange } from "../domain/numbers.ts";
 import { noteRequester } from "../observability/request-context.ts";
+import { ALIASES, canonicalRoute, type AliasConfig } from "./path-aliases.ts";
 
 export const BRANDS = ["_matrix", "_proto"] as const;
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
@@ -127,12 +129,23 @@ async function makeCall(s: Services, spec: RouteSpec<never>, req: FastifyRequest
   };
 }
 
-/** Registers `spec` at each full path; returns nothing. The handler's result is sent as JSON (200). */
+/**
+ * Registers `spec` at each full path; returns nothing. The handler's result is sent as JSON (200). Paths
+ * that are aliases of one another (path-aliases.ts) make one route, which answers under each of them.
+ */
 export function route<C extends Call>(app: FastifyInstance, s: Services, fullPaths: string[], spec: RouteSpec<C>): void {
-  for (const url of fullPaths) {
+  const byUrl = new Map<string, Set<string>>();
+  for (const fullPath of fullPaths) {
+    const { url, prefix } = canonicalRoute(fullPath);
+    const prefixes = byUrl.get(url) ?? new Set<string>();
+    if (prefix !== undefined) prefixes.add(prefix);
+    byUrl.set(url, prefixes);
+  }
+  for (const [url, prefixes] of byUrl) {
     app.route({
       method: spec.method,
       url,
+      config: (prefixes.size > 0 ? { [ALIASES]: prefixes } : {}) as AliasConfig,
       handler: (req, reply) =>
         s.inFlight.track(async () => {
           const call = await makeCall(s, spec as RouteSpec<never>, req, reply);

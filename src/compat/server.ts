@@ -4,7 +4,8 @@
 // API "Web Browser Clients"), and M_LIMIT_EXCEEDED carries a Retry-After header.
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
-import Fastify, { LogController, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type RawRequestDefaultExpression } from "fastify";
+import { aliasAccess, ALIASES, canonicalRoute, rewriteUrl, type AliasConfig, type AliasTable } from "./path-aliases.ts";
 import { MatrixError } from "../domain/errors.ts";
 import type { Services } from "../domain/services.ts";
 import { stringifyJson } from "../domain/json-limits.ts";
@@ -22,7 +23,7 @@ export const CORS_HEADERS = {
 
 const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"] as const;
 
-function sendError(reply: import("fastify").FastifyReply, err: MatrixError) {
+function sendError(reply: FastifyReply, err: MatrixError) {
   // Set here too: framework errors (a malformed URL) are answered without the onSend hooks.
   reply.headers(CORS_HEADERS);
   if (err.errcode === "M_LIMIT_EXCEEDED" && typeof err.extra.retry_after_ms === "number")
@@ -51,7 +52,14 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
   socket.destroy(err);
 }
 
-export function createHttpServer(s: Services): FastifyInstance {
+/** 405 M_UNRECOGNIZED: the path is served, not with this method. */
+const methodNotAllowed = (reply: FastifyReply) => sendError(reply, new MatrixError("M_UNRECOGNIZED", "Unrecognized request: method not allowed", 405));
+
+/**
+ * `observe` installs the request observer's hooks (logs, metrics): first, so that it sees every request,
+ * those answered 404 for an alias a route is not served under included.
+ */
+export function createHttpServer(s: Services, opts: { observe?: (app: FastifyInstance) => void } = {}): FastifyInstance {
   // A `tls: true` listener serves HTTPS itself (federation needs it unless a reverse proxy terminates TLS).
   const tls = httpListeners(s.config)[0]?.tls ? readTlsFiles(s.config) : undefined;
   const app = Fastify({
@@ -65,6 +73,9 @@ export function createHttpServer(s: Services): FastifyInstance {
     bodyLimit: s.config.max_request_body_size,
     trustProxy: s.config.listeners.some((l) => l.x_forwarded),
     routerOptions: { ignoreDuplicateSlashes: true, maxParamLength: 2048 },
+    // Each route is registered once; /_proto, client r0, media r0/v1 and /_synapse/admin are rewritten to
+    // it (path-aliases.ts). The URL as sent stays in req.originalUrl.
+    rewriteUrl: rewriteUrl as unknown as (req: RawRequestDefaultExpression) => string,
     // On close, idle keep-alive connections go at once; requests being handled finish first (sync long
     // polls answer at once on shutdown), so no client sees its connection cut mid-request.
     forceCloseConnections: "idle",
@@ -94,18 +105,44 @@ export function createHttpServer(s: Services): FastifyInstance {
   app.setErrorHandler((err, req, reply) => {
     // An answer already under way (a streamed body) cannot be replaced by an error: cut it.
     if (reply.raw.headersSent) {
-      req.log.warn({ err, url: req.url }, "error after the answer started; connection closed");
+      req.log.warn({ err, url: req.originalUrl }, "error after the answer started; connection closed");
       reply.raw.destroy();
       return;
     }
     const { error, unexpected } = toMatrixError(err);
-    if (unexpected) req.log.error({ err, url: req.url, method: req.method }, "unhandled error");
+    if (unexpected) req.log.error({ err, url: req.originalUrl, method: req.method }, "unhandled error");
     return sendError(reply, error);
   });
 
   app.setNotFoundHandler((_req, reply) => sendError(reply, new MatrixError("M_UNRECOGNIZED", "Unrecognized request", 404)));
 
   app.options("*", async (_req, reply) => reply.code(200).send({}));
+
+  // Which aliases each route answers under, per canonical URL and method (path-aliases.ts). A route added
+  // directly at an aliased path (not through route()) answers under the prefix it was written with only.
+  const aliases: AliasTable = new Map();
+  app.addHook("onRoute", (route) => {
+    if (route.url === "*" || route.url.endsWith("/*")) return;
+    const config = (route.config ??= {}) as AliasConfig;
+    if (!config[ALIASES]) {
+      const { url, prefix } = canonicalRoute(route.url);
+      if (prefix === undefined) return;
+      if (url !== route.url) throw new Error(`route ${route.url}: register it at ${url} (its aliases are rewritten to it)`);
+      config[ALIASES] = new Set([prefix]);
+    }
+    const byMethod = aliases.get(route.url) ?? new Map<string, Set<string>>();
+    for (const m of [route.method].flat()) byMethod.set(String(m).toUpperCase(), config[ALIASES] as Set<string>);
+    aliases.set(route.url, byMethod);
+  });
+  opts.observe?.(app);
+  // A request under an alias its route is not served under is answered as if the alias were a route of
+  // its own: 404, or 405 when the alias serves other methods at that path.
+  app.addHook("onRequest", (req, reply, done) => {
+    const access = aliasAccess(req, aliases);
+    if (access === "ok") return done();
+    if (access === "method") return methodNotAllowed(reply);
+    reply.callNotFound();
+  });
 
   // Remember each path's methods so the rest can answer 405 rather than 404.
   const methodsByUrl = new Map<string, Set<string>>();
@@ -119,10 +156,13 @@ export function createHttpServer(s: Services): FastifyInstance {
     for (const [url, methods] of [...methodsByUrl]) {
       const missing = METHODS.filter((m) => !methods.has(m));
       if (missing.length === 0) continue;
+      // Under the aliases that serve some method here (the others are 404 there).
+      const served = new Set([...(aliases.get(url)?.values() ?? [])].flatMap((p) => [...p]));
       app.route({
         method: missing,
         url,
-        handler: async (_req, reply) => sendError(reply, new MatrixError("M_UNRECOGNIZED", "Unrecognized request: method not allowed", 405)),
+        config: (served.size > 0 ? { [ALIASES]: served } : {}) as AliasConfig,
+        handler: async (_req, reply) => methodNotAllowed(reply),
       });
     }
   });

@@ -154,7 +154,7 @@ export function buildServices(opts: {
   const { config, storage, log } = opts;
   const extensions = opts.extensions ?? noExtensions();
   const clock = opts.clock ?? { now: () => Date.now() };
-  const sessions = new SessionStore(storage.db);
+  const sessions = new SessionStore(storage.db, storage.sql);
   const caches = new CacheRegistry({ ...config.caches, event_cache_size: config.event_cache_size });
   const federation = new FederationClient({
     serverName: config.server_name,
@@ -198,7 +198,7 @@ export function buildServices(opts: {
     caches,
     invalidations: new InvalidationBus(),
     ratelimiter: new RateLimiter(() => clock.now(), caches.size("ratelimit_buckets", 200_000)),
-    users: new UserStore(storage.db),
+    users: new UserStore(storage.db, storage.sql),
     sessions,
     uia: new UiaStore(storage.db),
     registrationTokens: new RegistrationTokenStore(storage.db),
@@ -237,7 +237,7 @@ export function buildServices(opts: {
     receipts: new ReceiptStore(storage.sql),
     presence: new PresenceStore(storage.sql, caches.get("presence_rows", 100_000)),
     push: undefined as unknown as PushServices, // needs the services it belongs to: set just below
-    media: new MediaServices(storage.db, config.media_store_path, config.server_name),
+    media: new MediaServices(storage.db, storage.sql, config.media_store_path, config.server_name),
     appservices: undefined as unknown as AppServiceServices, // needs the services it belongs to: set just below
     inFlight: new InFlight(),
     onClose: [],

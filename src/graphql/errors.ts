@@ -5,12 +5,9 @@ import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import type { MiddlewareFn } from "type-graphql";
 import { MatrixError } from "../domain/errors.ts";
 import type { GraphqlContext } from "./context.ts";
+import { matrixErrorExtensions } from "./error-extensions.ts";
 
-/** The extensions a mapped MatrixError carries: `errcode` plus the spec's extra fields of the REST body. */
-export function matrixErrorExtensions(err: MatrixError): Record<string, unknown> {
-  const { error: _message, errcode, ...extra } = err.toJSON();
-  return { ...extra, errcode: typeof errcode === "string" ? errcode : err.errcode };
-}
+export { matrixErrorExtensions };
 
 /** Maps anything a resolver threw to a GraphQLError that is safe to send. */
 export function toGraphqlError(err: unknown, log?: { error(obj: object, msg: string): void }): GraphQLError {

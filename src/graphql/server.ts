@@ -1,23 +1,18 @@
-// Mounts the GraphQL face on the Fastify server: Apollo Server at /graphql for GET and POST (CSRF
-// prevention on), and graphql-ws on the same path for WebSocket upgrades (a GET route's `wsHandler`).
-// Both stop with app.close(): WebSockets in @fastify/websocket's preClose, Apollo in an onClose hook.
+// Mounts the GraphQL face on the Fastify server: /graphql for GET and POST (Apollo, CSRF prevention on)
+// and graphql-ws on the same path for WebSocket upgrades (a GET route's `wsHandler`). The routes exist from
+// start-up; the machinery behind them (engine.ts: schema, Apollo, graphql-ws) is built on the first
+// /graphql request, so a server no GraphQL client uses never loads it. Both stop with app.close().
 // Both transports apply the same limits (limits.ts) and the JSON nesting bound (json-limits.ts).
 import type { FastifyError, FastifyInstance, FastifyRequest } from "fastify";
-import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs } from "graphql";
+import type { WebSocket } from "ws";
 import fastifyWebsocket from "@fastify/websocket";
-import { ApolloServer } from "@apollo/server";
-import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
-import { fastifyApolloHandler } from "@as-integrations/fastify";
-import { makeHandler } from "graphql-ws/use/@fastify/websocket";
 import type { Services } from "../domain/services.ts";
 import { toMatrixError } from "../shared/http-errors.ts";
-import { httpContext, wsContext, type GraphqlContext } from "./context.ts";
-import { errorFormatter, matrixErrorExtensions } from "./errors.ts";
-import { buildWeftSchema, createWeftPubSub } from "./schema.ts";
-import { checkCost, checkQueryText, depthLimitRule, PARSE_OPTIONS } from "./limits.ts";
-import { MAX_JSON_DEPTH, parseJsonText, stringifyJson } from "../domain/json-limits.ts";
+import { matrixErrorExtensions } from "./error-extensions.ts";
+import { MAX_JSON_DEPTH, parseJsonText } from "../domain/json-limits.ts";
 import { MatrixError } from "../domain/errors.ts";
 import { mountExplorer, wantsExplorer } from "./explorer/explorer.ts";
+import type { GraphqlEngine } from "./engine.ts";
 
 /** A request body's envelope around a JSON variable: the body object and its `variables` object. */
 const BODY_DEPTH = MAX_JSON_DEPTH + 2;
@@ -28,49 +23,43 @@ function queryTextOf(req: FastifyRequest): string | undefined {
   return typeof q?.query === "string" ? q.query : undefined;
 }
 
-/** An errcode on an error graphql-js made (a syntax error): M_BAD_JSON, as for any malformed request. */
-function withErrcode(err: GraphQLError, errcode = "M_BAD_JSON"): GraphQLError {
-  return err.extensions.errcode ? err : new GraphQLError(err.message, { nodes: err.nodes, source: err.source, positions: err.positions, originalError: err.originalError, extensions: { ...err.extensions, errcode } });
-}
-
 export const GRAPHQL_PATH = "/graphql";
 
-export async function mountGraphql(app: FastifyInstance, s: Services): Promise<void> {
-  const schema = await buildWeftSchema({ pubSub: createWeftPubSub() });
-  const formatError = errorFormatter(s.log);
-
-  const apollo = new ApolloServer<GraphqlContext>({
-    schema,
-    formatError: (formatted) => formatError(formatted),
-    includeStacktraceInErrorResponses: false,
-    parseOptions: PARSE_OPTIONS,
-    validationRules: [depthLimitRule],
-    // Responses go through the serializer that survives any nesting.
-    stringifyResult: (value) => stringifyJson(value),
-    // The homeserver shuts itself down (src/main.ts); Apollo must not grab SIGINT/SIGTERM.
-    stopOnTerminationSignals: false,
-    plugins: [
-      ApolloServerPluginLandingPageDisabled(),
-      {
-        // The cost limit needs the variables, so it runs once the operation is known.
-        async requestDidStart() {
-          return {
-            async didResolveOperation(ctx) {
-              if (ctx.operation?.operation === "subscription") {
-                throw new GraphQLError("Subscriptions are served over WebSocket (graphql-ws) at /graphql", { extensions: { errcode: "M_UNRECOGNIZED", http: { status: 400 } } });
-              }
-              const err = checkCost(ctx.schema, ctx.document, ctx.operationName, ctx.request.variables);
-              if (err) throw err;
-            },
-          };
-        },
+/**
+ * The WebSocket handler while the engine is being built: the socket's messages (connection_init first)
+ * are held and handed to graphql-ws, in order, once it listens, so the first subscriber loses nothing.
+ */
+function wsWhenReady(engine: () => Promise<GraphqlEngine>, log: Services["log"]) {
+  return function (this: unknown, socket: WebSocket, req: FastifyRequest): void {
+    const held: [unknown, boolean][] = [];
+    const hold = (data: unknown, isBinary: boolean) => held.push([data, isBinary]);
+    socket.on("message", hold);
+    engine().then(
+      (e) => {
+        socket.off("message", hold);
+        if (socket.readyState !== socket.OPEN) return;
+        e.ws.call(this, socket, req);
+        for (const [data, isBinary] of held) socket.emit("message", data, isBinary);
       },
-    ],
-    logger: s.log,
-  });
-  await apollo.start();
+      (err: unknown) => {
+        log.error({ err }, "the GraphQL engine failed to start");
+        socket.close(1011, "Internal server error");
+      },
+    );
+  };
+}
+
+export async function mountGraphql(app: FastifyInstance, s: Services): Promise<void> {
+  let started: Promise<GraphqlEngine> | undefined;
+  const engine = () => {
+    if (!started) {
+      started = import("./engine.ts").then((m) => m.startGraphqlEngine(s));
+      started.catch(() => (started = undefined)); // the next request tries again
+    }
+    return started;
+  };
   app.addHook("onClose", async () => {
-    await apollo.stop();
+    if (started) await (await started.catch(() => undefined))?.stop();
   });
 
   // At the root, so that an upgrade request to any other path is answered like a plain request and its
@@ -97,44 +86,19 @@ export async function mountGraphql(app: FastifyInstance, s: Services): Promise<v
     // The query text's nesting is checked before Apollo parses it (graphql-js's parser recurses).
     scope.addHook("preHandler", async (req) => {
       const text = queryTextOf(req);
-      const err = text === undefined ? undefined : checkQueryText(text);
+      const err = text === undefined ? undefined : (await engine()).checkQueryText(text);
       if (err) throw new MatrixError("M_TOO_LARGE", err.message, 400);
     });
 
     // Failures before Apollo runs (bad JSON, too large, wrong type) answer in GraphQL's error shape.
     scope.setErrorHandler((err: FastifyError, req, reply) => {
       const { error, unexpected } = toMatrixError(err);
-      if (unexpected) req.log.error({ err, url: req.url }, "unhandled error in /graphql");
+      if (unexpected) req.log.error({ err, url: req.originalUrl }, "unhandled error in /graphql");
       return reply.code(error.httpStatus).type("application/json").send({ errors: [{ message: error.message, extensions: matrixErrorExtensions(error) }] });
     });
 
-    const httpHandler = fastifyApolloHandler(apollo, { context: async (req) => httpContext(s, req) });
-    const wsHandler = makeHandler<Record<string, unknown>>({
-      schema,
-      // The token in connection_init is not checked here but per operation (like HTTP): operations that
-      // need no token (register, login) work, and the others fail with the errcode of a missing or bad token.
-      context: (ctx) => wsContext(s, ctx.connectionParams, ctx.extra.request),
-      // The same limits as over HTTP, applied before the operation runs.
-      onSubscribe: (_ctx, _id, payload): ExecutionArgs | readonly GraphQLError[] => {
-        const textErr = checkQueryText(payload.query);
-        if (textErr) return [textErr];
-        let document: DocumentNode;
-        try {
-          document = parse(payload.query, PARSE_OPTIONS);
-        } catch (err) {
-          return [withErrcode(err instanceof GraphQLError ? err : new GraphQLError(String((err as Error)?.message ?? err)))];
-        }
-        const errors = validate(schema, document, [...specifiedRules, depthLimitRule]);
-        if (errors.length > 0) return errors.map((e) => withErrcode(e));
-        const costErr = checkCost(schema, document, payload.operationName, payload.variables);
-        if (costErr) return [costErr];
-        return { schema, document, operationName: payload.operationName, variableValues: payload.variables };
-      },
-      onNext: (_ctx, _id, _payload, _args, result) =>
-        result.errors ? { ...result, errors: result.errors.map((e) => formatError(e.toJSON())) } : undefined,
-    });
-
-    scope.route({ method: "GET", url: GRAPHQL_PATH, handler: httpHandler, wsHandler });
+    const httpHandler = async (req: FastifyRequest, reply: import("fastify").FastifyReply) => (await engine()).http(req, reply);
+    scope.route({ method: "GET", url: GRAPHQL_PATH, handler: httpHandler, wsHandler: wsWhenReady(engine, s.log) });
     scope.route({ method: "POST", url: GRAPHQL_PATH, handler: httpHandler });
   });
 }

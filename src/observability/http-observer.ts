@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import type { Metrics } from "./metrics.ts";
 import { newRequestId, runInRequest, type RequestContext } from "./request-context.ts";
+import { routePattern } from "../compat/path-aliases.ts";
 
 /** Query parameters that carry secrets (access tokens, 3PID session secrets, login and validation tokens, media URL signatures). */
 const SECRET_PARAMS = /([?&](?:access_token|client_secret|token|loginToken|sig)=)[^&#]*/g;
@@ -28,20 +29,22 @@ export function observeRequests(app: FastifyInstance, log: Logger, metrics: Metr
     // Nothing to tell when the request ends (no metrics, the request line's level off): no listener per request.
     if (!metrics && !log.isLevelEnabled("info")) return runInRequest(ctx, done);
     const started = performance.now();
-    const route = req.routeOptions.url ?? "unmatched";
-    const sync = isSyncRoute(route);
+    const sync = isSyncRoute(routePattern(req) ?? "");
     metrics?.requestStarted(sync);
     reply.raw.once("close", () => {
       const ms = Math.round((performance.now() - started) * 10) / 10;
       const finished = reply.raw.writableFinished;
       const status = finished ? reply.raw.statusCode : 499; // 499: the client went away first (as nginx logs it)
       if (log.isLevelEnabled("info")) {
-        const path = redactUrl(req.url);
+        const path = redactUrl(req.originalUrl);
         log.info(
           { reqId: ctx.id, method: req.method, path, status, ms, user: ctx.user, ip: req.ip, ...(finished ? {} : { aborted: true }) },
           `${req.method} ${path} ${status} ${ms}ms${ctx.user ? ` ${ctx.user}` : ""}`,
         );
       }
+      // The pattern as the request named it (under the alias it was sent under: path-aliases.ts); read
+      // now, since a request its route does not serve under that alias went to the 404 handler.
+      const route = routePattern(req) ?? "unmatched";
       metrics?.requestEnded(sync, { method: req.method, route, status: String(status) }, (performance.now() - started) / 1000);
     });
     runInRequest(ctx, done);

@@ -1,6 +1,7 @@
 // Opens the database a config names: SQLite (better-sqlite3, WAL, synchronous=NORMAL) or PostgreSQL,
-// applies pending migrations first, and returns one Prisma client typed the same for both providers.
-// Only the configured provider's client, adapter and driver are loaded (each weighs megabytes).
+// applies pending migrations first, and returns one Prisma client typed the same for both providers,
+// created on first use (lazy-client.ts), and the raw SQL layer. Only the configured provider's client,
+// adapter and driver are loaded (each weighs megabytes).
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { PrismaClient as SqliteClient } from "../generated/sqlite/client.ts";
@@ -9,6 +10,7 @@ import { migratePostgres, migrateSqlite } from "./migrate.ts";
 import { openSqliteSql, type Sql } from "./sql.ts";
 import { checkStorableParams } from "../domain/text.ts";
 import { timePrisma, timedSql, type QueryTimer } from "./timing.ts";
+import { lazyClient } from "./lazy-client.ts";
 
 /**
  * STORAGE_NOTE: repositories use `findFirst`, never `findUnique`, and no batch `$transaction([...])` of a
@@ -45,6 +47,8 @@ export interface Storage {
   /** Raw SQL for hot paths, owned by the repository modules that use it. */
   sql: Sql;
   provider: "sqlite" | "postgres";
+  /** Whether the Prisma client has been loaded (it is, on the first operation that needs it). */
+  prismaLoaded(): boolean;
   close(): Promise<void>;
 }
 
@@ -57,33 +61,38 @@ export interface StorageOptions {
   queryPlanCacheMaxSize?: number;
   /** Times every query (metrics); absent, nothing is timed. */
   timer?: QueryTimer;
+  /** Told the first operation that needs the Prisma client, when it loads it (a debug log line). */
+  onPrismaLoad?: (operation: string) => void;
 }
 
 const maybeTimed = (sql: Sql, timer: QueryTimer | undefined) => (timer ? timedSql(sql, timer) : sql);
 
 export async function openStorage(config: DatabaseConfig, opts: StorageOptions = {}): Promise<Storage> {
   const plans = { queryPlanCacheMaxSize: opts.queryPlanCacheMaxSize ?? 100 };
+  const firstUse = (operation: string) => opts.onPrismaLoad?.(operation);
   if (config.provider === "sqlite") {
     mkdirSync(path.dirname(config.path), { recursive: true });
     migrateSqlite(config.path);
-    const [{ PrismaClient: SqlitePrismaClient }, { PrismaBetterSqlite3 }] = await Promise.all([import("../generated/sqlite/client.ts"), import("@prisma/adapter-better-sqlite3")]);
-    const raw = new SqlitePrismaClient({ adapter: new PrismaBetterSqlite3({ url: `file:${config.path}`, timeout: 10_000 }), ...plans });
-    await raw.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
-    await raw.$queryRawUnsafe("PRAGMA wal_autocheckpoint = 0"); // see src/storage/sqlite-checkpointer.ts
-    await raw.$queryRawUnsafe("PRAGMA foreign_keys = ON");
-    const db = guarded(raw, opts.timer);
+    // Prisma loads on first use (lazy-client.ts): start-up and the hot paths run on raw SQL.
+    const { db, loaded } = lazyClient(async () => {
+      const [{ PrismaClient: SqlitePrismaClient }, { PrismaBetterSqlite3 }] = await Promise.all([import("../generated/sqlite/client.ts"), import("@prisma/adapter-better-sqlite3")]);
+      const raw = new SqlitePrismaClient({ adapter: new PrismaBetterSqlite3({ url: `file:${config.path}`, timeout: 10_000 }), ...plans });
+      await raw.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
+      await raw.$queryRawUnsafe("PRAGMA wal_autocheckpoint = 0"); // see src/storage/sqlite-checkpointer.ts
+      await raw.$queryRawUnsafe("PRAGMA foreign_keys = ON");
+      return guarded(raw, opts.timer);
+    }, firstUse);
     const sql = maybeTimed(openSqliteSql(config.path), opts.timer);
-    return { db, sql, provider: "sqlite", close: async () => { await sql.close(); await db.$disconnect(); } };
+    return { db, sql, provider: "sqlite", prismaLoaded: () => loaded() !== undefined, close: async () => { await sql.close(); await db.$disconnect(); } };
   }
   await migratePostgres(config.url);
-  const [{ PrismaClient: PgClient }, { PrismaPg }, { openPostgresSql }] = await Promise.all([
-    import("../generated/postgres/client.ts"),
-    import("@prisma/adapter-pg"),
-    import("./sql-postgres.ts"),
-  ]);
-  const pg = new PgClient({ adapter: new PrismaPg({ connectionString: config.url, max: 10 }), ...plans });
-  await pg.$connect();
-  const db = guarded(pg as unknown as SqliteClient, opts.timer);
+  const { openPostgresSql } = await import("./sql-postgres.ts");
+  const { db, loaded } = lazyClient(async () => {
+    const [{ PrismaClient: PgClient }, { PrismaPg }] = await Promise.all([import("../generated/postgres/client.ts"), import("@prisma/adapter-pg")]);
+    const pg = new PgClient({ adapter: new PrismaPg({ connectionString: config.url, max: 10 }), ...plans });
+    await pg.$connect();
+    return guarded(pg as unknown as SqliteClient, opts.timer);
+  }, firstUse);
   const sql = maybeTimed(openPostgresSql(config.url), opts.timer);
-  return { db, sql, provider: "postgres", close: async () => { await sql.close(); await db.$disconnect(); } };
+  return { db, sql, provider: "postgres", prismaLoaded: () => loaded() !== undefined, close: async () => { await sql.close(); await db.$disconnect(); } };
 }

@@ -15,7 +15,7 @@ import { getLoginToken } from "../../domain/accounts/login-token.ts";
 import { resetPasswordByEmail } from "../../domain/threepids/password-reset.ts";
 import type { UiaRequest } from "../../domain/uia/uia.ts";
 
-const uiaRequest = (c: Call): UiaRequest => ({ path: c.req.url, method: c.req.method, body: c.bodyOrEmpty(), clientIp: c.clientIp });
+const uiaRequest = (c: Call): UiaRequest => ({ path: c.req.originalUrl, method: c.req.method, body: c.bodyOrEmpty(), clientIp: c.clientIp });
 
 export function accountRoutes(app: FastifyInstance, s: Services): void {
   clientRoute(app, s, { method: "GET", path: "/login", auth: "none", handler: () => ({ flows: loginFlows(s) }) });
@@ -30,7 +30,7 @@ export function accountRoutes(app: FastifyInstance, s: Services): void {
     handler: (c) => {
       const kind = queryString(c, "kind") ?? "user";
       const body = kind === "guest" ? c.bodyOrEmpty() : c.body();
-      return register(s, { kind, body, path: c.req.url, method: c.req.method, clientIp: c.clientIp, bearerToken: c.bearerToken });
+      return register(s, { kind, body, path: c.req.originalUrl, method: c.req.method, clientIp: c.clientIp, bearerToken: c.bearerToken });
     },
   });
 

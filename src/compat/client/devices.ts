@@ -19,7 +19,7 @@ function lenientBody(c: AuthedCall): Record<string, unknown> {
   }
 }
 
-const uiaRequest = (c: AuthedCall, body: Record<string, unknown>): UiaRequest => ({ path: c.req.url, method: c.req.method, body, clientIp: c.clientIp });
+const uiaRequest = (c: AuthedCall, body: Record<string, unknown>): UiaRequest => ({ path: c.req.originalUrl, method: c.req.method, body, clientIp: c.clientIp });
 
 export function deviceRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, {

@@ -37,7 +37,7 @@ export function e2eKeyRoutes(app: FastifyInstance, s: Services): void {
     method: "POST", path: "/keys/device_signing/upload", auth: "token", op: "uploadCrossSigningKeys", versions: ["r0", "v3", "unstable"],
     handler: (c) => {
       const body = c.body();
-      return uploadCrossSigningKeys(s, c.requester, body, { path: c.req.url, method: c.req.method, body, clientIp: c.clientIp });
+      return uploadCrossSigningKeys(s, c.requester, body, { path: c.req.originalUrl, method: c.req.method, body, clientIp: c.clientIp });
     },
   });
 

@@ -11,7 +11,7 @@ export function threePidRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, { method: "POST", path: "/account/3pid", auth: "token", op, handler: (c) => addThreePidLegacy(s, c.requester, c.body()) });
   clientRoute<AuthedCall>(app, s, {
     method: "POST", path: "/account/3pid/add", auth: "token", op,
-    handler: (c) => addThreePid(s, c.requester, { path: c.req.url, method: c.req.method, body: c.body(), clientIp: c.clientIp }),
+    handler: (c) => addThreePid(s, c.requester, { path: c.req.originalUrl, method: c.req.method, body: c.body(), clientIp: c.clientIp }),
   });
   clientRoute<AuthedCall>(app, s, { method: "POST", path: "/account/3pid/bind", auth: "token", op, handler: (c) => bindThreePid(s, c.requester, c.body()) });
   clientRoute<AuthedCall>(app, s, { method: "POST", path: "/account/3pid/unbind", auth: "token", op, handler: (c) => unbindThreePid(s, c.requester, c.body()) });

@@ -32,7 +32,7 @@ export async function federationOrigin(call: Call): Promise<string> {
   const content = req.method === "PUT" || req.method === "POST" ? call.body() : undefined;
   return authenticateRequest(
     { serverName: s.config.server_name, keyRing: s.keyRing, now: s.clock.now() },
-    { method: req.method, uri: req.raw.url ?? req.url, authorization: headers, content },
+    { method: req.method, uri: req.originalUrl, authorization: headers, content },
   );
 }
 

@@ -4,6 +4,7 @@
 // fetcher of remote media and the DNS resolver URL previews use.
 import { lookup } from "node:dns/promises";
 import type { Readable } from "node:stream";
+import type { Sql } from "../../storage/sql.ts";
 import type { Db } from "../../storage/database.ts";
 import { MediaStore } from "../store/media.ts";
 import { MediaFiles } from "./files.ts";
@@ -92,8 +93,8 @@ export class MediaServices {
   /** DNS for URL previews (tests map names to loopback addresses here). */
   resolver: Resolver = systemResolver;
 
-  constructor(db: Db, mediaStorePath: string, serverName: string) {
-    this.store = new MediaStore(db);
+  constructor(db: Db, sql: Sql, mediaStorePath: string, serverName: string) {
+    this.store = new MediaStore(db, sql);
     this.files = new MediaFiles(mediaStorePath, serverName);
   }
 }

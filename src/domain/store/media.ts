@@ -1,6 +1,8 @@
 // Repository of the media repository's rows (media, media_thumbnails, url_previews): local uploads and
-// cached remote media, their generated thumbnails, and URL preview results. A cold path: Prisma.
+// cached remote media, their generated thumbnails, and URL preview results. A cold path: Prisma, but for
+// the retention job's sweeps (raw SQL), which run at start-up and hourly in a server that may be idle.
 import type { Db } from "../../storage/database.ts";
+import type { Sql } from "../../storage/sql.ts";
 import type { MediaRef } from "../media/ids.ts";
 import type { ThumbnailKey } from "../media/files.ts";
 
@@ -58,7 +60,7 @@ function toRow(r: Raw): MediaRow {
 const key = (ref: MediaRef) => ({ origin_mediaId: { origin: ref.origin, mediaId: ref.mediaId } });
 
 export class MediaStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db, private readonly sql: Sql) {}
 
   async get(ref: MediaRef): Promise<MediaRow | null> {
     const r = await this.db.media.findFirst({ where: { origin: ref.origin, mediaId: ref.mediaId } });
@@ -140,21 +142,20 @@ export class MediaStore {
 
   /** Items (of `local` media or of remote caches) not accessed since `before`, unprotected, up to `limit`. */
   async listIdle(opts: { localOrigin: string; local: boolean; before: number; limit: number }): Promise<MediaRef[]> {
-    return this.db.media.findMany({
-      where: {
-        origin: opts.local ? opts.localOrigin : { not: opts.localOrigin },
-        lastAccessTs: { lt: BigInt(opts.before) },
-        protected: false,
-        uploadedTs: { not: null },
-      },
-      select: { origin: true, mediaId: true },
-      take: opts.limit,
-    });
+    return this.refs(
+      `SELECT origin, media_id FROM media WHERE origin ${opts.local ? "=" : "<>"} ? AND last_access_ts < ? AND protected = ? AND uploaded_ts IS NOT NULL LIMIT ?`,
+      [opts.localOrigin, opts.before, false, opts.limit],
+    );
   }
 
   /** /create reservations whose time ran out. */
   listExpiredPending(now: number, limit: number): Promise<MediaRef[]> {
-    return this.db.media.findMany({ where: { uploadedTs: null, unusedExpiresTs: { lt: BigInt(now) } }, select: { origin: true, mediaId: true }, take: limit });
+    return this.refs(`SELECT origin, media_id FROM media WHERE uploaded_ts IS NULL AND unused_expires_ts < ? LIMIT ?`, [now, limit]);
+  }
+
+  private async refs(sql: string, params: (string | number | boolean)[]): Promise<MediaRef[]> {
+    const rows = await this.sql.all<{ origin: string; media_id: string }>(sql, params);
+    return rows.map((r) => ({ origin: r.origin, mediaId: r.media_id }));
   }
 
   // Thumbnails
@@ -189,9 +190,10 @@ export class MediaStore {
 
   /** Drops previews that expired before `before`; returns the og:image media ids they held. */
   async dropExpiredUrlPreviews(before: number): Promise<string[]> {
-    const rows = await this.db.urlPreview.findMany({ where: { expiresTs: { lt: BigInt(before) } }, select: { id: true, mediaId: true } });
+    const rows = await this.sql.all<{ id: number | string; media_id: string | null }>(`SELECT id, media_id FROM url_previews WHERE expires_ts < ?`, [before]);
     if (rows.length === 0) return [];
-    await this.db.urlPreview.deleteMany({ where: { id: { in: rows.map((r) => r.id) } } });
-    return rows.flatMap((r) => (r.mediaId ? [r.mediaId] : []));
+    const ids = rows.map((r) => Number(r.id));
+    await this.sql.run(`DELETE FROM url_previews WHERE id IN (${ids.map(() => "?").join(", ")})`, ids);
+    return rows.flatMap((r) => (r.media_id ? [r.media_id] : []));
   }
 }

@@ -1,6 +1,8 @@
 // Repository of devices and the tokens that belong to them (devices, access_tokens, refresh_tokens,
-// login_tokens). Tokens are only ever looked up by hash.
+// login_tokens). Tokens are only ever looked up by hash. The reads and writes of every authenticated
+// request (the token lookup, the batched last-seen update) are raw SQL; the rest is Prisma.
 import type { Db, Tx } from "../../storage/database.ts";
+import type { Sql } from "../../storage/sql.ts";
 
 type Client = Db | Tx;
 
@@ -33,8 +35,10 @@ export interface RefreshTokenRow {
 
 const num = (v: bigint | null) => (v === null ? null : Number(v));
 
+const numOrNull = (v: number | string | bigint | null) => (v === null ? null : Number(v));
+
 export class SessionStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db, private readonly sql: Sql) {}
 
   // Devices
 
@@ -63,15 +67,9 @@ export class SessionStore {
 
   async recordLastSeen(entries: { userId: string; deviceId: string; ts: number; ip: string; userAgent: string | null }[]): Promise<void> {
     if (entries.length === 0) return;
-    // One statement at a time in an interactive transaction: a batch `$transaction([...])` is planned as a
-    // whole, one cached plan per batch length (see STORAGE_NOTE in src/storage/database.ts).
-    await this.db.$transaction(async (tx) => {
-      for (const e of entries) {
-        await tx.device.updateMany({
-          where: { userId: e.userId, deviceId: e.deviceId },
-          data: { lastSeenTs: BigInt(e.ts), lastSeenIp: e.ip, lastSeenUserAgent: e.userAgent },
-        });
-      }
+    await this.sql.transaction(async (tx) => {
+      for (const e of entries)
+        await tx.run(`UPDATE devices SET last_seen_ts = ?, last_seen_ip = ?, last_seen_user_agent = ? WHERE user_id = ? AND device_id = ?`, [e.ts, e.ip, e.userAgent, e.userId, e.deviceId]);
     });
   }
 
@@ -110,11 +108,11 @@ export class SessionStore {
   }
 
   async findAccessToken(tokenHash: string): Promise<AccessTokenRow | null> {
-    const t = await this.db.accessToken.findFirst({
-      where: { tokenHash },
-      select: { id: true, userId: true, deviceId: true, validUntilTs: true, refreshTokenId: true, used: true },
-    });
-    return t && { ...t, validUntilTs: num(t.validUntilTs) };
+    const t = await this.sql.get<{ id: string; user_id: string; device_id: string | null; valid_until_ts: number | string | null; refresh_token_id: string | null; used: boolean | number }>(
+      `SELECT id, user_id, device_id, valid_until_ts, refresh_token_id, used FROM access_tokens WHERE token_hash = ?`,
+      [tokenHash],
+    );
+    return t ? { id: t.id, userId: t.user_id, deviceId: t.device_id, validUntilTs: numOrNull(t.valid_until_ts), refreshTokenId: t.refresh_token_id, used: Boolean(t.used) } : null;
   }
 
   async markAccessTokenUsed(id: string): Promise<void> {

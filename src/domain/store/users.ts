@@ -1,5 +1,7 @@
-// Repository of accounts and their global profiles (tables users, profiles).
+// Repository of accounts and their global profiles (tables users, profiles). The account read of every
+// token lookup and the erased-users read of /sync are raw SQL; the rest is Prisma.
 import type { Db, Tx } from "../../storage/database.ts";
+import type { Sql } from "../../storage/sql.ts";
 
 export interface UserRow {
   userId: string;
@@ -23,11 +25,24 @@ type Client = Db | Tx;
 const toUser = (r: { createdTs: bigint } & Omit<UserRow, "createdTs">): UserRow => ({ ...r, createdTs: Number(r.createdTs) });
 
 export class UserStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db, private readonly sql: Sql) {}
 
-  async get(userId: string, tx: Client = this.db): Promise<UserRow | null> {
-    const r = await tx.user.findFirst({ where: { userId } });
-    return r ? toUser(r) : null;
+  /** The account; read inside `tx` when given (a Prisma transaction). */
+  async get(userId: string, tx?: Client): Promise<UserRow | null> {
+    if (tx) {
+      const r = await tx.user.findFirst({ where: { userId } });
+      return r ? toUser(r) : null;
+    }
+    const r = await this.sql.get<{
+      user_id: string; password_hash: string | null; is_guest: boolean | number; is_admin: boolean | number; user_type: string | null;
+      appservice_id: string | null; deactivated: boolean | number; erased: boolean | number; created_ts: number | string;
+    }>(`SELECT user_id, password_hash, is_guest, is_admin, user_type, appservice_id, deactivated, erased, created_ts FROM users WHERE user_id = ?`, [userId]);
+    return r
+      ? {
+          userId: r.user_id, passwordHash: r.password_hash, isGuest: Boolean(r.is_guest), isAdmin: Boolean(r.is_admin), userType: r.user_type,
+          appserviceId: r.appservice_id, deactivated: Boolean(r.deactivated), erased: Boolean(r.erased), createdTs: Number(r.created_ts),
+        }
+      : null;
   }
 
   async exists(userId: string): Promise<boolean> {
@@ -73,8 +88,9 @@ export class UserStore {
 
   /** Which of `userIds` are erased (deactivated with erase). */
   async erasedAmong(userIds: readonly string[]): Promise<Set<string>> {
-    const rows = await this.db.user.findMany({ where: { userId: { in: [...userIds] }, erased: true }, select: { userId: true } });
-    return new Set(rows.map((r) => r.userId));
+    if (userIds.length === 0) return new Set();
+    const rows = await this.sql.all<{ user_id: string }>(`SELECT user_id FROM users WHERE erased = ? AND user_id IN (${userIds.map(() => "?").join(", ")})`, [true, ...userIds]);
+    return new Set(rows.map((r) => r.user_id));
   }
 
   async getProfile(userId: string): Promise<ProfileRow | null> {
