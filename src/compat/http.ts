@@ -150,7 +150,10 @@ export function route<C extends Call>(app: FastifyInstance, s: Services, fullPat
         s.inFlight.track(async () => {
           const call = await makeCall(s, spec as RouteSpec<never>, req, reply);
           const result = await spec.handler(call as C);
-          if (reply.sent || result === reply) return reply; // a handler that sent its own answer (a stream)
+          // A handler that sent its own answer (a stream). Returned from an async handler, the reply (a
+          // thenable) resolves to undefined once its stream ends — also when the client left mid-stream,
+          // when `sent` is still false but the headers are out.
+          if (reply.sent || reply.raw.headersSent || result === reply) return reply;
           return reply.code(reply.statusCode || 200).send(result ?? {});
         }),
     });

@@ -253,8 +253,6 @@ export function buildServices(opts: {
   services.rooms.notifier.gate("push_rules", services.push.rules.store.streamIds);
   services.rooms.notifier.gate("to_device", services.e2ee.toDeviceIds);
   services.rooms.notifier.gate("device_lists", services.e2ee.deviceListIds);
-  // Sync's index of who each notice concerned, from the first notice on (sync/change-index.ts).
-  services.sync.changes.listen(services.rooms.notifier);
   services.consumers = new ConsumerRunner(services, extensions.consumers);
   // The core indexes first (room and event caches), then the declared ones, then readers and consumers.
   services.commits = new CommitFeed(services, [updateRoomCaches, ...extensions.commitListeners, notifyReaders, (s, c) => s.consumers.offer(c)]);

@@ -73,7 +73,9 @@ describe("GraphQL room list batching", () => {
     console.log(`room list SQL reads: cold 1 room ${one.queries}, ${N} rooms ${many.queries}; warm 1 room ${oneWarm.queries}, ${N} rooms ${manyWarm.queries}`);
     expect(many.queries).toBe(one.queries);
     expect(manyWarm.queries).toBe(oneWarm.queries);
-    expect(many.queries).toBeLessThanOrEqual(5);
+    // Cold: the access token and the account (authentication, raw SQL since Prisma loads on first use)
+    // and four room-list reads (memberships, rooms, state ids, events).
+    expect(many.queries).toBeLessThanOrEqual(6);
   });
 
   it("shows rooms the viewer left as they were at the leave", async () => {

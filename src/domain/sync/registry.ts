@@ -18,7 +18,6 @@ import { toDeviceProvider } from "./providers/to-device.ts";
 import { deviceListsProvider } from "./providers/device-lists.ts";
 import { pushRulesProvider } from "./providers/push-rules.ts";
 import { SyncStreamCache } from "./stream-cache.ts";
-import { SyncChangeIndex } from "./change-index.ts";
 
 /** Called with a /sync's `set_presence` (online, offline, unavailable); the presence capability declares one. */
 export type PresenceSetter = (s: Services, r: Requester, presence: "online" | "offline" | "unavailable") => Promise<void>;
@@ -38,8 +37,6 @@ export class SyncServices {
   readonly decorators: readonly SyncDecorator[];
   /** Recent events per room and users' memberships, fed at commit (stream-cache.ts). */
   readonly streamCache: SyncStreamCache;
-  /** Which streams moved for whom since a token (change-index.ts): lets a caught-up long poll wait at once. */
-  readonly changes: SyncChangeIndex;
 
   /** The core providers, then `providers` (declared in src/main.ts) each replacing its stream's slot. */
   constructor(caches: CacheRegistry, providers: readonly SyncProvider[] = [], decorators: readonly SyncDecorator[] = []) {
@@ -53,7 +50,6 @@ export class SyncServices {
       baseWeight: 64 * 1024 * 1024,
     });
     this.streamCache = new SyncStreamCache(caches);
-    this.changes = new SyncChangeIndex(caches);
     this.decorators = decorators;
     for (const p of [eventsProvider, accountDataProvider, receiptsProvider, typingProvider, presenceProvider, toDeviceProvider, deviceListsProvider, pushRulesProvider, ...providers]) this.slots.set(p.stream, p);
   }

@@ -92,15 +92,6 @@ export async function sync(s: Services, r: Requester, req: SyncRequest): Promise
   // Listening starts before the first read: a change committed while reading still wakes the wait.
   const waiter = new Waiter(s.rooms.notifier, r.userId);
   try {
-    // A client polling again right after an answer is usually caught up: when memory knows nothing
-    // concerning the user moved past its token, wait before reading anything (change-index.ts).
-    if (since !== undefined && !req.fullState && deadline > Date.now()) {
-      const rooms = await s.sync.streamCache.joinedRoomIds(s, r.userId);
-      if (!(await s.sync.changes.mayHaveChanged(s, r.userId, rooms, since, await s.sync.currentToken(s)))) {
-        waiter.rooms = new Set(rooms);
-        await waiter.until(since, deadline - Date.now(), abortSignals());
-      }
-    }
     for (;;) {
       const { ctx, added } = await collectOnce(s, r, req, since);
       waiter.rooms = ctx.joinedRooms;
