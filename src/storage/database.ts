@@ -47,8 +47,6 @@ export interface Storage {
   /** Raw SQL for hot paths, owned by the repository modules that use it. */
   sql: Sql;
   provider: "sqlite" | "postgres";
-  /** Whether the Prisma client has been loaded (it is, on the first operation that needs it). */
-  prismaLoaded(): boolean;
   close(): Promise<void>;
 }
 
@@ -74,7 +72,7 @@ export async function openStorage(config: DatabaseConfig, opts: StorageOptions =
     mkdirSync(path.dirname(config.path), { recursive: true });
     migrateSqlite(config.path);
     // Prisma loads on first use (lazy-client.ts): start-up and the hot paths run on raw SQL.
-    const { db, loaded } = lazyClient(async () => {
+    const { db } = lazyClient(async () => {
       const [{ PrismaClient: SqlitePrismaClient }, { PrismaBetterSqlite3 }] = await Promise.all([import("../generated/sqlite/client.ts"), import("@prisma/adapter-better-sqlite3")]);
       const raw = new SqlitePrismaClient({ adapter: new PrismaBetterSqlite3({ url: `file:${config.path}`, timeout: 10_000 }), ...plans });
       await raw.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
@@ -83,16 +81,16 @@ export async function openStorage(config: DatabaseConfig, opts: StorageOptions =
       return guarded(raw, opts.timer);
     }, firstUse);
     const sql = maybeTimed(openSqliteSql(config.path), opts.timer);
-    return { db, sql, provider: "sqlite", prismaLoaded: () => loaded() !== undefined, close: async () => { await sql.close(); await db.$disconnect(); } };
+    return { db, sql, provider: "sqlite", close: async () => { await sql.close(); await db.$disconnect(); } };
   }
   await migratePostgres(config.url);
   const { openPostgresSql } = await import("./sql-postgres.ts");
-  const { db, loaded } = lazyClient(async () => {
+  const { db } = lazyClient(async () => {
     const [{ PrismaClient: PgClient }, { PrismaPg }] = await Promise.all([import("../generated/postgres/client.ts"), import("@prisma/adapter-pg")]);
     const pg = new PgClient({ adapter: new PrismaPg({ connectionString: config.url, max: 10 }), ...plans });
     await pg.$connect();
     return guarded(pg as unknown as SqliteClient, opts.timer);
   }, firstUse);
   const sql = maybeTimed(openPostgresSql(config.url), opts.timer);
-  return { db, sql, provider: "postgres", prismaLoaded: () => loaded() !== undefined, close: async () => { await sql.close(); await db.$disconnect(); } };
+  return { db, sql, provider: "postgres", close: async () => { await sql.close(); await db.$disconnect(); } };
 }

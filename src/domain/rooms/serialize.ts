@@ -37,7 +37,6 @@ export async function serializeEvents(
   const redactions = await effectiveRedactions(s, events, roomVersionOf);
   // Erased senders' events reach readers who were not joined then only redacted (erasure.ts).
   const erased = await erasedForReader(s, r, events);
-  const myDevice = r ? deviceKeyOf(r) : undefined;
   const extra = new Map(opts.extraUnsigned ?? []);
   for (const hook of s.extensions.unsigned) for (const [id, fields] of await hook(s, r, events)) extra.set(id, { ...extra.get(id), ...fields });
 
@@ -57,7 +56,7 @@ export async function serializeEvents(
         roomId: e.roomId,
         omitRoomId: opts.omitRoomId,
         now,
-        transactionId: r && e.pdu.sender === r.userId && e.txn && e.txn.deviceKey === myDevice ? e.txn.txnId : undefined,
+        transactionId: transactionIdFor(r, e),
         prevContent: prev?.pdu.content,
         prevSender: prev?.pdu.sender,
         replacesState: e.replacesState ?? undefined,
@@ -97,6 +96,11 @@ export async function serializeForAnyReader(s: Services, roomVersionOf: (roomId:
 
 /** A shared serialization of `e` (serializeForAnyReader) with the reader's transaction_id, when it sent it. */
 export function forReader(r: Requester, e: StoredEvent, shared: ClientEvent): ClientEvent {
-  if (!e.txn || e.pdu.sender !== r.userId || e.txn.deviceKey !== deviceKeyOf(r)) return shared;
-  return { ...shared, unsigned: { ...shared.unsigned, transaction_id: e.txn.txnId } };
+  const transactionId = transactionIdFor(r, e);
+  return transactionId === undefined ? shared : { ...shared, unsigned: { ...shared.unsigned, transaction_id: transactionId } };
+}
+
+/** The transaction id a reader sees on an event: only the device (or token) that sent it sees one. */
+function transactionIdFor(r: Requester | undefined, e: StoredEvent): string | undefined {
+  return r && e.txn && e.pdu.sender === r.userId && e.txn.deviceKey === deviceKeyOf(r) ? e.txn.txnId : undefined;
 }
