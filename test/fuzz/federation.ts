@@ -14,7 +14,7 @@ import type { Backend } from "../helpers/server.ts";
 import type { Rng } from "./random.ts";
 import { checkResponse, fuzzOperations, generateRequest, type FuzzFailure, type FuzzRequest } from "./rest.ts";
 import { hostileValue, mutateJson, validValue, toJsonText, type Schema } from "./values.ts";
-import { buildWorld, protectedSnapshot, worldSupply, type World } from "./world.ts";
+import { buildWorld, changedSnapshot, protectedSnapshot, worldSupply, type World } from "./world.ts";
 
 export interface FederationWorld extends World {
   t: FederatedServer;
@@ -137,14 +137,6 @@ const namesAnotherServer = (w: FederationWorld, req: FuzzRequest) => {
   return text.includes("other.example") || text.includes(w.origin.serverName) || text.includes(enc(w.origin.serverName));
 };
 
-/** Where two snapshots first differ (some context either side). */
-function changed(before: string, after: string): string {
-  let i = 0;
-  while (i < before.length && before[i] === after[i]) i++;
-  const from = Math.max(0, i - 300);
-  return `changed protected data at ${i}:\n  before …${before.slice(from, i + 500)}\n  after  …${after.slice(from, i + 500)}`;
-}
-
 /**
  * The protected data, plus every event of the shared room: the origin is in neither of the victim's rooms,
  * so nothing it sends may add an event (state or not) to them.
@@ -204,7 +196,7 @@ export async function fuzzForgeries(w: FederationWorld, ops: SpecOperation[], rn
       problems.push(`request failed: ${(err as Error).message}`);
     }
     const after = await snapshot();
-    if (after !== before) problems.push(changed(before, after));
+    if (after !== before) problems.push(changedSnapshot(before, after));
     before = after;
     for (const problem of problems) failures.push({ sample: i, operation: op.operationId ?? `${op.method} ${op.template}`, request: describe(req), how: req.how, problem });
   }
@@ -303,7 +295,7 @@ export async function fuzzPdus(w: FederationWorld, rng: Rng, samples: number): P
       for (const problem of problems) failures.push({ sample: i, operation: req.path.split("?")[0]!.replace(/\/[^/]*%[^/]*$/, "/…"), request: describe(req), how, problem });
     }
     const after = await federationSnapshot(w);
-    if (after !== before) failures.push({ sample: i, operation: "PDU", request: how, how, problem: changed(before, after) });
+    if (after !== before) failures.push({ sample: i, operation: "PDU", request: how, how, problem: changedSnapshot(before, after) });
     before = after;
   }
   return { failures, accepted, refused };

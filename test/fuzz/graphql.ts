@@ -24,7 +24,7 @@ import WebSocket from "ws";
 import { createClient, type Client } from "graphql-ws";
 import type { Rng } from "./random.ts";
 import { deep, hostileValue, toJsonText } from "./values.ts";
-import { protectedSnapshot, reviveActor, worldParam, type World } from "./world.ts";
+import { changedSnapshot, protectedSnapshot, reviveActor, worldParam, type World } from "./world.ts";
 import type { FuzzFailure } from "./rest.ts";
 
 const HOSTILE_TEXT = ["", "\u0000", "a\u0000b", "x".repeat(70_000), "\ud800", "💥".repeat(500), "@x:other.example", "!x:other.example", "$x", "#x:other.example", "' OR 1=1", "%", "*"];
@@ -222,7 +222,7 @@ export async function fuzzGraphql(w: World, schema: GraphQLSchema, rng: Rng, sam
       problems = [`request failed: ${(err as Error).message}`];
     }
     const after = await protectedSnapshot(w);
-    if (after !== before) problems.push(`changed protected data:\n  before ${before.slice(0, 2000)}\n  after  ${after.slice(0, 2000)}`);
+    if (after !== before) problems.push(changedSnapshot(before, after));
     before = after;
     const request = `${g.query.slice(0, 300)} variables=${toJsonText(g.variables).slice(0, 300)}`;
     for (const problem of problems) failures.push({ sample: i, operation: name, request, how: g.how, problem });

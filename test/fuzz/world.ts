@@ -29,6 +29,8 @@ export interface World {
   /** Values another suite's world gives first (a federation world: the origin's users), else undefined. */
   param?: (name: string, rng: Rng) => string | undefined;
   supply?: Supply;
+  /** Users besides the actor whom the requests may act as (an application service's): their own member events in the public shared room are theirs to change. */
+  alsoActs?: (userId: string) => boolean;
 }
 
 async function ok(t: TestServer, method: string, path: string, who: Session, body?: unknown): Promise<any> {
@@ -200,7 +202,8 @@ export function worldSupply(w: World, rng: Rng): Supply {
 /**
  * What the actor must never change, read from storage: every row of the victim's account (profile,
  * devices, tokens, account data, filters, keys, backups, presence), the state and history of the
- * victim's private room, the shared room's state bar the actor's own member event, the victim's
+ * victim's private room, the shared room's state bar the actor's own member event (and those of the users
+ * it may also act as), the victim's
  * memberships outside the actor's room, and the actor's own privileges.
  */
 export async function protectedSnapshot(w: World): Promise<string> {
@@ -217,9 +220,18 @@ export async function protectedSnapshot(w: World): Promise<string> {
   out.privateState = await sql.all(`SELECT type, state_key, event_id FROM current_state_events WHERE room_id = ? ORDER BY type, state_key`, [w.rooms.victimPrivate]);
   // Rejected events (a remote server's refused PDU is kept as rejected, never state, never served) left out.
   out.privateEvents = await sql.all(`SELECT event_id FROM events WHERE room_id = ? AND rejected_reason IS NULL ORDER BY stream_ordering`, [w.rooms.victimPrivate]);
-  out.sharedState = await sql.all(`SELECT type, state_key, event_id FROM current_state_events WHERE room_id = ? AND state_key <> ? ORDER BY type, state_key`, [w.rooms.shared, w.actor.user_id]);
+  const sharedState = await sql.all<{ type: string; state_key: string }>(`SELECT type, state_key, event_id FROM current_state_events WHERE room_id = ? AND state_key <> ? ORDER BY type, state_key`, [w.rooms.shared, w.actor.user_id]);
+  out.sharedState = sharedState.filter((row) => !(row.type === "m.room.member" && w.alsoActs?.(row.state_key)));
   out.memberships = await sql.all(`SELECT room_id, membership, event_id, forgotten FROM room_memberships WHERE user_id = ? AND room_id <> ? ORDER BY room_id`, [v, w.rooms.own]);
   out.aliases = await sql.all(`SELECT alias, room_id FROM room_aliases WHERE creator = ? ORDER BY alias`, [v]);
   out.admins = await sql.all(`SELECT user_id FROM users WHERE is_admin = ? ORDER BY user_id`, [true]);
   return JSON.stringify(out);
+}
+
+/** Where two snapshots first differ (some context either side). */
+export function changedSnapshot(before: string, after: string): string {
+  let i = 0;
+  while (i < before.length && before[i] === after[i]) i++;
+  const from = Math.max(0, i - 300);
+  return `changed protected data at ${i}:\n  before …${before.slice(from, i + 500)}\n  after  …${after.slice(from, i + 500)}`;
 }
