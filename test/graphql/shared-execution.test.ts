@@ -1,0 +1,34 @@
+// Which subscription operations may share one execution among subscribers (src/graphql/shared-execution.ts):
+// the same text, operation name and variables share; an operation selecting a field whose resolver reads
+// the viewer (Event.relations, found in type-graphql's metadata) never does. The delivery side — every
+// subscriber still gets its own transaction id and visibility — is tested over graphql-ws in sync.test.ts.
+import { parse } from "graphql";
+import { describe, expect, it } from "vitest";
+import { buildWeftSchema } from "../../src/graphql/schema.ts";
+import { operationKey, viewerDependentFields } from "../../src/graphql/shared-execution.ts";
+
+const PLAIN = `subscription ($roomId: String!) { roomTimeline(roomId: $roomId) { cursor event { eventId body transactionId thread { count } } } }`;
+const WITH_RELATIONS = `subscription ($roomId: String!) { roomTimeline(roomId: $roomId) { cursor event { eventId ...R } } }
+fragment R on Event { relations(first: 5) { edges { node { eventId } } } }`;
+
+describe("shared subscription execution", () => {
+  it("finds the viewer-dependent fields in the resolvers' metadata", async () => {
+    await buildWeftSchema();
+    const fields = viewerDependentFields();
+    expect(fields.has("Event.relations")).toBe(true);
+    expect(fields.has("Viewer.rooms")).toBe(true);
+    // Fields read from the payload alone are not among them.
+    for (const f of ["Event.body", "Event.transactionId", "Event.thread", "TimelineUpdate.cursor"]) expect(fields.has(f)).toBe(false);
+  });
+
+  it("keys operations by text, name and variables; none for one selecting a viewer-dependent field", async () => {
+    const schema = await buildWeftSchema();
+    const key = (text: string, variableValues: Record<string, unknown>) => operationKey({ schema, document: parse(text), variableValues });
+    const a = key(PLAIN, { roomId: "!a:x" });
+    expect(a).toBeDefined();
+    expect(key(PLAIN, { roomId: "!a:x" })).toBe(a);
+    expect(key(PLAIN, { roomId: "!b:x" })).not.toBe(a);
+    expect(key(PLAIN.replace("body ", ""), { roomId: "!a:x" })).not.toBe(a);
+    expect(key(WITH_RELATIONS, { roomId: "!a:x" })).toBeUndefined();
+  });
+});
