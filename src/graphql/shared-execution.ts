@@ -8,7 +8,6 @@
 import {
   createSourceEventStream,
   execute,
-  Kind,
   print,
   TypeInfo,
   visit,
@@ -23,7 +22,10 @@ const shareableRoots = new WeakSet<object>();
 /** Per shared root object: the result per operation key (text, operation name, variables). */
 const results = new WeakMap<object, Map<string, Promise<ExecutionResult>>>();
 
-/** Marks a subscription payload as the same object for every subscriber that sees it (see the header). */
+/**
+ * Marks a subscription payload as the same object for every subscriber that sees it (see the header).
+ * The subscription's root field must return such a payload as it is, whatever its arguments.
+ */
 export function shareable<T extends object>(root: T): T {
   shareableRoots.add(root);
   return root;
@@ -47,25 +49,37 @@ export function viewerDependentFields(): Set<string> {
   return out;
 }
 
-/** The sharing key of an operation, or undefined when it selects a viewer-dependent field below the root. */
+/**
+ * The sharing key of an operation, or undefined when it selects a viewer-dependent field below the root.
+ * The root field's own arguments are left out of the key (they choose the stream — which room, where to
+ * resume — and a shareable payload is returned by the root field as it is); variables used anywhere else
+ * are in it.
+ */
 export function operationKey(args: ExecutionArgs, viewerDependent: ReadonlySet<string> = viewerDependentFields()): string | undefined {
   const info = new TypeInfo(args.schema);
+  const root = args.schema.getSubscriptionType();
   let dependent = false;
+  const used = new Set<string>();
   visit(
     args.document,
     visitWithTypeInfo(info, {
+      VariableDefinition: () => false,
+      Argument: () => (info.getParentType() === root ? false : undefined),
+      Variable(node) {
+        used.add(node.name.value);
+      },
       Field() {
         const parent = info.getParentType();
         const field = info.getFieldDef();
-        if (!parent || !field) return;
-        if (parent === args.schema.getSubscriptionType()) return; // the root field: its payload is the shared object
+        if (!parent || !field || parent === root) return;
         if (viewerDependent.has(`${parent.name}.${field.name}`)) dependent = true;
       },
     }),
   );
   if (dependent) return undefined;
-  const ops = args.document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION).length;
-  return `${ops}\u0000${args.operationName ?? ""}\u0000${JSON.stringify(args.variableValues ?? {})}\u0000${print(args.document)}`;
+  const values = args.variableValues ?? {};
+  const vars = [...used].sort().map((name) => [name, values[name]]);
+  return `${args.operationName ?? ""}\u0000${JSON.stringify(vars)}\u0000${print(args.document)}`;
 }
 
 /** An async iterator mapping each item of `source` through `fn`, forwarding return/throw. */

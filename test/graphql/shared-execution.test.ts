@@ -7,7 +7,9 @@ import { describe, expect, it } from "vitest";
 import { buildWeftSchema } from "../../src/graphql/schema.ts";
 import { operationKey, viewerDependentFields } from "../../src/graphql/shared-execution.ts";
 
-const PLAIN = `subscription ($roomId: String!) { roomTimeline(roomId: $roomId) { cursor event { eventId body transactionId thread { count } } } }`;
+const PLAIN = `subscription ($roomId: String!, $since: String, $withBody: Boolean!) {
+  roomTimeline(roomId: $roomId, since: $since) { cursor event { eventId body @include(if: $withBody) transactionId thread { count } } }
+}`;
 const WITH_RELATIONS = `subscription ($roomId: String!) { roomTimeline(roomId: $roomId) { cursor event { eventId ...R } } }
 fragment R on Event { relations(first: 5) { edges { node { eventId } } } }`;
 
@@ -24,11 +26,13 @@ describe("shared subscription execution", () => {
   it("keys operations by text, name and variables; none for one selecting a viewer-dependent field", async () => {
     const schema = await buildWeftSchema();
     const key = (text: string, variableValues: Record<string, unknown>) => operationKey({ schema, document: parse(text), variableValues });
-    const a = key(PLAIN, { roomId: "!a:x" });
+    const a = key(PLAIN, { roomId: "!a:x", since: "s1", withBody: true });
     expect(a).toBeDefined();
-    expect(key(PLAIN, { roomId: "!a:x" })).toBe(a);
-    expect(key(PLAIN, { roomId: "!b:x" })).not.toBe(a);
-    expect(key(PLAIN.replace("body ", ""), { roomId: "!a:x" })).not.toBe(a);
+    // The root field's arguments choose the stream, not the shape of a payload: not part of the key.
+    expect(key(PLAIN, { roomId: "!b:x", since: "s2", withBody: true })).toBe(a);
+    // A variable used in the selection is.
+    expect(key(PLAIN, { roomId: "!a:x", since: "s1", withBody: false })).not.toBe(a);
+    expect(key(PLAIN.replace("transactionId ", ""), { roomId: "!a:x", since: "s1", withBody: true })).not.toBe(a);
     expect(key(WITH_RELATIONS, { roomId: "!a:x" })).toBeUndefined();
   });
 });
