@@ -72,7 +72,9 @@ export function operationKey(args: ExecutionArgs, viewerDependent: ReadonlySet<s
         const parent = info.getParentType();
         const field = info.getFieldDef();
         if (!parent || !field || parent === root) return;
-        if (viewerDependent.has(`${parent.name}.${field.name}`)) dependent = true;
+        // A field resolver declared on an interface serves every type implementing it.
+        const owners = [parent.name, ...("getInterfaces" in parent ? parent.getInterfaces().map((i) => i.name) : [])];
+        if (owners.some((o) => viewerDependent.has(`${o}.${field.name}`))) dependent = true;
       },
     }),
   );

@@ -2,7 +2,7 @@
 // the same text, operation name and variables share; an operation selecting a field whose resolver reads
 // the viewer (Event.relations, found in type-graphql's metadata) never does. The delivery side — every
 // subscriber still gets its own transaction id and visibility — is tested over graphql-ws in sync.test.ts.
-import { parse } from "graphql";
+import { buildSchema, parse } from "graphql";
 import { describe, expect, it } from "vitest";
 import { buildWeftSchema } from "../../src/graphql/schema.ts";
 import { operationKey, viewerDependentFields } from "../../src/graphql/shared-execution.ts";
@@ -34,5 +34,12 @@ describe("shared subscription execution", () => {
     expect(key(PLAIN, { roomId: "!a:x", since: "s1", withBody: false })).not.toBe(a);
     expect(key(PLAIN.replace("transactionId ", ""), { roomId: "!a:x", since: "s1", withBody: true })).not.toBe(a);
     expect(key(WITH_RELATIONS, { roomId: "!a:x" })).toBeUndefined();
+  });
+
+  it("a field resolver declared on an interface counts for every type implementing it", () => {
+    const schema = buildSchema(`interface Named { name: String }\ntype Thing implements Named { name: String, size: Int }\ntype Query { q: Int }\ntype Subscription { things: Thing }`);
+    const dependent = new Set(["Named.name"]);
+    expect(operationKey({ schema, document: parse(`subscription { things { size } }`) }, dependent)).toBeDefined();
+    expect(operationKey({ schema, document: parse(`subscription { things { size name } }`) }, dependent)).toBeUndefined();
   });
 });
