@@ -64,7 +64,8 @@ export function operationKey(args: ExecutionArgs, viewerDependent: ReadonlySet<s
     args.document,
     visitWithTypeInfo(info, {
       VariableDefinition: () => false,
-      Argument: () => (info.getParentType() === root ? false : undefined),
+      // The root field's own arguments (not a directive's on it) are left out.
+      Argument: () => (info.getParentType() === root && !info.getDirective() ? false : undefined),
       Variable(node) {
         used.add(node.name.value);
       },

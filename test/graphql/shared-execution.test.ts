@@ -33,6 +33,9 @@ describe("shared subscription execution", () => {
     // A variable used in the selection is.
     expect(key(PLAIN, { roomId: "!a:x", since: "s1", withBody: false })).not.toBe(a);
     expect(key(PLAIN.replace("transactionId ", ""), { roomId: "!a:x", since: "s1", withBody: true })).not.toBe(a);
+    // A directive's argument on the root field is not the root field's own: it stays in the key.
+    const ROOT_DIRECTIVE = `subscription ($roomId: String!, $on: Boolean!) { roomTimeline(roomId: $roomId) @include(if: $on) { cursor } }`;
+    expect(key(ROOT_DIRECTIVE, { roomId: "!a:x", on: true })).not.toBe(key(ROOT_DIRECTIVE, { roomId: "!a:x", on: false }));
     expect(key(WITH_RELATIONS, { roomId: "!a:x" })).toBeUndefined();
   });
 
