@@ -12,7 +12,9 @@
 //     `syncUpdates` (--subscription) in one room while one sender sends R events/s for S seconds; as (a).
 // Usage: npm run bench:sync [-- --backend sqlite|postgres] [--users 100] [--rate 100[,200...]] [--seconds 30]
 //        [--rooms 500] [--events 50] [--only a|b|c] [--subscription roomTimeline|syncUpdates] [--warmup S]
-// WEFT_BENCH_NODE_ARGS passes flags to the server's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+// WEFT_BENCH_NODE_ARGS passes flags to the server's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof");
+// WEFT_BENCH_CLI runs another build (bench/homeserver.ts). (a) and (c) print the server's CPU per delivery
+// beside the latencies: on a shared machine, compare builds by it, alternating them in one run.
 // Issue 17's targets are printed beside the figures they judge, with the machine's load average
 // (the 1-minute figure of `uptime`) at the start and end of each measurement:
 //   (a) p99 < 50 ms from the send's response to the /sync delivery with 100 long-polling users;
@@ -184,8 +186,11 @@ function phaseLatencies(ph: { first: number; count: number }, arrivals: [number,
   const text =
     `delivered ${fromStart.length}/${expected}; latency from send start p50 ${pct(fromStart, 50).toFixed(1)} ms, p99 ${pct(fromStart, 99).toFixed(1)} ms, max ${fromStart.at(-1)?.toFixed(1)} ms; ` +
     `from send response p50 ${pct(afterAck, 50).toFixed(1)} ms, p99 ${pct(afterAck, 99).toFixed(1)} ms`;
-  return { ok, text };
+  return { ok, text, delivered: fromStart.length };
 }
+
+/** Server CPU per delivery in µs (the sends' own cost included): the figure least moved by a busy machine. */
+const perDelivery = (cpuSeconds: number, delivered: number) => (delivered > 0 ? `${((cpuSeconds * 1e6) / delivered).toFixed(0)} µs server CPU per delivery` : "no delivery");
 
 async function deliveryLatency(backend: "sqlite" | "postgres"): Promise<string> {
   const srv = await startBenchServer(backend);
@@ -228,11 +233,11 @@ async function deliveryLatency(backend: "sqlite" | "postgres"): Promise<string> 
     const lines: string[] = [];
     const verdicts: { rate: number; ok: boolean }[] = [];
     for (const ph of phases) {
-      const { ok, text } = phaseLatencies(ph, out.arrivals, sentAt, ackAt);
+      const { ok, text, delivered } = phaseLatencies(ph, out.arrivals, sentAt, ackAt);
       verdicts.push({ rate: ph.rate, ok });
       lines.push(
         `  ${ph.rate} events/s for ${SECONDS} s: ${text} — target p99 < ${TARGET_DELIVERY_P99_MS} ms: ${verdict(ok)} ` +
-          `(CPU in ${ph.elapsed.toFixed(1)} s: server ${ph.cpuServer.toFixed(1)} s, bench ${ph.cpuClient.toFixed(1)} s; load average ${ph.load0} at start, ${ph.load1} at end)`,
+          `(CPU in ${ph.elapsed.toFixed(1)} s: server ${ph.cpuServer.toFixed(1)} s, bench ${ph.cpuClient.toFixed(1)} s; ${perDelivery(ph.cpuServer, delivered)}; load average ${ph.load0} at start, ${ph.load1} at end)`,
       );
     }
     return `${backend}: (a) ${USERS} long-polling users (in a worker thread), one room${WARMUP > 0 ? `, after ${WARMUP} s of warm-up at ${RATES[0]} events/s` : ""}; ${out.responses} sync responses (${out.emptyResponses} without the room); p99 < ${TARGET_DELIVERY_P99_MS} ms holds up to ${bestRate(verdicts)}:\n${lines.join("\n")}`;
@@ -323,9 +328,9 @@ async function subscriptionLatency(backend: "sqlite" | "postgres"): Promise<stri
     const lines: string[] = [];
     const verdicts: { rate: number; ok: boolean }[] = [];
     for (const ph of phases) {
-      const { ok, text } = phaseLatencies(ph, out.arrivals, sentAt, ackAt);
+      const { ok, text, delivered } = phaseLatencies(ph, out.arrivals, sentAt, ackAt);
       verdicts.push({ rate: ph.rate, ok });
-      lines.push(`  ${ph.rate} events/s for ${SECONDS} s: ${text} (server CPU ${ph.cpuServer.toFixed(1)} s in ${ph.elapsed.toFixed(1)} s; load average ${ph.load0} at start, ${ph.load1} at end)`);
+      lines.push(`  ${ph.rate} events/s for ${SECONDS} s: ${text} (server CPU ${ph.cpuServer.toFixed(1)} s in ${ph.elapsed.toFixed(1)} s; ${perDelivery(ph.cpuServer, delivered)}; load average ${ph.load0} at start, ${ph.load1} at end)`);
     }
     return `${backend}: (c) ${USERS} GraphQL ${kind} subscribers (in a worker thread), one room; p99 < ${TARGET_DELIVERY_P99_MS} ms from the send's response holds up to ${bestRate(verdicts)}:\n${lines.join("\n")}`;
   } finally {

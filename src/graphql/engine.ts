@@ -14,6 +14,7 @@ import { errorFormatter } from "./errors.ts";
 import { buildWeftSchema, createWeftPubSub } from "./schema.ts";
 import { checkCost, checkQueryText, depthLimitRule, PARSE_OPTIONS } from "./limits.ts";
 import { stringifyJson } from "../domain/json-limits.ts";
+import { makeSharedSubscribe } from "./shared-execution.ts";
 
 /** An errcode on an error graphql-js made (a syntax error): M_BAD_JSON, as for any malformed request. */
 function withErrcode(err: GraphQLError, errcode = "M_BAD_JSON"): GraphQLError {
@@ -86,6 +87,8 @@ export async function startGraphqlEngine(s: Services): Promise<GraphqlEngine> {
       if (costErr) return [costErr];
       return { schema, document, operationName: payload.operationName, variableValues: payload.variables };
     },
+    // A payload many subscribers share is executed once per distinct operation (shared-execution.ts).
+    subscribe: makeSharedSubscribe(),
     onNext: (_ctx, _id, _payload, _args, result) =>
       result.errors ? { ...result, errors: result.errors.map((e) => formatError(e.toJSON())) } : undefined,
   });

@@ -2,7 +2,9 @@
 // callback pushes into a queue that an async iterator drains, in order, one item at a time; the listener
 // is removed when the client unsubscribes or the socket closes. No polling. New subscriptions (typing,
 // receipts, syncUpdates) build on `notifierIterable`: say which notices concern them and how a notice
-// becomes zero or more payloads (reading storage, applying the same access rules as REST).
+// becomes zero or more payloads (reading storage, applying the same access rules as REST). A payload
+// that is the same object for many subscribers can be marked `shareable` (shared-execution.ts): each
+// operation over it is then executed once, not once per subscriber (roomTimeline does).
 import type { Services } from "../domain/services.ts";
 import type { NewEventNotice, StreamNotice } from "../domain/rooms/notifier.ts";
 

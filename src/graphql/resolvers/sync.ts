@@ -15,6 +15,8 @@ import { Event } from "../types/event.ts";
 import { Viewer } from "../types/viewer.ts";
 import { notifierIterable } from "../subscriptions.ts";
 import { toGraphqlError } from "../errors.ts";
+import { shareable } from "../shared-execution.ts";
+import type { ClientEvent } from "../../domain/events/format.ts";
 
 @ObjectType({ description: "One account data entry of the viewer: global (roomId null) or for one room." })
 export class AccountDataEntry {
@@ -35,6 +37,17 @@ export class TimelineUpdate {
 
   @Field(() => String, { description: "Pass as `since` to resume after this event without missing any; also a /messages token." })
   cursor!: string;
+}
+
+/**
+ * One update per serialized event: live-timeline.ts hands every reader of one visibility class the same
+ * event object, so its subscribers get the same update and share its execution (shared-execution.ts).
+ */
+const updates = new WeakMap<ClientEvent, TimelineUpdate>();
+function updateOf(e: LiveEvent, roomId: string): TimelineUpdate {
+  let u = updates.get(e.event);
+  if (!u) updates.set(e.event, (u = shareable(Object.assign(new TimelineUpdate(), { event: Event.from(e.event, roomId), cursor: streamToken(e.streamOrdering) }))));
+  return u;
 }
 
 @Resolver(() => Viewer)
@@ -91,7 +104,7 @@ export class SyncResolver {
           .filter((e) => e.streamOrdering > last)
           .map((e) => {
             last = e.streamOrdering;
-            return { event: Event.from(e.event, roomId), cursor: streamToken(e.streamOrdering) };
+            return updateOf(e, roomId);
           });
       return notifierIterable(ctx.s, {
         wants: (n) => n.kind === "event" && n.n.roomId === roomId,
