@@ -4,13 +4,15 @@
 // fetched again, and kept serving (up to REMOTE_PROFILE_STALE_MS) while the user's server does not
 // answer. A member event from the user's server carrying a new profile drops the entry (a commit
 // listener), so a rename shows on the next lookup. Concurrent lookups of one user share one request.
-// Only string displayname / avatar_url are taken from an answer (untrusted input).
+// Only a string displayname and an avatar_url that is a well-formed mxc:// URI are taken from an answer
+// (untrusted input; anything else is left out, as the spec's profile schema allows no other avatar_url).
 // Spec: Server-Server API "Querying for information" (query/profile); Client-Server API "Profiles".
 import { forbidden, notFound } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { CommitListener } from "../consumers/commit-feed.ts";
 import { FederationError } from "../../federation/errors.ts";
 import { serverOfUser } from "./room-servers.ts";
+import { parseMxc } from "../media/ids.ts";
 
 export const REMOTE_PROFILE_FRESH_MS = 10 * 60_000;
 export const REMOTE_PROFILE_MISSING_MS = 60_000;
@@ -42,7 +44,7 @@ async function fetchProfile(s: Services, userId: string): Promise<Entry> {
   const a = (typeof answer === "object" && answer !== null ? answer : {}) as Record<string, unknown>;
   const profile: RemoteProfile = {};
   if (typeof a.displayname === "string") profile.displayname = a.displayname;
-  if (typeof a.avatar_url === "string") profile.avatar_url = a.avatar_url;
+  if (typeof a.avatar_url === "string" && parseMxc(a.avatar_url)) profile.avatar_url = a.avatar_url;
   return { profile, fetchedTs: s.clock.now() };
 }
 

@@ -1,0 +1,67 @@
+// What a remote server's answer may put in front of our clients, on SQLite and PostgreSQL: a profile
+// (GET /query/profile) whose avatar_url is not an mxc:// URI (a NUL, a javascript: link) is served without
+// it — the displayname still shown — and every answer matches the spec's profile schema; a /hierarchy
+// summary from another server keeps a well-formed avatar_url and canonical_alias and drops malformed ones.
+// Found by the outbound fuzz (seed 1290434089: `"avatar_url": "a\u0000b"` passed to the client).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { backends } from "../helpers/server.ts";
+import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
+import { json, startHostilePeer, type HostilePeer } from "../helpers/hostile-peer.ts";
+import { registerUser, type Session } from "../helpers/users.ts";
+import { expectMatchesSpec } from "../helpers/spec.ts";
+import { summaryOf } from "../../src/domain/spaces/remote-hierarchy.ts";
+
+const V3 = "/_matrix/client/v3";
+const enc = encodeURIComponent;
+
+describe.each(backends())("hostile remote answers shown to clients on %s", (backend) => {
+  let a: FederatedServer;
+  let peer: HostilePeer;
+  let alice: Session;
+
+  beforeAll(async () => {
+    peer = await startHostilePeer();
+    a = await startFederatedServer({ backend });
+    alice = await registerUser(a, "alice");
+  });
+  afterAll(async () => {
+    await Promise.all([a?.close(), peer?.close()]);
+  });
+
+  it("a remote profile's avatar_url that is not an mxc:// URI is left out; a good one is kept", async () => {
+    const cases: Array<[string, unknown, string | undefined]> = [
+      ["nul", "a\u0000b", undefined],
+      ["script", "javascript:alert(1)", undefined],
+      ["http", "https://example.org/a.png", undefined],
+      ["badid", `mxc://${peer.serverName}/a/b`, undefined],
+      ["number", 12, undefined],
+      ["good", `mxc://${peer.serverName}/abcDEF_12-3`, `mxc://${peer.serverName}/abcDEF_12-3`],
+    ];
+    for (const [local, avatar, expected] of cases) {
+      peer.answer = (req) => (req.path === "/_matrix/federation/v1/query/profile" ? json(200, { displayname: `<b>${local}</b>`, avatar_url: avatar }) : json(404, { errcode: "M_NOT_FOUND", error: "no" }));
+      const userId = `@${local}:${peer.serverName}`;
+      const r = await a.call("GET", `${V3}/profile/${enc(userId)}`, { token: alice.access_token });
+      expect(r.status, local).toBe(200);
+      expectMatchesSpec(r, "GET", `${V3}/profile/{userId}`);
+      expect(r.json, local).toEqual(expected === undefined ? { displayname: `<b>${local}</b>` } : { displayname: `<b>${local}</b>`, avatar_url: expected });
+      const field = await a.call("GET", `${V3}/profile/${enc(userId)}/avatar_url`, { token: alice.access_token });
+      // One field the user has not set: 200 with null (as Synapse answers).
+      expect([field.status, field.json], local).toEqual([200, { avatar_url: expected ?? null }]);
+    }
+  });
+});
+
+describe("a remote /hierarchy summary", () => {
+  const base = { room_id: "!r:other.example", num_joined_members: 3 };
+  it("keeps a well-formed avatar_url and canonical_alias", () => {
+    const s = summaryOf({ ...base, avatar_url: "mxc://other.example/abc", canonical_alias: "#space:other.example" });
+    expect(s?.avatar_url).toBe("mxc://other.example/abc");
+    expect(s?.canonical_alias).toBe("#space:other.example");
+  });
+  it("drops a malformed avatar_url or canonical_alias, and still lists the room", () => {
+    const s = summaryOf({ ...base, name: "Space", avatar_url: "a\u0000b", canonical_alias: "not an alias" });
+    expect(s).toMatchObject({ room_id: base.room_id, name: "Space" });
+    expect(s).not.toHaveProperty("avatar_url");
+    expect(s).not.toHaveProperty("canonical_alias");
+  });
+});
