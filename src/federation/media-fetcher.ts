@@ -7,7 +7,8 @@
 // ?allow_remote=false instead, as Synapse does. Nothing is held whole: bodies are streams, capped.
 // Spec: Server-Server API "Content Repository"; Client-Server API "Content repository" (legacy download).
 import type { Readable } from "node:stream";
-import { request, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
+import { undici } from "../domain/net/undici.ts";
 import type { Services } from "../domain/services.ts";
 import type { RemoteMedia, RemoteMediaFetcher } from "../domain/media/media-services.ts";
 import { MatrixError, notFound } from "../domain/errors.ts";
@@ -146,7 +147,7 @@ export class FederationMediaFetcher implements RemoteMediaFetcher {
       if (url.protocol !== "https:" && url.protocol !== "http:") throw new FederationError("invalid_response", origin, "the media Location is not http(s)");
       let res: Dispatcher.ResponseData;
       try {
-        res = await request(url, { method: "GET", dispatcher: this.agent, headers: { "user-agent": "Weft" } });
+        res = await undici().request(url, { method: "GET", dispatcher: this.agent, headers: { "user-agent": "Weft" } });
       } catch (err) {
         throw new FederationError("unreachable", origin, `fetching the media Location failed: ${(err as Error).message}`);
       }

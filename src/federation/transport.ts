@@ -6,7 +6,8 @@
 import { lookup as dnsLookup, resolveSrv as dnsResolveSrv } from "node:dns/promises";
 import { isIP } from "node:net";
 import { Transform, type Readable } from "node:stream";
-import { Pool, type Dispatcher } from "undici";
+import type { Dispatcher, Pool } from "undici";
+import { undici } from "../domain/net/undici.ts";
 import { isBlockedAddress, type IpRanges } from "../domain/net/ip-ranges.ts";
 import { FederationError } from "./errors.ts";
 
@@ -126,7 +127,7 @@ export class SafeTransport {
     let entry = this.pools.get(key);
     if (!entry) {
       const origin = `https://${address.includes(":") ? `[${address}]` : address}:${t.port}`;
-      const pool = new Pool(origin, {
+      const pool = new (undici().Pool)(origin, {
         connections: 8,
         connect: {
           timeout: this.o.connectTimeoutMs ?? 10_000,

@@ -4,7 +4,7 @@
 // there). SQL uses `?` placeholders on both.
 // Parameters carrying NUL are refused on both before a statement runs (src/domain/text.ts).
 import Database from "better-sqlite3";
-import { startCheckpointer } from "./sqlite-checkpointer.ts";
+import { startCheckpointer, type CheckpointerOptions } from "./sqlite-checkpointer.ts";
 import { checkStorableParams } from "../domain/text.ts";
 import { LruCache } from "../domain/cache/lru.ts";
 
@@ -127,11 +127,11 @@ class Lane {
   }
 }
 
-export function openSqliteSql(file: string, checkpoints: { intervalMs?: number; restartFrames?: number } = {}): Sql {
+export function openSqliteSql(file: string, checkpoints: Omit<CheckpointerOptions, "holdWrites" | "checkpointHere"> = {}): Sql {
   const writer = new Database(file, { timeout: 10_000 });
   writer.pragma("journal_mode = WAL");
   writer.pragma("synchronous = NORMAL");
-  writer.pragma("wal_autocheckpoint = 0"); // checkpoints run on a worker thread (sqlite-checkpointer.ts)
+  writer.pragma("wal_autocheckpoint = 0"); // checkpoints run off the write path (sqlite-checkpointer.ts)
   const reader = new Database(file, { timeout: 10_000 });
   reader.pragma("synchronous = NORMAL");
   const w = new SqliteExecutor(writer);
@@ -141,7 +141,11 @@ export function openSqliteSql(file: string, checkpoints: { intervalMs?: number; 
   const begin = writer.prepare("BEGIN IMMEDIATE");
   const commit = writer.prepare("COMMIT");
   const rollback = writer.prepare("ROLLBACK");
-  const checkpointer = startCheckpointer(file, { ...checkpoints, holdWrites: (fn) => void lane.run(fn) });
+  const checkpointer = startCheckpointer(file, {
+    ...checkpoints,
+    holdWrites: (fn) => void lane.run(fn),
+    checkpointHere: () => void reader.pragma("wal_checkpoint(PASSIVE)"),
+  });
   return {
     dialect: "sqlite",
     run: (sql, p) => lane.run(() => w.run(sql, p)),

@@ -1,10 +1,11 @@
 // The SQLite WAL stays bounded under a steady stream of writes: the checkpointer thread restarts it once
-// it passes its size limit (a PASSIVE checkpoint alone never finds the WAL idle and lets it grow).
+// it passes its size limit (a PASSIVE checkpoint alone never finds the WAL idle and lets it grow). A quiet
+// database never starts that thread: a few writes are checkpointed on the caller's thread.
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setImmediate as tick } from "node:timers/promises";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { openSqliteSql } from "../../src/storage/sql.ts";
 
 const dir = mkdtempSync(path.join(tmpdir(), "weft-wal-"));
@@ -13,7 +14,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe("SQLite WAL checkpoints", () => {
   it("keep the WAL near its restart size while writes never stop", async () => {
     const file = path.join(dir, "wal.db");
-    const sql = openSqliteSql(file, { intervalMs: 10, restartFrames: 64 });
+    let workers = 0;
+    const sql = openSqliteSql(file, { intervalMs: 10, restartFrames: 64, onWorkerStart: () => workers++ });
     try {
       await sql.transaction((tx) => tx.run("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)"));
       const row = "x".repeat(3000); // at least one 4 KB WAL frame per transaction
@@ -35,6 +37,26 @@ describe("SQLite WAL checkpoints", () => {
       expect(rows?.n).toBe(12000);
       // Without restarts the file grows by every frame written; restarted, it reuses its space.
       expect(end - half).toBeLessThan(12 * 1024 * 1024);
+      expect(workers).toBe(1);
+    } finally {
+      await sql.close();
+    }
+  });
+
+  it("checkpoint a few writes on this thread and start no worker while writes are occasional", async () => {
+    const file = path.join(dir, "quiet.db");
+    let workers = 0;
+    const sql = openSqliteSql(file, { intervalMs: 50, onWorkerStart: () => workers++ }); // a burst spans under 8 intervals
+    try {
+      await sql.transaction((tx) => tx.run("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)"));
+      const row = "y".repeat(3000);
+      for (let burst = 1; burst <= 3; burst++) {
+        for (let i = 0; i < 5; i++) await sql.transaction((tx) => tx.run("INSERT INTO t (v) VALUES (?)", [row]));
+        // The rows reach the database file itself (not only the WAL): a checkpoint ran.
+        await vi.waitFor(() => expect(statSync(file).size).toBeGreaterThanOrEqual(burst * 5 * 3000), { timeout: 5000, interval: 10 });
+      }
+      expect(workers).toBe(0);
+      expect((await sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM t"))?.n).toBe(15);
     } finally {
       await sql.close();
     }

@@ -4,7 +4,8 @@
 // undici with a time limit. As in Synapse, service URLs are the admin's choice and are not held to
 // ip_range_blacklist (bridges usually run beside the homeserver). Answers are untrusted: their size is
 // capped and their JSON checked by the caller.
-import { Agent, request, errors as undiciErrors } from "undici";
+import type { Agent } from "undici";
+import { undici } from "../net/undici.ts";
 import { readCappedText } from "../net/capped-body.ts";
 import type { AppServiceRegistration } from "../../config/appservices.ts";
 
@@ -44,7 +45,7 @@ export class AppServiceClient {
   constructor(private readonly opts: { timeoutMs: number; legacyAuthorization: boolean }) {}
 
   private agent(): Agent {
-    return (this.dispatcher ??= new Agent({
+    return (this.dispatcher ??= new (undici().Agent)({
       connect: { timeout: this.opts.timeoutMs },
       headersTimeout: this.opts.timeoutMs,
       bodyTimeout: this.opts.timeoutMs,
@@ -60,7 +61,7 @@ export class AppServiceClient {
     const limit = AbortSignal.timeout(this.opts.timeoutMs);
     const signal = o.signal ? AbortSignal.any([o.signal, limit]) : limit;
     try {
-      const res = await request(url, {
+      const res = await undici().request(url, {
         method: o.method,
         dispatcher: this.agent(),
         signal,
@@ -81,6 +82,7 @@ export class AppServiceClient {
       }
       return { status: res.statusCode, json, text };
     } catch (err) {
+      const undiciErrors = undici().errors;
       const timedOut =
         limit.aborted ||
         err instanceof undiciErrors.HeadersTimeoutError ||

@@ -4,7 +4,8 @@
 // host names after DNS resolution, so a name that resolves to a private address is refused too.
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIP } from "node:net";
-import { Agent, buildConnector } from "undici";
+import type { Agent } from "undici";
+import { undici } from "./undici.ts";
 import type { OutboundIpPolicy } from "./ip-ranges.ts";
 
 export class BlockedAddressError extends Error {
@@ -36,6 +37,7 @@ export function outboundAgent(policy: OutboundIpPolicy, opts: OutboundAgentOptio
       else cb(null, ok[0]!.address, ok[0]!.family);
     });
   };
+  const { Agent, buildConnector } = undici();
   const base = buildConnector({ lookup: lookup as never, timeout: opts.connectTimeoutMs ?? 10_000, ...(opts.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}) });
   return new Agent({
     headersTimeout: opts.headersTimeoutMs ?? 30_000,

@@ -1,7 +1,8 @@
 // The client of identity servers a user names (spec: Identity Service API v2): bind and unbind, hashed
 // lookup, and storing a third-party invite. Identity servers are untrusted input: https only, addresses
 // checked against ip_range_blacklist / ip_range_whitelist, bounded answers, every field validated.
-import { request, type Agent } from "undici";
+import type { Agent } from "undici";
+import { undici } from "../net/undici.ts";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { OutboundIpPolicy } from "../net/ip-ranges.ts";
@@ -75,7 +76,7 @@ export async function isRequest(s: Services, idServer: string, req: IsRequest): 
   let status: number;
   let text: string;
   try {
-    const res = await request(url, { method: req.method, headers, body: content, dispatcher: s.identityServers.get(), signal: AbortSignal.timeout(TIMEOUT_MS) });
+    const res = await undici().request(url, { method: req.method, headers, body: content, dispatcher: s.identityServers.get(), signal: AbortSignal.timeout(TIMEOUT_MS) });
     status = res.statusCode;
     const chunks: Buffer[] = [];
     let size = 0;

@@ -5,7 +5,7 @@
 // no second DNS answer (a rebind) can slip in between the check and the connect.
 import { isIP } from "node:net";
 import type { LookupFunction } from "node:net";
-import { Agent, request } from "undici";
+import { undici } from "../../net/undici.ts";
 import type { Readable } from "node:stream";
 import { MatrixError } from "../../errors.ts";
 import { isBlockedAddress, type IpRanges } from "../../net/ip-ranges.ts";
@@ -69,6 +69,7 @@ function isBlockedConnectError(err: unknown): boolean {
 
 /** GETs `url`, following redirects (each hop checked); the caller reads or discards the body. */
 export async function safeGet(start: URL, policy: SafeFetchPolicy): Promise<FetchedResponse> {
+  const { Agent, request } = undici();
   const agent = new Agent({ connect: { lookup: checkedLookup(policy.resolver, policy.ranges), timeout: policy.timeoutMs }, headersTimeout: policy.timeoutMs, bodyTimeout: policy.timeoutMs });
   let url = start;
   try {

@@ -2,7 +2,8 @@
 // the outbound address policy: a 2xx answer with a JSON object is a delivery, and its `rejected` list the
 // pushkeys to drop; anything else — an error status, a body that is not JSON or too large, a refused
 // address, a connection failure, a timeout — is a failure the queue retries. Gateways are untrusted.
-import { request, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
+import { undici } from "../../net/undici.ts";
 import { readCappedText } from "../../net/capped-body.ts";
 
 export type GatewayResult = { ok: true; rejected: string[] } | { ok: false; reason: string };
@@ -11,7 +12,7 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 
 export async function postToGateway(dispatcher: Dispatcher, url: string, body: unknown, signal: AbortSignal): Promise<GatewayResult> {
   try {
-    const res = await request(url, {
+    const res = await undici().request(url, {
       method: "POST",
       dispatcher,
       signal,
