@@ -358,13 +358,13 @@ export class EventStore {
   }
 
   /** The redaction events that apply to each of `eventIds`. */
-  async redactionsOf(eventIds: string[]): Promise<Map<string, string[]>> {
+  async redactionsOf(eventIds: string[], via: SqlExecutor = this.sql): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>();
     eventIds = eventIds.filter((id) => this.mayHaveChildren(id));
     for (let i = 0; i < eventIds.length; i += 500) {
       const chunk = eventIds.slice(i, i + 500);
       if (chunk.length === 0) continue;
-      const rows = await this.sql.all<{ event_id: string; redacts: string }>(
+      const rows = await via.all<{ event_id: string; redacts: string }>(
         `SELECT event_id, redacts FROM redactions WHERE redacts IN (${chunk.map(() => "?").join(",")})`,
         chunk,
       );
