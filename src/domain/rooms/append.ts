@@ -56,6 +56,12 @@ function enqueueMessage(s: Services, roomId: string, message: Pick<Waiting, "dra
   });
 }
 
+/** The answer to a message whose transaction id is already recorded: its event, or a refusal when the request differs. */
+async function answerRecorded(s: Services, w: Waiting, rec: { eventId: string; requestHash: string }): Promise<StoredEvent | Error> {
+  const stored = rec.requestHash === w.txn!.requestHash ? await s.rooms.events.get(rec.eventId) : undefined;
+  return stored ?? new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400);
+}
+
 async function drain(s: Services, roomId: string): Promise<void> {
   const rooms = waiting.get(s)!;
   const all = rooms.get(roomId) ?? [];
@@ -111,8 +117,7 @@ async function drain(s: Services, roomId: string): Promise<void> {
         if (!rec) continue;
         const w = withTxn[i]!;
         done.add(w);
-        const stored = rec.requestHash === w.txn!.requestHash ? await s.rooms.events.get(rec.eventId) : undefined;
-        outcome.set(w, stored ?? new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400));
+        outcome.set(w, await answerRecorded(s, w, rec));
       }
       const fresh = unique.filter((w) => !done.has(w) && admit(w));
       if (fresh.length === 0) return;
@@ -142,8 +147,7 @@ async function drain(s: Services, roomId: string): Promise<void> {
       for (const [i, rec] of recorded.entries()) {
         if (!rec) continue;
         const w = refused[i]!;
-        const stored = rec.requestHash === w.txn!.requestHash ? await s.rooms.events.get(rec.eventId) : undefined;
-        outcome.set(w, stored ?? new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400));
+        outcome.set(w, await answerRecorded(s, w, rec));
       }
     }
   } catch (err) {
