@@ -21,6 +21,7 @@ import { invalidateTokenCache } from "./domain/accounts/authenticate.ts";
 import { invalidateIgnoredUsers } from "./domain/account-data/ignored-users.ts";
 import { leaveAllRooms, updateMemberEvents } from "./domain/rooms/account-hooks.ts";
 import { indexSearch } from "./domain/search/index-hooks.ts";
+import { searchIndexer } from "./domain/search/index-consumer.ts";
 import { indexRelations } from "./domain/relations/index-hook.ts";
 import { bundleAggregations } from "./domain/relations/aggregations.ts";
 import { updateDirectoryStats } from "./domain/directory/stats.ts";
@@ -106,8 +107,8 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     // Metrics last: they count what committed.
     commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles, forgetRejoinedDeviceLists, kickGuestsOnRevocation, mergeForwardExtremities, ...(extra.metrics ? [extra.metrics.countCommit] : [])],
     // After the commit, from their own persisted positions. Application services: events into each
-    // interested service's persistent queue.
-    consumers: [federationSenderConsumer, ...(appServices ? [appServiceEvents] : []), ...(extra.consumers ?? [])],
+    // interested service's persistent queue. Search: the full-text index, in batches.
+    consumers: [federationSenderConsumer, searchIndexer, ...(appServices ? [appServiceEvents] : []), ...(extra.consumers ?? [])],
     unsigned: [bundleAggregations],
     createRoom: [aliasOnCreate, encryptionByDefault],
     stateEventChecks: [canonicalAliasCheck, serverAclCheck],

@@ -93,7 +93,14 @@ describe.each(backends())("durable consumers on %s", (backend) => {
   const smallBacklog = new Recorder("small-backlog", "beginning", 2, 2);
   const restarts = new Recorder("restarts");
   const marker = new Marker("marker");
-  const consumers: DurableConsumer[] = [throwsOnce, smallBacklog, restarts, marker];
+  // Wakes a minute after a commit (never within this suite) unless someone waits for it (`reach`).
+  const delayed = Object.assign(new Recorder("delayed"), { delayMs: 60_000, batches: 0 });
+  const handleDelayed = delayed.handle.bind(delayed);
+  delayed.handle = async (tx, events) => {
+    delayed.batches++;
+    await handleDelayed(tx, events);
+  };
+  const consumers: DurableConsumer[] = [throwsOnce, smallBacklog, restarts, marker, delayed];
 
   beforeAll(async () => {
     t = await startTestServer({ backend, consumers, config: { log_level: "error" } }); // its consumers fail on purpose (warnings)
@@ -125,6 +132,20 @@ describe.each(backends())("durable consumers on %s", (backend) => {
     expect(throwsOnce.log).toEqual(await stream());
     const last = (await stream()).at(-1)!.pos;
     expect(await t.hs.services.consumerPositions.get("throws-once", "events")).toBe(last);
+  });
+
+  it("a delayed consumer takes the events of several commits in one batch, at once when someone waits for it", async () => {
+    const s = t.hs.services;
+    await s.consumers.reach("delayed", await s.rooms.events.streamIds.current());
+    const batchesBefore = delayed.batches;
+    const ids: string[] = [];
+    for (const body of ["d1", "d2", "d3"]) ids.push(await send(body));
+    // Each commit only scheduled a wake-up a minute away: nothing handled yet.
+    expect(ids.some((id) => delayed.has(id))).toBe(false);
+    await s.consumers.reach("delayed", await s.rooms.events.streamIds.current());
+    expect(ids.every((id) => delayed.has(id))).toBe(true);
+    expect(delayed.batches).toBe(batchesBefore + 1);
+    expect(delayed.log).toEqual(await stream());
   });
 
   it("a consumer further behind than its in-memory backlog catches up from storage", async () => {

@@ -1,6 +1,7 @@
 // Durability of acknowledged sends (issue 17's guarantee behind the group commit): a server process
 // killed with SIGKILL right after answering a burst of concurrent sends has every answered event after a
-// restart, once each, and a retried transaction id still answers with its first event. The server runs
+// restart, once each, and a retried transaction id still answers with its first event; the search index
+// (written after the commit) then finds each once. The server runs
 // as operators run it (`weft start`, its own process), on SQLite and PostgreSQL.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -112,6 +113,17 @@ describe.each(backends())("acknowledged sends survive SIGKILL on %s", (backend) 
     const messages = page.json.chunk.filter((e: { type: string }) => e.type === "m.room.message").map((e: { event_id: string }) => e.event_id);
     expect(messages.length).toBe(answered.size);
     expect(new Set(messages)).toEqual(new Set(answered.values()));
+    // The search index, written after the commits (src/domain/search/index-consumer.ts) and killed with
+    // the process mid-way, holds every answered message once after the restart.
+    const found = await call(base, "POST", "/_matrix/client/v3/search", token, {
+      search_categories: { room_events: { search_term: "message", order_by: "recent", filter: { limit: 100 } } },
+    });
+    expect(found.status).toBe(200);
+    const hits = found.json.search_categories.room_events;
+    expect(hits.count).toBe(answered.size);
+    const hitIds = hits.results.map((r: { result: { event_id: string } }) => r.result.event_id);
+    expect(hitIds.length).toBe(answered.size);
+    expect(new Set(hitIds)).toEqual(new Set(answered.values()));
     server.child.kill("SIGTERM");
     await server.exited;
   });

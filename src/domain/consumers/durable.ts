@@ -24,6 +24,12 @@ export interface DurableConsumer {
   /** Most events kept in memory for it (default 1000); beyond that it reads them back from storage. */
   backlog?: number;
   /**
+   * How long after a wake-up it waits before handling (default 0: at once), so that the events of several
+   * commits share one batch and one transaction (the search indexer: one FTS/GIN write per batch instead
+   * of one per message). `ConsumerRunner.reach` skips the wait.
+   */
+  delayMs?: number;
+  /**
    * Handles committed events in stream order: every kind, outliers, rejected and soft-failed ones
    * included (`inTimeline` tells the timeline's). Its effects go through `tx`; the new position is written
    * in the same transaction once it returns. If it throws, both roll back and the same events are offered
@@ -83,6 +89,10 @@ class ConsumerLoop {
   /** Stored up to here (below `position` while a replayable consumer's effect-free batches are unsaved). */
   private stored: number | undefined;
   private persistTimer: NodeJS.Timeout | undefined;
+  /** The pending delayed wake-up (see `delayMs`). */
+  private delayTimer: NodeJS.Timeout | undefined;
+  /** Callers of `reach` waiting for the position to get to theirs. */
+  private waiters: { position: number; resolve: () => void }[] = [];
   /** Offered events not yet handled, by position. */
   private backlog: StoredEvent[] = [];
   /** Positions allocated from here on reach `offer` (Infinity until started). */
@@ -116,7 +126,7 @@ class ConsumerLoop {
     this.position = pos;
     this.stored = pos;
     this.dropHandled();
-    this.kick();
+    this.kickNow();
   }
 
   /** A commit settled: keep its events (bounded) and wake up once its position is persisted. */
@@ -135,7 +145,21 @@ class ConsumerLoop {
     this.s.rooms.events.streamIds.whenPersisted(c.notice.position, () => this.kick());
   }
 
+  /** Wakes the loop: at once, or after the consumer's `delayMs` (one pending wake-up at a time). */
   kick(): void {
+    const delay = this.consumer.delayMs ?? 0;
+    if (delay <= 0) return this.kickNow();
+    if (this.delayTimer || this.stopped) return;
+    this.delayTimer = setTimeout(() => {
+      this.delayTimer = undefined;
+      this.kickNow();
+    }, delay);
+    this.delayTimer.unref();
+  }
+
+  private kickNow(): void {
+    if (this.delayTimer) clearTimeout(this.delayTimer);
+    this.delayTimer = undefined;
     if (this.stopped || this.position === undefined || this.retry) return;
     if (this.running) {
       this.again = true;
@@ -145,7 +169,7 @@ class ConsumerLoop {
       this.running = undefined;
       if (this.again) {
         this.again = false;
-        this.kick();
+        this.kickNow();
       }
     });
   }
@@ -184,6 +208,7 @@ class ConsumerLoop {
       for (;;) {
         if (this.stopped) return;
         const target = await this.s.rooms.events.streamIds.current();
+        this.wakeWaiters();
         if (this.position! >= target) return;
         const { events, end } = await this.nextBatch(target);
         if (events.length > 0 && this.consumer.replayable) await this.handleReplayable(events, end);
@@ -197,6 +222,7 @@ class ConsumerLoop {
         this.position = end;
         this.failures = 0;
         this.dropHandled();
+        this.wakeWaiters();
       }
     } catch (err) {
       this.failures++;
@@ -205,7 +231,7 @@ class ConsumerLoop {
       if (this.stopped) return;
       this.retry = setTimeout(() => {
         this.retry = undefined;
-        this.kick();
+        this.kickNow();
       }, delay);
       this.retry.unref();
     }
@@ -247,8 +273,43 @@ class ConsumerLoop {
     if (this.stored === undefined || pos > this.stored) this.stored = pos;
   }
 
+  /**
+   * Resolves once the consumer has handled every event up to `position` (at once if it has), waking it
+   * now rather than after its delay; or after `timeoutMs` (a failing consumer does not hold the caller
+   * forever), or when it stops.
+   */
+  reach(position: number, timeoutMs: number): Promise<void> {
+    if (this.stopped || (this.position !== undefined && this.position >= position)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiter = {
+        position,
+        resolve: () => {
+          clearTimeout(timer);
+          this.waiters = this.waiters.filter((w) => w !== waiter);
+          resolve();
+        },
+      };
+      const timer = setTimeout(waiter.resolve, timeoutMs);
+      timer.unref();
+      this.waiters.push(waiter);
+      this.kickNow();
+    });
+  }
+
+  private wakeWaiters(): void {
+    const pos = this.position;
+    if (pos === undefined || this.waiters.length === 0) return;
+    const ready = this.waiters.filter((w) => w.position <= pos);
+    if (ready.length === 0) return;
+    this.waiters = this.waiters.filter((w) => w.position > pos);
+    for (const w of ready) w.resolve();
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.delayTimer) clearTimeout(this.delayTimer);
+    this.delayTimer = undefined;
+    for (const w of this.waiters.splice(0)) w.resolve();
     if (this.retry) clearTimeout(this.retry);
     this.retry = undefined;
     if (this.persistTimer) clearTimeout(this.persistTimer);
@@ -282,6 +343,14 @@ export class ConsumerRunner {
   /** The commit listener that wakes every consumer (in-memory; never waits). */
   offer(c: Commit): void {
     for (const loop of this.loops) loop.offer(c);
+  }
+
+  /**
+   * Resolves once the named consumer has handled everything up to `position` (see ConsumerLoop.reach);
+   * at once when no such consumer runs.
+   */
+  reach(name: string, position: number, timeoutMs = 5_000): Promise<void> {
+    return this.loops.find((l) => l.consumer.name === name)?.reach(position, timeoutMs) ?? Promise.resolve();
   }
 
   /** Where a consumer has got to in this process (undefined before it started). */

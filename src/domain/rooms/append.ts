@@ -56,6 +56,12 @@ function enqueueMessage(s: Services, roomId: string, message: Pick<Waiting, "dra
   });
 }
 
+/** The answer to a message whose transaction id is already recorded: its event, or a refusal when the request differs. */
+async function answerRecorded(s: Services, w: Waiting, rec: { eventId: string; requestHash: string }): Promise<StoredEvent | Error> {
+  const stored = rec.requestHash === w.txn!.requestHash ? await s.rooms.events.get(rec.eventId) : undefined;
+  return stored ?? new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400);
+}
+
 async function drain(s: Services, roomId: string): Promise<void> {
   const rooms = waiting.get(s)!;
   const all = rooms.get(roomId) ?? [];
@@ -76,15 +82,32 @@ async function drain(s: Services, roomId: string): Promise<void> {
       unique.push(w);
     }
   }
-  const outcome = new Map<Waiting, StoredEvent | Error>();
-  try {
+  let outcome = new Map<Waiting, StoredEvent | Error>();
+  // Admission (the rate limit) is decided once per message, whichever attempt asks.
+  const admitted = new Map<Waiting, unknown>();
+  const admit = (w: Waiting): boolean => {
+    if (!admitted.has(w)) {
+      try {
+        w.admit?.();
+        admitted.set(w, true);
+      } catch (err) {
+        admitted.set(w, err);
+      }
+    }
+    const r = admitted.get(w);
+    if (r !== true) outcome.set(w, r as Error);
+    return r === true;
+  };
+  const attempt = async (lookUp: boolean): Promise<void> => {
     const room = await requireRoom(s, roomId);
     // One transaction for the group. Its first round trip (on PostgreSQL: BEGIN, the lookup and the
     // positions, pipelined) finds the transaction ids already recorded — a concurrent retry committed by
     // an earlier group after this request was read: answered from the record instead of inserted twice,
-    // which would fail the whole group — and allocates a position for every other message.
+    // which would fail the whole group — and allocates a position for every other message. Without the
+    // lookup (PostgreSQL's first attempt), the group's statements and COMMIT go out in one round trip, and
+    // a recorded id fails the insert of its row: the group is then tried again with the lookup.
     await s.storage.sql.transaction(async (tx) => {
-      const withTxn = unique.filter((w) => w.txn);
+      const withTxn = lookUp ? unique.filter((w) => w.txn) : [];
       const [recorded, positions] = await Promise.all([
         withTxn.length > 0 ? s.rooms.events.findTxns(withTxn.map((w) => w.txn!), tx) : [],
         s.rooms.events.streamIds.nextMany(tx, unique.length),
@@ -94,19 +117,9 @@ async function drain(s: Services, roomId: string): Promise<void> {
         if (!rec) continue;
         const w = withTxn[i]!;
         done.add(w);
-        const stored = rec.requestHash === w.txn!.requestHash ? await s.rooms.events.get(rec.eventId) : undefined;
-        outcome.set(w, stored ?? new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400));
+        outcome.set(w, await answerRecorded(s, w, rec));
       }
-      const fresh = unique.filter((w) => {
-        if (done.has(w)) return false;
-        try {
-          w.admit?.();
-          return true;
-        } catch (err) {
-          outcome.set(w, err as Error);
-          return false;
-        }
-      });
+      const fresh = unique.filter((w) => !done.has(w) && admit(w));
       if (fresh.length === 0) return;
       // Settled only once the transaction has: a failed commit fails every message it carried.
       const results = await persistEach(s, room, fresh.map((w) => ({ draft: w.draft, txn: w.txn })), { tx, positions });
@@ -116,6 +129,27 @@ async function drain(s: Services, roomId: string): Promise<void> {
       // A message refused on its own (the auth rules) is answered whatever becomes of the others.
       results.forEach((r, i) => r instanceof Error && outcome.set(fresh[i]!, r));
     });
+  };
+  const optimistic = s.storage.sql.dialect === "postgres";
+  try {
+    try {
+      await attempt(!optimistic);
+    } catch (err) {
+      if (!optimistic || !s.rooms.events.isTxnConflict(err)) throw err;
+      outcome = new Map();
+      await attempt(true);
+    }
+    // Refused admission without the lookup: a retransmission of a recorded id is still answered as
+    // recorded (never rate-limited), as the lookup would have answered it.
+    const refused = unique.filter((w) => w.txn && admitted.has(w) && admitted.get(w) !== true);
+    if (optimistic && refused.length > 0) {
+      const recorded = await s.rooms.events.findTxns(refused.map((w) => w.txn!));
+      for (const [i, rec] of recorded.entries()) {
+        if (!rec) continue;
+        const w = refused[i]!;
+        outcome.set(w, await answerRecorded(s, w, rec));
+      }
+    }
   } catch (err) {
     for (const w of unique) if (!outcome.has(w)) outcome.set(w, err as Error);
   }

@@ -12,6 +12,7 @@ import type { SearchCursor, SearchQuery } from "../store/search.ts";
 import { matchesFilter, type RoomEventFilter } from "../filters/room-event-filter.ts";
 import { filterVisible } from "../rooms/visibility.ts";
 import { SEARCH_KEYS, type SearchKey } from "./index-hooks.ts";
+import { SEARCH_INDEXER } from "./index-consumer.ts";
 import { checkSearchTerm } from "../text.ts";
 
 export type SearchOrder = "rank" | "recent";
@@ -112,6 +113,9 @@ export async function findEvents(s: Services, r: Requester, req: EventSearch, ba
   };
   const empty = { hits: [], count: 0, highlights: words, next: undefined, from: batch, memberships };
   if (words.length === 0 || scopes.length === 0) return empty;
+  // The index is written after each commit (index-consumer.ts): everything committed before this search
+  // is in it before it is read, so a message just sent is found.
+  await s.consumers.reach(SEARCH_INDEXER, await s.rooms.events.streamIds.current());
 
   const hits: EventSearchHit[] = [];
   let cursor = batch?.after;

@@ -1,7 +1,8 @@
 // What the search capability writes with every event commit (an in-transaction indexer, declared in
-// src/main.ts): the searchable field of m.room.message (content.body), m.room.name (content.name) and
-// m.room.topic (content.topic) into the full-text index; redacted events out of it; and each room's join
-// rule and history visibility for the user directory.
+// src/main.ts): redacted events out of the full-text index; each room's join rule and history visibility
+// for the user directory; and the searchable field of m.room.message (content.body), m.room.name
+// (content.name) and m.room.topic (content.topic) of backfilled history (negative positions, which the
+// stream's consumers never see). New events are indexed after their commit (index-consumer.ts).
 // Spec: Client-Server API "Server Side Search", "User directory".
 import type { StoredEvent } from "../store/events.ts";
 import type { SearchEntry } from "../store/search.ts";
@@ -22,11 +23,11 @@ export function searchableText(e: StoredEvent): string | undefined {
   return typeof value === "string" && value.trim() !== "" ? value : undefined;
 }
 
-export const indexSearch: EventIndexer = async (tx, s, { room, events, redactions }) => {
+export const indexSearch: EventIndexer = async (tx, s, { room, events, redactions, backfilled }) => {
   const entries: SearchEntry[] = [];
   const redacted = [...redactions.values()];
   for (const e of events) {
-    const text = searchableText(e);
+    const text = backfilled ? searchableText(e) : undefined;
     if (text !== undefined) entries.push({ streamOrdering: e.streamOrdering, value: text });
     if (isStateEvent(e.pdu) && e.pdu.state_key === "") {
       const c = e.pdu.content as Record<string, unknown>;

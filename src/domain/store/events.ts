@@ -358,13 +358,13 @@ export class EventStore {
   }
 
   /** The redaction events that apply to each of `eventIds`. */
-  async redactionsOf(eventIds: string[]): Promise<Map<string, string[]>> {
+  async redactionsOf(eventIds: string[], via: SqlExecutor = this.sql): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>();
     eventIds = eventIds.filter((id) => this.mayHaveChildren(id));
     for (let i = 0; i < eventIds.length; i += 500) {
       const chunk = eventIds.slice(i, i + 500);
       if (chunk.length === 0) continue;
-      const rows = await this.sql.all<{ event_id: string; redacts: string }>(
+      const rows = await via.all<{ event_id: string; redacts: string }>(
         `SELECT event_id, redacts FROM redactions WHERE redacts IN (${chunk.map(() => "?").join(",")})`,
         chunk,
       );
@@ -405,6 +405,11 @@ export class EventStore {
     return txns.map((t) => found.get(keyOf(t.userId, t.deviceKey, scopedTxnId(t.txnId, t.scope))));
   }
 
+  /** See `isTxnIdConflict`. */
+  isTxnConflict(err: unknown): boolean {
+    return isTxnIdConflict(err);
+  }
+
   async insertTxn(tx: SqlExecutor, t: { userId: string; deviceKey: string; txnId: string; scope?: string; requestHash: string; eventId: string; roomId: string; now: number }): Promise<void> {
     await write(
       tx,
@@ -412,6 +417,15 @@ export class EventStore {
       [t.userId, t.deviceKey, scopedTxnId(t.txnId, t.scope), t.requestHash, t.eventId, t.roomId, t.now],
     );
   }
+}
+
+/** Whether a failed transaction failed on a transaction id already recorded (its primary key). */
+export function isTxnIdConflict(err: unknown): boolean {
+  const e = err as { code?: unknown; constraint?: unknown; message?: unknown } | null;
+  if (!e) return false;
+  // PostgreSQL: unique_violation on the table's primary key; SQLite: the constraint's columns in the message.
+  if (e.code === "23505") return e.constraint === "event_txn_ids_pkey";
+  return typeof e.message === "string" && e.message.includes("UNIQUE constraint failed: event_txn_ids.");
 }
 
 function scopedTxnId(txnId: string, scope: string | undefined): string {

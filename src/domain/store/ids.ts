@@ -34,6 +34,9 @@ export interface StreamIdTrackerOptions {
   seedSql: string;
 }
 
+/** How many values a PostgreSQL stream asks of its sequence at once (see `reserved`). */
+const SEQUENCE_BLOCK = 64;
+
 /** A stream's position allocator and its persisted-up-to position (see the module comment). */
 export class StreamIdTracker implements PositionGate {
   private seed: Promise<number> | undefined;
@@ -45,6 +48,14 @@ export class StreamIdTracker implements PositionGate {
   private settledMax = 0;
   /** Positions allocated and not yet settled; an entry is a lower bound while its nextval is under way. */
   private readonly inFlight = new Set<{ pos: number }>();
+  /**
+   * PostgreSQL: values taken from the sequence and not handed out yet, ascending, all above `allocated`.
+   * The sequence is asked for a block at a time, so most allocations need no query (no round trip before
+   * a send's writes). Positions are handed out in ascending order whatever order the blocks arrive in
+   * (values at or below `allocated` are dropped: gaps, as a rolled-back nextval leaves), so a position
+   * handed out later never lies below one that has settled. Unused values are gaps after a restart.
+   */
+  private reserved: number[] = [];
   private persisted = 0;
   private readonly held: { pos: number; fn: () => void }[] = [];
 
@@ -81,9 +92,8 @@ export class StreamIdTracker implements PositionGate {
       this.settle(slot);
     });
     try {
-      if (this.sql.dialect === "postgres") {
-        slot.pos = Number((await tx.get<{ id: number }>(`SELECT nextval('${this.opts.sequence}') AS id`))!.id);
-      } else slot.pos = this.allocated + 1;
+      if (this.sql.dialect === "postgres") slot.pos = (await this.fromSequence(tx, 1))[0]!;
+      else slot.pos = this.allocated + 1;
     } catch (err) {
       if (!settled) this.settle(slot);
       throw err;
@@ -109,11 +119,7 @@ export class StreamIdTracker implements PositionGate {
       for (const slot of slots) this.settle(slot);
     });
     try {
-      if (this.sql.dialect === "postgres") {
-        const rows = await tx.all<{ id: number }>(`SELECT nextval('${this.opts.sequence}') AS id FROM generate_series(1, ?::int)`, [n]);
-        const ids = rows.map((r) => Number(r.id)).sort((a, b) => a - b);
-        ids.forEach((id, i) => (slots[i]!.pos = id));
-      }
+      if (this.sql.dialect === "postgres") (await this.fromSequence(tx, n)).forEach((id, i) => (slots[i]!.pos = id));
     } catch (err) {
       if (!settled) for (const slot of slots) this.settle(slot);
       throw err;
@@ -121,6 +127,24 @@ export class StreamIdTracker implements PositionGate {
     const top = slots[n - 1]!.pos;
     if (top > this.allocated) this.allocated = top;
     return slots.map((s) => s.pos);
+  }
+
+  /**
+   * `n` ascending positions above every one handed out so far, from the reserved block (no query) or
+   * from a new block asked of the sequence in `tx`. Synchronous after the last await: no other
+   * allocation can come between choosing the positions and `allocated` moving past them.
+   */
+  private async fromSequence(tx: SqlExecutor, n: number): Promise<number[]> {
+    for (;;) {
+      if (this.reserved.length >= n) {
+        const out = this.reserved.splice(0, n);
+        if (out[n - 1]! > this.allocated) this.allocated = out[n - 1]!;
+        return out;
+      }
+      const rows = await tx.all<{ id: number }>(`SELECT nextval('${this.opts.sequence}') AS id FROM generate_series(1, ?::int)`, [Math.max(n, SEQUENCE_BLOCK)]);
+      const fresh = rows.map((r) => Number(r.id)).filter((id) => id > this.allocated);
+      this.reserved = [...new Set([...this.reserved.filter((id) => id > this.allocated), ...fresh])].sort((a, b) => a - b);
+    }
   }
 
   private settle(slot: { pos: number }): void {

@@ -49,7 +49,7 @@ export interface SearchHit {
 export interface SearchStore {
   /** The rooms a user's search covers: joined ones whole, left or banned ones (not forgotten) up to the leave. */
   scopesOf(userId: string): Promise<(SearchScope & { membership: string })[]>;
-  /** Adds the entries to the index (inside the event commit). */
+  /** Adds the entries to the index (the search indexer's batch; backfilled history inside its commit). */
   index(tx: SqlExecutor, entries: SearchEntry[]): Promise<void>;
   /** Removes the given events of a room from the index (on redaction). */
   remove(tx: SqlExecutor, roomId: string, eventIds: string[]): Promise<void>;
@@ -75,7 +75,8 @@ function eventConditions(q: SearchQuery): { sql: string; params: Param[] } {
     roomParts.push(`(e.room_id = ? AND e.stream_ordering <= ?)`);
     params.push(r.roomId, r.upTo!);
   }
-  const parts = [roomParts.length > 0 ? `(${roomParts.join(" OR ")})` : "1 = 0"];
+  // Indexed after their commit, events may have left the timeline since (rejected by a state recheck).
+  const parts = [roomParts.length > 0 ? `(${roomParts.join(" OR ")})` : "1 = 0", "e.outlier = FALSE AND e.soft_failed = FALSE AND e.rejected_reason IS NULL"];
   parts.push(`e.type IN (${placeholders(q.types.length)})`);
   params.push(...q.types);
   if (q.senders) {
