@@ -235,6 +235,23 @@ describe.each(backends())("search on %s", (backend) => {
     expect(ids(await search(alice, { search_term: "secret" }))).toEqual([]);
   });
 
+  it("does not find events redacted while the index catches up (redactions racing the indexer's batches)", async () => {
+    // The index is written after each commit, in batches (src/domain/search/index-consumer.ts): a redaction
+    // may commit before the batch holding its event, or while that batch is being written.
+    const roomId = await createRoom(t, alice);
+    const pairs = await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        const gone = await send(alice, roomId, `wombat hidden ${i}`);
+        const red = await t.call("PUT", `${V3}/rooms/${enc(roomId)}/redact/${enc(gone)}/race${i}-${++txn}`, { token: alice.access_token, body: {} });
+        expect(red.status).toBe(200);
+        return { gone, kept: await send(alice, roomId, `wombat shown ${i}`) };
+      }),
+    );
+    const found = await search(alice, { search_term: "wombat", filter: { limit: 50 } });
+    expect(new Set(ids(found))).toEqual(new Set(pairs.map((p) => p.kept)));
+    expect(found.count).toBe(pairs.length);
+  });
+
   it("answers an empty category list and a term without words with no results", async () => {
     const res = await t.call("POST", `${V3}/search`, { token: alice.access_token, body: { search_categories: {} } });
     expect([res.status, res.json]).toEqual([200, { search_categories: {} }]);

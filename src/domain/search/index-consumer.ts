@@ -27,7 +27,9 @@ export const searchIndexer: DurableConsumer = {
     }
     if (texts.size === 0) return;
     // A redaction committed before this batch already took the text away (its own commit found nothing
-    // to remove from the index then): leave the event out.
+    // to remove from the index then): leave the event out. One committing meanwhile waits for this batch
+    // (holdIndex) and then removes what it wrote.
+    await s.search.holdIndex(tx);
     for (const id of (await s.rooms.events.redactionsOf([...texts.keys()], tx)).keys()) texts.delete(id);
     await s.search.index(tx, [...texts.values()]);
   },

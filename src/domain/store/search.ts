@@ -51,8 +51,17 @@ export interface SearchStore {
   scopesOf(userId: string): Promise<(SearchScope & { membership: string })[]>;
   /** Adds the entries to the index (the search indexer's batch; backfilled history inside its commit). */
   index(tx: SqlExecutor, entries: SearchEntry[]): Promise<void>;
-  /** Removes the given events of a room from the index (on redaction). */
+  /**
+   * Removes the given events of a room from the index (on redaction). On PostgreSQL it first takes the
+   * index's lock (`holdIndex`), so that it waits for an indexer batch under way and then sees its rows.
+   */
   remove(tx: SqlExecutor, roomId: string, eventIds: string[]): Promise<void>;
+  /**
+   * Serializes `tx` with the indexer's batches and with redactions' removals until it ends (PostgreSQL: a
+   * transaction-scoped advisory lock; SQLite's transactions are serialized already). The indexer takes it
+   * before it looks for redactions of its batch: whichever of the two commits second sees the other.
+   */
+  holdIndex(tx: SqlExecutor): Promise<void>;
   /** One page of matching events, best (or newest) first. */
   search(q: SearchQuery): Promise<SearchHit[]>;
   /** How many events match in all (ignoring the cursor and the limit). */
@@ -137,6 +146,7 @@ abstract class BaseSearchStore {
 }
 
 class SqliteSearchStore extends BaseSearchStore implements SearchStore {
+  async holdIndex(): Promise<void> {}
 
   async index(tx: SqlExecutor, entries: SearchEntry[]): Promise<void> {
     if (entries.length > 0) await write(tx, `INSERT INTO event_search (rowid, value) VALUES ${entries.map(() => "(?, ?)").join(", ")}`, entries.flatMap((e) => [e.streamOrdering, searchIndexText(e.value)]));
@@ -196,8 +206,13 @@ class PostgresSearchStore extends BaseSearchStore implements SearchStore {
       );
   }
 
+  async holdIndex(tx: SqlExecutor): Promise<void> {
+    await tx.get(`SELECT 1 AS x FROM (SELECT pg_advisory_xact_lock(hashtext('event_search'))) l`);
+  }
+
   async remove(tx: SqlExecutor, roomId: string, eventIds: string[]): Promise<void> {
     if (eventIds.length === 0) return;
+    await this.holdIndex(tx);
     await tx.run(
       `DELETE FROM event_search WHERE stream_ordering IN (SELECT stream_ordering FROM events WHERE room_id = ? AND event_id IN (${placeholders(eventIds.length)}))`,
       [roomId, ...eventIds],
