@@ -54,6 +54,9 @@ interface User {
 
 let base = "";
 const counts = { requests: 0, syncs: 0, sent: 0, errors: 0 };
+/** The errors by "METHOD route-kind → status errcode", printed at the end (an error count is never left unexplained). */
+const errorKinds = new Map<string, number>();
+const routeKind = (p: string) => p.replace(/\?.*$/, "").replace(/\/(![^/]+|%21[^/]+|%40[^/]+|@[^/]+|\$[^/]+|%24[^/]+)/g, "/{id}").replace(/\/(typing|receipt\/m\.read|send\/m\.room\.message)\/.*$/, "/$1/...");
 
 async function call(method: string, p: string, token: string | undefined, body?: unknown): Promise<any> {
   counts.requests++;
@@ -66,6 +69,12 @@ async function call(method: string, p: string, token: string | undefined, body?:
   const text = await res.body.text();
   if (res.statusCode >= 400) {
     counts.errors++;
+    let errcode = "";
+    try {
+      errcode = String(JSON.parse(text).errcode ?? "");
+    } catch {}
+    const kind = `${method} ${routeKind(p)} → ${res.statusCode} ${errcode}`;
+    errorKinds.set(kind, (errorKinds.get(kind) ?? 0) + 1);
     throw new Error(`${method} ${p}: ${res.statusCode} ${text.slice(0, 200)}`);
   }
   return text ? JSON.parse(text) : {};
@@ -207,6 +216,7 @@ async function main(): Promise<void> {
     const slope = half.length > 1 ? (half[half.length - 1]!.rss - half[0]!.rss) / 1024 / 1024 / ((half[half.length - 1]!.t - half[0]!.t) / 60) : NaN;
     console.log(`summary: RSS after setup ${mb(afterSetup?.rss ?? 0)} MB, peak under load ${mb(peak)} MB, idle ${mb(rows.at(-1)?.rss ?? 0)} MB; ` +
       `second half of the load ${slope.toFixed(1)} MB/min; load ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+    for (const [kind, n] of [...errorKinds].sort((a, b) => b[1] - a[1])) console.log(`errors: ${n} × ${kind}`);
   } finally {
     running = false;
     await srv.stop();

@@ -9,7 +9,6 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
-const TSX = path.join(ROOT, "node_modules/.bin/tsx");
 const CLI = path.join(ROOT, "src/cli.ts");
 
 interface Run {
@@ -19,9 +18,12 @@ interface Run {
   stderr: string;
 }
 
-/** Starts `tsx src/cli.ts ...args` with stdin closed (not a terminal). */
+/**
+ * Starts `node --import tsx src/cli.ts ...args` with stdin closed (not a terminal): node itself is the
+ * child, so a signal reaches the server (the tsx launcher would leave it running after a SIGKILL).
+ */
 function spawnCli(args: string[], env: Record<string, string> = {}): ChildProcess & { output: () => { stdout: string; stderr: string }; done: Promise<Run> } {
-  const child = spawn(TSX, [CLI, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));

@@ -14,7 +14,6 @@ import { sharedSecretMac } from "../../src/domain/admin/shared-secret-registrati
 import { backends, freePort, makePgDatabase } from "../helpers/server.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
-const TSX = path.join(ROOT, "node_modules/.bin/tsx");
 const CLI = path.join(ROOT, "src/cli.ts");
 
 interface Running {
@@ -23,7 +22,9 @@ interface Running {
 }
 
 function start(configPath: string): Running {
-  const child = spawn(TSX, [CLI, "start", "-c", configPath], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
+  // node itself runs the server (tsx as its loader): the process a signal reaches is the server. Through
+  // the tsx launcher, a SIGKILL would kill the launcher and leave the server running.
+  const child = spawn(process.execPath, ["--import", "tsx", CLI, "start", "-c", configPath], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once("exit", (_code, signal) => resolve(signal)));
   return { child, exited };
 }
@@ -99,6 +100,9 @@ describe.each(backends())("acknowledged sends survive SIGKILL on %s", (backend) 
     }
     server.child.kill("SIGKILL");
     expect(await server.exited).toBe("SIGKILL");
+    // The server itself is gone (no process left behind answering on its port).
+    expect(() => process.kill(server.child.pid!, 0)).toThrow(/ESRCH/);
+    await expect(fetch(`${base}/_matrix/client/versions`)).rejects.toThrow();
 
     server = start(generated.configPath);
     await waitForVersions(base, server);
