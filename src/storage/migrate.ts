@@ -82,7 +82,7 @@ export function migrateSqlite(file: string, migrations = listMigrations("sqlite"
 }
 
 export async function migratePostgres(connectionString: string, migrations = listMigrations("postgres")): Promise<string[]> {
-  const { default: pg } = await import("pg"); // loaded only on PostgreSQL
+  const { pg } = await import("./pg-driver.ts"); // loaded only on PostgreSQL
   const client = new pg.Client({ connectionString });
   await client.connect();
   try {

@@ -1,7 +1,8 @@
 // The raw-SQL layer's PostgreSQL side (src/storage/sql.ts says what the layer is): a pg pool, `?`
 // placeholders rewritten to `$n`, int8 read as numbers. Imported only when the database is PostgreSQL, so a
 // SQLite server never loads pg.
-import pg from "pg";
+import type * as Pg from "pg";
+import { pg } from "./pg-driver.ts";
 import { checkStorableParams } from "../domain/text.ts";
 import { SettleHooks, withSettle, type Param, type Sql, type SqlExecutor } from "./sql.ts";
 import { toPgPlaceholders } from "./pg-placeholders.ts";
@@ -47,7 +48,7 @@ function statementName(text: string): string | undefined {
 
 class PgExecutor implements SqlExecutor {
   readonly dialect = "postgres" as const;
-  constructor(private readonly client: pg.Pool | pg.PoolClient) {}
+  constructor(private readonly client: Pg.Pool | Pg.PoolClient) {}
   protected send(sql: string, params: Param[]) {
     const text = toPgPlaceholders(sql);
     return this.client.query({ text, name: params.length > 0 ? statementName(text) : undefined, values: params, types: pgTypes });
@@ -76,7 +77,7 @@ class PgTransaction extends PgExecutor {
   failure: unknown;
   /** The connection's socket while it is corked (see `cork`). */
   private corked: { cork(): void; uncork(): void } | undefined;
-  constructor(private readonly conn: pg.PoolClient) {
+  constructor(private readonly conn: Pg.PoolClient) {
     super(conn);
   }
   /**
@@ -130,7 +131,7 @@ class PgTransaction extends PgExecutor {
 export function openPostgresSql(connectionString: string, max = 10): Sql {
   // Pipeline mode: a query is written at once even while earlier ones await their answers, which only
   // happens where a transaction queues writes (PgTransaction); awaited queries run one by one as ever.
-  const pool = new pg.Pool({ connectionString, max, pipeline: true } as pg.PoolConfig);
+  const pool = new pg.Pool({ connectionString, max, pipeline: true } as Pg.PoolConfig);
   // An idle connection that breaks (PostgreSQL restarted, a network cut) is an 'error' on the pool: without
   // a listener Node would end the process. The pool drops that client; the next query opens a new one.
   pool.on("error", (err) => process.emitWarning(`PostgreSQL idle connection lost: ${err.message}`));

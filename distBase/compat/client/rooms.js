@@ -1,0 +1,92 @@
+import { MatrixError } from "../../domain/errors.js";
+import { clientRoute, queryInt, queryList, queryString } from "../http.js";
+import { createRoom } from "../../domain/rooms/create-room.js";
+import { banUser, forgetRoom, inviteUser, joinRoom, kickUser, knockRoom, leaveRoom, unbanUser } from "../../domain/rooms/membership.js";
+import { redactEvent, sendMessage, sendStateEvent } from "../../domain/rooms/send.js";
+import { getContext, getJoinedMembers, getJoinedRooms, getMembers, getMessages, getRoomEvent, getRoomState, getRoomStateEvent } from "../../domain/rooms/read.js";
+import { parseFilterParam } from "../../domain/filters/room-event-filter.js";
+import { upgradeRoom } from "../../domain/rooms/upgrade.js";
+const ok = () => ({});
+/** The servers a join may go through: `via`, else the deprecated `server_name` (as Synapse, MSC4156). */
+function joinVia(c) {
+    const via = queryList(c, "via");
+    return via.length > 0 ? via : queryList(c, "server_name");
+}
+export function roomRoutes(app, s) {
+    clientRoute(app, s, { method: "POST", path: "/createRoom", auth: "token", op: "createRoom", handler: (c) => createRoom(s, c.requester, c.body()) });
+    clientRoute(app, s, {
+        method: "POST", path: "/join/:roomIdOrAlias", auth: "token",
+        handler: (c) => joinRoom(s, c.requester, c.params.roomIdOrAlias, c.bodyOrEmpty(), undefined, joinVia(c)),
+    });
+    clientRoute(app, s, {
+        method: "POST", path: "/rooms/:roomId/join", auth: "token",
+        handler: (c) => joinRoom(s, c.requester, c.params.roomId, c.bodyOrEmpty(), undefined, joinVia(c)),
+    });
+    clientRoute(app, s, {
+        method: "POST", path: "/knock/:roomIdOrAlias", auth: "token", op: "knockRoom",
+        handler: (c) => knockRoom(s, c.requester, c.params.roomIdOrAlias, c.bodyOrEmpty(), joinVia(c)),
+    });
+    clientRoute(app, s, { method: "POST", path: "/rooms/:roomId/leave", auth: "token", handler: async (c) => (await leaveRoom(s, c.requester, c.params.roomId, c.bodyOrEmpty()), {}) });
+    clientRoute(app, s, { method: "POST", path: "/rooms/:roomId/forget", auth: "token", handler: async (c) => (await forgetRoom(s, c.requester, c.params.roomId), {}) });
+    clientRoute(app, s, { method: "POST", path: "/rooms/:roomId/invite", auth: "token", op: "inviteUser", handler: async (c) => (await inviteUser(s, c.requester, c.params.roomId, c.body()), ok()) });
+    clientRoute(app, s, { method: "POST", path: "/rooms/:roomId/kick", auth: "token", op: "kickUser", handler: async (c) => (await kickUser(s, c.requester, c.params.roomId, c.body()), ok()) });
+    clientRoute(app, s, { method: "POST", path: "/rooms/:roomId/ban", auth: "token", op: "banUser", handler: async (c) => (await banUser(s, c.requester, c.params.roomId, c.body()), ok()) });
+    clientRoute(app, s, { method: "POST", path: "/rooms/:roomId/unban", auth: "token", op: "unbanUser", handler: async (c) => (await unbanUser(s, c.requester, c.params.roomId, c.body()), ok()) });
+    // POST without a transaction id is what older clients send (as Synapse serves it): no idempotency.
+    for (const [method, path] of [["PUT", "/rooms/:roomId/send/:eventType/:txnId"], ["POST", "/rooms/:roomId/send/:eventType"]]) {
+        clientRoute(app, s, {
+            method, path, auth: "token",
+            handler: (c) => sendMessage(s, c.requester, c.params.roomId, c.params.eventType, c.params.txnId, c.body()),
+        });
+    }
+    for (const path of ["/rooms/:roomId/state/:eventType", "/rooms/:roomId/state/:eventType/", "/rooms/:roomId/state/:eventType/:stateKey"]) {
+        clientRoute(app, s, {
+            method: "PUT", path, auth: "token",
+            handler: (c) => sendStateEvent(s, c.requester, c.params.roomId, c.params.eventType, c.params.stateKey ?? "", c.body()),
+        });
+        clientRoute(app, s, {
+            method: "GET", path, auth: "token",
+            handler: async (c) => {
+                const event = await getRoomStateEvent(s, c.requester, c.params.roomId, c.params.eventType, c.params.stateKey ?? "");
+                return queryString(c, "format") === "event" ? event : event.content;
+            },
+        });
+    }
+    for (const [method, path] of [["PUT", "/rooms/:roomId/redact/:eventId/:txnId"], ["POST", "/rooms/:roomId/redact/:eventId"]]) {
+        clientRoute(app, s, {
+            method, path, auth: "token",
+            handler: (c) => redactEvent(s, c.requester, c.params.roomId, c.params.eventId, c.params.txnId, c.bodyOrEmpty()),
+        });
+    }
+    clientRoute(app, s, { method: "GET", path: "/rooms/:roomId/state", auth: "token", handler: (c) => getRoomState(s, c.requester, c.params.roomId) });
+    clientRoute(app, s, { method: "GET", path: "/rooms/:roomId/event/:eventId", auth: "token", handler: (c) => getRoomEvent(s, c.requester, c.params.roomId, c.params.eventId) });
+    clientRoute(app, s, {
+        method: "GET", path: "/rooms/:roomId/messages", auth: "token",
+        handler: (c) => getMessages(s, c.requester, c.params.roomId, messagesQuery(c)),
+    });
+    clientRoute(app, s, {
+        method: "GET", path: "/rooms/:roomId/context/:eventId", auth: "token",
+        handler: (c) => getContext(s, c.requester, c.params.roomId, c.params.eventId, queryInt(c, "limit", { min: 0 }) ?? 10, parseFilterParam(queryString(c, "filter"))),
+    });
+    clientRoute(app, s, {
+        method: "GET", path: "/rooms/:roomId/members", auth: "token",
+        handler: async (c) => ({
+            chunk: await getMembers(s, c.requester, c.params.roomId, {
+                at: queryString(c, "at"),
+                membership: queryString(c, "membership"),
+                notMembership: queryString(c, "not_membership"),
+            }),
+        }),
+    });
+    clientRoute(app, s, { method: "GET", path: "/rooms/:roomId/joined_members", auth: "token", handler: (c) => getJoinedMembers(s, c.requester, c.params.roomId) });
+    clientRoute(app, s, { method: "POST", path: "/rooms/:roomId/upgrade", auth: "token", op: "upgradeRoom", handler: (c) => upgradeRoom(s, c.requester, c.params.roomId, c.body()) });
+    clientRoute(app, s, { method: "GET", path: "/joined_rooms", auth: "token", handler: (c) => getJoinedRooms(s, c.requester) });
+}
+/** The query of a /messages request (also the admin API's): from, to, dir, limit, filter. */
+export function messagesQuery(c) {
+    // The spec requires dir; without it Synapse paginates forwards, and so do we.
+    const dir = queryString(c, "dir") ?? "f";
+    if (dir !== "b" && dir !== "f")
+        throw new MatrixError("M_INVALID_PARAM", "dir must be b or f", 400);
+    return { from: queryString(c, "from"), to: queryString(c, "to"), dir, limit: queryInt(c, "limit", { min: 0 }), filter: parseFilterParam(queryString(c, "filter")) };
+}

@@ -1,0 +1,41 @@
+// Server identity over HTTP: GET /_matrix/key/v2/server (our signed verify keys, valid_until_ts in ms),
+// the notary's GET/POST /_matrix/key/v2/query, and the .well-known discovery documents. Spec:
+// Server-Server API "Publishing Keys", "Querying Keys Through Another Server", Client-Server API "Server
+// Discovery" and Server-Server API "Resolving server names".
+import { supportInfo } from "../domain/server/support.js";
+import { buildServerKeysResponse } from "../domain/keys/server-keys.js";
+import { MatrixError } from "../domain/errors.js";
+import { parseKeyQuery, queryServerKeys } from "../domain/keys/notary.js";
+import { brandedRoute, queryInt, route } from "./http.js";
+export function keyRoutes(app, s) {
+    const ownKeys = () => buildServerKeysResponse({ serverName: s.config.server_name, keys: s.signingKeys, validityMs: s.config.key_refresh_interval, now: s.clock.now() });
+    brandedRoute(app, s, "key/v2", { method: "GET", path: "/server", auth: "none", handler: ownKeys });
+    // Deprecated form with a key id; the spec says servers should ignore it and return all keys.
+    brandedRoute(app, s, "key/v2", { method: "GET", path: "/server/:keyId", auth: "none", handler: ownKeys });
+    // The notary. The deprecated form with a key id asks for that key only.
+    const queryOne = (c) => {
+        const min = queryInt(c, "minimum_valid_until_ts", { min: 0 });
+        const criteria = min === undefined ? {} : { minimum_valid_until_ts: min };
+        return queryServerKeys(s, { [c.params.serverName]: c.params.keyId ? { [c.params.keyId]: criteria } : {} });
+    };
+    brandedRoute(app, s, "key/v2", { method: "GET", path: "/query/:serverName", auth: "none", handler: queryOne });
+    brandedRoute(app, s, "key/v2", { method: "GET", path: "/query/:serverName/:keyId", auth: "none", handler: queryOne });
+    brandedRoute(app, s, "key/v2", { method: "POST", path: "/query", auth: "none", handler: (c) => queryServerKeys(s, parseKeyQuery(c.body())) });
+}
+export function wellKnownRoutes(app, s) {
+    route(app, s, ["/.well-known/matrix/client"], {
+        method: "GET", path: "", auth: "none",
+        handler: () => ({ "m.homeserver": { base_url: s.config.public_baseurl.replace(/\/$/, "") } }),
+    });
+    route(app, s, ["/.well-known/matrix/support"], { method: "GET", path: "", auth: "none", handler: () => supportInfo(s) });
+    route(app, s, ["/.well-known/matrix/server"], {
+        method: "GET", path: "", auth: "none",
+        handler: () => {
+            if (!s.config.serve_server_wellknown)
+                throw new MatrixError("M_NOT_FOUND", "No .well-known/matrix/server here", 404);
+            const base = new URL(s.config.public_baseurl);
+            const port = base.port || (base.protocol === "https:" ? "443" : "80");
+            return { "m.server": `${base.hostname}:${port}` };
+        },
+    });
+}

@@ -1,0 +1,166 @@
+// The HTTP server: Fastify with Matrix's error model. Every body is read raw and parsed as JSON on demand
+// (clients omit Content-Type), every error becomes {errcode, error}, unknown paths are 404 and wrong
+// methods 405 M_UNRECOGNIZED, every path answers OPTIONS with the spec's CORS headers (spec: Client-Server
+// API "Web Browser Clients"), and M_LIMIT_EXCEEDED carries a Retry-After header.
+import { STATUS_CODES } from "node:http";
+import Fastify, { LogController } from "fastify";
+import { aliasAccess, ALIASES, canonicalRoute, rewriteUrl } from "./path-aliases.js";
+import { MatrixError } from "../domain/errors.js";
+import { stringifyJson } from "../domain/json-limits.js";
+import { toMatrixError } from "../shared/http-errors.js";
+import { readTlsFiles } from "../config/federation.js";
+import { httpListeners } from "../config/config.js";
+import { genReqId } from "../observability/http-observer.js";
+export const CORS_HEADERS = {
+    "access-control-allow-origin": "*",
+    "access-control-allow-methods": "GET, HEAD, POST, PUT, DELETE, OPTIONS",
+    "access-control-allow-headers": "X-Requested-With, Content-Type, Authorization, Date, Apollo-Require-Preflight",
+    "access-control-expose-headers": "ETag, Retry-After",
+};
+const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"];
+function sendError(reply, err) {
+    // Set here too: framework errors (a malformed URL) are answered without the onSend hooks.
+    reply.headers(CORS_HEADERS);
+    if (err.errcode === "M_LIMIT_EXCEEDED" && typeof err.extra.retry_after_ms === "number")
+        reply.header("retry-after", String(Math.max(1, Math.ceil(err.extra.retry_after_ms / 1000))));
+    return reply.code(err.httpStatus).type("application/json").send(JSON.stringify(err.toJSON()));
+}
+/**
+ * Errors Node's HTTP parser finds before Fastify sees a request (headers or request line over 16 KB,
+ * malformed framing, a client too slow to send its headers): answered as Matrix errors too, then the
+ * connection closed, as Node does.
+ */
+function clientErrorHandler(err, socket) {
+    if (err.code === "ECONNRESET" || socket.destroyed)
+        return;
+    const [status, errcode, message] = err.code === "HPE_HEADER_OVERFLOW"
+        ? [431, "M_TOO_LARGE", "Request header fields too large (the request line and headers may take 16 KB)"]
+        : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+            ? [408, "M_UNKNOWN", "Request timeout"]
+            : [400, "M_UNRECOGNIZED", "Malformed HTTP request"];
+    const body = JSON.stringify({ errcode, error: message });
+    if (socket.writable) {
+        const cors = Object.entries(CORS_HEADERS).map(([k, v]) => `${k}: ${v}\r\n`).join("");
+        socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${cors}Connection: close\r\n\r\n${body}`);
+    }
+    socket.destroy(err);
+}
+/** 405 M_UNRECOGNIZED: the path is served, not with this method. */
+const methodNotAllowed = (reply) => sendError(reply, new MatrixError("M_UNRECOGNIZED", "Unrecognized request: method not allowed", 405));
+/**
+ * `observe` installs the request observer's hooks (logs, metrics): first, so that it sees every request,
+ * those answered 404 for an alias a route is not served under included.
+ */
+export function createHttpServer(s, opts = {}) {
+    // A `tls: true` listener serves HTTPS itself (federation needs it unless a reverse proxy terminates TLS).
+    const tls = httpListeners(s.config)[0]?.tls ? readTlsFiles(s.config) : undefined;
+    const app = Fastify({
+        ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
+        loggerInstance: s.log,
+        logController: new LogController({ disableRequestLogging: true }),
+        // Request ids unique in the process; request handlers log through the server's logger, which adds the
+        // id of the request being handled to every line (src/observability).
+        genReqId,
+        childLoggerFactory: (logger) => logger,
+        bodyLimit: s.config.max_request_body_size,
+        trustProxy: s.config.listeners.some((l) => l.x_forwarded),
+        routerOptions: { ignoreDuplicateSlashes: true, maxParamLength: 2048 },
+        // Each route is registered once; /_proto, client r0, media r0/v1 and /_synapse/admin are rewritten to
+        // it (path-aliases.ts). The URL as sent stays in req.originalUrl.
+        rewriteUrl: rewriteUrl,
+        // On close, idle keep-alive connections go at once; requests being handled finish first (sync long
+        // polls answer at once on shutdown), so no client sees its connection cut mid-request.
+        forceCloseConnections: "idle",
+        // Errors Fastify answers itself unless told (a malformed or over-long URL) get the Matrix shape.
+        frameworkErrors: (err, _req, reply) => sendError(reply, toMatrixError(err).error),
+        clientErrorHandler,
+    });
+    // Bodies arrive as raw bytes and are parsed by the route (Call.body()), whatever the Content-Type.
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser("*", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
+    // Replies are serialized by the one JSON serializer that survives any nesting (json-limits.ts).
+    app.setReplySerializer((payload) => stringifyJson(payload));
+    // A callback hook, not an async one: no promise and no extra microtask turn per answer.
+    app.addHook("onSend", (_req, reply, payload, done) => {
+        reply.headers(CORS_HEADERS);
+        // JSON goes out as plain `application/json`, as Synapse sends it (strict clients compare the header).
+        if (reply.getHeader("content-type") === "application/json; charset=utf-8")
+            reply.header("content-type", "application/json");
+        // Shutting down: an answer still going out closes its connection, so close() need not wait for
+        // keep-alive to expire.
+        if (s.inFlight.draining)
+            reply.header("connection", "close");
+        done(null, payload);
+    });
+    app.setErrorHandler((err, req, reply) => {
+        // An answer already under way (a streamed body) cannot be replaced by an error: cut it.
+        if (reply.raw.headersSent) {
+            req.log.warn({ err, url: req.originalUrl }, "error after the answer started; connection closed");
+            reply.raw.destroy();
+            return;
+        }
+        const { error, unexpected } = toMatrixError(err);
+        if (unexpected)
+            req.log.error({ err, url: req.originalUrl, method: req.method }, "unhandled error");
+        return sendError(reply, error);
+    });
+    app.setNotFoundHandler((_req, reply) => sendError(reply, new MatrixError("M_UNRECOGNIZED", "Unrecognized request", 404)));
+    app.options("*", async (_req, reply) => reply.code(200).send({}));
+    // Which aliases each route answers under, per canonical URL and method (path-aliases.ts). A route added
+    // directly at an aliased path (not through route()) answers under the prefix it was written with only.
+    const aliases = new Map();
+    app.addHook("onRoute", (route) => {
+        if (route.url === "*" || route.url.endsWith("/*"))
+            return;
+        const config = (route.config ??= {});
+        if (!config[ALIASES]) {
+            const { url, prefix } = canonicalRoute(route.url);
+            if (prefix === undefined)
+                return;
+            if (url !== route.url)
+                throw new Error(`route ${route.url}: register it at ${url} (its aliases are rewritten to it)`);
+            config[ALIASES] = new Set([prefix]);
+        }
+        const byMethod = aliases.get(route.url) ?? new Map();
+        for (const m of [route.method].flat())
+            byMethod.set(String(m).toUpperCase(), config[ALIASES]);
+        aliases.set(route.url, byMethod);
+    });
+    opts.observe?.(app);
+    // A request under an alias its route is not served under is answered as if the alias were a route of
+    // its own: 404, or 405 when the alias serves other methods at that path.
+    app.addHook("onRequest", (req, reply, done) => {
+        const access = aliasAccess(req, aliases);
+        if (access === "ok")
+            return done();
+        if (access === "method")
+            return methodNotAllowed(reply);
+        reply.callNotFound();
+    });
+    // Remember each path's methods so the rest can answer 405 rather than 404.
+    const methodsByUrl = new Map();
+    app.addHook("onRoute", (opts) => {
+        if (opts.url === "*" || opts.url.endsWith("/*"))
+            return;
+        const set = methodsByUrl.get(opts.url) ?? new Set();
+        for (const m of [opts.method].flat())
+            set.add(String(m).toUpperCase());
+        methodsByUrl.set(opts.url, set);
+    });
+    app.decorate("finishRoutes", () => {
+        for (const [url, methods] of [...methodsByUrl]) {
+            const missing = METHODS.filter((m) => !methods.has(m));
+            if (missing.length === 0)
+                continue;
+            // Under the aliases that serve some method here (the others are 404 there).
+            const served = new Set([...(aliases.get(url)?.values() ?? [])].flatMap((p) => [...p]));
+            app.route({
+                method: missing,
+                url,
+                config: (served.size > 0 ? { [ALIASES]: served } : {}),
+                handler: async (_req, reply) => methodNotAllowed(reply),
+            });
+        }
+    });
+    return app;
+}

@@ -1,0 +1,347 @@
+// The homeserver configuration: homeserver.yaml read with Synapse's option names, defaults filled in,
+// every option validated with a message that names it. The rest of Weft only sees `Config`.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import YAML from "yaml";
+import { parseDuration, parseSize } from "./units.js";
+import { ConfigError } from "./errors.js";
+import { loadAppServiceRegistrations } from "./appservices.js";
+import { readFederationConfig } from "./federation.js";
+import { readMediaConfig } from "./media.js";
+import { readSsoConfig } from "./sso.js";
+import { readThreePidConfig } from "./email.js";
+import { readAccountsConfig } from "./accounts.js";
+export { ConfigError };
+/**
+ * Reads one typed option from the raw YAML, with its dotted name for error messages. Readers remember the
+ * keys they were asked about, so the options nobody read can be named afterwards (`unknownOptions`).
+ */
+export class Reader {
+    raw;
+    prefix;
+    readers;
+    asked = new Set();
+    /** Whether keys nobody asked about are fine here (a free-form mapping, or one read conditionally). */
+    isOpen = false;
+    constructor(raw, prefix = "", readers = []) {
+        this.raw = raw;
+        this.prefix = prefix;
+        this.readers = readers;
+        readers.push(this);
+    }
+    name(key) { return this.prefix + key; }
+    get(key) {
+        this.asked.add(key);
+        return this.raw[key];
+    }
+    /** A reader for a mapping found inside this one (a list item), checked for unknown keys with the rest. */
+    child(raw, prefix) { return new Reader(raw, prefix, this.readers); }
+    /** Marks this mapping's keys as not checked (free-form, or read only in some cases). */
+    open() { this.isOpen = true; return this; }
+    has(key) { const v = this.get(key); return v !== undefined && v !== null; }
+    value(key) { return this.get(key); }
+    /** The keys of every mapping read through this reader or its sections that no one asked about. */
+    unknownOptions() {
+        return this.readers.flatMap((r) => r.isOpen ? [] : Object.keys(r.raw).filter((k) => !r.asked.has(k)).map((k) => ({ name: r.name(k), known: [...r.asked].map((a) => r.name(a)) })));
+    }
+    string(key, def) {
+        const v = this.get(key);
+        if (v === undefined || v === null) {
+            if (def === undefined)
+                throw new ConfigError(this.name(key), "is required");
+            return def;
+        }
+        if (typeof v !== "string" || v.length === 0)
+            throw new ConfigError(this.name(key), "must be a non-empty string");
+        return v;
+    }
+    optString(key) {
+        return this.has(key) ? this.string(key) : undefined;
+    }
+    bool(key, def) {
+        const v = this.get(key);
+        if (v === undefined || v === null)
+            return def;
+        if (typeof v !== "boolean")
+            throw new ConfigError(this.name(key), "must be true or false");
+        return v;
+    }
+    number(key, def, { min = -Infinity, max = Infinity, integer = false } = {}) {
+        const v = this.get(key);
+        if (v === undefined || v === null)
+            return def;
+        if (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max || (integer && !Number.isInteger(v)))
+            throw new ConfigError(this.name(key), `must be a${integer ? "n integer" : " number"} between ${min} and ${max}`);
+        return v;
+    }
+    duration(key, def) {
+        const v = this.get(key);
+        if (v === undefined || v === null)
+            return def;
+        const ms = parseDuration(v);
+        if (ms === undefined)
+            throw new ConfigError(this.name(key), `must be a duration such as "5m", "1h" or milliseconds, not ${JSON.stringify(v)}`);
+        return ms;
+    }
+    size(key, def) {
+        const v = this.get(key);
+        if (v === undefined || v === null)
+            return def;
+        const n = parseSize(v);
+        if (n === undefined)
+            throw new ConfigError(this.name(key), `must be a size such as "50M" or a number of bytes, not ${JSON.stringify(v)}`);
+        return n;
+    }
+    section(key) {
+        const v = this.get(key);
+        if (v === undefined || v === null)
+            return new Reader({}, this.name(key) + ".", this.readers);
+        if (typeof v !== "object" || Array.isArray(v))
+            throw new ConfigError(this.name(key), "must be a mapping");
+        return new Reader(v, this.name(key) + ".", this.readers);
+    }
+    list(key) {
+        const v = this.get(key);
+        if (v === undefined || v === null)
+            return [];
+        if (!Array.isArray(v))
+            throw new ConfigError(this.name(key), "must be a list");
+        return v;
+    }
+    rateLimit(key, def) {
+        const s = this.section(key);
+        return {
+            per_second: s.number("per_second", def.per_second, { min: 0 }),
+            burst_count: s.number("burst_count", def.burst_count, { min: 0 }),
+        };
+    }
+}
+const SERVER_NAME = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]{1,255})(?::\d{1,5})?$/;
+function readListeners(r) {
+    const raw = r.list("listeners");
+    const list = raw.length ? raw : [{ port: 8008, bind_addresses: ["127.0.0.1"], type: "http", resources: [{ names: ["client", "federation"] }] }];
+    return list.map((item, i) => {
+        if (typeof item !== "object" || item === null)
+            throw new ConfigError(`listeners[${i}]`, "must be a mapping");
+        const l = r.child(item, `listeners[${i}].`);
+        const type = l.string("type", "http");
+        if (type !== "http" && type !== "metrics")
+            throw new ConfigError(`listeners[${i}].type`, `must be "http" or "metrics", not "${type}"`);
+        const bind = l.list("bind_addresses").map((a, j) => {
+            if (typeof a !== "string")
+                throw new ConfigError(`listeners[${i}].bind_addresses[${j}]`, "must be a string");
+            return a;
+        });
+        const resources = l.list("resources").flatMap((res) => {
+            const names = res?.names;
+            return Array.isArray(names) ? names.map(String) : [];
+        });
+        l.value("compress"); // Synapse's per-resource and listener options that change nothing here
+        return {
+            port: l.number("port", 8008, { min: 0, max: 65535, integer: true }),
+            bind_addresses: bind.length ? bind : ["127.0.0.1"],
+            type,
+            tls: l.bool("tls", false),
+            x_forwarded: l.bool("x_forwarded", false),
+            resources: resources.length ? resources : ["client", "federation"],
+        };
+    });
+}
+/** The listeners that serve the client and federation APIs (the first one is the main server). */
+export function httpListeners(config) {
+    return config.listeners.filter((l) => l.type === "http");
+}
+function readDatabase(r, baseDir) {
+    const db = r.section("database");
+    const name = db.string("name", "sqlite3");
+    db.value("allow_unsafe_locale"); // Synapse's, meaningless here
+    const args = db.section("args").open(); // which keys apply depends on the database (and Synapse's cp_min ...)
+    if (name === "sqlite3" || name === "sqlite") {
+        return { provider: "sqlite", path: path.resolve(baseDir, args.string("database", "data/homeserver.db")) };
+    }
+    if (name === "psycopg2" || name === "postgres" || name === "postgresql") {
+        const url = args.optString("url");
+        if (url)
+            return { provider: "postgres", url };
+        const user = encodeURIComponent(args.string("user", "weft"));
+        const password = args.optString("password");
+        const host = args.string("host", "localhost");
+        const port = args.number("port", 5432, { min: 1, max: 65535, integer: true });
+        const database = encodeURIComponent(args.string("database", "weft"));
+        const auth = password ? `${user}:${encodeURIComponent(password)}` : user;
+        const hostPart = host.startsWith("/") ? `localhost:${port}` : `${host}:${port}`;
+        const socket = host.startsWith("/") ? `?host=${encodeURIComponent(host)}` : "";
+        return { provider: "postgres", url: `postgresql://${auth}@${hostPart}/${database}${socket}` };
+    }
+    throw new ConfigError("database.name", `must be "sqlite3" or "psycopg2", not "${name}"`);
+}
+/** Builds and validates a Config from parsed YAML. `baseDir` resolves relative paths. */
+export function parseConfig(raw, baseDir = process.cwd()) {
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+        throw new ConfigError("(top level)", "must be a mapping");
+    const r = new Reader(raw);
+    const server_name = r.string("server_name");
+    if (!SERVER_NAME.test(server_name))
+        throw new ConfigError("server_name", `"${server_name}" is not a valid server name`);
+    const listeners = readListeners(r);
+    const main = httpListeners({ listeners })[0];
+    if (!main)
+        throw new ConfigError("listeners", `needs a listener of type "http" (the client and federation APIs)`);
+    const host = server_name.startsWith("[") ? server_name.slice(0, server_name.indexOf("]") + 1) : server_name.split(":")[0];
+    const defaultBase = `${main.tls ? "https" : "http"}://${host}:${main.port}/`;
+    const public_baseurl = r.string("public_baseurl", defaultBase);
+    try {
+        const u = new URL(public_baseurl);
+        if (u.protocol !== "http:" && u.protocol !== "https:")
+            throw new Error();
+    }
+    catch {
+        throw new ConfigError("public_baseurl", `"${public_baseurl}" is not an http(s) URL`);
+    }
+    const pw = r.section("password_config");
+    const policy = pw.section("policy");
+    const caches = r.section("caches");
+    const factors = caches.section("per_cache_factors").open();
+    const per_cache_factors = {};
+    for (const [k, v] of Object.entries(caches.value("per_cache_factors") ?? {})) {
+        void v;
+        per_cache_factors[k] = factors.number(k, 1, { min: 0 });
+    }
+    const rcLogin = r.section("rc_login");
+    const lves = r.section("login_via_existing_session");
+    const appFiles = r.list("app_service_config_files").map((f, i) => {
+        if (typeof f !== "string")
+            throw new ConfigError(`app_service_config_files[${i}]`, "must be a file path");
+        return path.resolve(baseDir, f);
+    });
+    const userDirectory = r.section("user_directory");
+    const logLevel = r.string("log_level", "info");
+    const push = r.section("push");
+    const encryptionDefault = r.string("encryption_enabled_by_default_for_room_type", "off");
+    if (encryptionDefault !== "all" && encryptionDefault !== "invite" && encryptionDefault !== "off")
+        throw new ConfigError("encryption_enabled_by_default_for_room_type", `must be "all", "invite" or "off", not "${encryptionDefault}"`);
+    if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(logLevel))
+        throw new ConfigError("log_level", `must be one of fatal, error, warn, info, debug, trace, silent`);
+    const config = {
+        server_name,
+        public_baseurl: public_baseurl.endsWith("/") ? public_baseurl : public_baseurl + "/",
+        listeners,
+        database: readDatabase(r, baseDir),
+        signing_key_path: path.resolve(baseDir, r.string("signing_key_path", `${server_name.replace(/[^A-Za-z0-9.-]/g, "_")}.signing.key`)),
+        key_refresh_interval: r.duration("key_refresh_interval", 86_400_000),
+        serve_server_wellknown: r.bool("serve_server_wellknown", false),
+        enable_registration: r.bool("enable_registration", false),
+        registration_requires_token: r.bool("registration_requires_token", false),
+        registration_shared_secret: r.optString("registration_shared_secret"),
+        allow_guest_access: r.bool("allow_guest_access", false),
+        password_config: {
+            enabled: pw.bool("enabled", true),
+            localdb_enabled: pw.bool("localdb_enabled", true),
+            scrypt_log_n: pw.number("scrypt_log_n", 15, { min: 4, max: 20, integer: true }),
+            policy: {
+                enabled: policy.bool("enabled", false),
+                minimum_length: policy.number("minimum_length", 0, { min: 0, integer: true }),
+                require_digit: policy.bool("require_digit", false),
+                require_symbol: policy.bool("require_symbol", false),
+                require_lowercase: policy.bool("require_lowercase", false),
+                require_uppercase: policy.bool("require_uppercase", false),
+            },
+        },
+        refreshable_access_token_lifetime: r.duration("refreshable_access_token_lifetime", 5 * 60_000),
+        refresh_token_lifetime: r.duration("refresh_token_lifetime"),
+        nonrefreshable_access_token_lifetime: r.duration("nonrefreshable_access_token_lifetime"),
+        session_lifetime: r.duration("session_lifetime"),
+        login_via_existing_session: {
+            enabled: lves.bool("enabled", false),
+            require_ui_auth: lves.bool("require_ui_auth", true),
+            token_timeout: lves.duration("token_timeout", 5 * 60_000),
+        },
+        ...readMediaConfig(r, baseDir),
+        ...readAccountsConfig(r),
+        max_request_body_size: r.size("max_request_body_size", 10 * 1024 * 1024),
+        caches: { global_factor: caches.number("global_factor", 0.5, { min: 0 }), per_cache_factors },
+        event_cache_size: r.size("event_cache_size", 10 * 1024),
+        rc_login: {
+            address: rcLogin.rateLimit("address", { per_second: 0.003, burst_count: 5 }),
+            account: rcLogin.rateLimit("account", { per_second: 0.003, burst_count: 5 }),
+            failed_attempts: rcLogin.rateLimit("failed_attempts", { per_second: 0.17, burst_count: 3 }),
+        },
+        rc_registration: r.rateLimit("rc_registration", { per_second: 0.17, burst_count: 3 }),
+        rc_message: r.rateLimit("rc_message", { per_second: 0.2, burst_count: 10 }),
+        limit_profile_requests_to_users_who_share_rooms: r.bool("limit_profile_requests_to_users_who_share_rooms", false),
+        enable_set_displayname: r.bool("enable_set_displayname", true),
+        enable_set_avatar_url: r.bool("enable_set_avatar_url", true),
+        user_directory: { enabled: userDirectory.bool("enabled", true), search_all_users: userDirectory.bool("search_all_users", false) },
+        default_room_version: r.string("default_room_version", "11"),
+        allow_public_rooms_without_auth: r.bool("allow_public_rooms_without_auth", false),
+        // Synapse's `presence.enabled` (newer) or `use_presence` (older name).
+        use_presence: r.section("presence").bool("enabled", r.bool("use_presence", true)),
+        encryption_enabled_by_default_for_room_type: encryptionDefault,
+        app_service_config_files: appFiles,
+        app_services: [],
+        use_appservice_legacy_authorization: r.bool("use_appservice_legacy_authorization", false),
+        app_service_request_timeout: r.duration("app_service_request_timeout", 60_000),
+        log_level: logLevel,
+        enable_metrics: r.bool("enable_metrics", false),
+        warnings: [],
+        ...readFederationConfig(r, baseDir, listeners.some((l) => l.tls)),
+        ...readSsoConfig(r),
+        ...readThreePidConfig(r),
+        push: {
+            enabled: push.bool("enabled", true),
+            include_content: push.bool("include_content", true),
+            group_unread_count_by_room: push.bool("group_unread_count_by_room", true),
+        },
+    };
+    config.app_services = loadAppServiceRegistrations(appFiles, server_name);
+    for (const name of IGNORED_SYNAPSE_OPTIONS)
+        r.value(name);
+    config.warnings = r.unknownOptions().map(({ name, known }) => unknownOptionWarning(name, known));
+    return config;
+}
+/** Synapse options a copied homeserver.yaml may hold that mean nothing to Weft: accepted without a warning. */
+const IGNORED_SYNAPSE_OPTIONS = ["pid_file", "log_config", "report_stats", "macaroon_secret_key", "form_secret"];
+/** "unknown option X (did you mean Y?)": the nearest known name at the same level, if one is close. */
+function unknownOptionWarning(name, known) {
+    const leaf = (n) => n.slice(n.lastIndexOf(".") + 1);
+    let best;
+    let bestDistance = Infinity;
+    for (const k of known) {
+        const d = editDistance(leaf(name).toLowerCase(), leaf(k).toLowerCase());
+        if (d < bestDistance)
+            [best, bestDistance] = [k, d];
+    }
+    const close = best !== undefined && bestDistance <= Math.max(2, Math.floor(leaf(name).length / 3));
+    return `unknown option "${name}" ignored${close ? ` (did you mean "${best}"?)` : ""}`;
+}
+/** Levenshtein distance (insertions, deletions, substitutions). */
+function editDistance(a, b) {
+    let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+        const cur = [i];
+        for (let j = 1; j <= b.length; j++)
+            cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+        prev = cur;
+    }
+    return prev[b.length];
+}
+/** Reads and validates homeserver.yaml. Relative paths in it resolve against its folder. */
+export function loadConfig(file) {
+    let text;
+    try {
+        text = readFileSync(file, "utf8");
+    }
+    catch (err) {
+        throw new ConfigError("--config", `cannot read ${file}: ${err.message}`);
+    }
+    let raw;
+    try {
+        raw = YAML.parse(text);
+    }
+    catch (err) {
+        throw new ConfigError("(file)", `${file} is not valid YAML: ${err.message}`);
+    }
+    const config = parseConfig(raw, path.dirname(path.resolve(file)));
+    config.configPath = path.resolve(file);
+    return config;
+}

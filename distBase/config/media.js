@@ -1,0 +1,98 @@
+// The media repository's options, with Synapse's names, defaults and checks: uploads and their store,
+// authenticated media, thumbnails, URL previews (and the address ranges they may reach), retention, and
+// the rc_media_create rate limit. Spec: Client-Server API "Content repository".
+import path from "node:path";
+import { ConfigError } from "./errors.js";
+import { DEFAULT_IP_RANGE_BLACKLIST, parseCidr } from "../domain/net/ip-ranges.js";
+export const URL_PARTS = ["scheme", "netloc", "path", "params", "query", "fragment", "username", "password", "hostname", "port"];
+/** Synapse's DEFAULT_THUMBNAIL_SIZES. */
+export const DEFAULT_THUMBNAIL_SIZES = [
+    { width: 32, height: 32, method: "crop" },
+    { width: 96, height: 96, method: "crop" },
+    { width: 320, height: 240, method: "scale" },
+    { width: 640, height: 480, method: "scale" },
+    { width: 800, height: 600, method: "scale" },
+];
+function ranges(key, list) {
+    return list.map((v, i) => {
+        try {
+            return parseCidr(typeof v === "string" ? v : "");
+        }
+        catch {
+            throw new ConfigError(`${key}[${i}]`, `${JSON.stringify(v)} is not an IP address or CIDR range`);
+        }
+    });
+}
+function thumbnailSizes(r) {
+    if (!r.has("thumbnail_sizes"))
+        return DEFAULT_THUMBNAIL_SIZES;
+    return r.list("thumbnail_sizes").map((item, i) => {
+        const name = `thumbnail_sizes[${i}]`;
+        if (typeof item !== "object" || item === null || Array.isArray(item))
+            throw new ConfigError(name, "must be a mapping of width, height and method");
+        const { width, height, method = "scale" } = item;
+        for (const [k, v] of [["width", width], ["height", height]])
+            if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 10_000)
+                throw new ConfigError(`${name}.${k}`, "must be an integer between 1 and 10000");
+        if (method !== "crop" && method !== "scale")
+            throw new ConfigError(`${name}.method`, `must be "crop" or "scale"`);
+        return { width: width, height: height, method };
+    });
+}
+function urlBlacklist(r) {
+    return r.list("url_preview_url_blacklist").map((item, i) => {
+        const name = `url_preview_url_blacklist[${i}]`;
+        if (typeof item !== "object" || item === null || Array.isArray(item))
+            throw new ConfigError(name, "must be a mapping of URL parts to patterns");
+        const entry = {};
+        for (const [k, v] of Object.entries(item)) {
+            if (!URL_PARTS.includes(k))
+                throw new ConfigError(`${name}.${k}`, `is not a URL part (one of ${URL_PARTS.join(", ")})`);
+            if (typeof v !== "string")
+                throw new ConfigError(`${name}.${k}`, "must be a string (a glob, or a regular expression starting with ^)");
+            if (v.startsWith("^")) {
+                try {
+                    new RegExp(v);
+                }
+                catch {
+                    throw new ConfigError(`${name}.${k}`, `${JSON.stringify(v)} is not a valid regular expression`);
+                }
+            }
+            entry[k] = v;
+        }
+        return entry;
+    });
+}
+export function readMediaConfig(r, baseDir) {
+    const previews = r.bool("url_preview_enabled", false);
+    if (previews && !r.has("url_preview_ip_range_blacklist"))
+        throw new ConfigError("url_preview_ip_range_blacklist", "is required when url_preview_enabled is true (for security, list the address ranges previews must never reach)");
+    const blacklist = r.has("url_preview_ip_range_blacklist") ? r.list("url_preview_ip_range_blacklist") : [...DEFAULT_IP_RANGE_BLACKLIST];
+    const languages = r.list("url_preview_accept_language").map((v, i) => {
+        if (typeof v !== "string" || !/^[\x20-\x7e]+$/.test(v))
+            throw new ConfigError(`url_preview_accept_language[${i}]`, "must be a language tag such as en-US or \"fr;q=0.8\"");
+        return v;
+    });
+    const retention = r.section("media_retention");
+    return {
+        max_upload_size: r.size("max_upload_size", 50 * 1024 * 1024),
+        media_store_path: path.resolve(baseDir, r.string("media_store_path", "media_store")),
+        enable_authenticated_media: r.bool("enable_authenticated_media", true),
+        max_image_pixels: r.size("max_image_pixels", 32 * 1024 * 1024),
+        thumbnail_sizes: thumbnailSizes(r),
+        dynamic_thumbnails: r.bool("dynamic_thumbnails", false),
+        unused_expiration_time: r.duration("unused_expiration_time", 24 * 3_600_000),
+        max_pending_media_uploads: r.number("max_pending_media_uploads", 5, { min: 1, integer: true }),
+        url_preview_enabled: previews,
+        url_preview_ip_range_blacklist: ranges("url_preview_ip_range_blacklist", blacklist),
+        url_preview_ip_range_whitelist: ranges("url_preview_ip_range_whitelist", r.list("url_preview_ip_range_whitelist")),
+        url_preview_url_blacklist: urlBlacklist(r),
+        url_preview_accept_language: languages.length ? languages : ["en"],
+        max_spider_size: r.size("max_spider_size", 10 * 1024 * 1024),
+        media_retention: {
+            local_media_lifetime: retention.duration("local_media_lifetime"),
+            remote_media_lifetime: retention.duration("remote_media_lifetime"),
+        },
+        rc_media_create: r.rateLimit("rc_media_create", { per_second: 10, burst_count: 50 }),
+    };
+}

@@ -1,0 +1,88 @@
+// Resolves an access token to a Requester (spec: Client-Server API "Client Authentication"): unknown
+// tokens are M_UNKNOWN_TOKEN, expired ones add soft_logout: true. Application services authenticate
+// with their as_token and act as their sender, or as a user of their namespace (`user_id`) on one of
+// its devices (`device_id`, MSC3202). Spec: Application Service API "Identity assertion".
+import { accountExpiry, expiredAccount } from "./account-validity.js";
+import { MatrixError } from "../errors.js";
+import { hashToken } from "./tokens.js";
+import { appServiceForRequest, appServiceUserId, isAppServiceUser } from "./appservices.js";
+const CACHE = "get_user_by_access_token";
+function tokenCache(s) {
+    return s.caches.get(CACHE, 100_000);
+}
+/** Drops cached token lookups named by an invalidation message (an invalidation listener, src/main.ts). */
+export function invalidateTokenCache(s, m) {
+    const cache = tokenCache(s);
+    if (m.kind === "user_tokens")
+        cache.deleteWhere((v) => v.row.userId === m.userId);
+    else if (m.kind === "token")
+        cache.delete(m.tokenHash);
+}
+export async function authenticate(s, token, opts = {}) {
+    const as = appServiceForRequest(s.config, token, opts.seen?.ip);
+    if (as)
+        return appServiceRequester(s, as, opts);
+    const tokenHash = hashToken(token);
+    const cache = tokenCache(s);
+    let entry = cache.get(tokenHash);
+    if (!entry) {
+        const row = await s.sessions.findAccessToken(tokenHash);
+        if (!row)
+            throw new MatrixError("M_UNKNOWN_TOKEN", "Unknown access token", 401, { soft_logout: false });
+        const user = await s.users.get(row.userId);
+        if (!user || user.deactivated)
+            throw new MatrixError("M_UNKNOWN_TOKEN", "Unknown access token", 401, { soft_logout: false });
+        entry = { row, isGuest: user.isGuest, isAdmin: user.isAdmin, expiresTs: await accountExpiry(s, row.userId) };
+        cache.set(tokenHash, entry);
+    }
+    const { row } = entry;
+    if (row.validUntilTs !== null && row.validUntilTs < s.clock.now())
+        throw new MatrixError("M_UNKNOWN_TOKEN", "Access token has expired", 401, { soft_logout: true });
+    if (entry.expiresTs !== null && entry.expiresTs <= s.clock.now() && !opts.allowExpired)
+        throw expiredAccount();
+    if (!row.used && row.refreshTokenId) {
+        // First use of a refreshed token: the client has the new pair, so the old refresh token retires.
+        row.used = true;
+        await s.sessions.markAccessTokenUsed(row.id);
+        await s.sessions.deletePredecessors(row.refreshTokenId);
+    }
+    if (opts.seen && row.deviceId)
+        s.deviceActivity.record({ userId: row.userId, deviceId: row.deviceId, ts: s.clock.now(), ...opts.seen });
+    return { userId: row.userId, deviceId: row.deviceId, isGuest: entry.isGuest, isAdmin: entry.isAdmin, accessTokenId: row.id };
+}
+/**
+ * The requester of an application service's request: its sender, or a user of its namespace that exists
+ * (`user_id`), on one of that user's devices (`device_id`). Refusals as Synapse's: 403 M_FORBIDDEN for a
+ * user outside its namespace or not registered, 400 M_UNKNOWN_DEVICE for an unknown device.
+ */
+async function appServiceRequester(s, as, opts) {
+    const sender = appServiceUserId(s.config, as);
+    const userId = opts.asUserId ?? sender;
+    if (userId !== sender) {
+        if (!isAppServiceUser(s.config, as, userId))
+            throw new MatrixError("M_FORBIDDEN", `Application service cannot masquerade as this user (${userId}).`, 403);
+        if (!(await registeredUser(s, userId)))
+            throw new MatrixError("M_FORBIDDEN", `Application service has not registered this user (${userId})`, 403);
+    }
+    let deviceId = null;
+    if (opts.asDeviceId !== undefined) {
+        if (!(await s.sessions.getDevice(userId, opts.asDeviceId)))
+            throw new MatrixError("M_UNKNOWN_DEVICE", `Application service trying to use a device that doesn't exist ('${opts.asDeviceId}' for ${userId})`, 400);
+        deviceId = opts.asDeviceId;
+    }
+    return { userId, deviceId, isGuest: false, isAdmin: false, accessTokenId: null, appserviceId: as.id };
+}
+/** Whether a user id is registered (cached once seen: accounts are never removed, only deactivated). */
+async function registeredUser(s, userId) {
+    const cache = s.caches.get("appservice_user_exists", 100_000);
+    if (cache.get(userId))
+        return true;
+    if (!(await s.users.exists(userId)))
+        return false;
+    cache.set(userId, true);
+    return true;
+}
+/** Drops cached token lookups after tokens were deleted or a user changed (logout, deactivation, admin). */
+export function invalidateUserTokens(s, userId) {
+    s.invalidations.publish({ kind: "user_tokens", userId });
+}

@@ -1,0 +1,33 @@
+// POST /account/deactivate: re-authenticate, then lock the account for good: no password, no devices or
+// tokens, an empty profile; `erase` also marks the user erased (their events are hidden from new members
+// once rooms exist). Spec: Client-Server API "Account deactivation".
+import { MatrixError } from "../errors.js";
+import { checkUia, finishUia } from "../uia/uia.js";
+import { deleteDevices } from "../devices/delete-devices.js";
+import { invalidateUserTokens } from "./authenticate.js";
+import { reauthFlows } from "../uia/flows.js";
+export async function deactivateAccount(s, userId, erase) {
+    await deleteDevices(s, userId, await s.sessions.deviceIds(userId));
+    await s.db.$transaction(async (tx) => {
+        await s.sessions.deleteAccessTokensOfUser(tx, userId);
+        await s.sessions.deleteRefreshTokensOfUser(tx, userId);
+        await s.users.markDeactivated(tx, userId, erase);
+        await s.users.setProfileField(tx, userId, "displayname", null);
+        await s.users.setProfileField(tx, userId, "avatarUrl", null);
+    });
+    invalidateUserTokens(s, userId);
+    s.invalidations.publish({ kind: "profile", userId });
+    for (const hook of s.extensions.deactivated)
+        await hook(s, userId, erase);
+}
+export async function deactivateOwnAccount(s, r, req) {
+    if (r.isGuest)
+        throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guests cannot deactivate an account", 403);
+    const erase = req.body.erase;
+    if (erase !== undefined && typeof erase !== "boolean")
+        throw new MatrixError("M_BAD_JSON", "erase must be a boolean");
+    const uia = await checkUia(s, { ...req, requester: r }, { flows: await reauthFlows(s, r.userId), description: "deactivate your account" });
+    await deactivateAccount(s, r.userId, erase === true);
+    await finishUia(s, uia);
+    return { id_server_unbind_result: "no-support" };
+}

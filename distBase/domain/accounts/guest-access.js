@@ -1,0 +1,46 @@
+// What a guest account may not do, in one table of domain operations (spec: Client-Server API "Guest
+// access" lists what guests may use; where it is silent, as Synapse; the contract lets guests send any room
+// event and state event). Each operation in it refuses guests itself (`requireNotGuest`), whichever face
+// calls it; the REST face reads the same table to refuse before it reads a request body.
+import { MatrixError } from "../errors.js";
+/** The domain operations guests may not use (everything else an authenticated guest reaches is theirs). */
+export const GUEST_REFUSED_OPERATIONS = [
+    "createRoom",
+    "upgradeRoom",
+    "knockRoom",
+    /** Membership of others: invite, kick, ban, unban — through their routes or the state API. */
+    "inviteUser",
+    "kickUser",
+    "banUser",
+    "unbanUser",
+    "createAlias",
+    "deleteAlias",
+    "localAliases",
+    "setDirectoryVisibility",
+    "setAvatarUrl",
+    "deleteDevices",
+    /** Third-party identifiers of the account, and OpenID tokens (Synapse refuses guests both). */
+    "threePids",
+    "requestOpenIdToken",
+    "keyBackup",
+    "uploadCrossSigningKeys",
+    "uploadSignatures",
+    "reportEvent",
+    "reportRoom",
+    "searchRoomEvents",
+    "searchUserDirectory",
+    /** Push rules, pushers and the notifications list (Synapse refuses guests there). */
+    "pushRules",
+    "pushers",
+    "notifications",
+    /** Uploads (and reserving an mxc URI) and URL previews; downloads are open to guests (Synapse). */
+    "uploadMedia",
+    "previewUrl",
+    /** The admin API (its operations also need a server admin). */
+    "admin",
+];
+/** 403 M_GUEST_ACCESS_FORBIDDEN for a guest. `operation` names the table's entry the caller implements. */
+export function requireNotGuest(r, operation) {
+    if (r.isGuest)
+        throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guest access not allowed", 403);
+}

@@ -1,0 +1,23 @@
+// POST /v1/login/get_token: a short-lived, single-use token for `m.login.token`, so an existing session
+// can sign in a new device (Synapse's `login_via_existing_session`). Spec: Client-Server API v1.7+.
+import { MatrixError } from "../errors.js";
+import { checkUia, finishUia } from "../uia/uia.js";
+import { hashToken, newToken } from "./tokens.js";
+import { reauthFlows } from "../uia/flows.js";
+export async function getLoginToken(s, r, req) {
+    const cfg = s.config.login_via_existing_session;
+    if (!cfg.enabled)
+        throw new MatrixError("M_UNRECOGNIZED", "Login via an existing session is disabled", 404);
+    if (r.isGuest)
+        throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guests cannot create login tokens", 403);
+    s.ratelimiter.check(`get-login-token:${r.userId}`, { per_second: 1 / 60, burst_count: 1 }, { update: false });
+    const uia = cfg.require_ui_auth
+        ? await checkUia(s, { ...req, requester: r }, { flows: await reauthFlows(s, r.userId), description: "sign in a new device" })
+        : undefined;
+    s.ratelimiter.check(`get-login-token:${r.userId}`, { per_second: 1 / 60, burst_count: 1 });
+    const token = newToken("login");
+    await s.sessions.createLoginToken(hashToken(token), r.userId, s.clock.now() + cfg.token_timeout);
+    if (uia)
+        await finishUia(s, uia);
+    return { login_token: token, expires_in_ms: cfg.token_timeout };
+}

@@ -1,0 +1,99 @@
+// POST /login: password, login-token and application-service logins (spec: Client-Server API "Login").
+import { MatrixError } from "../errors.js";
+import { resolveLoginUser } from "./identifiers.js";
+import { checkPasswordLogin } from "./password-login.js";
+import { startSession } from "./sessions.js";
+import { runDeviceUpdateHooks } from "../devices/update-device.js";
+import { appServiceForRequest, isAppServiceUser } from "./appservices.js";
+import { hashToken } from "./tokens.js";
+import { invalidateUserTokens } from "./authenticate.js";
+import { identityProviders } from "../sso/flow.js";
+export function loginFlows(s) {
+    const flows = [];
+    if (s.config.password_config.enabled && s.config.password_config.localdb_enabled)
+        flows.push({ type: "m.login.password" });
+    if (s.sso.enabled)
+        flows.push({ type: "m.login.sso", identity_providers: identityProviders(s) });
+    flows.push({ type: "m.login.token", ...(s.config.login_via_existing_session.enabled ? { get_login_token: true } : {}) });
+    flows.push({ type: "m.login.application_service" });
+    return flows;
+}
+function optString(body, key) {
+    const v = body[key];
+    if (v === undefined || v === null)
+        return undefined;
+    if (typeof v !== "string")
+        throw new MatrixError("M_BAD_JSON", `${key} must be a string`);
+    return v;
+}
+async function userFor(s, req) {
+    const { body } = req;
+    switch (body.type) {
+        case "m.login.password": {
+            s.ratelimiter.check(`login-address:${req.clientIp}`, s.config.rc_login.address);
+            const userId = resolveLoginUser(s, body);
+            s.ratelimiter.check(`login-account:${userId}`, s.config.rc_login.account);
+            if (typeof body.password !== "string")
+                throw new MatrixError("M_BAD_JSON", "password must be a string");
+            await checkPasswordLogin(s, userId, body.password, req.clientIp);
+            return userId;
+        }
+        case "m.login.token": {
+            s.ratelimiter.check(`login-address:${req.clientIp}`, s.config.rc_login.address);
+            if (typeof body.token !== "string")
+                throw new MatrixError("M_MISSING_PARAM", "Missing token", 400);
+            const userId = await s.sessions.consumeLoginToken(hashToken(body.token), s.clock.now());
+            if (!userId)
+                throw new MatrixError("M_FORBIDDEN", "Invalid login token", 403);
+            const user = await s.users.get(userId);
+            if (!user || user.deactivated)
+                throw new MatrixError("M_USER_DEACTIVATED", "This account has been deactivated", 403);
+            return userId;
+        }
+        case "m.login.application_service": {
+            // Spec: Application Service API "Server admin style permissions"; Synapse's rules.
+            if (!req.bearerToken)
+                throw new MatrixError("M_MISSING_TOKEN", "Missing access token", 401);
+            const as = appServiceForRequest(s.config, req.bearerToken, req.clientIp);
+            if (!as)
+                throw new MatrixError("M_UNKNOWN_TOKEN", "This login method is only valid for application services", 401, { soft_logout: false });
+            if (as.msc4190)
+                throw new MatrixError("M_APPSERVICE_LOGIN_UNSUPPORTED", "This application service manages its devices (MSC4190): it cannot log in", 400);
+            if (as.rate_limited)
+                s.ratelimiter.check(`login-address:${req.clientIp}`, s.config.rc_login.address);
+            const userId = resolveLoginUser(s, body);
+            if (!isAppServiceUser(s.config, as, userId))
+                throw new MatrixError("M_FORBIDDEN", "The user is not in the application service's namespace", 403);
+            const user = await s.users.get(userId);
+            if (!user)
+                throw new MatrixError("M_FORBIDDEN", "Invalid username or password", 403);
+            if (user.deactivated)
+                throw new MatrixError("M_USER_DEACTIVATED", "This account has been deactivated", 403);
+            return userId;
+        }
+        case undefined:
+            throw new MatrixError("M_MISSING_PARAM", "Missing login type", 400);
+        default:
+            throw new MatrixError("M_UNKNOWN", "Unknown login type", 400);
+    }
+}
+export async function login(s, req) {
+    const { body } = req;
+    const deviceId = optString(body, "device_id");
+    const initialDisplayName = optString(body, "initial_device_display_name");
+    const refreshable = body.refresh_token === true;
+    if (body.refresh_token !== undefined && typeof body.refresh_token !== "boolean")
+        throw new MatrixError("M_BAD_JSON", "refresh_token must be a boolean");
+    if (deviceId !== undefined && (deviceId.length === 0 || deviceId.length > 255))
+        throw new MatrixError("M_INVALID_PARAM", "device_id must be 1 to 255 characters", 400);
+    const userId = await userFor(s, req);
+    const tokens = await s.db.$transaction((tx) => startSession(s, tx, { userId, deviceId, initialDisplayName, refreshable }));
+    if (deviceId !== undefined)
+        invalidateUserTokens(s, userId);
+    await runDeviceUpdateHooks(s, userId, tokens.device_id, true);
+    return {
+        ...tokens,
+        home_server: s.config.server_name,
+        well_known: { "m.homeserver": { base_url: s.config.public_baseurl } },
+    };
+}

@@ -1,0 +1,2 @@
+// Who is making a request: the authenticated user and device, as every domain operation receives it.
+export {};

@@ -1,0 +1,42 @@
+// Checks a requested username for registration: grammar, reserved forms, exclusive application-service
+// namespaces and availability (spec: Client-Server API "GET /register/available", Synapse's rules).
+import { randomInt } from "node:crypto";
+import { MatrixError } from "../errors.js";
+import { exclusiveOwner } from "./appservices.js";
+const LOCALPART = /^[a-z0-9._=\-/+]+$/;
+/** Spec appendix "Historical User IDs": printable ASCII but ':'. */
+const HISTORICAL_LOCALPART = /^[\x21-\x39\x3B-\x7E]+$/;
+export async function checkUsername(s, localpart, o = {}) {
+    if (localpart.length === 0)
+        throw new MatrixError("M_INVALID_USERNAME", "User ID cannot be empty", 400);
+    if (o.appserviceId) {
+        // Application services keep the historical grammar (bridges name users after foreign ids, as Synapse allows).
+        if (!HISTORICAL_LOCALPART.test(localpart))
+            throw new MatrixError("M_INVALID_USERNAME", "User ID may only contain printable ASCII characters other than ':'", 400);
+    }
+    else {
+        if (!LOCALPART.test(localpart))
+            throw new MatrixError("M_INVALID_USERNAME", "User ID can only contain characters a-z, 0-9, or '=_-./+'", 400);
+        if (localpart.startsWith("_"))
+            throw new MatrixError("M_INVALID_USERNAME", "User ID may not begin with _", 400);
+        if (/^\d+$/.test(localpart))
+            throw new MatrixError("M_INVALID_USERNAME", "Numeric user IDs are reserved for guest users.", 400);
+    }
+    const userId = `@${localpart}:${s.config.server_name}`;
+    if (Buffer.byteLength(userId) > 255)
+        throw new MatrixError("M_INVALID_USERNAME", "User ID may not be longer than 255 characters", 400);
+    const owner = exclusiveOwner(s.config, userId);
+    if (owner && owner.id !== o.appserviceId)
+        throw new MatrixError("M_EXCLUSIVE", "This user ID is reserved by an application service.", 400);
+    if (!o.skipAvailability && (await s.users.exists(userId)))
+        throw new MatrixError("M_USER_IN_USE", "User ID already taken.", 400);
+    return userId;
+}
+/** A fresh numeric localpart (Synapse gives guests and users without a username numeric ids). */
+export async function generateNumericUserId(s) {
+    for (;;) {
+        const userId = `@${randomInt(1_000_000_000, 9_999_999_999)}:${s.config.server_name}`;
+        if (!(await s.users.exists(userId)))
+            return userId;
+    }
+}

@@ -1,0 +1,87 @@
+// Shared-secret registration (Synapse admin API "Shared-Secret Registration", POST/GET
+// /_synapse/admin/v1/register): one-use nonces valid 60 s, and accounts created by whoever can compute
+// the HMAC-SHA1 keyed by `registration_shared_secret`. The MAC helper is shared with `weft register-user`.
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { MatrixError } from "../errors.js";
+import { createAccount } from "../accounts/register.js";
+import { hashPassword } from "../accounts/passwords.js";
+import { checkUsername } from "../accounts/usernames.js";
+/** How long a nonce may be used after it was handed out (Synapse: 60 seconds). */
+export const NONCE_LIFETIME_MS = 60_000;
+/** The user types Synapse knows (UserTypes); anything else is refused. */
+export const USER_TYPES = ["support", "bot"];
+const MAX_FIELD_LENGTH = 512;
+/**
+ * The request's MAC: hex HMAC-SHA1 keyed by the shared secret over
+ * `nonce \0 username \0 password \0 ("admin" | "notadmin") [\0 user_type]`.
+ */
+export function sharedSecretMac(secret, m) {
+    const h = createHmac("sha1", Buffer.from(secret, "utf8"));
+    h.update(m.nonce, "utf8").update("\0").update(m.username, "utf8").update("\0").update(m.password, "utf8");
+    h.update("\0").update(m.admin ? "admin" : "notadmin");
+    if (m.userType)
+        h.update("\0").update(m.userType, "utf8");
+    return h.digest("hex");
+}
+function sharedSecret(s) {
+    const secret = s.config.registration_shared_secret;
+    if (!secret)
+        throw new MatrixError("M_UNKNOWN", "Shared secret registration is not enabled", 400);
+    return secret;
+}
+/** GET /register: a fresh one-use nonce. */
+export async function newRegistrationNonce(s) {
+    sharedSecret(s);
+    const nonce = randomBytes(32).toString("hex");
+    await s.nonces.create(nonce, s.clock.now());
+    return { nonce };
+}
+function requiredString(body, key) {
+    const v = body[key];
+    if (v === undefined || v === null)
+        throw new MatrixError("M_MISSING_PARAM", `${key} must be specified`, 400);
+    if (typeof v !== "string")
+        throw new MatrixError("M_BAD_JSON", `${key} must be a string`, 400);
+    return v;
+}
+function optional(body, key, type) {
+    const v = body[key];
+    if (v === undefined || v === null)
+        return undefined;
+    if (typeof v !== type)
+        throw new MatrixError("M_BAD_JSON", `${key} must be a ${type}`, 400);
+    return v;
+}
+function macMatches(got, want) {
+    const a = Buffer.from(got.toLowerCase(), "utf8");
+    const b = Buffer.from(want, "utf8");
+    return a.length === b.length && timingSafeEqual(a, b);
+}
+/**
+ * POST /register. The nonce is spent as soon as it is recognised, even when the rest of the request
+ * then fails (as Synapse does), so a MAC can never be guessed against one nonce twice.
+ */
+export async function registerWithSharedSecret(s, body) {
+    const secret = sharedSecret(s);
+    const nonce = requiredString(body, "nonce");
+    if (!(await s.nonces.consume(nonce, s.clock.now(), NONCE_LIFETIME_MS)))
+        throw new MatrixError("M_UNKNOWN", "unrecognised nonce", 400);
+    const username = requiredString(body, "username");
+    if (username.length > MAX_FIELD_LENGTH || username.includes("\0"))
+        throw new MatrixError("M_INVALID_USERNAME", "Invalid username", 400);
+    const password = requiredString(body, "password");
+    if (password.length > MAX_FIELD_LENGTH || password.includes("\0"))
+        throw new MatrixError("M_INVALID_PARAM", "Invalid password", 400);
+    const displayname = optional(body, "displayname", "string");
+    const admin = optional(body, "admin", "boolean") ?? false;
+    const userType = optional(body, "user_type", "string");
+    if (userType !== undefined && !USER_TYPES.includes(userType))
+        throw new MatrixError("M_INVALID_PARAM", "Invalid user type", 400);
+    const mac = requiredString(body, "mac");
+    if (!macMatches(mac, sharedSecretMac(secret, { nonce, username, password, admin, userType })))
+        throw new MatrixError("M_FORBIDDEN", "HMAC incorrect", 403);
+    const userId = await checkUsername(s, username);
+    const passwordHash = await hashPassword(password, s.config.password_config.scrypt_log_n);
+    const res = await createAccount(s, {}, { userId, passwordHash, isAdmin: admin, userType: userType ?? null, displayname });
+    return { access_token: res.access_token, user_id: res.user_id, home_server: res.home_server, device_id: res.device_id };
+}

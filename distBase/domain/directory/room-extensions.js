@@ -1,0 +1,38 @@
+// What the room directory adds to the room machinery (declared in src/main.ts): `/join` and `/knock`
+// resolve local aliases (resolveLocalAlias), createRoom's room_alias_name makes an alias (written in the
+// room's own commit) and its m.room.canonical_alias, and m.room.canonical_alias events are checked
+// (M_BAD_ALIAS). Every commit keeps the directory stats of its room (stats.ts, an indexer).
+import { MatrixError } from "../errors.js";
+import { currentStateEvent, loadRoom } from "../rooms/room-cache.js";
+import { aliasFromName, checkAliasNamespace, checkCanonicalAlias } from "./aliases.js";
+const roomInUse = () => new MatrixError("M_ROOM_IN_USE", "Room alias already taken", 400);
+/** createRoom's room_alias_name: the alias row (in the room's commit) and the room's canonical alias. */
+export const aliasOnCreate = {
+    async extraState(s, r, req) {
+        const alias = aliasFromName(s, req.room_alias_name);
+        if (!alias)
+            return [];
+        checkAliasNamespace(s, r, alias);
+        if (await s.directory.getAlias(alias))
+            throw roomInUse();
+        return [{ type: "m.room.canonical_alias", stateKey: "", sender: r.userId, content: { alias } }];
+    },
+    alsoWrite(s, r, req, roomId) {
+        const alias = aliasFromName(s, req.room_alias_name);
+        if (!alias)
+            return undefined;
+        return async (tx) => {
+            // A concurrent request took it after the check above: the whole room is refused.
+            if (!(await s.directory.insertAlias(tx, { alias, roomId, creator: r.userId }, s.clock.now())))
+                throw roomInUse();
+        };
+    },
+};
+/** m.room.canonical_alias sent by a local user: its aliases must exist and point at the room. */
+export const canonicalAliasCheck = async (s, _r, roomId, type, _stateKey, content) => {
+    if (type !== "m.room.canonical_alias")
+        return;
+    const room = await loadRoom(s, roomId);
+    const previous = room ? await currentStateEvent(s, room, "m.room.canonical_alias") : undefined;
+    await checkCanonicalAlias(s, roomId, content, previous?.content);
+};

@@ -1,0 +1,52 @@
+// POST /keys/claim: takes one key per (user, device, algorithm) asked for: the oldest one-time key
+// (deleted, so never given out twice), else the device's fallback key (marked used, and given out again
+// until the device replaces it). Users of other servers are claimed from their servers, one request per
+// server within the request's `timeout`; servers that fail go in `failures`.
+// Spec: Client-Server API "POST /keys/claim".
+import { MatrixError } from "../errors.js";
+import { parseUserId } from "../ids.js";
+import { isPlainObject, objectField } from "./json.js";
+import { claimRemoteKeys, requestTimeout } from "../federation/e2ee/remote-key-queries.js";
+/** Claims keys of local devices (one transaction): user → device → `<algorithm>:<key id>` → key. */
+export async function claimLocalKeys(s, claims) {
+    const out = {};
+    if (claims.length === 0)
+        return out;
+    await s.storage.sql.transaction(async (tx) => {
+        for (const c of claims) {
+            let key = await s.e2ee.takeOneTimeKey(tx, c.userId, c.deviceId, c.algorithm);
+            if (!key) {
+                const fb = await s.e2ee.fallbackKey(tx, c.userId, c.deviceId, c.algorithm);
+                if (fb) {
+                    if (!fb.used)
+                        await s.e2ee.markFallbackUsed(tx, c.userId, c.deviceId, c.algorithm);
+                    key = fb;
+                }
+            }
+            if (key)
+                ((out[c.userId] ??= {})[c.deviceId] ??= {})[`${c.algorithm}:${key.keyId}`] = JSON.parse(key.json);
+        }
+    });
+    return out;
+}
+export async function claimKeys(s, body) {
+    const wanted = objectField(body, "one_time_keys", true);
+    const claims = [];
+    const remote = new Map();
+    for (const [userId, devices] of Object.entries(wanted)) {
+        const { serverName } = parseUserId(userId);
+        if (!isPlainObject(devices) || !Object.values(devices).every((a) => typeof a === "string"))
+            throw new MatrixError("M_BAD_JSON", `one_time_keys.${userId} must map device ids to algorithms`, 400);
+        if (serverName !== s.config.server_name) {
+            let m = remote.get(serverName);
+            if (!m)
+                remote.set(serverName, (m = {}));
+            m[userId] = devices;
+            continue;
+        }
+        for (const [deviceId, algorithm] of Object.entries(devices))
+            claims.push({ userId, deviceId, algorithm: algorithm });
+    }
+    const [local, fromRemote] = await Promise.all([claimLocalKeys(s, claims), remote.size > 0 ? claimRemoteKeys(s, remote, requestTimeout(body)) : undefined]);
+    return { one_time_keys: { ...local, ...fromRemote?.one_time_keys }, failures: fromRemote?.failures ?? {} };
+}

@@ -1,0 +1,91 @@
+// POST /keys/device_signing/upload: a user publishes cross-signing keys (master, self-signing,
+// user-signing). The self- and user-signing keys must be signed by the master key (the one sent, or
+// the stored one). The first upload needs no user-interactive auth; replacing existing keys does, while
+// re-sending the stored keys unchanged succeeds without it (spec v1.11; application services never
+// need it, v1.17). Spec: Client-Server API "Cross-signing".
+import { MatrixError } from "../errors.js";
+import { canonicalJson } from "../canonical-json.js";
+import { decodeBase64Strict, verifyJsonSignature } from "../signing.js";
+import { checkUia, finishUia } from "../uia/uia.js";
+import { isPlainObject, objectField, parseJson } from "./json.js";
+import { crossSigningPublicKey } from "./query-keys.js";
+import { announceDeviceListChange, recordDeviceListChange } from "./device-lists.js";
+import { requireNotGuest } from "../accounts/guest-access.js";
+import { reauthFlows } from "../uia/flows.js";
+export const KEY_TYPES = [
+    ["master_key", "master"],
+    ["self_signing_key", "self_signing"],
+    ["user_signing_key", "user_signing"],
+];
+/** Checks a cross-signing key's shape: the user, the usage, one 32-byte ed25519 key. Returns the public key. */
+export function checkCrossSigningKey(key, userId, usage) {
+    const bad = (msg) => new MatrixError("M_INVALID_PARAM", `Invalid ${usage} key: ${msg}`, 400);
+    if (key.user_id !== userId)
+        throw bad("user_id must be the user id of the access token");
+    if (!Array.isArray(key.usage) || !key.usage.includes(usage) || !key.usage.every((u) => typeof u === "string"))
+        throw bad(`usage must include "${usage}"`);
+    const pub = crossSigningPublicKey(key);
+    if (pub === undefined)
+        throw bad("keys must hold exactly one ed25519 key");
+    if (key.keys[`ed25519:${pub}`] !== pub || decodeBase64Strict(pub)?.length !== 32)
+        throw bad("the key id must name the public key, an unpadded base64 ed25519 key");
+    if (key.signatures !== undefined && !isPlainObject(key.signatures))
+        throw bad("signatures must be an object");
+    canonicalJson(key);
+    return pub;
+}
+export async function uploadCrossSigningKeys(s, r, body, uiaReq) {
+    requireNotGuest(r, "uploadCrossSigningKeys");
+    const userId = r.userId;
+    const given = new Map();
+    for (const [field, type] of KEY_TYPES) {
+        const k = objectField(body, field);
+        if (k)
+            given.set(type, k);
+    }
+    const stored = (await s.e2ee.crossSigningKeysOf([userId])).get(userId) ?? new Map();
+    // Validate everything before asking for authentication or writing.
+    const pubs = new Map();
+    for (const [type, key] of given)
+        pubs.set(type, checkCrossSigningKey(key, userId, type));
+    const master = given.get("master") ?? (stored.has("master") ? parseJson(stored.get("master")) : undefined);
+    if (given.size > 0 && !master)
+        throw new MatrixError("M_MISSING_PARAM", "No master key available", 400);
+    const masterPub = master ? crossSigningPublicKey(master) : "";
+    for (const type of ["self_signing", "user_signing"]) {
+        const key = given.get(type);
+        if (key && !verifyJsonSignature(key, userId, `ed25519:${masterPub}`, masterPub))
+            throw new MatrixError("M_INVALID_SIGNATURE", `Invalid signature on the ${type} key: it must be signed by the master key`, 400);
+    }
+    const deviceIds = new Set(await s.sessions.deviceIds(userId));
+    for (const pub of pubs.values())
+        if (deviceIds.has(pub))
+            throw new MatrixError("M_FORBIDDEN", "Key ID in use", 403);
+    const changed = [...given].filter(([type, key]) => stored.get(type) !== canonicalJson(key));
+    if (changed.length === 0)
+        return {}; // nothing new: idempotent, no authentication needed
+    const uia = stored.has("master") && !r.appserviceId
+        ? await checkUia(s, { ...uiaReq, requester: r }, { flows: await reauthFlows(s, r.userId), description: "reset the cross-signing keys on your account" })
+        : undefined;
+    const now = s.clock.now();
+    const notices = await s.storage.sql.transaction(async (tx) => {
+        await s.e2ee.lock(tx, `e2e_cross_signing:${userId}`);
+        const out = [];
+        const visible = [];
+        for (const [type, key] of changed) {
+            await s.e2ee.setCrossSigningKey(tx, userId, type, canonicalJson(key), now);
+            if (type === "user_signing")
+                out.push({ pos: await recordDeviceListChange(s, tx, userId, [pubs.get(type)], userId), onlyFor: userId });
+            else
+                visible.push(pubs.get(type));
+        }
+        if (visible.length > 0)
+            out.push({ pos: await recordDeviceListChange(s, tx, userId, visible), onlyFor: null });
+        return out;
+    });
+    for (const n of notices)
+        await announceDeviceListChange(s, userId, n.pos, n.onlyFor);
+    if (uia)
+        await finishUia(s, uia);
+    return {};
+}

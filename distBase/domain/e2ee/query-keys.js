@@ -1,0 +1,106 @@
+// POST /keys/query: the device keys (with `unsigned.device_display_name`) and cross-signing keys of the
+// users asked for, with the stored signatures the requester may see (the owner's own, and the
+// requester's); the user-signing key only for the requester's own user. Users of other servers are read
+// from the copy of their device list kept here (remote-device-lists.ts) when it is kept up to date for a
+// room the requester shares with them, else asked of their servers (one request per server, within the
+// request's `timeout`; those that fail are listed in `failures`). Spec: Client-Server API "POST /keys/query".
+import { MatrixError } from "../errors.js";
+import { parseUserId } from "../ids.js";
+import { isPlainObject, objectField, parseJson, withSignatures } from "./json.js";
+import { queryRemoteKeys, requestTimeout } from "../federation/e2ee/remote-key-queries.js";
+import { cachedDeviceLists } from "../federation/e2ee/remote-device-store.js";
+/** The public key part of a cross-signing key's single `ed25519:<key>` id, if it has one. */
+export function crossSigningPublicKey(key) {
+    if (!isPlainObject(key.keys))
+        return undefined;
+    const ids = Object.keys(key.keys);
+    if (ids.length !== 1 || !ids[0].startsWith("ed25519:"))
+        return undefined;
+    return ids[0].slice("ed25519:".length);
+}
+function sigsFor(sigs, userId, keyId) {
+    return sigs.filter((x) => x.targetUserId === userId && x.targetKeyId === keyId).map((x) => ({ signer: x.signerUserId, keyId: x.signingKeyId, signature: x.signature }));
+}
+/** Reads keys of local users: device_keys (all devices when the list is empty) and cross-signing keys. */
+export async function localKeys(s, viewer, query) {
+    const userIds = [...query.keys()];
+    const [devices, names, crossSigning, sigs] = await Promise.all([
+        s.e2ee.deviceKeysOf(userIds),
+        s.e2ee.deviceNames(userIds),
+        s.e2ee.crossSigningKeysOf(userIds),
+        s.e2ee.signaturesOn(userIds, viewer),
+    ]);
+    const out = { device_keys: {}, master_keys: {}, self_signing_keys: {}, user_signing_keys: {} };
+    for (const u of userIds)
+        out.device_keys[u] = {};
+    for (const d of devices) {
+        const wanted = query.get(d.userId);
+        if (wanted.length > 0 && !wanted.includes(d.deviceId))
+            continue;
+        const name = names.get(`${d.userId}\u0000${d.deviceId}`);
+        const keys = withSignatures(parseJson(d.json), sigsFor(sigs, d.userId, d.deviceId));
+        // Remote users' keys (the copy kept of their device list) carry no display name.
+        out.device_keys[d.userId][d.deviceId] = parseUserId(d.userId).serverName === s.config.server_name ? { ...keys, unsigned: name ? { device_display_name: name } : {} } : keys;
+    }
+    for (const [u, keys] of crossSigning) {
+        const master = keys.get("master");
+        if (master) {
+            const m = parseJson(master);
+            const pub = crossSigningPublicKey(m);
+            out.master_keys[u] = pub ? withSignatures(m, sigsFor(sigs, u, pub)) : m;
+        }
+        const ssk = keys.get("self_signing");
+        if (ssk)
+            out.self_signing_keys[u] = parseJson(ssk);
+        const usk = keys.get("user_signing");
+        if (usk && u === viewer)
+            out.user_signing_keys[u] = parseJson(usk);
+    }
+    return out;
+}
+export async function queryKeys(s, r, body) {
+    const wanted = objectField(body, "device_keys", true);
+    const local = new Map();
+    const remote = new Map();
+    for (const [userId, devices] of Object.entries(wanted)) {
+        const { serverName } = parseUserId(userId);
+        if (devices !== null && (!Array.isArray(devices) || !devices.every((d) => typeof d === "string")))
+            throw new MatrixError("M_BAD_JSON", `device_keys.${userId} must be a list of device ids`, 400);
+        (serverName === s.config.server_name ? local : remote).set(userId, (devices ?? []));
+    }
+    // Remote users whose device list is kept here and who share a room with the requester: read like ours.
+    if (remote.size > 0) {
+        const [cached, sharing] = await Promise.all([cachedDeviceLists(s.storage.sql, [...remote.keys()]), s.e2ee.usersSharingRoomsWith(r.userId)]);
+        for (const u of cached.keys()) {
+            if (!sharing.has(u))
+                continue;
+            local.set(u, remote.get(u));
+            remote.delete(u);
+        }
+    }
+    const byServer = new Map();
+    for (const [userId, devices] of remote) {
+        const server = parseUserId(userId).serverName;
+        let m = byServer.get(server);
+        if (!m)
+            byServer.set(server, (m = new Map()));
+        m.set(userId, devices);
+    }
+    const [ours, theirs] = await Promise.all([localKeys(s, r.userId, local), byServer.size > 0 ? queryRemoteKeys(s, byServer, requestTimeout(body)) : undefined]);
+    if (!theirs)
+        return { ...ours, failures: {} };
+    // The requester's own signatures on remote users' master keys are stored here: merged in.
+    const sigs = await s.e2ee.signaturesOn(Object.keys(theirs.master_keys), r.userId);
+    const master_keys = { ...ours.master_keys };
+    for (const [u, key] of Object.entries(theirs.master_keys)) {
+        const pub = crossSigningPublicKey(key);
+        master_keys[u] = pub ? withSignatures(key, sigsFor(sigs, u, pub).filter((x) => x.signer === r.userId)) : key;
+    }
+    return {
+        device_keys: { ...ours.device_keys, ...theirs.device_keys },
+        master_keys,
+        self_signing_keys: { ...ours.self_signing_keys, ...theirs.self_signing_keys },
+        user_signing_keys: ours.user_signing_keys,
+        failures: theirs.failures,
+    };
+}

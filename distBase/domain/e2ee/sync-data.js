@@ -1,0 +1,93 @@
+import { parseJson } from "./json.js";
+/**
+ * Users `userId` should re-fetch keys of, and users they no longer share any room with, between `from`
+ * (exclusive) and `to` (inclusive):
+ * - changed: users sharing a joined room with `userId` (themselves included) whose devices or
+ *   cross-signing keys changed in the window; users who newly share a room with them through a
+ *   membership change in the window (they joined, or `userId` joined their room); users invited to
+ *   or knocking on their rooms in the window (clients encrypt for them too; as Synapse); and users
+ *   whose master key `userId` signed (changes only they hear of).
+ * - left: users who left, or whose room `userId` left (or was banned from), in the window and share no
+ *   room with them now. Being invited somewhere changes nothing until `userId` joins.
+ * A handful of queries whatever the number of rooms and users.
+ */
+export async function deviceListChanges(s, userId, from, to) {
+    // Reads the two windows first: a sync where neither moved for this user costs one or two reads.
+    const changedDevices = to.deviceLists > from.deviceLists ? await s.e2ee.deviceListChangedUsers(userId, from.deviceLists, to.deviceLists) : [];
+    let joined = [];
+    let events = [];
+    if (from.events !== undefined && to.events !== undefined && to.events > from.events) {
+        joined = await s.sync.streamCache.joinedRoomIds(s, userId);
+        // Usually no member event moved in the user's rooms: the in-memory index of sync says so without a read.
+        if (await s.sync.streamCache.memberEventsMaybeSince(s, joined, userId, from.events))
+            events = await s.e2ee.membershipEventsBetween(joined, userId, from.events, to.events);
+    }
+    if (changedDevices.length === 0 && events.length === 0)
+        return { changed: [], left: [] };
+    const sharing = await s.e2ee.usersSharingRoomsWith(userId);
+    const changed = new Set();
+    for (const u of changedDevices)
+        if (u === userId || sharing.has(u))
+            changed.add(u);
+    const maybeLeft = new Set();
+    // Invited or knocking users of the user's rooms: clients encrypt for them too (as Synapse reports them).
+    const newcomers = new Set();
+    if (events.length > 0) {
+        const roomsIJoined = new Set();
+        const roomsILeft = new Set();
+        for (const e of events) {
+            const membership = parseJson(e.json).content?.membership;
+            const u = e.stateKey;
+            if (u === userId) {
+                if (membership === "join")
+                    roomsIJoined.add(e.roomId);
+                else if (membership === "leave" || membership === "ban")
+                    roomsILeft.add(e.roomId);
+            }
+            else if (membership === "join") {
+                changed.add(u);
+                maybeLeft.delete(u);
+            }
+            else if (membership === "invite" || membership === "knock") {
+                newcomers.add(u);
+                maybeLeft.delete(u);
+            }
+            else if (membership === "leave" || membership === "ban") {
+                maybeLeft.add(u);
+                newcomers.delete(u);
+            }
+        }
+        const joinedNow = new Set(joined);
+        const members = await s.e2ee.joinedMembersOf([...roomsIJoined, ...roomsILeft]);
+        for (const room of roomsIJoined)
+            if (joinedNow.has(room))
+                for (const u of members.get(room) ?? [])
+                    if (u !== userId)
+                        changed.add(u);
+        for (const room of roomsILeft)
+            if (!joinedNow.has(room))
+                for (const u of members.get(room) ?? [])
+                    maybeLeft.add(u);
+    }
+    for (const u of changed)
+        if (u !== userId && !sharing.has(u))
+            changed.delete(u);
+    for (const u of newcomers)
+        changed.add(u);
+    const left = [...maybeLeft].filter((u) => u !== userId && !sharing.has(u) && !changed.has(u));
+    return { changed: [...changed].sort(), left: left.sort() };
+}
+/** Unclaimed one-time keys of the device per algorithm; `signed_curve25519` is always present. */
+export async function oneTimeKeyCounts(s, userId, deviceId) {
+    return { signed_curve25519: 0, ...(await s.e2ee.oneTimeKeyCounts(userId, deviceId)) };
+}
+/** Algorithms of the device's fallback keys not yet used (`device_unused_fallback_key_types`). */
+export function unusedFallbackKeyTypes(s, userId, deviceId) {
+    return s.e2ee.unusedFallbackAlgorithms(userId, deviceId);
+}
+export function currentDeviceListPosition(s) {
+    return s.e2ee.currentDeviceListPosition();
+}
+export function currentToDevicePosition(s) {
+    return s.e2ee.currentToDevicePosition();
+}

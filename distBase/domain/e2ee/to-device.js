@@ -1,0 +1,100 @@
+// Send-to-device messaging: PUT /sendToDevice queues messages for devices of local users (`*` = every
+// device of the user), idempotent per (sender, sending device, txnId); each message gets a position on
+// the to-device stream. /sync reads a device's inbox with `toDeviceFor` and removes delivered messages
+// with `ackToDevice` once the client's next since-token is past them. Content is relayed unchanged.
+// Messages for users of other servers go to their servers as m.direct_to_device EDUs (one per server and
+// request: src/domain/federation/edus/to-device.ts).
+// Spec: Client-Server API "Send-to-Device messaging".
+import { MatrixError } from "../errors.js";
+import { parseUserId } from "../ids.js";
+import { canonicalJson } from "../canonical-json.js";
+import { isPlainObject, objectField } from "./json.js";
+import { queueToRemoteDevices } from "../federation/edus/to-device.js";
+/**
+ * Queues messages from `sender` for local devices in one transaction, unless `claim` (run first in the
+ * same transaction) says they were queued already: `*` expands to the user's devices now, messages to
+ * unknown devices are dropped (as Synapse does), a device named explicitly gets that message rather than
+ * the one sent to `*`. Wakes the recipients' syncs. Returns whether the claim succeeded.
+ */
+export async function queueLocalToDevice(s, sender, eventType, local, claim) {
+    const devicesOf = new Map();
+    for (const u of new Set(local.map((m) => m.userId)))
+        devicesOf.set(u, new Set(await s.sessions.deviceIds(u)));
+    const now = s.clock.now();
+    const result = await s.storage.sql.transaction(async (tx) => {
+        if (!(await claim(tx)))
+            return undefined;
+        const out = [];
+        const seen = new Set();
+        const ordered = [...local.filter((m) => m.deviceId !== "*"), ...local.filter((m) => m.deviceId === "*")];
+        for (const m of ordered) {
+            const targets = m.deviceId === "*" ? [...devicesOf.get(m.userId)] : devicesOf.get(m.userId).has(m.deviceId) ? [m.deviceId] : [];
+            for (const d of targets) {
+                const key = `${m.userId}\u0000${d}`;
+                if (seen.has(key) && m.deviceId === "*")
+                    continue;
+                seen.add(key);
+                const position = await s.e2ee.insertToDevice(tx, { recipientUserId: m.userId, recipientDevice: d, sender, type: eventType, content: m.content, now });
+                out.push({ userId: m.userId, position });
+            }
+        }
+        return out;
+    });
+    for (const d of result ?? [])
+        s.rooms.notifier.notify({ stream: "to_device", position: d.position, userIds: [d.userId] });
+    return result !== undefined;
+}
+export async function sendToDevice(s, r, eventType, txnId, body) {
+    const messages = objectField(body, "messages", true);
+    const local = [];
+    const remote = new Map();
+    for (const [userId, devices] of Object.entries(messages)) {
+        const { serverName } = parseUserId(userId);
+        if (!isPlainObject(devices) || !Object.values(devices).every(isPlainObject))
+            throw new MatrixError("M_BAD_JSON", `messages.${userId} must map device ids to message contents`, 400);
+        if (serverName !== s.config.server_name) {
+            let m = remote.get(serverName);
+            if (!m)
+                remote.set(serverName, (m = {}));
+            for (const content of Object.values(devices))
+                canonicalJson(content); // M_BAD_JSON before anything is sent
+            m[userId] = devices;
+            continue;
+        }
+        for (const [deviceId, content] of Object.entries(devices))
+            local.push({ userId, deviceId, content: canonicalJson(content) });
+    }
+    const deviceKey = r.deviceId ?? (r.appserviceId ? `as:${r.appserviceId}` : "");
+    // A retried transaction sends nothing again, to other servers either: their EDUs are queued in the
+    // transaction that claims the txnId.
+    let servers = [];
+    const fresh = await queueLocalToDevice(s, r.userId, eventType, local, async (tx) => {
+        if (!(await s.e2ee.insertToDeviceTxn(tx, r.userId, deviceKey, txnId, s.clock.now())))
+            return false;
+        if (remote.size > 0)
+            servers = await queueToRemoteDevices(s, tx, r.userId, eventType, remote);
+        return true;
+    });
+    if (fresh)
+        s.federationSender.wake(servers);
+    return {};
+}
+/**
+ * The device's messages after `sinceExclusive` (up to `upToInclusive` when given), oldest first, at most `limit`. `position` is the stream
+ * position the caller has seen up to: the last message returned, or `sinceExclusive` when none was;
+ * `limited` says more messages are waiting.
+ */
+export async function toDeviceFor(s, userId, deviceId, sinceExclusive, limit, upToInclusive) {
+    const rows = await s.e2ee.toDeviceFor(userId, deviceId, sinceExclusive, upToInclusive, limit + 1);
+    const limited = rows.length > limit;
+    const page = limited ? rows.slice(0, limit) : rows;
+    return {
+        messages: page.map((m) => ({ sender: m.sender, type: m.type, content: JSON.parse(m.content) })),
+        position: page.length > 0 ? page[page.length - 1].streamId : sinceExclusive,
+        limited,
+    };
+}
+/** Removes the device's messages up to `upToInclusive` (the client acknowledged them). Returns how many. */
+export function ackToDevice(s, userId, deviceId, upToInclusive) {
+    return s.e2ee.deleteToDevice(userId, deviceId, upToInclusive);
+}

@@ -1,0 +1,55 @@
+const marks = (k) => Array.from({ length: k }, () => "?").join(", ");
+/** The last stream_id stored for each of `userIds` whose device list is kept here. */
+export async function cachedDeviceLists(ex, userIds) {
+    const out = new Map();
+    for (let i = 0; i < userIds.length; i += 500) {
+        const chunk = userIds.slice(i, i + 500);
+        const rows = await ex.all(`SELECT user_id, stream_id FROM remote_device_lists WHERE user_id IN (${marks(chunk.length)})`, chunk);
+        for (const r of rows)
+            out.set(r.user_id, Number(r.stream_id));
+    }
+    return out;
+}
+export async function setCachedStreamId(tx, userId, streamId, now) {
+    const changed = await tx.run(`UPDATE remote_device_lists SET stream_id = ?, ts = ? WHERE user_id = ?`, [streamId, now, userId]);
+    if (changed === 0)
+        await tx.run(`INSERT INTO remote_device_lists (user_id, stream_id, ts) VALUES (?, ?, ?)`, [userId, streamId, now]);
+}
+/** Forgets the copy of a remote user's device list (keys included): it is no longer kept up to date. */
+export async function dropCachedDeviceList(tx, userId) {
+    await tx.run(`DELETE FROM remote_device_lists WHERE user_id = ?`, [userId]);
+    await tx.run(`DELETE FROM e2e_device_keys WHERE user_id = ?`, [userId]);
+    await tx.run(`DELETE FROM e2e_cross_signing_keys WHERE user_id = ?`, [userId]);
+}
+/** Replaces all device keys of a remote user with `devices` (device id → canonical JSON). */
+export async function replaceRemoteDeviceKeys(tx, userId, devices, now) {
+    await tx.run(`DELETE FROM e2e_device_keys WHERE user_id = ?`, [userId]);
+    for (const [deviceId, json] of devices)
+        await tx.run(`INSERT INTO e2e_device_keys (user_id, device_id, json, ts) VALUES (?, ?, ?, ?)`, [userId, deviceId, json, now]);
+}
+export async function deleteRemoteDeviceKeys(tx, userId, deviceId) {
+    await tx.run(`DELETE FROM e2e_device_keys WHERE user_id = ? AND device_id = ?`, [userId, deviceId]);
+}
+/** Records that a to-device message was received; false when it was already (a resent EDU). */
+export async function claimToDeviceMessage(tx, sender, messageId, now) {
+    if (await tx.get(`SELECT 1 AS x FROM federation_to_device_seen WHERE sender = ? AND message_id = ?`, [sender, messageId]))
+        return false;
+    await tx.run(`INSERT INTO federation_to_device_seen (sender, message_id, ts) VALUES (?, ?, ?)`, [sender, messageId, now]);
+    return true;
+}
+/** The latest device-list stream position of each local user that everyone may hear of (0 when none). */
+export async function lastDeviceListPositions(ex, userIds, below) {
+    const out = new Map();
+    for (let i = 0; i < userIds.length; i += 500) {
+        const chunk = userIds.slice(i, i + 500);
+        const rows = await ex.all(`SELECT user_id, MAX(stream_id) AS m FROM device_list_stream WHERE only_for IS NULL AND user_id IN (${marks(chunk.length)})${below === undefined ? "" : " AND stream_id <= ?"} GROUP BY user_id`, below === undefined ? chunk : [...chunk, below]);
+        for (const r of rows)
+            out.set(r.user_id, Number(r.m ?? 0));
+    }
+    return out;
+}
+/** Rows of the device-list stream in (from, to] that everyone may hear of, oldest first. */
+export async function publicDeviceListRows(ex, from, to) {
+    const rows = await ex.all(`SELECT stream_id, user_id, device_id FROM device_list_stream WHERE stream_id > ? AND stream_id <= ? AND only_for IS NULL ORDER BY stream_id`, [from, to]);
+    return rows.map((r) => ({ streamId: Number(r.stream_id), userId: r.user_id, deviceId: r.device_id }));
+}

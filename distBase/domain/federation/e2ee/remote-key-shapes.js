@@ -1,0 +1,69 @@
+// Checks on keys another server hands us (answers to /user/keys/query and /user/devices, device-list and
+// signing-key EDUs): the same rules as a local upload — device keys naming their user and device, a
+// cross-signing key with its usage and one ed25519 key, device keys signed by the device's own key, a
+// self-signing key signed by the master key —
+// answered with a boolean, since a remote server's bad key is dropped, never an error for our client.
+// Spec: Server-Server API "End-to-End Encryption"; Client-Server API "Cross-signing".
+import { checkDeviceKeys } from "../../e2ee/upload-keys.js";
+import { checkCrossSigningKey } from "../../e2ee/cross-signing.js";
+import { verifyJsonSignature } from "../../signing.js";
+import { isPlainObject } from "../../e2ee/json.js";
+import { serverOfUser } from "../room-servers.js";
+export { isPlainObject };
+/**
+ * Whether `v` are well-formed device keys of `userId`'s `deviceId`, signed by the device's own ed25519
+ * key (keys signed by another key are forged or broken: clients would refuse them anyway).
+ */
+export function validDeviceKeys(v, userId, deviceId) {
+    if (!isPlainObject(v))
+        return false;
+    try {
+        checkDeviceKeys(v, userId, deviceId);
+    }
+    catch {
+        return false;
+    }
+    const keyId = `ed25519:${deviceId}`;
+    const pub = isPlainObject(v.keys) ? v.keys[keyId] : undefined;
+    if (typeof pub !== "string")
+        return false;
+    try {
+        return verifyJsonSignature(v, userId, keyId, pub);
+    }
+    catch {
+        return false;
+    }
+}
+/** The cross-signing key's public key when it is a valid key of `userId` for `usage`. */
+export function validCrossSigningKey(v, userId, usage) {
+    if (!isPlainObject(v))
+        return undefined;
+    try {
+        return checkCrossSigningKey(v, userId, usage);
+    }
+    catch {
+        return undefined;
+    }
+}
+/** Whether a self-signing (or user-signing) key carries the master key's signature. */
+export function signedByMaster(key, userId, masterPub) {
+    return verifyJsonSignature(key, userId, `ed25519:${masterPub}`, masterPub);
+}
+/** Whether `userId` is a well-formed user id of `server` (a server speaks only for its own users). */
+export function isUserOf(userId, server) {
+    return typeof userId === "string" && serverOfUser(userId) === server;
+}
+/**
+ * A remote user's master and self-signing keys from an answer: each kept only when valid, and the
+ * self-signing key only when the master key signed it.
+ */
+export function remoteCrossSigning(userId, master, selfSigning) {
+    const out = {};
+    const masterPub = validCrossSigningKey(master, userId, "master");
+    if (masterPub === undefined)
+        return out;
+    out.master = master;
+    if (validCrossSigningKey(selfSigning, userId, "self_signing") !== undefined && signedByMaster(selfSigning, userId, masterPub))
+        out.selfSigning = selfSigning;
+    return out;
+}

@@ -1,0 +1,180 @@
+import { isPlainObject } from "../../e2ee/json.js";
+import { localKeys, crossSigningPublicKey } from "../../e2ee/query-keys.js";
+import { serverOfUser, serversSharingRoomsWith } from "../room-servers.js";
+import { isUserOf, validDeviceKeys } from "../e2ee/remote-key-shapes.js";
+import { lastDeviceListPositions, publicDeviceListRows } from "../e2ee/remote-device-store.js";
+import { applyDeviceListUpdate, applySigningKeyUpdate } from "../e2ee/remote-device-lists.js";
+const isStreamId = (v) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+/** Most prev_ids taken from one update (Synapse sends one or a few). */
+const MAX_PREV_IDS = 100;
+/** The local users' changes in (from, to] as EDUs per destination. */
+async function updatesBetween(s, from, to) {
+    const rows = (await publicDeviceListRows(s.storage.sql, from, to)).filter((r) => serverOfUser(r.userId) === s.config.server_name && r.deviceId !== "");
+    if (rows.length === 0)
+        return [];
+    const users = [...new Set(rows.map((r) => r.userId))];
+    const servers = await serversSharingRoomsWith(s, users);
+    const concerned = users.filter((u) => (servers.get(u)?.size ?? 0) > 0);
+    if (concerned.length === 0)
+        return [];
+    const [names, keys, before] = await Promise.all([
+        s.e2ee.deviceNames(concerned),
+        localKeys(s, "", new Map(concerned.map((u) => [u, []]))),
+        lastDeviceListPositions(s.storage.sql, concerned, from),
+    ]);
+    const prev = new Map(before);
+    const signingSent = new Set();
+    const out = [];
+    for (const r of rows) {
+        const destinations = servers.get(r.userId);
+        if (!destinations || destinations.size === 0)
+            continue;
+        const prevId = prev.get(r.userId);
+        prev.set(r.userId, r.streamId);
+        const master = keys.master_keys[r.userId];
+        const ssk = keys.self_signing_keys[r.userId];
+        if ((master && crossSigningPublicKey(master) === r.deviceId) || (ssk && crossSigningPublicKey(ssk) === r.deviceId)) {
+            if (signingSent.has(r.userId))
+                continue;
+            signingSent.add(r.userId);
+            const content = { user_id: r.userId };
+            if (master)
+                content.master_key = master;
+            if (ssk)
+                content.self_signing_key = ssk;
+            out.push({ destinations, edu: { edu_type: "m.signing_key_update", content } });
+            continue;
+        }
+        const content = { user_id: r.userId, device_id: r.deviceId, stream_id: r.streamId, prev_id: prevId ? [prevId] : [] };
+        if (!names.has(`${r.userId}\u0000${r.deviceId}`))
+            content.deleted = true;
+        else {
+            const k = keys.device_keys[r.userId]?.[r.deviceId];
+            if (k) {
+                const { unsigned: _u, ...rest } = k; // display names stay private (Synapse's default)
+                content.keys = rest;
+            }
+        }
+        out.push({ destinations, edu: { edu_type: "m.device_list_update", content } });
+    }
+    return out;
+}
+/** The stored position of the device-list sender on the device_lists stream. */
+const POSITION = { consumer: "federation_device_lists", stream: "device_lists" };
+/** How soon a failed pass (storage trouble) is tried again. */
+const RETRY_MS = 5_000;
+/**
+ * Local device-list changes to the servers sharing rooms (declared in src/main.ts, `background`). Its
+ * position is persisted with the EDUs it queues (one transaction), so changes made while the server was
+ * down or restarting are sent once it is back, each once. A server without a stored position starts
+ * from now (changes from before federation sending was ever on are not sent).
+ */
+export const deviceListsToFederation = (s) => {
+    if (!s.config.send_federation)
+        return () => { };
+    let sent;
+    let running = false;
+    let again = false;
+    let stopped = false;
+    let retry;
+    const run = async () => {
+        if (retry)
+            clearTimeout(retry);
+        retry = undefined;
+        if (running) {
+            again = true;
+            return;
+        }
+        running = true;
+        try {
+            do {
+                again = false;
+                const to = await s.e2ee.currentDeviceListPosition();
+                if (sent === undefined) {
+                    sent = await s.consumerPositions.get(POSITION.consumer, POSITION.stream);
+                    if (sent === undefined) {
+                        await s.storage.sql.transaction((tx) => s.consumerPositions.set(tx, POSITION.consumer, POSITION.stream, to));
+                        sent = to;
+                    }
+                }
+                if (to > sent && !stopped) {
+                    const from = sent;
+                    const outgoing = await updatesBetween(s, from, to);
+                    const wake = await s.storage.sql.transaction(async (tx) => {
+                        const servers = new Set();
+                        for (const o of outgoing)
+                            for (const d of await s.federationSender.queueDurableEdu(tx, o.destinations, o.edu))
+                                servers.add(d);
+                        await s.consumerPositions.set(tx, POSITION.consumer, POSITION.stream, to);
+                        return servers;
+                    });
+                    sent = to;
+                    s.federationSender.wake(wake);
+                }
+            } while (again && !stopped);
+        }
+        catch (err) {
+            s.log.warn({ err }, "could not send device list updates over federation; retrying");
+            if (!stopped)
+                retry = setTimeout(() => void run(), RETRY_MS).unref();
+        }
+        finally {
+            running = false;
+        }
+    };
+    void run();
+    const off = s.rooms.notifier.onStream((n) => {
+        if (n.stream === "device_lists" && !stopped)
+            void run();
+    });
+    return () => {
+        stopped = true;
+        if (retry)
+            clearTimeout(retry);
+        off();
+    };
+};
+/** Reads an m.device_list_update, or undefined when it is malformed. */
+function parseUpdate(content) {
+    if (!isPlainObject(content))
+        return undefined;
+    const { user_id: userId, device_id: deviceId, stream_id: streamId, prev_id: prevIds = [], deleted = false, keys } = content;
+    if (typeof userId !== "string" || typeof deviceId !== "string" || deviceId === "" || !isStreamId(streamId))
+        return undefined;
+    if (!Array.isArray(prevIds) || prevIds.length > MAX_PREV_IDS || !prevIds.every(isStreamId) || typeof deleted !== "boolean")
+        return undefined;
+    if (keys !== undefined && keys !== null && (deleted || !validDeviceKeys(keys, userId, deviceId)))
+        return undefined;
+    return { userId, deviceId, streamId, prevIds, deleted, keys: (keys ?? undefined) };
+}
+/** Inbound m.device_list_update (declared in src/main.ts, `eduHandlers`). */
+export const deviceListEduHandler = {
+    type: "m.device_list_update",
+    async handle(s, origin, content) {
+        const update = parseUpdate(content);
+        if (!update) {
+            s.log.info({ origin }, "malformed m.device_list_update EDU dropped");
+            return;
+        }
+        if (!isUserOf(update.userId, origin)) {
+            s.log.info({ origin, userId: update.userId }, "m.device_list_update EDU for a user of another server dropped");
+            return;
+        }
+        await applyDeviceListUpdate(s, origin, update);
+    },
+};
+/** Inbound m.signing_key_update (declared in src/main.ts, `eduHandlers`). */
+export const signingKeyEduHandler = {
+    type: "m.signing_key_update",
+    async handle(s, origin, content) {
+        if (!isPlainObject(content) || typeof content.user_id !== "string") {
+            s.log.info({ origin }, "malformed m.signing_key_update EDU dropped");
+            return;
+        }
+        if (!isUserOf(content.user_id, origin)) {
+            s.log.info({ origin, userId: content.user_id }, "m.signing_key_update EDU for a user of another server dropped");
+            return;
+        }
+        await applySigningKeyUpdate(s, content.user_id, content.master_key, content.self_signing_key);
+    },
+};

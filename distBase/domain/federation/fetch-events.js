@@ -1,0 +1,218 @@
+import { isPlainObject, prevEventIds } from "../events/types.js";
+import { eventIdOf, roomIdOf } from "../events/hashes.js";
+import { validatePduFormat } from "../events/validate.js";
+import { stateKeyOf } from "../store/state-groups.js";
+import { receiveRemoteEvents } from "../rooms/receive.js";
+import { fedPath } from "../../federation/client.js";
+import { FederationError } from "../../federation/errors.js";
+import { authIdsOf } from "./dag-walk.js";
+export const DEFAULT_FETCH_LIMITS = { requests: 60, timeMs: 60_000, stateFetches: 4 };
+/** One request's cap on time (within the budget's). */
+const REQUEST_TIMEOUT_MS = 30_000;
+/** Most ids a /state_ids answer may list (each list). */
+const MAX_STATE_IDS = 50_000;
+/** Events fetched one by one (GET /event) before asking for the whole state instead. */
+const MAX_SINGLE_FETCHES = 20;
+/** Parallel GET /event requests. */
+const CONCURRENCY = 5;
+const MIB = 1024 * 1024;
+/** The PDU's id and form if it is a well-formed event of `room`, else undefined. */
+export function parsePdu(room, json) {
+    try {
+        const pdu = validatePduFormat(json, room.version);
+        if (roomIdOf(pdu, room.version) !== room.roomId)
+            return undefined;
+        return { eventId: eventIdOf(pdu, room.version), pdu };
+    }
+    catch {
+        return undefined;
+    }
+}
+const invalid = (server, what) => new FederationError("invalid_response", server, what);
+/** An array of objects at `field` of an answer, else an invalid_response error. */
+function objects(server, answer, field, max) {
+    const list = isPlainObject(answer) ? answer[field] : undefined;
+    if (!Array.isArray(list))
+        throw invalid(server, `no ${field} list`);
+    if (list.length > max)
+        throw invalid(server, `more than ${max} entries in ${field}`);
+    return list;
+}
+/** An array of strings at `field` of an answer, else an invalid_response error. */
+function strings(server, answer, field, max) {
+    const list = objects(server, answer, field, max);
+    if (!list.every((x) => typeof x === "string"))
+        throw invalid(server, `${field} must list event ids`);
+    return list;
+}
+export class RemoteRoomFetcher {
+    s;
+    room;
+    server;
+    deadline;
+    requestsLeft;
+    stateFetchesLeft;
+    constructor(s, room, server, limits = DEFAULT_FETCH_LIMITS) {
+        this.s = s;
+        this.room = room;
+        this.server = server;
+        this.deadline = Date.now() + limits.timeMs;
+        this.requestsLeft = limits.requests;
+        this.stateFetchesLeft = limits.stateFetches;
+    }
+    /** Time and a request from the budget, or a "timeout" error when it is spent. */
+    spend() {
+        const left = this.deadline - Date.now();
+        if (left <= 0 || this.requestsLeft <= 0)
+            throw new FederationError("timeout", this.server, "the budget for filling this gap is spent");
+        this.requestsLeft--;
+        return Math.min(left, REQUEST_TIMEOUT_MS);
+    }
+    get(path, query, maxBytes) {
+        return this.s.federation.getJson(this.server, path, query, { timeoutMs: this.spend(), maxBytes });
+    }
+    post(path, body, maxBytes) {
+        return this.s.federation.postJson(this.server, path, body, { timeoutMs: this.spend(), maxBytes });
+    }
+    /** The PDUs among `list` that are events of the room whose ids are in `wanted` (once each). */
+    keepWanted(list, wanted) {
+        const out = new Map();
+        for (const json of list) {
+            const p = parsePdu(this.room, json);
+            if (p && wanted.has(p.eventId) && !out.has(p.eventId))
+                out.set(p.eventId, p);
+        }
+        return [...out.values()];
+    }
+    /** Events by id, one GET /event each (a few at a time). Those the server does not give are left out. */
+    async events(ids) {
+        const out = [];
+        const queue = [...new Set(ids)];
+        const worker = async () => {
+            for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+                let answer;
+                try {
+                    answer = await this.get(fedPath `/_matrix/federation/v1/event/${id}`, undefined, MIB);
+                }
+                catch (err) {
+                    if (err instanceof FederationError && err.kind === "timeout")
+                        throw err;
+                    continue; // this one is not to be had from here
+                }
+                const list = isPlainObject(answer) && Array.isArray(answer["pdus"]) ? answer["pdus"] : [];
+                out.push(...this.keepWanted(list.slice(0, 1), new Set([id])));
+            }
+        };
+        await Promise.all(Array.from({ length: Math.min(CONCURRENCY, queue.length) }, worker));
+        return out;
+    }
+    /** Stores events as outliers (checked by the pipeline; those failing are dropped or rejected there). */
+    async storeOutliers(events) {
+        if (events.length === 0)
+            return [];
+        return receiveRemoteEvents(this.s, this.room.roomId, events.map((e) => ({ pdu: e.pdu, outlier: true })));
+    }
+    /** The auth chain of `eventId` (GET /event_auth), stored as outliers where missing. */
+    async fetchAuthChain(eventId) {
+        const answer = await this.get(fedPath `/_matrix/federation/v1/event_auth/${this.room.roomId}/${eventId}`, undefined, 32 * MIB);
+        const list = objects(this.server, answer, "auth_chain", MAX_STATE_IDS);
+        const parsed = list.map((json) => parsePdu(this.room, json)).filter((p) => p !== undefined);
+        const stored = await this.s.rooms.events.getMany(parsed.map((p) => p.eventId));
+        await this.storeOutliers(parsed.filter((p) => !stored.has(p.eventId)));
+    }
+    /**
+     * The state after `prevId` (an event this server lacks) as the remote server has it: GET /state_ids at
+     * it (the state before it), the events of that state and its auth chain this server lacks fetched and
+     * stored as outliers (the prev event too), then the prev event itself added if it is a state event.
+     * Only stored, not rejected state events of the room enter the answer (Synapse's rule).
+     */
+    async stateAfter(prevId) {
+        if (this.stateFetchesLeft <= 0)
+            throw new FederationError("timeout", this.server, "too many missing prev_events to fetch the state of");
+        this.stateFetchesLeft--;
+        const roomId = this.room.roomId;
+        const answer = await this.get(fedPath `/_matrix/federation/v1/state_ids/${roomId}`, { event_id: prevId }, 16 * MIB);
+        const stateIds = strings(this.server, answer, "pdu_ids", MAX_STATE_IDS);
+        const authIds = strings(this.server, answer, "auth_chain_ids", MAX_STATE_IDS);
+        const wanted = new Set([...stateIds, ...authIds, prevId]);
+        const have = await this.s.rooms.events.getMany(wanted);
+        const missing = [...wanted].filter((id) => !have.has(id));
+        if (missing.length > 0) {
+            let fetched;
+            if (missing.length > MAX_SINGLE_FETCHES || missing.length * 10 >= wanted.size) {
+                try {
+                    const full = await this.get(fedPath `/_matrix/federation/v1/state/${roomId}`, { event_id: prevId }, 50 * MIB);
+                    fetched = this.keepWanted([...objects(this.server, full, "pdus", MAX_STATE_IDS), ...objects(this.server, full, "auth_chain", MAX_STATE_IDS)], new Set(missing));
+                }
+                catch (err) {
+                    if (err instanceof FederationError && err.kind === "timeout")
+                        throw err;
+                    // Then one by one, as far as that goes.
+                }
+            }
+            fetched ??= await this.events(missing.slice(0, MAX_SINGLE_FETCHES));
+            if (!have.has(prevId) && !fetched.some((p) => p.eventId === prevId))
+                fetched.push(...(await this.events([prevId])));
+            await this.storeOutliers(fetched);
+        }
+        const stored = await this.s.rooms.events.getMany(wanted);
+        const prev = stored.get(prevId);
+        if (!prev || prev.roomId !== roomId)
+            throw invalid(this.server, `the missing prev event ${prevId} could not be fetched`);
+        const state = new Map();
+        for (const id of stateIds) {
+            const e = stored.get(id);
+            if (!e || e.roomId !== roomId || e.rejectedReason !== null || e.pdu.state_key === undefined)
+                continue;
+            state.set(stateKeyOf(e.pdu.type, e.pdu.state_key), id);
+        }
+        if (prev.rejectedReason === null && prev.pdu.state_key !== undefined)
+            state.set(stateKeyOf(prev.pdu.type, prev.pdu.state_key), prevId);
+        return state;
+    }
+    /**
+     * Places events pulled from the remote server (an answer of /get_missing_events or /backfill) into the
+     * room: those it has in its DAG already are skipped, the rest taken oldest first; for each, missing auth
+     * events are fetched (its auth chain), and for each prev_event neither stored in the DAG nor among the
+     * pulled ones, the state after it (`stateAfter`). An event whose gap cannot be filled is left out (an
+     * event after it then has a gap of its own). One commit for all.
+     */
+    async receivePulled(list, opts = {}) {
+        const byId = new Map();
+        for (const json of list) {
+            const p = parsePdu(this.room, json);
+            if (p && !byId.has(p.eventId) && !opts.exclude?.has(p.eventId))
+                byId.set(p.eventId, p);
+        }
+        const refs = [...byId.values()].flatMap((p) => [p.eventId, ...prevEventIds(p.pdu), ...authIdsOf(p.pdu, this.room)]);
+        let stored = await this.s.rooms.events.getMany(refs);
+        const pulled = [...byId.values()].filter((p) => !stored.get(p.eventId) || stored.get(p.eventId).outlier).sort((a, b) => a.pdu.depth - b.pdu.depth);
+        const placed = new Set(pulled.map((p) => p.eventId));
+        const inputs = [];
+        for (const p of pulled) {
+            try {
+                if (authIdsOf(p.pdu, this.room).some((id) => !stored.has(id) && !placed.has(id))) {
+                    await this.fetchAuthChain(p.eventId);
+                    stored = await this.s.rooms.events.getMany(refs);
+                }
+                const prevStates = new Map();
+                for (const prev of prevEventIds(p.pdu)) {
+                    const e = stored.get(prev);
+                    if ((e && !e.outlier) || placed.has(prev))
+                        continue;
+                    prevStates.set(prev, await this.stateAfter(prev));
+                }
+                if (prevStates.size > 0)
+                    stored = await this.s.rooms.events.getMany(refs);
+                inputs.push(prevStates.size > 0 ? { pdu: p.pdu, prevStates } : { pdu: p.pdu });
+            }
+            catch (err) {
+                this.s.log.info({ err, roomId: this.room.roomId, eventId: p.eventId, server: this.server }, "a pulled event cannot be placed: its gap cannot be filled");
+                placed.delete(p.eventId);
+            }
+        }
+        if (inputs.length === 0)
+            return [];
+        return receiveRemoteEvents(this.s, this.room.roomId, inputs, { backfill: opts.backfill });
+    }
+}

@@ -1,0 +1,135 @@
+import { isPlainObject } from "../../events/types.js";
+import { MatrixError } from "../../errors.js";
+import { randomString } from "../../ids.js";
+import { canonicalJson } from "../../canonical-json.js";
+import { validatePduFormat } from "../../events/validate.js";
+import { fedPath } from "../../../federation/client.js";
+import { FederationError } from "../../../federation/errors.js";
+import { KNOWN_ROOM_VERSIONS, getRoomVersion } from "../../rooms/room-versions.js";
+import { sealEvent } from "../../rooms/build-event.js";
+/** Most servers one membership change tries. */
+const MAX_CANDIDATES = 10;
+/** The servers to try, in order, without this one or repeats. */
+export function candidateServers(s, servers) {
+    const out = [];
+    for (const server of servers)
+        if (server && server !== s.config.server_name && !out.includes(server))
+            out.push(server);
+    return out.slice(0, MAX_CANDIDATES);
+}
+/** A remote answer this server cannot use: the server is skipped (a 502 if it was the last). */
+export function badAnswer(server, msg) {
+    return new FederationError("invalid_response", server, msg);
+}
+/** Would every server refuse alike? (Then asking another one is pointless.) */
+function isFinal(err) {
+    if (!(err instanceof FederationError))
+        return !(err instanceof MatrixError) || err.httpStatus === 403;
+    return err.is(403) || err.remoteErrcode === "M_INCOMPATIBLE_ROOM_VERSION" || err.remoteErrcode === "M_UNSUPPORTED_ROOM_VERSION";
+}
+/** The error our client sees for a failed handshake with another server. */
+export function clientError(err, what) {
+    if (!(err instanceof FederationError))
+        return err instanceof MatrixError ? err : new MatrixError("M_UNKNOWN", `Failed to ${what}`, 500);
+    const detail = err.remoteError ? `: ${err.remoteError}` : "";
+    if (err.is(403))
+        return new MatrixError("M_FORBIDDEN", `${err.destination} refused to ${what}${detail}`, 403);
+    if (err.is(404))
+        return new MatrixError("M_NOT_FOUND", `${err.destination} does not know the room${detail}`, 404);
+    if (err.remoteErrcode === "M_INCOMPATIBLE_ROOM_VERSION" || err.remoteErrcode === "M_UNSUPPORTED_ROOM_VERSION")
+        return new MatrixError("M_INCOMPATIBLE_ROOM_VERSION", `This server does not support the room's version${detail}`, 400);
+    return new MatrixError("M_UNKNOWN", `Failed to ${what} through ${err.destination}: ${err.message}`, 502);
+}
+/**
+ * Runs `attempt` against each server until one succeeds. No server: 404. All failed: the error of the
+ * last (or the first final one), as our client should see it.
+ */
+export async function throughServers(s, servers, what, attempt) {
+    if (servers.length === 0)
+        throw new MatrixError("M_NOT_FOUND", `No known servers to ${what} through`, 404);
+    let last;
+    for (const server of servers) {
+        try {
+            return await attempt(server);
+        }
+        catch (err) {
+            last = err;
+            s.log.info({ server, err: err.message }, `could not ${what} through this server`);
+            if (isFinal(err))
+                break;
+        }
+    }
+    throw clientError(last, what);
+}
+/** The template's integer field, or a bad answer. */
+function intField(server, t, name) {
+    const n = t[name];
+    if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0)
+        throw badAnswer(server, `template ${name} is not an integer`);
+    return n;
+}
+/**
+ * make_join / make_leave on `server`, then the event completed from its template and signed as this
+ * server: the template's room, sender, state_key, type and membership checked (the spec's MUSTs), its
+ * prev_events, auth_events, depth and timestamp kept, `content` ours (plus a restricted join's
+ * `join_authorised_via_users_server`, which the resident server chose).
+ */
+export async function makeAndSign(s, server, roomId, userId, membership, content) {
+    const path = membership === "join" ? fedPath `/_matrix/federation/v1/make_join/${roomId}/${userId}`
+        : membership === "knock" ? fedPath `/_matrix/federation/v1/make_knock/${roomId}/${userId}`
+            : fedPath `/_matrix/federation/v1/make_leave/${roomId}/${userId}`;
+    const answer = await s.federation.getJson(server, path, membership !== "leave" ? { ver: KNOWN_ROOM_VERSIONS } : undefined, { maxBytes: 1024 * 1024 });
+    if (!isPlainObject(answer) || !isPlainObject(answer.event))
+        throw badAnswer(server, `make_${membership} answered no event template`);
+    // No room_version: the spec says the room is version 1 or 2, which share an event format.
+    const versionId = answer.room_version === undefined ? "1" : answer.room_version;
+    const version = typeof versionId === "string" ? getRoomVersion(versionId) : undefined;
+    if (!version)
+        throw badAnswer(server, `make_${membership} named an unknown room version`);
+    if (membership === "knock" && !version.knock)
+        throw badAnswer(server, `make_knock named room version ${version.id}, which has no knocking`);
+    const t = answer.event;
+    if (t.room_id !== roomId || t.sender !== userId || t.state_key !== userId || t.type !== "m.room.member" || !isPlainObject(t.content) || t.content.membership !== membership)
+        throw badAnswer(server, `make_${membership} answered a template for another event`);
+    const eventContent = { ...content, membership };
+    const via = t.content.join_authorised_via_users_server;
+    if (membership === "join" && version.restricted && typeof via === "string")
+        eventContent.join_authorised_via_users_server = via;
+    const pdu = {
+        room_id: roomId,
+        sender: userId,
+        type: "m.room.member",
+        state_key: userId,
+        content: eventContent,
+        origin_server_ts: intField(server, t, "origin_server_ts"),
+        depth: intField(server, t, "depth"),
+        prev_events: t.prev_events,
+        auth_events: t.auth_events,
+        hashes: { sha256: "" },
+        signatures: {},
+    };
+    if (!version.updatedRedactionRules)
+        pdu.origin = s.config.server_name;
+    if (version.eventIdFormat === "server-assigned")
+        pdu.event_id = `$${randomString(18)}:${s.config.server_name}`;
+    try {
+        validatePduFormat(pdu, version);
+    }
+    catch (err) {
+        throw badAnswer(server, `make_${membership} answered a malformed template: ${err.message}`);
+    }
+    return { version, built: sealEvent(pdu, version, { serverName: s.config.server_name, key: s.signingKeys[0] }) };
+}
+/** The same event (all but signatures and unsigned), as `a` and `b` carry it. */
+export function sameEvent(a, b) {
+    if (!isPlainObject(b))
+        return false;
+    const { signatures: _as, unsigned: _au, ...x } = a;
+    const { signatures: _bs, unsigned: _bu, ...y } = b;
+    try {
+        return canonicalJson(x) === canonicalJson(y);
+    }
+    catch {
+        return false;
+    }
+}

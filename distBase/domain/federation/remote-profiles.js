@@ -1,0 +1,79 @@
+// Remote users' profiles (GET /_matrix/federation/v1/query/profile to their server), cached in memory:
+// bounded (the `remote_profile` cache, sized like every cache by caches.*), fresh for
+// REMOTE_PROFILE_FRESH_MS, a "no such user" for REMOTE_PROFILE_MISSING_MS; an entry past its freshness is
+// fetched again, and kept serving (up to REMOTE_PROFILE_STALE_MS) while the user's server does not
+// answer. A member event from the user's server carrying a new profile drops the entry (a commit
+// listener), so a rename shows on the next lookup. Concurrent lookups of one user share one request.
+// Only string displayname / avatar_url are taken from an answer (untrusted input).
+// Spec: Server-Server API "Querying for information" (query/profile); Client-Server API "Profiles".
+import { forbidden, notFound } from "../errors.js";
+import { FederationError } from "../../federation/errors.js";
+import { serverOfUser } from "./room-servers.js";
+export const REMOTE_PROFILE_FRESH_MS = 10 * 60_000;
+export const REMOTE_PROFILE_MISSING_MS = 60_000;
+export const REMOTE_PROFILE_STALE_MS = 24 * 3600_000;
+function cacheOf(s) {
+    return s.caches.get("remote_profile", 10_000);
+}
+async function fetchProfile(s, userId) {
+    let answer;
+    try {
+        answer = await s.federation.getJson(serverOfUser(userId), "/_matrix/federation/v1/query/profile", { user_id: userId }, { maxBytes: 64 * 1024, timeoutMs: 30_000 });
+    }
+    catch (err) {
+        if (err instanceof FederationError && err.is(404))
+            return { profile: undefined, fetchedTs: s.clock.now() };
+        throw err;
+    }
+    const a = (typeof answer === "object" && answer !== null ? answer : {});
+    const profile = {};
+    if (typeof a.displayname === "string")
+        profile.displayname = a.displayname;
+    if (typeof a.avatar_url === "string")
+        profile.avatar_url = a.avatar_url;
+    return { profile, fetchedTs: s.clock.now() };
+}
+/** A remote user's whole profile: M_NOT_FOUND when their server knows no such user, M_FORBIDDEN when it refuses. */
+export async function remoteProfile(s, userId) {
+    const cache = cacheOf(s);
+    const now = s.clock.now();
+    const hit = cache.get(userId);
+    if (hit && now - hit.fetchedTs < (hit.profile ? REMOTE_PROFILE_FRESH_MS : REMOTE_PROFILE_MISSING_MS)) {
+        if (!hit.profile)
+            throw notFound("Profile was not found");
+        return hit.profile;
+    }
+    const running = s.caches.get("remote_profile_requests", 1000);
+    let p = running.get(userId);
+    if (!p) {
+        p = fetchProfile(s, userId).finally(() => running.delete(userId));
+        running.set(userId, p);
+    }
+    let entry;
+    try {
+        entry = await p;
+    }
+    catch (err) {
+        if (err instanceof FederationError && err.is(403))
+            throw forbidden("Profile isn't available");
+        // The user's server does not answer: what we knew, while not too old.
+        if (hit?.profile && now - hit.fetchedTs < REMOTE_PROFILE_STALE_MS)
+            return hit.profile;
+        throw err;
+    }
+    cache.set(userId, entry);
+    if (!entry.profile)
+        throw notFound("Profile was not found");
+    return entry.profile;
+}
+/** A remote user's member event may carry a new profile: their cached one is dropped (declared in src/main.ts). */
+export const forgetChangedRemoteProfiles = (s, c) => {
+    const cache = cacheOf(s);
+    if (cache.size === 0)
+        return;
+    for (const e of c.events) {
+        const p = e.pdu;
+        if (p.type === "m.room.member" && typeof p.state_key === "string" && p.state_key === p.sender && serverOfUser(p.sender) !== s.config.server_name)
+            cache.delete(p.state_key);
+    }
+};

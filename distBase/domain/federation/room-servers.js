@@ -1,0 +1,138 @@
+import { loadRoom } from "../rooms/room-cache.js";
+import { tryParseServerName } from "../ids.js";
+import { aclOfState, serverAllowedByAcl } from "./server-acl.js";
+import { partialStateOf } from "./partial-state/flag.js";
+const MEMBER_PREFIX = "m.room.member\u0000";
+/** The server part of a user id (everything after the first colon), or undefined when malformed. */
+export function serverOfUser(userId) {
+    const i = userId.indexOf(":");
+    if (!userId.startsWith("@") || i < 0)
+        return undefined;
+    const server = userId.slice(i + 1);
+    return tryParseServerName(server) ? server : undefined;
+}
+function cacheOf(s) {
+    return s.caches.get("joined_servers_of_room", 2000);
+}
+/**
+ * The servers of the members joined in `state`, a state map of `roomId`. Computed from the last state
+ * map seen for the room: only member entries that changed are read (one batched read), so a room's
+ * successive states cost little however many members it has.
+ */
+export async function joinedServersOfState(s, roomId, state) {
+    const cache = cacheOf(s);
+    const prev = cache.get(roomId);
+    if (prev?.state === state)
+        return prev.servers;
+    const joined = new Map(prev?.joined ?? []);
+    const changed = new Map();
+    for (const [key, eventId] of state) {
+        if (!key.startsWith(MEMBER_PREFIX))
+            continue;
+        if (prev && prev.state.get(key) === eventId)
+            continue;
+        changed.set(key.slice(MEMBER_PREFIX.length), eventId);
+    }
+    // Members whose entry left the state (state resolution can drop a key) are no longer joined.
+    if (prev)
+        for (const userId of joined.keys())
+            if (!state.has(MEMBER_PREFIX + userId))
+                joined.delete(userId);
+    if (changed.size > 0) {
+        const events = await s.rooms.events.getMany(changed.values());
+        for (const [userId, eventId] of changed) {
+            const membership = events.get(eventId)?.pdu.content?.membership;
+            if (membership === "join")
+                joined.set(userId, eventId);
+            else
+                joined.delete(userId);
+        }
+    }
+    const servers = new Set();
+    for (const userId of joined.keys()) {
+        const server = serverOfUser(userId);
+        if (server)
+            servers.add(server);
+    }
+    const entry = { state, joined, servers: [...servers] };
+    cache.set(roomId, entry);
+    return entry.servers;
+}
+/** The servers of the room's joined members in current state (ours included when we have a member); [] for an unknown room. */
+export async function serversInRoom(s, roomId) {
+    const room = await loadRoom(s, roomId);
+    if (!room)
+        return [];
+    return [...(await joinedServersOfState(s, roomId, room.state))];
+}
+/** The remote servers in a room now (serversInRoom without our own, nor those its server ACL denies): where a room's EDUs go. */
+export async function remoteServersInRoom(s, roomId) {
+    const room = await loadRoom(s, roomId);
+    if (!room)
+        return [];
+    const acl = await aclOfState(s, room.state);
+    return (await withPartialStateServers(s, roomId, await joinedServersOfState(s, roomId, room.state))).filter((d) => d !== s.config.server_name && (!acl || serverAllowedByAcl(acl, d)));
+}
+/**
+ * In a room joined with partial state, the servers the join's answer named (servers_in_room) are in it too:
+ * current state lacks their members until the full state is known (Synapse sends to them alike).
+ */
+export async function withPartialStateServers(s, roomId, servers) {
+    const ps = await partialStateOf(s, roomId);
+    return ps ? [...new Set([...servers, ...ps.servers])] : [...servers];
+}
+/** Whether a stored event is one of ours to send: in the timeline and sent by a local user. */
+export function isLocalTimelineEvent(s, e) {
+    return !e.outlier && e.rejectedReason === null && !e.softFailed && serverOfUser(e.pdu.sender) === s.config.server_name;
+}
+/**
+ * The remote servers each of `events` must be sent to (local timeline events only; others map to []):
+ * the servers joined in the state after the event, plus a membership event's target's server unless it
+ * is an invite. The state maps are read in one batch; events sharing a state share the computation.
+ */
+export async function destinationsOfEvents(s, events) {
+    const out = new Map();
+    const ours = events.filter((e) => isLocalTimelineEvent(s, e) && e.stateGroup !== null);
+    if (ours.length === 0)
+        return out;
+    const states = await s.rooms.stateGroups.getMany(ours.map((e) => e.stateGroup));
+    for (const e of ours) {
+        const dests = new Set(await withPartialStateServers(s, e.roomId, await joinedServersOfState(s, e.roomId, states.get(e.stateGroup))));
+        const p = e.pdu;
+        if (p.type === "m.room.member" && typeof p.state_key === "string") {
+            const membership = p.content.membership;
+            const target = serverOfUser(p.state_key);
+            if (target && membership !== "invite")
+                dests.add(target);
+        }
+        dests.delete(s.config.server_name);
+        // Servers the room's ACL denies (in the state after the event) are not sent to.
+        const acl = await aclOfState(s, states.get(e.stateGroup));
+        out.set(e.eventId, acl ? [...dests].filter((d) => serverAllowedByAcl(acl, d)) : [...dests]);
+    }
+    return out;
+}
+/**
+ * The remote servers sharing a room with each of `userIds` (joined on both sides): where their presence
+ * goes. One query for all of them.
+ */
+export async function serversSharingRoomsWith(s, userIds) {
+    const out = new Map();
+    const ids = [...new Set(userIds)];
+    for (let i = 0; i < ids.length; i += 500) {
+        const chunk = ids.slice(i, i + 500);
+        const rows = await s.storage.sql.all(`SELECT DISTINCT a.user_id AS user_id, b.user_id AS other FROM room_memberships a
+       JOIN room_memberships b ON b.room_id = a.room_id AND b.membership = 'join'
+       WHERE a.membership = 'join' AND a.user_id IN (${chunk.map(() => "?").join(",")})`, chunk);
+        for (const r of rows) {
+            const server = serverOfUser(r.other);
+            if (!server || server === s.config.server_name)
+                continue;
+            let set = out.get(r.user_id);
+            if (!set)
+                out.set(r.user_id, (set = new Set()));
+            set.add(server);
+        }
+    }
+    return out;
+}

@@ -1,0 +1,203 @@
+// An inbound transaction (PUT /_matrix/federation/v1/send/{txnId}): the body checked (origin, at most 50
+// PDUs and 100 EDUs); idempotent per (origin, txnId) — a retry, concurrent or later, gets the stored answer
+// and changes nothing; one transaction at a time per origin (as Synapse), each origin on its own. PDUs are
+// grouped per room (rooms in parallel, each room's PDUs in order) and received through the pipeline
+// (ingest.ts); a PDU for a room this server does not know is ignored, one that fails is an error in the
+// answer, never a failed transaction. EDUs, beside the PDUs, go to the handler declared for their edu_type
+// (extensions.eduHandlers); unknown types are dropped (logged once per type).
+// Spec: Server-Server API "Transactions", "PDUs", "EDUs".
+import { serverAllowedInState } from "./server-acl.js";
+import { isPlainObject } from "../events/types.js";
+import { eventIdOf } from "../events/hashes.js";
+import { validatePduFormat } from "../events/validate.js";
+import { MatrixError } from "../errors.js";
+import { KeyedLanes } from "../rooms/lanes.js";
+import { loadRoom } from "../rooms/room-cache.js";
+import { ReceivedTransactionStore } from "../store/received-transactions.js";
+import { parsePdu } from "./fetch-events.js";
+import { ingestPdus } from "./ingest.js";
+import { receiveOutOfBandUpdate } from "./membership/out-of-band-update.js";
+export const MAX_PDUS = 50;
+export const MAX_EDUS = 100;
+/** Transactions of one origin waiting behind the one being processed before we answer 429. */
+const MAX_QUEUED_PER_ORIGIN = 3;
+/** Rooms of one transaction processed at once (Synapse: 10). */
+const ROOM_CONCURRENCY = 10;
+/** How long an answered transaction is remembered (Synapse: a day). */
+const KEEP_MS = 24 * 60 * 60 * 1000;
+/** Checks a transaction's body: M_BAD_JSON for a wrong shape, M_FORBIDDEN for another origin, M_TOO_LARGE. */
+export function parseTransaction(origin, body) {
+    if (typeof body.origin !== "string")
+        throw new MatrixError("M_BAD_JSON", "origin must be a server name", 400);
+    if (body.origin !== origin)
+        throw new MatrixError("M_FORBIDDEN", "The transaction's origin is not the server that signed the request", 403);
+    if (typeof body.origin_server_ts !== "number" || !Number.isSafeInteger(body.origin_server_ts))
+        throw new MatrixError("M_BAD_JSON", "origin_server_ts must be an integer", 400);
+    if (!Array.isArray(body.pdus))
+        throw new MatrixError("M_BAD_JSON", "pdus must be a list", 400);
+    if (body.edus !== undefined && !Array.isArray(body.edus))
+        throw new MatrixError("M_BAD_JSON", "edus must be a list", 400);
+    const edus = body.edus ?? [];
+    if (body.pdus.length > MAX_PDUS || edus.length > MAX_EDUS)
+        throw new MatrixError("M_TOO_LARGE", `A transaction carries at most ${MAX_PDUS} PDUs and ${MAX_EDUS} EDUs`, 400);
+    return { pdus: body.pdus, edus };
+}
+const states = new WeakMap();
+function stateOf(s) {
+    let st = states.get(s);
+    if (!st)
+        states.set(s, (st = { lanes: new KeyedLanes(), running: new Map(), pending: new Map(), unknownEdus: new Set() }));
+    return st;
+}
+/** Receives one transaction from `origin` (authenticated); returns the spec's answer. */
+export async function receiveTransaction(s, origin, txnId, rawBody) {
+    const body = parseTransaction(origin, rawBody);
+    const st = stateOf(s);
+    const key = `${origin}\u0000${txnId}`;
+    const running = st.running.get(key);
+    if (running)
+        return running;
+    const store = new ReceivedTransactionStore(s.storage.sql);
+    const answered = await store.response(origin, txnId);
+    if (answered !== undefined)
+        return answered;
+    const again = st.running.get(key); // started while we read
+    if (again)
+        return again;
+    const queued = st.pending.get(origin) ?? 0;
+    if (queued > MAX_QUEUED_PER_ORIGIN)
+        throw new MatrixError("M_LIMIT_EXCEEDED", "Too many concurrent transactions", 429, { retry_after_ms: 1000 });
+    st.pending.set(origin, queued + 1);
+    const work = st.lanes
+        .run(origin, async () => {
+        const done = await store.response(origin, txnId);
+        if (done !== undefined)
+            return done;
+        const [pdus] = await Promise.all([receivePdus(s, origin, body.pdus), receiveEdus(s, origin, body.edus, st)]);
+        const response = { pdus };
+        await store.record(origin, txnId, response, s.clock.now());
+        return response;
+    })
+        .finally(() => {
+        st.running.delete(key);
+        const n = (st.pending.get(origin) ?? 1) - 1;
+        if (n <= 0)
+            st.pending.delete(origin);
+        else
+            st.pending.set(origin, n);
+    });
+    st.running.set(key, work);
+    return work;
+}
+/** Why a PDU of a known room is not an event of it; with its id, when one can be told. */
+function badPdu(room, json) {
+    let reason = "The event belongs to another room";
+    try {
+        validatePduFormat(json, room.version);
+    }
+    catch (err) {
+        reason = `Bad event format: ${err.message}`;
+    }
+    try {
+        return { eventId: eventIdOf(json, room.version), reason };
+    }
+    catch {
+        return { reason };
+    }
+}
+/** The PDUs of a transaction: grouped per known room, received; each one's result by event id. */
+async function receivePdus(s, origin, list) {
+    const out = {};
+    const rooms = new Map();
+    for (const json of list) {
+        const roomId = isPlainObject(json) ? json["room_id"] : undefined;
+        if (typeof roomId !== "string") {
+            s.log.info({ origin }, "ignoring a PDU without a room_id");
+            continue;
+        }
+        const room = rooms.get(roomId)?.room ?? (await loadRoom(s, roomId));
+        if (!room) {
+            // A room whose state we lack: only the end of a local user's out-of-band invite or knock is taken.
+            const update = await receiveOutOfBandUpdate(s, origin, roomId, json);
+            if (update) {
+                out[update.eventId] = update.error === undefined ? {} : { error: update.error };
+                continue;
+            }
+            // Without the room's version the event's id cannot be told (Synapse ignores it too).
+            s.log.info({ origin, roomId }, "ignoring a PDU for an unknown room");
+            continue;
+        }
+        const parsed = parsePdu(room, json);
+        if (!parsed) {
+            const bad = badPdu(room, json);
+            if (bad.eventId)
+                out[bad.eventId] = { error: bad.reason };
+            else
+                s.log.info({ origin, roomId, reason: bad.reason }, "ignoring a malformed PDU");
+            continue;
+        }
+        let group = rooms.get(roomId);
+        if (!group)
+            rooms.set(roomId, (group = { room, pdus: [] }));
+        group.pdus.push(parsed);
+    }
+    const queue = [...rooms.values()];
+    const worker = async () => {
+        for (let g = queue.shift(); g; g = queue.shift()) {
+            let results;
+            try {
+                // A server the room's ACL denies has none of its PDUs taken (Synapse's answer for each).
+                results = (await serverAllowedInState(s, g.room.state, origin))
+                    ? await ingestPdus(s, origin, g.room, g.pdus)
+                    : new Map(g.pdus.map((p) => [p.eventId, "Server is banned from room"]));
+            }
+            catch (err) {
+                s.log.error({ err, origin, roomId: g.room.roomId }, "failed to receive PDUs");
+                results = new Map(g.pdus.map((p) => [p.eventId, "Internal error while processing the event"]));
+            }
+            for (const [id, error] of results)
+                out[id] = error === undefined ? {} : { error };
+        }
+    };
+    await Promise.all(Array.from({ length: Math.min(ROOM_CONCURRENCY, queue.length) }, worker));
+    return out;
+}
+/**
+ * The EDUs of a transaction, in order, each to the handler of its edu_type. A handler's MatrixError (bad
+ * content) drops that EDU; any other failure fails the transaction (not recorded: the sender retries,
+ * as Synapse makes it for EDUs that must not be lost, such as to-device messages).
+ */
+async function receiveEdus(s, origin, list, st) {
+    for (const edu of list) {
+        if (!isPlainObject(edu) || typeof edu["edu_type"] !== "string") {
+            s.log.info({ origin }, "ignoring a malformed EDU");
+            continue;
+        }
+        const type = edu["edu_type"];
+        const handler = s.extensions.eduHandlers.find((h) => h.type === type);
+        if (!handler) {
+            if (!st.unknownEdus.has(type)) {
+                st.unknownEdus.add(type);
+                s.log.info({ origin, eduType: type }, "dropping EDUs of a type no handler takes");
+            }
+            continue;
+        }
+        try {
+            await handler.handle(s, origin, edu["content"]);
+        }
+        catch (err) {
+            if (!(err instanceof MatrixError))
+                throw err;
+            s.log.info({ err, origin, eduType: type }, "dropping an EDU its handler refused");
+        }
+    }
+}
+/** Forgets answered transactions after a day (checked hourly). */
+export const expireReceivedTransactions = (s) => {
+    const store = new ReceivedTransactionStore(s.storage.sql);
+    const timer = setInterval(() => {
+        store.expire(s.clock.now() - KEEP_MS).catch((err) => s.log.warn({ err }, "expiring received transactions failed"));
+    }, 60 * 60 * 1000);
+    timer.unref();
+    return () => clearInterval(timer);
+};

@@ -1,0 +1,57 @@
+// Media URLs a browser can load without an Authorization header (an <img src> cannot send one), for the
+// GraphQL face: short-lived URLs signed by this server for one viewer. The spec says clients SHOULD NOT put
+// access tokens in URLs (authenticated media, v1.11: they get copied into messages), so the URL carries an
+// HMAC over (media, size, viewer, expiry) instead, served by /_impl/media/v1/{download,thumbnail}/...
+// Expiry is rounded up to a 10-minute step so the same URL comes back for a while (browser caches).
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { MatrixError } from "../errors.js";
+import { parseMxc } from "./ids.js";
+/** A signed URL is valid for at least this long after it was handed out. */
+export const BROWSER_URL_LIFETIME_MS = 3_600_000;
+const STEP_MS = 600_000;
+const keys = new WeakMap();
+function key(s) {
+    let k = keys.get(s);
+    if (!k) {
+        const seed = s.signingKeys[0]?.seed ?? Buffer.from(s.config.server_name);
+        k = createHash("sha256").update("weft browser media urls\0").update(seed).digest();
+        keys.set(s, k);
+    }
+    return k;
+}
+function signature(s, ref, userId, exp, thumb) {
+    const what = thumb ? `thumbnail\n${thumb.width}\n${thumb.height}\n${thumb.method}` : "download";
+    return createHmac("sha256", key(s)).update(`${ref.origin}\n${ref.mediaId}\n${what}\n${userId}\n${exp}`).digest("base64url");
+}
+/** A signed http(s) URL of `mxc` (or of a thumbnail of it) for `userId`; null for a missing or bad mxc URI. */
+export function browserMediaUrl(s, userId, mxc, thumb) {
+    const ref = parseMxc(mxc);
+    if (!ref)
+        return null;
+    const exp = Math.ceil((s.clock.now() + BROWSER_URL_LIFETIME_MS) / STEP_MS) * STEP_MS;
+    const q = new URLSearchParams();
+    if (thumb) {
+        q.set("width", String(thumb.width));
+        q.set("height", String(thumb.height));
+        q.set("method", thumb.method);
+    }
+    q.set("user", userId);
+    q.set("exp", String(exp));
+    q.set("sig", signature(s, ref, userId, exp, thumb));
+    const kind = thumb ? "thumbnail" : "download";
+    return `${s.config.public_baseurl}_impl/media/v1/${kind}/${encodeURIComponent(ref.origin)}/${ref.mediaId}?${q}`;
+}
+/** Checks a signed URL's signature, expiry and viewer (still an active account); M_FORBIDDEN otherwise. */
+export async function checkBrowserMediaUrl(s, ref, p, thumb) {
+    const bad = () => new MatrixError("M_FORBIDDEN", "Invalid or expired media URL", 403);
+    if (!p.user || !p.exp || !p.sig || !/^\d{1,16}$/.test(p.exp))
+        throw bad();
+    const exp = Number(p.exp);
+    const want = Buffer.from(signature(s, ref, p.user, exp, thumb));
+    const got = Buffer.from(p.sig);
+    if (want.length !== got.length || !timingSafeEqual(want, got) || exp < s.clock.now())
+        throw bad();
+    const user = await s.users.get(p.user);
+    if (!user || user.deactivated)
+        throw bad();
+}

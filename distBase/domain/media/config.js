@@ -1,0 +1,3 @@
+export function mediaConfig(s) {
+    return { "m.upload.size": s.config.max_upload_size };
+}

@@ -1,0 +1,162 @@
+// Uploading content: POST /_matrix/media/v3/upload (a new mxc URI) and PUT /_matrix/media/v3/upload/
+// {serverName}/{mediaId} (content for an mxc URI reserved by POST /media/v1/create). The body streams to
+// a temporary file (max_upload_size enforced before and while reading), reaches its place by rename, and
+// only then gets its row; thumbnails are pre-generated after, and their failure never fails the upload.
+// Spec: Client-Server API "Content repository", uploads.
+import { rename } from "node:fs/promises";
+import { requireNotGuest } from "../accounts/guest-access.js";
+import { MatrixError, forbidden, notFound } from "../errors.js";
+import { checkMediaRef, mxcUri, newMediaId } from "./ids.js";
+import { unlinkQuietly } from "./files.js";
+import { tooLarge, writeToTemp } from "./write-stream.js";
+import { pregenerateThumbnails } from "./thumbnails.js";
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:[ \\t]*;[ \\t]*${TOKEN}=(?:${TOKEN}|"[^"\\\\\\x00-\\x1f]*"))*[ \\t]*$`);
+const MAX_FILENAME = 1024;
+export function isValidMediaType(t) {
+    return t.length <= 255 && MEDIA_TYPE.test(t);
+}
+export function isValidUploadName(name) {
+    return name.length <= MAX_FILENAME && !/[\x00-\x1f\x7f]/.test(name) && !name.includes("\uFFFD");
+}
+/** Checks the headers and the size announced, before a byte of the body is read. */
+export function checkUpload(s, input) {
+    if (input.contentLength !== undefined) {
+        if (!/^\d+$/.test(input.contentLength))
+            throw new MatrixError("M_INVALID_PARAM", "Content-Length value is invalid", 400);
+        if (Number(input.contentLength) > s.config.max_upload_size)
+            throw tooLarge(s.config.max_upload_size);
+    }
+    const mediaType = input.contentType?.trim() || "application/octet-stream";
+    if (!isValidMediaType(mediaType))
+        throw new MatrixError("M_INVALID_PARAM", "Content-Type is not a valid media type", 400);
+    const name = input.filename || null;
+    if (name !== null && !isValidUploadName(name))
+        throw new MatrixError("M_INVALID_PARAM", "Invalid filename parameter", 400);
+    return { mediaType, uploadName: name };
+}
+/** Writes the body to its final place and returns its size; the caller writes the row (or removes the file). */
+async function storeBody(s, ref, body) {
+    const { files } = s.media;
+    const tmp = await writeToTemp(files, body, s.config.max_upload_size);
+    const dest = files.contentPath(ref);
+    try {
+        await files.ensureDirFor(dest);
+        await rename(tmp.path, dest);
+    }
+    catch (err) {
+        await unlinkQuietly(tmp.path);
+        throw err;
+    }
+    return { path: dest, size: tmp.size };
+}
+async function afterUpload(s, ref, mediaType, path) {
+    s.media.uploads.notify(mxcUri(ref));
+    try {
+        await pregenerateThumbnails(s, ref, mediaType, path);
+    }
+    catch (err) {
+        if (err instanceof MatrixError)
+            s.log.info({ mxc: mxcUri(ref), reason: err.message }, "no thumbnails for this upload");
+        else
+            s.log.warn({ err, mxc: mxcUri(ref) }, "thumbnail pre-generation failed");
+    }
+}
+/**
+ * Makes a finished temporary file new local media (URL preview images): rename, then the row; the file is
+ * removed if either fails. Thumbnails are pre-generated as for uploads.
+ */
+export async function adoptTempFile(s, tmp, meta, userId) {
+    const ref = { origin: s.config.server_name, mediaId: newMediaId() };
+    const dest = s.media.files.contentPath(ref);
+    try {
+        await s.media.files.ensureDirFor(dest);
+        await rename(tmp.path, dest);
+        const now = s.clock.now();
+        const ok = await s.media.store.insert({ ...ref, ...meta, mediaLength: tmp.size, userId, createdTs: now, uploadedTs: now, unusedExpiresTs: null, authenticated: s.config.enable_authenticated_media });
+        if (!ok)
+            throw new Error("media id collision");
+    }
+    catch (err) {
+        await unlinkQuietly(tmp.path);
+        await unlinkQuietly(dest);
+        throw err;
+    }
+    await afterUpload(s, ref, meta.mediaType, dest);
+    return ref;
+}
+/** POST /upload: stores the body as new local media; returns its mxc URI. */
+export async function uploadMedia(s, r, input) {
+    requireNotGuest(r, "uploadMedia");
+    const meta = checkUpload(s, input);
+    const ref = { origin: s.config.server_name, mediaId: newMediaId() };
+    const stored = await storeBody(s, ref, input.body);
+    const now = s.clock.now();
+    try {
+        const ok = await s.media.store.insert({
+            ...ref, ...meta, mediaLength: stored.size, userId: r.userId, createdTs: now, uploadedTs: now, unusedExpiresTs: null,
+            authenticated: s.config.enable_authenticated_media,
+        });
+        if (!ok)
+            throw new Error("media id collision");
+    }
+    catch (err) {
+        await unlinkQuietly(stored.path);
+        throw err;
+    }
+    await afterUpload(s, ref, meta.mediaType, stored.path);
+    return { content_uri: mxcUri(ref) };
+}
+/** PUT /upload/{serverName}/{mediaId}: the content of an mxc URI the requester reserved with /create. */
+export async function uploadToCreated(s, r, serverName, mediaId, input) {
+    requireNotGuest(r, "uploadMedia");
+    const ref = checkMediaRef(serverName, mediaId);
+    if (ref.origin !== s.config.server_name)
+        throw notFound("Non-local server name specified");
+    const key = mxcUri(ref);
+    if (s.media.uploading.has(key))
+        throw new MatrixError("M_CANNOT_OVERWRITE_MEDIA", "Media ID cannot be overwritten", 409);
+    s.media.uploading.add(key);
+    try {
+        const row = await s.media.store.get(ref);
+        if (!row)
+            throw notFound("Unknown media ID");
+        if (row.userId !== r.userId)
+            throw forbidden("You may not upload to this media ID");
+        if (row.uploadedTs !== null)
+            throw new MatrixError("M_CANNOT_OVERWRITE_MEDIA", "Media ID has already been uploaded to", 409);
+        if (row.unusedExpiresTs !== null && row.unusedExpiresTs < s.clock.now())
+            throw notFound("Media ID has expired");
+        const meta = checkUpload(s, input);
+        const stored = await storeBody(s, ref, input.body);
+        try {
+            const ok = await s.media.store.completePending(ref, { ...meta, mediaLength: stored.size, uploadedTs: s.clock.now(), authenticated: s.config.enable_authenticated_media });
+            if (!ok)
+                throw new MatrixError("M_CANNOT_OVERWRITE_MEDIA", "Media ID has already been uploaded to", 409);
+        }
+        catch (err) {
+            await unlinkQuietly(stored.path);
+            throw err;
+        }
+        await afterUpload(s, ref, meta.mediaType, stored.path);
+        return {};
+    }
+    finally {
+        s.media.uploading.delete(key);
+    }
+}
+/** POST /media/v1/create: reserves an mxc URI for content uploaded later (rc_media_create, pending cap). */
+export async function createMedia(s, r) {
+    requireNotGuest(r, "uploadMedia");
+    s.ratelimiter.check(`media_create:${r.userId}`, s.config.rc_media_create);
+    const now = s.clock.now();
+    if ((await s.media.store.countPending(r.userId, now)) >= s.config.max_pending_media_uploads)
+        throw new MatrixError("M_LIMIT_EXCEEDED", "You have too many uploads pending", 429, { retry_after_ms: 60_000 });
+    const ref = { origin: s.config.server_name, mediaId: newMediaId() };
+    const expires = now + s.config.unused_expiration_time;
+    await s.media.store.insert({
+        ...ref, mediaType: null, uploadName: null, mediaLength: null, userId: r.userId, createdTs: now, uploadedTs: null,
+        unusedExpiresTs: expires, authenticated: s.config.enable_authenticated_media,
+    });
+    return { content_uri: mxcUri(ref), unused_expires_at: expires };
+}

@@ -1,0 +1,122 @@
+// Presence (spec: Client-Server API "Presence"): PUT/GET /presence/{userId}/status, the `set_presence`
+// parameter of /sync, and the idle sweep (online → unavailable after 5 minutes without activity, as
+// Synapse's IDLE_TIMER). Each change moves the presence stream and wakes the syncs of the user and of
+// everyone who shares a room with them (the only users who may see it). With `use_presence: false`
+// (Synapse's `presence.enabled`) updates are accepted and dropped, and everyone reads as offline.
+import { MatrixError } from "../errors.js";
+import { checkStorableText } from "../text.js";
+export const PRESENCE_STATES = ["online", "unavailable", "offline"];
+/** Online users idle this long become unavailable (Synapse's IDLE_TIMER). */
+export const IDLE_TIMEOUT_MS = 5 * 60_000;
+/** last_active is refreshed by syncs at most this often; within it a user counts as currently active. */
+export const LAST_ACTIVE_GRANULARITY_MS = 60_000;
+/** The presence content of a row as clients see it, now. */
+export function presenceContent(row, now) {
+    if (!row)
+        return { presence: "offline" };
+    return {
+        presence: row.state,
+        ...(row.lastActiveTs > 0 ? { last_active_ago: Math.max(0, now - row.lastActiveTs) } : {}),
+        ...(row.state !== "offline" ? { currently_active: row.currentlyActive && now - row.lastActiveTs < IDLE_TIMEOUT_MS } : {}),
+        ...(row.statusMsg !== null ? { status_msg: row.statusMsg } : {}),
+    };
+}
+/** The m.presence event of a row (sync's presence.events). */
+export function presenceEvent(row, now) {
+    return { type: "m.presence", sender: row.userId, content: presenceContent(row, now) };
+}
+/** Wakes the syncs that may see `userId`'s presence (a local or remote user). */
+export async function announce(s, userId, position) {
+    const userIds = [...new Set([userId, ...(await s.e2ee.usersSharingRoomsWith(userId))])];
+    s.rooms.notifier.notify({ stream: "presence", position, userIds });
+}
+/** Applies a change computed from the current row (undefined: no change) and announces it. */
+async function change(s, userId, next) {
+    if (!s.config.use_presence)
+        return undefined;
+    const now = s.clock.now();
+    const row = await s.presence.update(userId, (cur) => next(cur, now));
+    if (row)
+        await announce(s, userId, row.streamId);
+    return row;
+}
+export function parsePresenceBody(body) {
+    const p = body.presence;
+    if (p === undefined)
+        throw new MatrixError("M_MISSING_PARAM", "Missing presence", 400);
+    if (typeof p !== "string")
+        throw new MatrixError("M_BAD_JSON", "presence must be a string", 400);
+    if (!PRESENCE_STATES.includes(p))
+        throw new MatrixError("M_INVALID_PARAM", "presence must be online, unavailable or offline", 400);
+    const msg = body.status_msg;
+    if (msg !== undefined && msg !== null && typeof msg !== "string")
+        throw new MatrixError("M_BAD_JSON", "status_msg must be a string", 400);
+    if (typeof msg === "string" && msg.length > 1024)
+        throw new MatrixError("M_INVALID_PARAM", "status_msg is too long", 400);
+    if (typeof msg === "string")
+        checkStorableText(msg, "status_msg");
+    return { presence: p, statusMsg: msg ?? null };
+}
+/** PUT /presence/{userId}/status: one's own state and status message (cleared when absent, as in Synapse). */
+export async function setPresence(s, r, userId, u) {
+    checkUserId(userId);
+    if (r.userId !== userId)
+        throw new MatrixError("M_FORBIDDEN", "You cannot set the presence of another user", 403);
+    await change(s, userId, (cur, now) => ({
+        userId,
+        state: u.presence,
+        statusMsg: u.statusMsg,
+        lastActiveTs: u.presence === "online" ? now : (cur?.lastActiveTs ?? now),
+        lastUserSyncTs: cur?.lastUserSyncTs ?? 0,
+        currentlyActive: u.presence === "online",
+    }));
+}
+/** GET /presence/{userId}/status: oneself, or a user who shares a room with the requester (M_FORBIDDEN otherwise). */
+export async function getPresence(s, r, userId) {
+    checkUserId(userId);
+    if (r.userId !== userId && !(await s.e2ee.usersSharingRoomsWith(r.userId)).has(userId))
+        throw new MatrixError("M_FORBIDDEN", "You are not allowed to see their presence", 403);
+    if (!s.config.use_presence)
+        return { presence: "offline" };
+    return presenceContent(await s.presence.get(userId), s.clock.now());
+}
+/**
+ * /sync `set_presence`: "online" marks the user online and active (written when the state changes or
+ * last_active is older than the granularity), "unavailable" marks them unavailable, "offline" leaves
+ * their presence alone (Synapse: a sync that does not affect presence).
+ */
+export async function presenceFromSync(s, r, state) {
+    if (state === "offline" || r.isGuest)
+        return;
+    await change(s, r.userId, (cur, now) => {
+        if (state === "online" && cur?.state === "online" && now - cur.lastActiveTs < LAST_ACTIVE_GRANULARITY_MS)
+            return undefined;
+        if (state === "unavailable" && cur?.state === "unavailable")
+            return undefined;
+        return {
+            userId: r.userId,
+            state,
+            statusMsg: cur?.statusMsg ?? null,
+            lastActiveTs: state === "online" ? now : (cur?.lastActiveTs ?? now),
+            lastUserSyncTs: now,
+            currentlyActive: state === "online",
+        };
+    });
+}
+/** Marks online users idle since `now - IDLE_TIMEOUT_MS` unavailable. Returns how many changed. */
+export async function sweepIdlePresence(s, now = s.clock.now()) {
+    if (!s.config.use_presence)
+        return 0;
+    let n = 0;
+    for (const userId of await s.presence.idleOnline(now - IDLE_TIMEOUT_MS, s.config.server_name)) {
+        const row = await change(s, userId, (cur) => cur && cur.state === "online" && cur.lastActiveTs < now - IDLE_TIMEOUT_MS ? { ...cur, state: "unavailable", currentlyActive: false } : undefined);
+        if (row)
+            n++;
+    }
+    return n;
+}
+/** Validates a presence user id path parameter loosely (a user id). */
+export function checkUserId(userId) {
+    if (!/^@[^:]+:.+$/.test(userId))
+        throw new MatrixError("M_INVALID_PARAM", `${userId} is not a valid user ID`, 400);
+}

@@ -1,0 +1,80 @@
+const SOUND = { set_tweak: "sound", value: "default" };
+const HIGHLIGHT = { set_tweak: "highlight" };
+const match = (key, pattern) => ({ kind: "event_match", key, pattern });
+/** Rule ids whose matching is disabled for events that carry `content["m.mentions"]` (MSC3952, Synapse). */
+export const LEGACY_MENTION_RULES = new Set([".m.rule.contains_display_name", ".m.rule.roomnotif", ".m.rule.contains_user_name"]);
+/** The user's localpart ("@alice:example.org" → "alice"). */
+export function localpartOf(userId) {
+    const colon = userId.indexOf(":");
+    return userId.slice(1, colon < 0 ? undefined : colon);
+}
+/** `.m.rule.master`: always first, before the user's own override rules. */
+export function masterRule() {
+    return { kind: "override", rule_id: ".m.rule.master", enabled: false, conditions: [], actions: [] };
+}
+/** The other default rules of the user, in the spec's order within each kind. */
+export function defaultRules(userId) {
+    return [
+        { kind: "override", rule_id: ".m.rule.suppress_notices", enabled: true, conditions: [match("content.msgtype", "m.notice")], actions: [] },
+        {
+            kind: "override",
+            rule_id: ".m.rule.invite_for_me",
+            enabled: true,
+            conditions: [match("type", "m.room.member"), match("content.membership", "invite"), match("state_key", userId)],
+            actions: ["notify", SOUND],
+        },
+        { kind: "override", rule_id: ".m.rule.member_event", enabled: true, conditions: [match("type", "m.room.member")], actions: [] },
+        {
+            kind: "override",
+            rule_id: ".m.rule.is_user_mention",
+            enabled: true,
+            conditions: [{ kind: "event_property_contains", key: "content.m\\.mentions.user_ids", value: userId }],
+            actions: ["notify", SOUND, HIGHLIGHT],
+        },
+        { kind: "override", rule_id: ".m.rule.contains_display_name", enabled: true, conditions: [{ kind: "contains_display_name" }], actions: ["notify", SOUND, HIGHLIGHT] },
+        {
+            kind: "override",
+            rule_id: ".m.rule.is_room_mention",
+            enabled: true,
+            conditions: [{ kind: "event_property_is", key: "content.m\\.mentions.room", value: true }, { kind: "sender_notification_permission", key: "room" }],
+            actions: ["notify", HIGHLIGHT],
+        },
+        {
+            kind: "override",
+            rule_id: ".m.rule.roomnotif",
+            enabled: true,
+            conditions: [{ kind: "sender_notification_permission", key: "room" }, match("content.body", "@room")],
+            actions: ["notify", HIGHLIGHT],
+        },
+        { kind: "override", rule_id: ".m.rule.tombstone", enabled: true, conditions: [match("type", "m.room.tombstone"), match("state_key", "")], actions: ["notify", HIGHLIGHT] },
+        { kind: "override", rule_id: ".m.rule.reaction", enabled: true, conditions: [match("type", "m.reaction")], actions: [] },
+        { kind: "override", rule_id: ".m.rule.room.server_acl", enabled: true, conditions: [match("type", "m.room.server_acl"), match("state_key", "")], actions: [] },
+        {
+            kind: "override",
+            rule_id: ".m.rule.suppress_edits",
+            enabled: true,
+            conditions: [{ kind: "event_property_is", key: "content.m\\.relates_to.rel_type", value: "m.replace" }],
+            actions: [],
+        },
+        { kind: "content", rule_id: ".m.rule.contains_user_name", enabled: true, pattern: localpartOf(userId), actions: ["notify", SOUND, HIGHLIGHT] },
+        { kind: "underride", rule_id: ".m.rule.call", enabled: true, conditions: [match("type", "m.call.invite")], actions: ["notify", { set_tweak: "sound", value: "ring" }] },
+        {
+            kind: "underride",
+            rule_id: ".m.rule.encrypted_room_one_to_one",
+            enabled: true,
+            conditions: [{ kind: "room_member_count", is: "2" }, match("type", "m.room.encrypted")],
+            actions: ["notify", SOUND],
+        },
+        {
+            kind: "underride",
+            rule_id: ".m.rule.room_one_to_one",
+            enabled: true,
+            conditions: [{ kind: "room_member_count", is: "2" }, match("type", "m.room.message")],
+            actions: ["notify", SOUND],
+        },
+        { kind: "underride", rule_id: ".m.rule.message", enabled: true, conditions: [match("type", "m.room.message")], actions: ["notify"] },
+        { kind: "underride", rule_id: ".m.rule.encrypted", enabled: true, conditions: [match("type", "m.room.encrypted")], actions: ["notify"] },
+    ];
+}
+/** Every default rule id with its kind (the same for every user). */
+export const DEFAULT_RULE_KINDS = new Map([masterRule(), ...defaultRules("@x:x")].map((r) => [r.rule_id, r.kind]));

@@ -1,0 +1,103 @@
+// The shapes of push rules (spec: Client-Server API "Push Rules", definitions/push_rule.yaml,
+// push_condition.yaml) and the checks of what a client sends: rule kinds, rule ids, conditions and
+// actions, each failing with 400 M_INVALID_PARAM and a message that names the bad part.
+import { MatrixError } from "../errors.js";
+import { isPlainObject } from "../events/types.js";
+/** Rule kinds in the order they are checked. */
+export const RULE_KINDS = ["override", "content", "room", "sender", "underride"];
+const invalid = (msg) => new MatrixError("M_INVALID_PARAM", msg, 400);
+export function parseKind(kind) {
+    if (!RULE_KINDS.includes(kind))
+        throw invalid(`Unknown push rule kind: ${kind}`);
+    return kind;
+}
+/** The `room_member_count` comparison: an optional operator and a decimal integer. */
+export const MEMBER_COUNT_IS = /^(==|<=|>=|<|>)?([0-9]+)$/;
+const isScalar = (v) => v === null || typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isSafeInteger(v));
+/**
+ * Checks one condition. Unknown kinds are accepted (the spec says they never match); the known kinds
+ * must carry their parameters with the right types.
+ */
+export function checkCondition(c, where) {
+    if (!isPlainObject(c))
+        throw invalid(`${where} must be an object`);
+    if (typeof c.kind !== "string" || c.kind === "")
+        throw invalid(`${where}.kind must be a string`);
+    const str = (k) => {
+        if (typeof c[k] !== "string")
+            throw invalid(`${where}.${k} must be a string for ${c.kind}`);
+    };
+    switch (c.kind) {
+        case "event_match":
+            str("key");
+            str("pattern");
+            break;
+        case "event_property_is":
+        case "event_property_contains":
+            str("key");
+            if (!("value" in c) || !isScalar(c.value))
+                throw invalid(`${where}.value must be a string, an integer, a boolean or null`);
+            break;
+        case "room_member_count":
+            str("is");
+            if (!MEMBER_COUNT_IS.test(c.is))
+                throw invalid(`${where}.is must be an integer optionally prefixed by ==, <, >, <= or >=`);
+            break;
+        case "sender_notification_permission":
+            str("key");
+            break;
+    }
+    return c;
+}
+/** Checks an actions list: "notify", the legacy "dont_notify" / "coalesce", or {set_tweak, value?}. */
+export function checkActions(actions) {
+    if (!Array.isArray(actions))
+        throw invalid("actions must be a list");
+    actions.forEach((a, i) => {
+        if (a === "notify" || a === "dont_notify" || a === "coalesce")
+            return;
+        if (isPlainObject(a) && typeof a.set_tweak === "string" && a.set_tweak !== "")
+            return;
+        throw invalid(`actions[${i}] is not a known action: ${JSON.stringify(a)}`);
+    });
+    return actions;
+}
+/** Refuses rule ids reserved for server-default rules or containing path separators. */
+export function checkUserRuleId(ruleId) {
+    if (ruleId === "")
+        throw invalid("The rule ID must not be empty");
+    if (ruleId.startsWith("."))
+        throw invalid("Rule IDs starting with '.' are reserved for server-default rules");
+    if (ruleId.includes("/") || ruleId.includes("\\"))
+        throw invalid("Rule IDs may not contain slashes or backslashes");
+}
+/** The parts of a user rule a PUT body gives, per kind (room and sender rules take their id as pattern). */
+export function parseRuleBody(kind, body) {
+    if (!("actions" in body))
+        throw invalid("The rule has no actions");
+    const actions = checkActions(body.actions);
+    if (kind === "override" || kind === "underride") {
+        const list = body.conditions ?? [];
+        if (!Array.isArray(list))
+            throw invalid("conditions must be a list");
+        return { conditions: list.map((c, i) => checkCondition(c, `conditions[${i}]`)), actions };
+    }
+    if (kind === "content") {
+        if (typeof body.pattern !== "string")
+            throw invalid("A content rule needs a pattern string");
+        return { pattern: body.pattern, actions };
+    }
+    return { actions };
+}
+/** Tweaks of an action list (`value` absent means true, as the spec says for highlight). */
+export function tweaksOf(actions) {
+    const tweaks = {};
+    for (const a of actions)
+        if (typeof a === "object" && a !== null && typeof a.set_tweak === "string")
+            tweaks[a.set_tweak] = "value" in a ? a.value : true;
+    return tweaks;
+}
+/** Whether these actions notify, and highlight (the legacy dont_notify / coalesce are ignored). */
+export function outcomeOf(actions) {
+    return { notify: actions.includes("notify"), highlight: Boolean(tweaksOf(actions).highlight) };
+}

@@ -1,0 +1,117 @@
+// The push rules API's operations (spec: Client-Server API "Push Rules: API"): read the ruleset or one
+// rule (or its enabled/actions), add or replace a user rule with before/after ordering, delete it, and
+// set enabled/actions of any rule (server-default ones included). Writes for one user are serialized,
+// check everything before writing (bad input leaves the ruleset unchanged), move the push_rules stream,
+// drop the user's compiled rules and wake their syncs (m.push_rules in account_data).
+import { MatrixError } from "../errors.js";
+import { requireNotGuest } from "../accounts/guest-access.js";
+import { DEFAULT_RULE_KINDS } from "./default-rules.js";
+import { findRule } from "./ruleset.js";
+import { checkActions, checkUserRuleId, parseKind, parseRuleBody } from "./rule-types.js";
+const notFound = () => new MatrixError("M_NOT_FOUND", "The push rule was not found.", 404);
+/** The user's ruleset ({global: ...} is built by the caller). */
+export async function getRuleset(s, userId) {
+    return (await s.push.rules.of(userId)).json;
+}
+/** GET /pushrules/: the requester's ruleset. */
+export async function getOwnRuleset(s, r) {
+    requireNotGuest(r, "pushRules");
+    return getRuleset(s, r.userId);
+}
+export async function getRule(s, r, kind, ruleId) {
+    const rule = findRule(await getOwnRuleset(s, r), parseKind(kind), ruleId);
+    if (!rule)
+        throw notFound();
+    return rule;
+}
+/** GET .../{ruleId}/{attr}: `enabled` or `actions` (other attributes are not part of the API). */
+export async function getRuleAttr(s, r, kind, ruleId, attr) {
+    if (attr !== "enabled" && attr !== "actions")
+        throw new MatrixError("M_UNRECOGNIZED", "Unrecognised push rule attribute", 400);
+    const rule = await getRule(s, r, kind, ruleId);
+    return attr === "enabled" ? { enabled: rule.enabled } : { actions: rule.actions };
+}
+async function changed(s, userId, position) {
+    s.push.rules.drop(userId);
+    s.rooms.notifier.notify({ stream: "push_rules", position, userIds: [userId] });
+}
+function lane(s, userId, fn) {
+    return s.rooms.lanes.run(`push_rules ${userId}`, fn);
+}
+/** PUT /pushrules/global/{kind}/{ruleId}[?before=|after=]: adds or replaces a user rule. */
+export async function putRule(s, r, kindText, ruleId, body, rel) {
+    requireNotGuest(r, "pushRules");
+    const userId = r.userId;
+    const kind = parseKind(kindText);
+    checkUserRuleId(ruleId);
+    const parts = parseRuleBody(kind, body);
+    await lane(s, userId, async () => {
+        const own = (await s.push.rules.store.rules(userId)).filter((r) => r.kind === kind).sort((a, b) => a.position - b.position);
+        const existing = own.find((r) => r.ruleId === ruleId);
+        const others = own.filter((r) => r.ruleId !== ruleId).map((r) => r.ruleId);
+        const anchor = rel.before ?? rel.after;
+        let order;
+        if (anchor !== undefined) {
+            const at = others.indexOf(anchor);
+            if (at < 0)
+                throw new MatrixError("M_UNKNOWN", `before/after rule not found: ${anchor}`, 400);
+            order = [...others];
+            order.splice(rel.before !== undefined ? at : at + 1, 0, ruleId);
+        }
+        else if (existing)
+            order = own.map((r) => r.ruleId);
+        else
+            order = [ruleId, ...others];
+        const position = await s.push.rules.store.change(userId, async (tx) => {
+            await s.push.rules.store.upsertRule(tx, userId, {
+                kind,
+                ruleId,
+                position: order.indexOf(ruleId),
+                conditions: parts.conditions ? JSON.stringify(parts.conditions) : null,
+                pattern: parts.pattern ?? null,
+                actions: JSON.stringify(parts.actions),
+            });
+            for (const [i, id] of order.entries())
+                if (id !== ruleId && own.find((r) => r.ruleId === id)?.position !== i)
+                    await s.push.rules.store.setPosition(tx, userId, kind, id, i);
+        });
+        await changed(s, userId, position);
+    });
+}
+export async function deleteRule(s, r, kindText, ruleId) {
+    requireNotGuest(r, "pushRules");
+    const userId = r.userId;
+    const kind = parseKind(kindText);
+    if (DEFAULT_RULE_KINDS.get(ruleId) === kind)
+        throw new MatrixError("M_INVALID_PARAM", "Server-default rules cannot be deleted", 400);
+    await lane(s, userId, async () => {
+        const own = await s.push.rules.store.rules(userId);
+        if (!own.some((r) => r.kind === kind && r.ruleId === ruleId))
+            throw notFound();
+        const position = await s.push.rules.store.change(userId, async (tx) => void (await s.push.rules.store.deleteRule(tx, userId, kind, ruleId)));
+        await changed(s, userId, position);
+    });
+}
+/** PUT .../{ruleId}/enabled or /actions, for user rules and server-default rules alike. */
+export async function setRuleAttr(s, r, kindText, ruleId, attr, body) {
+    requireNotGuest(r, "pushRules");
+    const userId = r.userId;
+    if (attr !== "enabled" && attr !== "actions")
+        throw new MatrixError("M_UNRECOGNIZED", "Unrecognised push rule attribute", 400);
+    const kind = parseKind(kindText);
+    let change;
+    if (attr === "enabled") {
+        if (typeof body.enabled !== "boolean")
+            throw new MatrixError("M_INVALID_PARAM", "enabled must be a boolean", 400);
+        change = { enabled: body.enabled };
+    }
+    else
+        change = { actions: JSON.stringify(checkActions(body.actions)) };
+    await lane(s, userId, async () => {
+        const isDefault = DEFAULT_RULE_KINDS.get(ruleId) === kind;
+        if (!isDefault && !(await s.push.rules.store.rules(userId)).some((r) => r.kind === kind && r.ruleId === ruleId))
+            throw notFound();
+        const position = await s.push.rules.store.change(userId, (tx) => isDefault ? s.push.rules.store.setOverride(tx, userId, kind, ruleId, change) : s.push.rules.store.setRuleAttr(tx, userId, kind, ruleId, change));
+        await changed(s, userId, position);
+    });
+}

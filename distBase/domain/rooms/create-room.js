@@ -1,0 +1,183 @@
+// POST /createRoom: the create event, the creator's join, power levels (with the override), preset
+// state (join rules, history visibility, guest access), initial_state, name, topic and invites — all
+// built in order, authorized, and committed in one transaction. Spec: Client-Server API "Creation".
+import { MatrixError } from "../errors.js";
+import { getRoomVersion } from "./room-versions.js";
+import { buildEvent } from "./build-event.js";
+import { persistDrafts } from "./persist.js";
+import { roomIdFromCreateEvent } from "../events/hashes.js";
+import { randomString, parseUserId } from "../ids.js";
+import { isPlainObject } from "../events/types.js";
+import { memberContentFor } from "./membership.js";
+import { NAMED_LEVEL_DEFAULTS } from "../auth/index.js";
+import { checkPowerLevelsContent } from "./power-levels.js";
+import { requireNotGuest } from "../accounts/guest-access.js";
+import { assertAclKeepsServer } from "../federation/server-acl.js";
+const PRESETS = ["private_chat", "public_chat", "trusted_private_chat"];
+function optString(v, name) {
+    if (v === undefined || v === null)
+        return undefined;
+    if (typeof v !== "string")
+        throw new MatrixError("M_BAD_JSON", `${name} must be a string`);
+    return v;
+}
+function parseRequest(s, req) {
+    const version = optString(req.room_version, "room_version") ?? s.config.default_room_version;
+    const v = getRoomVersion(version);
+    if (!v)
+        throw new MatrixError("M_UNSUPPORTED_ROOM_VERSION", `Unknown room version ${version}`, 400);
+    const visibility = optString(req.visibility, "visibility") ?? "private";
+    if (visibility !== "public" && visibility !== "private")
+        throw new MatrixError("M_INVALID_PARAM", "visibility must be public or private", 400);
+    const preset = (optString(req.preset, "preset") ?? (visibility === "public" ? "public_chat" : "private_chat"));
+    if (!PRESETS.includes(preset))
+        throw new MatrixError("M_INVALID_PARAM", `Unknown preset ${preset}`, 400);
+    const invites = req.invite ?? [];
+    if (!Array.isArray(invites) || invites.some((u) => typeof u !== "string"))
+        throw new MatrixError("M_BAD_JSON", "invite must be a list of user ids");
+    for (const u of invites)
+        parseUserId(u);
+    if (req.invite_3pid !== undefined && (!Array.isArray(req.invite_3pid) || req.invite_3pid.length > 0))
+        throw new MatrixError("M_UNRECOGNIZED", "Third-party invites are not supported by this server", 400);
+    const creation = req.creation_content ?? {};
+    if (!isPlainObject(creation))
+        throw new MatrixError("M_BAD_JSON", "creation_content must be an object");
+    const initial = req.initial_state ?? [];
+    if (!Array.isArray(initial))
+        throw new MatrixError("M_BAD_JSON", "initial_state must be a list");
+    for (const e of initial) {
+        if (!isPlainObject(e) || typeof e.type !== "string" || !isPlainObject(e.content) || (e.state_key !== undefined && typeof e.state_key !== "string"))
+            throw new MatrixError("M_BAD_JSON", "initial_state entries need type, content and an optional string state_key");
+        if (e.type === "m.room.server_acl" && (e.state_key ?? "") === "")
+            assertAclKeepsServer(s, e.content);
+    }
+    const plOverride = req.power_level_content_override ?? {};
+    if (!isPlainObject(plOverride))
+        throw new MatrixError("M_BAD_JSON", "power_level_content_override must be an object");
+    if (req.is_direct !== undefined && typeof req.is_direct !== "boolean")
+        throw new MatrixError("M_BAD_JSON", "is_direct must be a boolean");
+    return {
+        v,
+        visibility,
+        preset,
+        invites: [...new Set(invites)],
+        creation,
+        initial: initial,
+        plOverride,
+        name: optString(req.name, "name"),
+        topic: optString(req.topic, "topic"),
+        isDirect: req.is_direct === true,
+    };
+}
+export async function createRoom(s, r, req, internal = {}) {
+    requireNotGuest(r, "createRoom");
+    const p = parseRequest(s, req);
+    const { v } = p;
+    const me = r.userId;
+    for (const u of p.invites) {
+        const { serverName } = parseUserId(u);
+        if (serverName !== s.config.server_name)
+            throw new MatrixError("M_FORBIDDEN", "Inviting users on other servers needs federation, which this server does not offer yet", 403);
+        if (!(await s.users.exists(u)))
+            throw new MatrixError("M_NOT_FOUND", `Unknown user ${u}`, 404);
+    }
+    // The create event decides the room id in v12, so it is built first.
+    const createContent = { ...p.creation, room_version: v.id };
+    if (v.createHasCreator)
+        createContent.creator = me;
+    else
+        delete createContent.creator;
+    // v12+: trusted_private_chat makes the invitees creators too (spec createRoom, v1.16), merged with any
+    // additional_creators the request names.
+    if (v.additionalCreators && p.preset === "trusted_private_chat" && p.invites.length > 0) {
+        const named = Array.isArray(createContent.additional_creators) ? createContent.additional_creators : [];
+        createContent.additional_creators = [...new Set([...named, ...p.invites])];
+    }
+    const provisionalId = v.roomIdIsCreateEventHash ? undefined : (internal.roomId ?? `!${randomString(18)}:${s.config.server_name}`);
+    const empty = {
+        roomId: provisionalId ?? "",
+        version: v,
+        state: new Map(),
+        stateGroup: undefined,
+        extremities: [],
+        maxDepth: 0,
+        createEvent: undefined,
+        createEventId: "",
+    };
+    const createBuilt = await buildEvent(s, { roomId: provisionalId, version: v, state: empty.state, extremities: [], maxDepth: 0 }, { type: "m.room.create", stateKey: "", sender: me, content: createContent });
+    const roomId = provisionalId ?? roomIdFromCreateEvent(createBuilt.pdu, v);
+    const room = { ...empty, roomId, createEvent: createBuilt.pdu, createEventId: createBuilt.eventId };
+    const creators = new Set([me, ...(v.additionalCreators && Array.isArray(createContent.additional_creators) ? createContent.additional_creators : [])]);
+    const users = {};
+    if (!v.privilegedCreators)
+        users[me] = 100;
+    if (p.preset === "trusted_private_chat")
+        for (const u of p.invites)
+            if (!(v.privilegedCreators && creators.has(u)))
+                users[u] = 100;
+    const powerLevels = {
+        users,
+        events: {
+            "m.room.name": 50,
+            "m.room.power_levels": 100,
+            "m.room.history_visibility": 100,
+            "m.room.canonical_alias": 50,
+            "m.room.avatar": 50,
+            // v12+: must be above state_default and the creators' unlimited power is not listed (spec createRoom).
+            "m.room.tombstone": v.privilegedCreators ? 150 : 100,
+            "m.room.server_acl": 100,
+            "m.room.encryption": 100,
+        },
+        ...NAMED_LEVEL_DEFAULTS,
+        // Synapse's presets: anyone may invite to a private room; public rooms need moderators (50).
+        invite: p.preset === "public_chat" ? 50 : 0,
+        historical: 100,
+        ...p.plOverride,
+    };
+    // initial_state replaces what a preset would send (as in Synapse): the preset's event for the same key
+    // is left out rather than sent and then overridden. A power_levels entry replaces the generated one in
+    // its place (the override does not apply to it). The request's explicit name and topic win over it.
+    const initialList = internal.initialStateFor ? internal.initialStateFor(roomId) : p.initial;
+    const initial = new Map(initialList.map((e) => [`${e.type}\u0000${e.state_key ?? ""}`, e]));
+    const initialPl = initial.get("m.room.power_levels\u0000");
+    checkPowerLevelsContent(initialPl?.content ?? powerLevels);
+    const preset = (type, content) => initial.has(`${type}\u0000`) ? [] : [{ type, stateKey: "", sender: me, content }];
+    const drafts = [
+        { type: "m.room.member", stateKey: me, sender: me, content: await memberContentFor(s, me, "join") },
+        { type: "m.room.power_levels", stateKey: "", sender: me, content: initialPl?.content ?? powerLevels },
+        ...preset("m.room.join_rules", { join_rule: p.preset === "public_chat" ? "public" : "invite" }),
+        ...preset("m.room.history_visibility", { history_visibility: "shared" }),
+        ...(p.preset !== "public_chat" ? preset("m.room.guest_access", { guest_access: "can_join" }) : []),
+    ];
+    for (const hook of s.extensions.createRoom)
+        if (hook.extraState)
+            drafts.push(...(await hook.extraState(s, r, req, roomId, v)));
+    for (const e of initialList) {
+        if (e === initialPl)
+            continue;
+        drafts.push({ type: e.type, stateKey: e.state_key ?? "", sender: me, content: e.content });
+    }
+    if (p.name !== undefined)
+        drafts.push({ type: "m.room.name", stateKey: "", sender: me, content: { name: p.name } });
+    // m.topic is a TopicContentBlock: `{ "m.text": [TextualRepresentation] }` (spec m.room.topic, v1.15).
+    if (p.topic !== undefined)
+        drafts.push({ type: "m.room.topic", stateKey: "", sender: me, content: { topic: p.topic, "m.topic": { "m.text": [{ body: p.topic, mimetype: "text/plain" }] } } });
+    for (const u of p.invites) {
+        const content = await memberContentFor(s, u, "invite");
+        if (p.isDirect)
+            content.is_direct = true;
+        drafts.push({ type: "m.room.member", stateKey: u, sender: me, content });
+    }
+    drafts.push(...(internal.finalDrafts ?? []));
+    const writes = s.extensions.createRoom.map((h) => h.alsoWrite?.(s, r, req, roomId)).filter((w) => w !== undefined);
+    const row = { roomId, roomVersion: v.id, creator: me, isPublic: p.visibility === "public" };
+    await s.rooms.lanes.run(roomId, () => persistDrafts(s, room, [createBuilt, ...drafts], {
+        alsoWrite: async (tx) => {
+            await s.rooms.store.insertRoom(tx, row, s.clock.now());
+            for (const w of writes)
+                await w(tx);
+            await internal.alsoWrite?.(tx, roomId);
+        },
+    }));
+    return { room_id: roomId };
+}

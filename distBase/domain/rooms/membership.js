@@ -1,0 +1,363 @@
+// Membership changes made by local users: join (by id or alias), leave, invite, kick, ban, unban, knock,
+// forget. Each builds an m.room.member event that the authorization rules accept or refuse; restricted
+// joins name a local member who may invite (join_authorised_via_users_server). Where another server must
+// take part — a room this server is not in, a remote alias, a remote invitee, an invite received from
+// elsewhere, the last local member leaving — the handshake is in src/domain/federation/membership/.
+// Spec: Client-Server API "Room membership"; Server-Server API "Joining Rooms", "Inviting to a room",
+// "Leaving Rooms"; Room Versions "Authorization rules".
+import { MatrixError } from "../errors.js";
+import { isValidServerName, parseRoomAlias, parseUserId } from "../ids.js";
+import { domainOf } from "../events/types.js";
+import { appendEvent } from "./append.js";
+import { currentStateEvent, loadRoom } from "./room-cache.js";
+import { stateKeyOf } from "../store/state-groups.js";
+import { requireNotGuest } from "../accounts/guest-access.js";
+import { restrictedJoin } from "./restricted-join.js";
+import { getRoomVersion } from "./room-versions.js";
+import { hostInRoom, joinedServers, localJoinedMembers } from "../federation/membership/residency.js";
+import { candidateServers } from "../federation/membership/handshake.js";
+import { joinRemoteRoom } from "../federation/membership/join-remote.js";
+import { leaveRemoteRoom, outOfBandLeave } from "../federation/membership/leave-remote.js";
+import { inviteRemoteUser } from "../federation/membership/invite-remote.js";
+import { knockRemoteRoom } from "../federation/membership/knock.js";
+import { resolveRemoteAlias } from "../federation/remote-alias.js";
+import { canonicalJson } from "../canonical-json.js";
+import { localUserExists } from "../accounts/user-lookup.js";
+import { inviteThirdParty, thirdPartyInviteOf } from "../threepids/third-party-invite.js";
+import { requireRoomNotBlocked } from "./blocked.js";
+/** The member event content for `userId`, with their profile's displayname and avatar_url when set. */
+export async function memberContentFor(s, userId, membership) {
+    const content = { membership };
+    if (membership === "join" || membership === "invite" || membership === "knock") {
+        const profile = parseUserId(userId).serverName === s.config.server_name ? await s.users.getProfile(userId) : null;
+        if (profile?.displayname)
+            content.displayname = profile.displayname;
+        if (profile?.avatarUrl)
+            content.avatar_url = profile.avatarUrl;
+    }
+    return content;
+}
+async function membershipEvent(s, room, userId) {
+    return currentStateEvent(s, room, "m.room.member", userId);
+}
+function reasonOf(body) {
+    const reason = body.reason;
+    if (reason === undefined || reason === null)
+        return undefined;
+    if (typeof reason !== "string")
+        throw new MatrixError("M_BAD_JSON", "reason must be a string");
+    return reason;
+}
+async function resolveRoomIdOrAlias(s, roomIdOrAlias) {
+    if (roomIdOrAlias.startsWith("!"))
+        return roomIdOrAlias;
+    if (roomIdOrAlias.startsWith("#")) {
+        for (const resolve of s.extensions.aliasResolvers) {
+            const id = await resolve(s, roomIdOrAlias);
+            if (id)
+                return id;
+        }
+        throw new MatrixError("M_NOT_FOUND", "Room alias not found", 404);
+    }
+    throw new MatrixError("M_INVALID_PARAM", "Not a room id or alias", 400);
+}
+function requireLocalRoom(room) {
+    if (!room)
+        throw new MatrixError("M_NOT_FOUND", "No known room with that id", 404);
+    return room;
+}
+/** For a restricted join: a local joined member who may invite, to name in join_authorised_via_users_server. */
+async function authorisingUser(s, room, userId) {
+    const r = await restrictedJoin(s, room, userId);
+    return r.kind === "authorised" ? r.via : undefined;
+}
+/**
+ * The room a join names, and the servers to ask when this server is not in it: `via` (the client's
+ * `via` / `server_name`), or for an alias of another server the room and servers its server answers.
+ */
+async function joinTarget(s, roomIdOrAlias, via) {
+    if (roomIdOrAlias.startsWith("#")) {
+        let serverName;
+        try {
+            serverName = parseRoomAlias(roomIdOrAlias).serverName;
+        }
+        catch {
+            throw new MatrixError("M_INVALID_PARAM", "Not a room id or alias", 400);
+        }
+        if (serverName !== s.config.server_name) {
+            const target = await resolveRemoteAlias(s, roomIdOrAlias);
+            // The alias's own server is a candidate too, after those it named.
+            const servers = target.servers.includes(serverName) ? target.servers : [...target.servers, serverName];
+            return { roomId: target.roomId, servers: [...servers, ...via] };
+        }
+    }
+    return { roomId: await resolveRoomIdOrAlias(s, roomIdOrAlias), servers: [...via] };
+}
+/** Member event content without the key only the server may set, for comparing a re-join with the current one. */
+function comparable(content) {
+    const { join_authorised_via_users_server: _via, ...rest } = content;
+    return canonicalJson(rest);
+}
+/**
+ * Joins (or re-joins, e.g. to change a per-room profile). The keys of the request `body` other than
+ * third_party_signed go into the member event (spec "POST /join": the content is the event's; Synapse
+ * does the same), and `memberContent` is the content a client sent through the state API: their
+ * displayname/avatar_url win over the global profile (per-room profiles, as in Synapse);
+ * join_authorised_via_users_server is always the server's choice. A guest's join says `kind: "guest"`
+ * (as Synapse), which is how guests are found when a room revokes guest access. `via`: the servers to
+ * join through when this server is not in the room.
+ */
+export async function joinRoom(s, r, roomIdOrAlias, body = {}, memberContent, via = []) {
+    for (const server of via)
+        if (!isValidServerName(server))
+            throw new MatrixError("M_INVALID_PARAM", `Not a server name: ${server}`, 400);
+    const { roomId, servers } = await joinTarget(s, roomIdOrAlias, via);
+    await requireRoomNotBlocked(s, roomId);
+    const reason = reasonOf(body);
+    const { third_party_signed: _signed, reason: _reason, ...extra } = body;
+    const known = await loadRoom(s, roomId);
+    if (!known || !(await hostInRoom(s, roomId))) {
+        await joinThroughServers(s, r, roomId, servers, reason, { ...extra, ...memberContent });
+        return { room_id: roomId };
+    }
+    await appendEvent(s, roomId, async (room) => {
+        const existing = await membershipEvent(s, room, r.userId);
+        const content = { ...(await memberContentFor(s, r.userId, "join")), ...extra, ...memberContent, membership: "join" };
+        delete content.join_authorised_via_users_server;
+        if (reason !== undefined)
+            content.reason = reason;
+        if (r.isGuest)
+            content.kind = "guest";
+        if (existing?.content.membership === "join" && comparable(existing.content) === comparable(content)) {
+            return { alreadyDone: (await s.rooms.events.get(room.state.get(stateKeyOf("m.room.member", r.userId)))) };
+        }
+        if (r.isGuest) {
+            const ga = await currentStateEvent(s, room, "m.room.guest_access");
+            if (ga?.content.guest_access !== "can_join")
+                throw new MatrixError("M_FORBIDDEN", "Guest access is not allowed in this room", 403);
+        }
+        const via = await authorisingUser(s, room, r.userId);
+        if (via)
+            content.join_authorised_via_users_server = via;
+        return { type: "m.room.member", stateKey: r.userId, sender: r.userId, content };
+    });
+    return { room_id: roomId };
+}
+/**
+ * A join of a room this server is not in, through servers that are: those named, the inviter's when the
+ * user is invited, and those of the room's last known state. Guests may not (as Synapse: their access
+ * is judged by room state this server does not hold).
+ */
+async function joinThroughServers(s, r, roomId, servers, reason, memberContent) {
+    const row = await s.rooms.store.membership(roomId, r.userId);
+    const inviter = row?.membership === "invite" ? domainOf(row.sender) : undefined;
+    const lastKnown = [...(await joinedServers(s, roomId))];
+    const candidates = candidateServers(s, [...servers, inviter, ...lastKnown]);
+    if (candidates.length === 0)
+        throw new MatrixError("M_NOT_FOUND", "No known room with that id, and no server to join it through", 404);
+    if (r.isGuest)
+        throw new MatrixError("M_FORBIDDEN", "Guest access is not allowed in rooms on other servers", 403);
+    const content = { ...(await memberContentFor(s, r.userId, "join")), ...memberContent, membership: "join" };
+    delete content.join_authorised_via_users_server;
+    if (reason !== undefined)
+        content.reason = reason;
+    await joinRemoteRoom(s, roomId, r.userId, candidates, content);
+}
+/** Sets another user's membership (invite, kick → leave, ban, unban → leave) or one's own (leave, knock). */
+async function changeMembership(s, r, roomId, target, membership, body, check) {
+    parseUserId(target);
+    const reason = reasonOf(body);
+    requireLocalRoom(await loadRoom(s, roomId));
+    return appendEvent(s, roomId, async (room) => {
+        const current = (await membershipEvent(s, room, target))?.content.membership;
+        check?.(current);
+        const content = await memberContentFor(s, target, membership);
+        if (reason !== undefined)
+            content.reason = reason;
+        if (membership === "invite" && body.is_direct === true)
+            content.is_direct = true;
+        return { type: "m.room.member", stateKey: target, sender: r.userId, content };
+    });
+}
+/**
+ * Leaves (or declines an invite, or withdraws a knock). As in Synapse: a room this server does not know
+ * is 404, leaving again after leaving is a no-op, and anyone else — never in the room, or banned — is
+ * refused by the authorization rules (403: only a member, an invitee or a knocker may leave).
+ */
+export async function leaveRoom(s, r, roomId, body = {}) {
+    const room = await loadRoom(s, roomId);
+    const row = await s.rooms.store.membership(roomId, r.userId);
+    const current = row?.membership;
+    if (current === "leave")
+        return;
+    const reason = reasonOf(body);
+    const content = { membership: "leave", ...(reason !== undefined ? { reason } : {}) };
+    if (!room || !(await hostInRoom(s, roomId))) {
+        // A room this server is not in: an invite (or knock) held out of band is answered remotely.
+        if (current === "invite" || current === "knock")
+            return rejectRemotely(s, roomId, row, content);
+        if (!room)
+            throw new MatrixError("M_NOT_FOUND", "Not a known room", 404);
+        throw new MatrixError("M_FORBIDDEN", "You are not in this room", 403);
+    }
+    if (current === "join" && (await localJoinedMembers(s, roomId)).every((u) => u === r.userId)) {
+        // The last of our users leaving: through a server that stays in the room, so it hears of it now;
+        // failing that, the leave is made here (and reaches the others as any local event does).
+        const servers = candidateServers(s, [...(await joinedServers(s, roomId))]);
+        if (servers.length > 0) {
+            try {
+                await leaveRemoteRoom(s, roomId, r.userId, servers, content);
+                return;
+            }
+            catch (err) {
+                s.log.info({ roomId, err: err.message }, "leaving through another server failed; leaving locally");
+            }
+        }
+    }
+    await changeMembership(s, r, roomId, r.userId, "leave", body);
+}
+/** The servers of the senders of a knock's stored knock_room_state (who answered the send_knock). */
+function knockStateServers(knock) {
+    const list = knock.pdu.unsigned?.["knock_room_state"];
+    if (!Array.isArray(list))
+        return [];
+    return [...new Set(list.map((e) => (typeof e.sender === "string" ? domainOf(e.sender) : undefined)).filter((d) => !!d))];
+}
+/**
+ * Rejects an invite to a room this server is not in through the inviting server, or withdraws a knock
+ * through the room's servers; when that fails, a leave made up here (as Synapse) so the user is out of
+ * the room at least on this server.
+ */
+async function rejectRemotely(s, roomId, row, content) {
+    const previous = await s.rooms.events.get(row.eventId);
+    const version = getRoomVersion((await s.rooms.store.getRoom(roomId))?.roomVersion ?? "");
+    if (!previous || !version)
+        throw new MatrixError("M_NOT_FOUND", "The membership to leave is not known here", 404);
+    // An invite is rejected through the inviting server; a knock withdrawn through the servers whose
+    // members' events described the room in the knock's answer (the room's).
+    const servers = row.membership === "invite" ? [domainOf(row.sender)] : knockStateServers(previous);
+    if (servers.length > 0) {
+        try {
+            await leaveRemoteRoom(s, roomId, row.userId, candidateServers(s, servers), content);
+            return;
+        }
+        catch (err) {
+            s.log.info({ roomId, err: err.message }, `answering the ${row.membership} through another server failed; leaving it locally`);
+        }
+    }
+    await outOfBandLeave(s, version, previous, content);
+}
+export async function inviteUser(s, r, roomId, body) {
+    requireNotGuest(r, "inviteUser");
+    // Invite by third-party identifier: a user the identity server knows is invited as anyone else.
+    const thirdParty = thirdPartyInviteOf(body);
+    if (thirdParty) {
+        const done = await inviteThirdParty(s, r, roomId, thirdParty);
+        if ("eventId" in done)
+            return;
+        body = { user_id: done.userId };
+    }
+    const target = body.user_id;
+    if (target === undefined)
+        throw new MatrixError("M_MISSING_PARAM", "Missing user_id", 400);
+    if (typeof target !== "string")
+        throw new MatrixError("M_BAD_JSON", "user_id must be a string");
+    const { serverName } = parseUserId(target);
+    await requireRoomNotBlocked(s, roomId);
+    const check = (current) => {
+        if (current === "join")
+            throw new MatrixError("M_FORBIDDEN", `${target} is already in the room.`, 403);
+        if (current === "ban")
+            throw new MatrixError("M_FORBIDDEN", `${target} is banned from the room`, 403);
+    };
+    if (serverName !== s.config.server_name) {
+        // A user of another server: their server countersigns the invite before it is kept.
+        const reason = reasonOf(body);
+        const content = { membership: "invite" };
+        if (reason !== undefined)
+            content.reason = reason;
+        if (body.is_direct === true)
+            content.is_direct = true;
+        await inviteRemoteUser(s, roomId, { type: "m.room.member", stateKey: target, sender: r.userId, content }, async (room) => check((await membershipEvent(s, room, target))?.content.membership));
+        return;
+    }
+    if (!(await localUserExists(s, target)))
+        throw new MatrixError("M_NOT_FOUND", "Unknown user", 404);
+    await changeMembership(s, r, roomId, target, "invite", body, check);
+}
+function targetOf(body) {
+    const target = body.user_id;
+    if (target === undefined)
+        throw new MatrixError("M_MISSING_PARAM", "Missing user_id", 400);
+    if (typeof target !== "string")
+        throw new MatrixError("M_BAD_JSON", "user_id must be a string");
+    return target;
+}
+export async function kickUser(s, r, roomId, body) {
+    requireNotGuest(r, "kickUser");
+    const target = targetOf(body);
+    await changeMembership(s, r, roomId, target, "leave", body, (current) => {
+        if (current !== "join" && current !== "invite" && current !== "knock")
+            throw new MatrixError("M_FORBIDDEN", "The target user is not in the room", 403);
+    });
+}
+export async function banUser(s, r, roomId, body) {
+    requireNotGuest(r, "banUser");
+    await changeMembership(s, r, roomId, targetOf(body), "ban", body);
+}
+export async function unbanUser(s, r, roomId, body) {
+    requireNotGuest(r, "unbanUser");
+    const target = targetOf(body);
+    await changeMembership(s, r, roomId, target, "leave", body, (current) => {
+        if (current !== "ban")
+            throw new MatrixError("M_FORBIDDEN", "The target user is not banned", 403);
+    });
+}
+/**
+ * Knocks on a room (v7+). A room this server is not in is knocked on through other servers — `via`, the
+ * servers of a remote alias, those of the room's last known state — and the knock kept out of band.
+ */
+export async function knockRoom(s, r, roomIdOrAlias, body, via = []) {
+    requireNotGuest(r, "knockRoom");
+    for (const server of via)
+        if (!isValidServerName(server))
+            throw new MatrixError("M_INVALID_PARAM", `Not a server name: ${server}`, 400);
+    const { roomId, servers } = await joinTarget(s, roomIdOrAlias, via);
+    await requireRoomNotBlocked(s, roomId);
+    const known = await loadRoom(s, roomId);
+    if (!known || !(await hostInRoom(s, roomId))) {
+        const current = (await s.rooms.store.membership(roomId, r.userId))?.membership;
+        if (current === "join")
+            throw new MatrixError("M_FORBIDDEN", "You are already in the room", 403);
+        if (current === "ban")
+            throw new MatrixError("M_FORBIDDEN", "You are banned from the room", 403);
+        const candidates = candidateServers(s, [...servers, ...(await joinedServers(s, roomId))]);
+        if (candidates.length === 0)
+            throw new MatrixError("M_NOT_FOUND", "No known room with that id, and no server to knock through", 404);
+        const content = await memberContentFor(s, r.userId, "knock");
+        const reason = reasonOf(body);
+        if (reason !== undefined)
+            content.reason = reason;
+        await knockRemoteRoom(s, roomId, r.userId, candidates, content);
+        return { room_id: roomId };
+    }
+    if (!known.version.knock)
+        throw new MatrixError("M_FORBIDDEN", `Room version ${known.version.id} does not support knocking`, 403);
+    await changeMembership(s, r, roomId, r.userId, "knock", body, (current) => {
+        if (current === "join")
+            throw new MatrixError("M_FORBIDDEN", "You are already in the room", 403);
+        if (current === "ban")
+            throw new MatrixError("M_FORBIDDEN", "You are banned from the room", 403);
+    });
+    return { room_id: roomId };
+}
+export async function forgetRoom(s, r, roomId) {
+    const m = await s.rooms.store.membership(roomId, r.userId);
+    // Nothing to forget (the spec documents no 404 here; Synapse answers 200).
+    if (!m)
+        return;
+    if (m.membership === "join" || m.membership === "invite" || m.membership === "knock")
+        throw new MatrixError("M_UNKNOWN", "User is in the room and cannot forget it", 400);
+    await s.rooms.store.forget(roomId, r.userId);
+    s.sync.streamCache.invalidateMemberships(r.userId);
+}

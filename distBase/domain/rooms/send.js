@@ -1,0 +1,183 @@
+// Sending room events: messages with per-device transaction ids (a retry returns the same event; the
+// same id with another request is refused), state events (an identical re-send is a no-op, as in
+// Synapse), and redactions (v1–10 put `redacts` at the top level, v11+ in content). rc_message applies.
+// Spec: Client-Server API "Sending events to a room", "Redactions", "Transaction identifiers".
+import { createHash } from "node:crypto";
+import { MatrixError } from "../errors.js";
+import { canonicalJson } from "../canonical-json.js";
+import { appendEvent } from "./append.js";
+import { currentStateEvent, requireRoom } from "./room-cache.js";
+import { checkPowerLevelsContent } from "./power-levels.js";
+import { authStateFromEvents, redactionTakesEffect } from "../auth/index.js";
+import { stateKeyOf } from "../store/state-groups.js";
+import { joinRoom, leaveRoom } from "./membership.js";
+import { requireNotGuest } from "../accounts/guest-access.js";
+import { isRateLimitExempt } from "../accounts/appservices.js";
+import { awaitFullState } from "../federation/partial-state/flag.js";
+export function deviceKeyOf(r) {
+    return r.deviceId ?? (r.accessTokenId ? `token:${r.accessTokenId}` : `as:${r.appserviceId ?? ""}`);
+}
+/** An event type over 255 bytes is an oversized event (spec "Size limits"; 413 M_TOO_LARGE as in Synapse). */
+function checkEventType(type) {
+    if (type.length === 0)
+        throw new MatrixError("M_INVALID_PARAM", "Event type must not be empty", 400);
+    if (Buffer.byteLength(type) > 255)
+        throw new MatrixError("M_TOO_LARGE", "'type' is longer than 255 bytes", 413);
+}
+function rateLimit(s, r) {
+    if (r.isAdmin)
+        return;
+    if (isRateLimitExempt(s.config, r.appserviceId, r.userId))
+        return;
+    s.ratelimiter.check(`message:${r.userId}`, s.config.rc_message);
+}
+/** The fixed-length name of an endpoint path a transaction id belongs to (remembered: a room's sends all share one). */
+function scopeOf(s, endpoint) {
+    const cache = s.caches.get("txn_scopes", 10_000);
+    const key = JSON.stringify(endpoint);
+    let scope = cache.get(key);
+    if (scope === undefined) {
+        scope = createHash("sha256").update(canonicalJson(endpoint)).digest("base64url").slice(0, 22);
+        cache.set(key, scope);
+    }
+    return scope;
+}
+/**
+ * Runs `send` once per (device, endpoint path, txnId): a retransmission gets the first answer, the same
+ * id on the same path with another body is refused. The path (`endpoint`: the route's parameters other
+ * than the txnId) scopes the id: another room, event type or endpoint is a new request (spec
+ * "Transaction identifiers"; Synapse keys its cache on the path). r0, v3 and both brands are one path.
+ */
+async function withTxn(s, r, txnId, endpoint, body, send, 
+/** `send` looks the id up itself (a plain message: the group commit asks for its whole group at once). */
+sendLooksUp = false) {
+    // POST without a transaction id (older clients): every request is a new one.
+    if (txnId === undefined)
+        return { event_id: await send(undefined) };
+    const deviceKey = deviceKeyOf(r);
+    const scope = scopeOf(s, endpoint);
+    const requestHash = createHash("sha256").update(canonicalJson(body)).digest("base64");
+    const seen = sendLooksUp ? undefined : await s.rooms.events.findTxn(r.userId, deviceKey, txnId, scope);
+    if (seen) {
+        if (seen.requestHash !== requestHash)
+            throw new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400);
+        return { event_id: seen.eventId };
+    }
+    try {
+        return { event_id: await send({ userId: r.userId, deviceKey, txnId, requestHash, scope }) };
+    }
+    catch (err) {
+        // Two concurrent requests with one txnId: the loser finds the winner's row.
+        const again = await s.rooms.events.findTxn(r.userId, deviceKey, txnId, scope);
+        if (again && again.requestHash === requestHash)
+            return { event_id: again.eventId };
+        if (again)
+            throw new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400);
+        throw err;
+    }
+}
+export async function sendMessage(s, r, roomId, type, txnId, content) {
+    checkEventType(type);
+    const redaction = type === "m.room.redaction";
+    return withTxn(s, r, txnId, ["send", roomId, type], content, async (txn) => {
+        if (redaction) {
+            rateLimit(s, r);
+            const redacts = content.redacts;
+            if (typeof redacts !== "string")
+                throw new MatrixError("M_BAD_JSON", "m.room.redaction needs content.redacts", 400);
+            return (await redactDraft(s, r, roomId, redacts, content, txn)).eventId;
+        }
+        // A message's transaction id is looked up by the group commit (rooms/append.ts) with the ids of the
+        // messages queued beside it; a fresh one is rate-limited there, a retransmission answered as recorded.
+        const e = await appendEvent(s, roomId, { type, sender: r.userId, content }, { txn, admit: () => rateLimit(s, r) });
+        return e.eventId;
+    }, !redaction);
+}
+export async function sendStateEvent(s, r, roomId, type, stateKey, content) {
+    checkEventType(type);
+    // A state event is checked against the room's full state: in a partial-state room it waits for it.
+    await awaitFullState(s, roomId);
+    if (type === "m.room.member")
+        return sendMemberState(s, r, roomId, stateKey, content);
+    if (type === "m.room.power_levels")
+        checkPowerLevelsContent(content);
+    rateLimit(s, r);
+    const e = await appendEvent(s, roomId, async (room) => {
+        const current = room.state.get(stateKeyOf(type, stateKey));
+        if (current) {
+            const existing = await s.rooms.events.get(current);
+            if (existing && existing.pdu.sender === r.userId && canonicalJson(existing.pdu.content) === canonicalJson(content))
+                return { alreadyDone: existing };
+        }
+        for (const hook of s.extensions.stateEventChecks)
+            await hook(s, r, room.roomId, type, stateKey, content);
+        return { type, stateKey, sender: r.userId, content };
+    });
+    return { event_id: e.eventId };
+}
+const MEMBERSHIPS = ["join", "invite", "leave", "ban", "knock"];
+/** The operation a membership set through the state API amounts to (someone else's join: the auth rules refuse it). */
+const MEMBERSHIP_OPERATION = {
+    invite: "inviteUser",
+    leave: "kickUser",
+    ban: "banUser",
+    knock: "knockRoom",
+};
+/** m.room.member through the state API goes through the membership rules, like /join or /leave. */
+async function sendMemberState(s, r, roomId, stateKey, content) {
+    const membership = content.membership;
+    if (typeof membership !== "string")
+        throw new MatrixError("M_BAD_JSON", "m.room.member needs content.membership", 400);
+    if (!MEMBERSHIPS.includes(membership))
+        throw new MatrixError("M_BAD_JSON", `Unknown membership ${JSON.stringify(membership)}`, 400);
+    if (stateKey === r.userId && membership === "join")
+        await joinRoom(s, r, roomId, {}, content);
+    else if (stateKey === r.userId && membership === "leave")
+        await leaveRoom(s, r, roomId, content);
+    else {
+        // The guest rule of the membership operation this amounts to (invite, ban, knock, kick or unban).
+        const op = MEMBERSHIP_OPERATION[membership];
+        if (op)
+            requireNotGuest(r, op);
+        const e = await appendEvent(s, roomId, { type: "m.room.member", stateKey, sender: r.userId, content });
+        return { event_id: e.eventId };
+    }
+    const room = await requireRoom(s, roomId);
+    return { event_id: room.state.get(stateKeyOf("m.room.member", stateKey)) };
+}
+async function redactDraft(s, r, roomId, redacts, body, txn) {
+    return appendEvent(s, roomId, async (room) => {
+        const target = await s.rooms.events.get(redacts);
+        if (!target)
+            throw new MatrixError("M_NOT_FOUND", "Event not found", 404);
+        // As Synapse: a redaction names an event of its own room (the spec is silent on the answer).
+        if (target.roomId !== roomId)
+            throw new MatrixError("M_UNKNOWN", "Cannot redact event from a different room", 400);
+        // The one rule of who may redact (auth/redaction.ts), against the state the redaction will be
+        // authorised against: the commit applies it again, and so does every read of the target.
+        const powerLevels = await currentStateEvent(s, room, "m.room.power_levels");
+        const allowed = redactionTakesEffect({
+            redaction: { type: "m.room.redaction", sender: r.userId, isState: false, roomId, redacts },
+            target: { eventId: target.eventId, roomId: target.roomId, sender: target.pdu.sender },
+            authState: authStateFromEvents(powerLevels ? [room.createEvent, powerLevels] : [room.createEvent]),
+            version: room.version,
+            localServer: s.config.server_name,
+        });
+        if (!allowed)
+            throw new MatrixError("M_FORBIDDEN", "You don't have permission to redact events of other users", 403);
+        const content = {};
+        if (typeof body.reason === "string")
+            content.reason = body.reason;
+        if (room.version.redactsInContent)
+            content.redacts = redacts;
+        return { type: "m.room.redaction", sender: r.userId, content, redacts };
+    }, { txn });
+}
+export async function redactEvent(s, r, roomId, eventId, txnId, body) {
+    if (body.reason !== undefined && typeof body.reason !== "string")
+        throw new MatrixError("M_BAD_JSON", "reason must be a string");
+    return withTxn(s, r, txnId, ["redact", roomId, eventId], body, async (txn) => {
+        rateLimit(s, r);
+        return (await redactDraft(s, r, roomId, eventId, body, txn)).eventId;
+    });
+}

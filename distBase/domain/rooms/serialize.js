@@ -1,0 +1,82 @@
+import { toClientEvent } from "../events/format.js";
+import { redactEvent } from "../events/redaction.js";
+import { resolveRoomVersion } from "./room-versions.js";
+import { deviceKeyOf } from "./send.js";
+import { effectiveRedactions } from "./redactions.js";
+import { erasedForReader } from "./erasure.js";
+export async function serializeEvents(s, r, roomVersionOf, events, opts = {}) {
+    if (events.length === 0)
+        return [];
+    const now = s.clock.now();
+    const replaced = await s.rooms.events.getMany(events.map((e) => e.replacesState).filter((x) => !!x));
+    // Redactions apply only when the one rule holds (rooms/redactions.ts), whatever their source.
+    const redactions = await effectiveRedactions(s, events, roomVersionOf);
+    // Erased senders' events reach readers who were not joined then only redacted (erasure.ts).
+    const erased = await erasedForReader(s, r, events);
+    const extra = new Map(opts.extraUnsigned ?? []);
+    for (const hook of s.extensions.unsigned)
+        for (const [id, fields] of await hook(s, r, events))
+            extra.set(id, { ...extra.get(id), ...fields });
+    // Each room's version once (an initial sync serializes thousands of events of a few hundred rooms).
+    const versions = new Map();
+    for (const e of events)
+        if (!versions.has(e.roomId))
+            versions.set(e.roomId, resolveRoomVersion(await roomVersionOf(e.roomId)));
+    const out = [];
+    for (const e of events) {
+        const v = versions.get(e.roomId);
+        const redactedBy = redactions.get(e.eventId);
+        const prev = e.replacesState ? replaced.get(e.replacesState) : undefined;
+        const pdu = redactedBy || erased.has(e.eventId) ? redactEvent(e.pdu, v) : e.pdu;
+        out.push(toClientEvent(pdu, {
+            roomVersion: v,
+            eventId: e.eventId,
+            roomId: e.roomId,
+            omitRoomId: opts.omitRoomId,
+            now,
+            transactionId: transactionIdFor(r, e),
+            prevContent: prev?.pdu.content,
+            prevSender: prev?.pdu.sender,
+            replacesState: e.replacesState ?? undefined,
+            redactedBecause: redactedBy ? toClientEvent(redactedBy.pdu, { roomVersion: v, eventId: redactedBy.eventId, roomId: e.roomId, now }) : undefined,
+            extraUnsigned: extra.get(e.eventId),
+            shareContent: opts.shareContent,
+        }));
+    }
+    return out;
+}
+/** A room-version lookup with a per-call memo, for serializeEvents. */
+export function roomVersionLookup(s) {
+    const memo = new Map();
+    return async (roomId) => {
+        let v = memo.get(roomId);
+        if (!v) {
+            v = (await s.rooms.store.getRoom(roomId))?.roomVersion ?? "1";
+            memo.set(roomId, v);
+        }
+        return v;
+    };
+}
+/**
+ * The events serialized once for every reader (live fan-out of one room's new events), or undefined when
+ * something in them depends on who reads: an erased sender's event (redacted for some readers only) or
+ * unsigned data from the hooks (aggregations: current_user_participated). Each reader then gets its own
+ * transaction_id through `forReader`; everything else is the same for all.
+ */
+export async function serializeForAnyReader(s, roomVersionOf, events) {
+    if ((await erasedForReader(s, undefined, events)).size > 0)
+        return undefined;
+    for (const hook of s.extensions.unsigned)
+        if ((await hook(s, undefined, events)).size > 0)
+            return undefined;
+    return serializeEvents(s, undefined, roomVersionOf, events);
+}
+/** A shared serialization of `e` (serializeForAnyReader) with the reader's transaction_id, when it sent it. */
+export function forReader(r, e, shared) {
+    const transactionId = transactionIdFor(r, e);
+    return transactionId === undefined ? shared : { ...shared, unsigned: { ...shared.unsigned, transaction_id: transactionId } };
+}
+/** The transaction id a reader sees on an event: only the device (or token) that sent it sees one. */
+function transactionIdFor(r, e) {
+    return r && e.txn && e.pdu.sender === r.userId && e.txn.deviceKey === deviceKeyOf(r) ? e.txn.txnId : undefined;
+}

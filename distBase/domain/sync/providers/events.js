@@ -1,0 +1,510 @@
+import { SyncReads } from "../../store/sync-reads.js";
+import { stateKeyOf } from "../../store/state-groups.js";
+import { matchesFilter } from "../../filters/room-event-filter.js";
+import { partialStateView } from "../../federation/partial-state/flag.js";
+import { DEFAULT_TIMELINE_LIMIT, includeRedundantMembers, lazyLoadMembers, pickEventFields, roomWanted } from "../../filters/sync-filter.js";
+import { filterVisible } from "../../rooms/visibility.js";
+import { loadRoom } from "../../rooms/room-cache.js";
+import { ignoredUsers, withoutIgnored } from "../../account-data/ignored-users.js";
+import { serializeEvents } from "../../rooms/serialize.js";
+import { redactEvent as redactPdu } from "../../events/redaction.js";
+import { resolveRoomVersion } from "../../rooms/room-versions.js";
+import { streamToken } from "../../rooms/read.js";
+import { stateBeforeEvent } from "../../rooms/state-before.js";
+import { STRIPPED_STATE_TYPES } from "../../rooms/stripped-state.js";
+const MEMBER = "m.room.member";
+/** The room-events stream's position: the persisted-up-to position (src/domain/store/ids.ts). */
+export function eventsPosition(s) {
+    return { get: () => s.rooms.events.streamIds.current() };
+}
+/** Renders stored events per the filter's event_format and event_fields. One batch for many rooms. */
+export async function renderEvents(s, r, filter, events, versions, omitRoomId = true) {
+    const lookup = async (roomId) => versions.get(roomId) ?? (await s.rooms.store.getRoom(roomId))?.roomVersion ?? "1";
+    const federation = filter.event_format === "federation";
+    // The response is serialized at once and never changed: events share their content objects.
+    const out = await serializeEvents(s, r, lookup, events, { omitRoomId: omitRoomId && !federation, shareContent: true });
+    if (federation) {
+        // The PDU as federation carries it (redacted if it was), with its event id and the unsigned data
+        // clients get (age, transaction_id ...), as Synapse's federation format.
+        const rendered = [];
+        for (const [i, e] of events.entries()) {
+            const unsigned = out[i].unsigned;
+            const pdu = unsigned?.redacted_because ? redactPdu(e.pdu, resolveRoomVersion(await lookup(e.roomId))) : e.pdu;
+            rendered.push(pickEventFields({ ...pdu, event_id: e.eventId, ...(unsigned ? { unsigned } : {}) }, filter.event_fields));
+        }
+        return rendered;
+    }
+    return out.map((e) => pickEventFields(e, filter.event_fields));
+}
+/**
+ * Visible events for the user: events after a join they still hold need no state lookups. State events
+ * that are the room's current state are always shown in a timeline, whatever the history visibility (as
+ * Synapse: a member who rejoins sees who joined while they were away, even under `joined`).
+ */
+async function visibleEvents(s, userId, m, events) {
+    const fast = m.membership === "join" ? await withoutIgnored(s, userId, events.filter((e) => e.streamOrdering >= m.streamOrdering)) : [];
+    const slow = m.membership === "join" ? events.filter((e) => e.streamOrdering < m.streamOrdering) : events;
+    const ok = new Set(fast.map((e) => e.eventId));
+    for (const e of await filterVisible(s, userId, slow, m.membership))
+        ok.add(e.eventId);
+    const hiddenState = slow.filter((e) => e.pdu.state_key !== undefined && !ok.has(e.eventId));
+    if (hiddenState.length > 0) {
+        const current = (await loadRoom(s, m.roomId))?.state;
+        for (const e of hiddenState)
+            if (current?.get(stateKeyOf(e.pdu.type, e.pdu.state_key)) === e.eventId)
+                ok.add(e.eventId);
+    }
+    return ok;
+}
+/** Selects the timeline of one room from its newest events (extending the read when filtering thinned it). */
+async function selectTimeline(s, userId, plan, newest, fetched, limit, filter) {
+    const scanned = [];
+    const picked = [];
+    let batch = newest;
+    let exhausted = batch.length < fetched;
+    let limited = false;
+    for (let round = 0;; round++) {
+        const visible = await visibleEvents(s, userId, plan.m, batch);
+        let i = 0;
+        for (; i < batch.length && picked.length < limit; i++) {
+            const e = batch[i];
+            scanned.push(e);
+            if (visible.has(e.eventId) && matchesFilter(filter.room.timeline, e.pdu, e.roomId))
+                picked.push(e);
+        }
+        if (picked.length >= limit) {
+            limited = i < batch.length || !exhausted;
+            break;
+        }
+        if (exhausted || round >= 5 || batch.length === 0) {
+            limited = !exhausted;
+            break;
+        }
+        const oldest = batch[batch.length - 1].streamOrdering;
+        const want = Math.max(limit - picked.length, 1) * 4;
+        batch = await s.rooms.events.page(plan.m.roomId, { after: plan.after, upTo: oldest - 1, dir: "b", limit: want });
+        exhausted = batch.length < want;
+    }
+    return { events: picked.reverse(), scanned, limited };
+}
+/**
+ * The user's member events in the state of these rooms at stream position `pos` (from the state group
+ * of each room's last event up to `pos`), by room. A few batched reads, whatever the number of rooms.
+ */
+async function memberEventsAt(s, reads, userId, roomIds, pos) {
+    const out = new Map();
+    if (roomIds.length === 0)
+        return out;
+    const groups = await reads.stateGroupsAt(roomIds, pos);
+    const states = await s.rooms.stateGroups.getMany(groups.values());
+    const ids = new Map();
+    for (const [roomId, group] of groups) {
+        const id = states.get(group)?.get(stateKeyOf(MEMBER, userId));
+        if (id)
+            ids.set(roomId, id);
+    }
+    const events = await s.rooms.events.getMany(ids.values());
+    for (const [roomId, id] of ids) {
+        const e = events.get(id);
+        if (e)
+            out.set(roomId, e);
+    }
+    return out;
+}
+/**
+ * The memberships as they were at stream position `to`: a row changed after it (by a commit that landed
+ * after this sync took its token) is replaced by the member event in the room's state at `to`; a room
+ * the user had no membership in at `to` is dropped.
+ */
+async function membershipsAt(s, reads, userId, ms, to) {
+    const later = ms.filter((m) => m.streamOrdering > to);
+    if (later.length === 0)
+        return ms;
+    const at = await memberEventsAt(s, reads, userId, later.map((m) => m.roomId), to);
+    const out = [];
+    for (const m of ms) {
+        if (m.streamOrdering <= to)
+            out.push(m);
+        else {
+            const e = at.get(m.roomId);
+            if (e)
+                out.push({ ...m, membership: String(e.pdu.content.membership), eventId: e.eventId, streamOrdering: e.streamOrdering });
+        }
+    }
+    return out;
+}
+function plan(ctx, memberships, to, joinedBefore, partial) {
+    const from = ctx.since?.events;
+    const rooms = [];
+    const invites = [];
+    const knocks = [];
+    for (const m of memberships) {
+        if (!roomWanted(ctx.filter, m.roomId))
+            continue;
+        const changed = from === undefined || m.streamOrdering > from;
+        switch (m.membership) {
+            case "join": {
+                if (partial?.partial.has(m.roomId))
+                    break;
+                ctx.joinedRooms.add(m.roomId);
+                const completed = partial?.completedAt.get(m.roomId);
+                const shownAnew = from !== undefined && completed !== undefined && completed > from;
+                if (from === undefined || shownAnew || (changed && !joinedBefore.has(m.roomId)))
+                    rooms.push({ m, section: "join", after: 0, upTo: to, fullState: true });
+                else
+                    rooms.push({ m, section: "join", after: from, upTo: to, fullState: ctx.fullState });
+                break;
+            }
+            case "invite":
+                if (changed)
+                    invites.push(m);
+                break;
+            case "knock":
+                if (changed)
+                    knocks.push(m);
+                break;
+            case "leave":
+            case "ban":
+                if (m.forgotten)
+                    break;
+                if (from === undefined) {
+                    if (ctx.filter.room.include_leave)
+                        rooms.push({ m, section: "leave", after: 0, upTo: m.streamOrdering, fullState: true });
+                }
+                else if (changed)
+                    rooms.push({ m, section: "leave", after: from, upTo: m.streamOrdering, fullState: ctx.fullState });
+                else if (ctx.fullState && ctx.filter.room.include_leave)
+                    rooms.push({ m, section: "leave", after: m.streamOrdering, upTo: m.streamOrdering, fullState: true });
+                break;
+        }
+    }
+    return { rooms, invites, knocks };
+}
+/**
+ * The stripped state stored with an invite received over federation (`unsigned.invite_room_state`,
+ * checked when it arrived) or with a knock on a remote room (`unsigned.knock_room_state`, from the
+ * send_knock answer), each entry in the Client-Server stripped form.
+ */
+function receivedInviteState(invite) {
+    const list = invite?.pdu.unsigned?.["invite_room_state"] ?? invite?.pdu.unsigned?.["knock_room_state"];
+    if (!Array.isArray(list))
+        return [];
+    return list.map((e) => ({ type: e.type, state_key: e.state_key, sender: e.sender, content: e.content }));
+}
+async function strippedState(s, reads, ms, versions, r, filter) {
+    const out = new Map();
+    if (ms.length === 0)
+        return out;
+    const current = await reads.currentState(ms.map((m) => m.roomId));
+    const ids = [];
+    const idsByRoom = new Map();
+    for (const m of ms) {
+        const state = current.get(m.roomId);
+        const list = STRIPPED_STATE_TYPES.map((t) => state.get(stateKeyOf(t, ""))).filter((x) => !!x);
+        idsByRoom.set(m.roomId, list);
+        ids.push(...list, m.eventId);
+    }
+    const events = await s.rooms.events.getMany(ids);
+    // The membership event itself (invite or knock) is sent whole; its sender's member event stripped.
+    const own = await renderEvents(s, r, filter, ms.map((m) => events.get(m.eventId)).filter((e) => !!e), versions, false);
+    const senderIds = ms.map((m) => {
+        const e = events.get(m.eventId);
+        return e ? current.get(m.roomId).get(stateKeyOf(MEMBER, e.pdu.sender)) : undefined;
+    });
+    const senders = await s.rooms.events.getMany(senderIds.filter((x) => !!x && x !== ""));
+    ms.forEach((m, i) => {
+        const strip = (e) => (e ? { type: e.pdu.type, state_key: e.pdu.state_key ?? "", sender: e.pdu.sender, content: e.pdu.content } : undefined);
+        // A room whose state this server does not hold (an invite received over federation): the stripped
+        // state the inviting server sent with the invite.
+        const list = current.get(m.roomId).size === 0
+            ? receivedInviteState(events.get(m.eventId))
+            : idsByRoom.get(m.roomId).map((id) => strip(events.get(id))).filter((x) => !!x);
+        const inviter = senderIds[i] && senderIds[i] !== m.eventId ? strip(senders.get(senderIds[i])) : undefined;
+        if (inviter)
+            list.push(inviter);
+        const self = own.find((e) => e.event_id === m.eventId);
+        if (self)
+            list.push(self);
+        out.set(m.roomId, list);
+    });
+    return out;
+}
+async function withoutIgnoredInviters(s, userId, invites) {
+    const ignored = await ignoredUsers(s, userId);
+    if (ignored.size === 0 || invites.length === 0)
+        return invites;
+    const events = await s.rooms.events.getMany(invites.map((m) => m.eventId));
+    return invites.filter((m) => !ignored.has(events.get(m.eventId)?.pdu.sender ?? ""));
+}
+export const eventsProvider = {
+    stream: "events",
+    current: (s) => s.rooms.events.streamIds.current(),
+    async collect(ctx, from, to) {
+        const { s, requester: r, filter } = ctx;
+        const userId = r.userId;
+        const reads = new SyncReads(s.storage.sql);
+        // A membership newer than `to` (committed after the token was taken) is read as it was at `to`.
+        const memberships = await membershipsAt(s, reads, userId, await s.sync.streamCache.membershipsOf(userId, () => reads.membershipsOf(userId)), to);
+        const versions = new Map(memberships.map((m) => [m.roomId, m.roomVersion]));
+        // Rooms whose membership changed since the token but were joined then (e.g. a new display name).
+        const joinedBefore = new Set();
+        if (from !== undefined) {
+            const rejoined = memberships.filter((m) => m.membership === "join" && m.streamOrdering > from).map((m) => m.roomId);
+            for (const [roomId, e] of await memberEventsAt(s, reads, userId, rejoined, from))
+                if (e.pdu.content.membership === "join")
+                    joinedBefore.add(roomId);
+        }
+        const partial = lazyLoadMembers(filter) ? undefined : await partialStateView(s);
+        const { rooms, invites, knocks } = plan(ctx, memberships, to, joinedBefore, partial);
+        let added = false;
+        // Invites and knocks: stripped state. Invites sent by users this user ignores are not shown.
+        const shownInvites = await withoutIgnoredInviters(s, userId, invites);
+        for (const [list, section, field] of [[shownInvites, "invite", "invite_state"], [knocks, "knock", "knock_state"]]) {
+            const stripped = await strippedState(s, reads, list, versions, r, filter);
+            for (const [roomId, events] of stripped) {
+                ctx.result.rooms[section][roomId] = { [field]: { events } };
+                added = true;
+            }
+        }
+        if (rooms.length === 0)
+            return added;
+        // Timelines: the newest limit+1 events of every room in as few windowed queries as there are ranges.
+        const limit = filter.room.timeline.limit ?? DEFAULT_TIMELINE_LIMIT;
+        const fetch = limit + 1;
+        const groups = new Map();
+        for (const p of rooms) {
+            const k = `${p.after}:${p.upTo}`;
+            const g = groups.get(k);
+            if (g)
+                g.push(p);
+            else
+                groups.set(k, [p]);
+        }
+        // Rooms unchanged since the token, and the new events of the others, come from memory when it knows.
+        const newestIds = new Map();
+        for (const g of groups.values()) {
+            if (limit === 0 && g[0].after === g[0].upTo)
+                continue;
+            const { after, upTo } = g[0];
+            const { found, misses } = await s.sync.streamCache.newestEventIdsOf(s, g.map((p) => p.m.roomId), after, upTo, fetch);
+            for (const [roomId, ids] of found)
+                newestIds.set(roomId, ids);
+            if (misses.length > 0)
+                for (const [roomId, ids] of await reads.newestEventIds(misses, after, upTo, fetch))
+                    newestIds.set(roomId, ids);
+        }
+        const loaded = await s.rooms.events.getMany([...newestIds.values()].flat());
+        const timelines = new Map();
+        for (const p of rooms) {
+            const newest = (newestIds.get(p.m.roomId) ?? []).map((id) => loaded.get(id)).filter(Boolean);
+            timelines.set(p.m.roomId, await selectTimeline(s, userId, p, newest, fetch, limit, filter));
+        }
+        // A leave out of band (an invite rejected, the room's state never held here) is the leave's whole
+        // timeline, as in Synapse.
+        const leaveEvents = await s.rooms.events.getMany(rooms.filter((p) => p.section === "leave").map((p) => p.m.eventId));
+        for (const p of rooms) {
+            const e = p.section === "leave" ? leaveEvents.get(p.m.eventId) : undefined;
+            if (e?.outlier && timelines.get(p.m.roomId).events.length === 0 && e.streamOrdering > p.after)
+                timelines.set(p.m.roomId, { events: [e], scanned: [e], limited: false });
+        }
+        // Which rooms appear: all on initial/full-state syncs and for membership changes; else those with events.
+        const shown = rooms.filter((p) => p.fullState || p.section === "leave" || timelines.get(p.m.roomId).events.length > 0);
+        // The state at the start of each timeline: the state before its first event, from that event's state
+        // group (held by the room's snapshot when it is the current one: no query). An empty timeline starts
+        // (and ends) at the end of its range: the room's snapshot when it is not ahead of `to` (no query),
+        // else the group of its last event up to `to`; or the leave's group.
+        const joinedShown = shown.filter((p) => p.section === "join");
+        const atEnd = new Map();
+        const endGroup = new Map();
+        const unsettled = [];
+        for (const p of shown) {
+            const roomId = p.m.roomId;
+            if (timelines.get(roomId).events.length > 0)
+                continue;
+            if (p.section === "leave") {
+                const group = leaveEvents.get(p.m.eventId)?.stateGroup;
+                if (group !== undefined && group !== null)
+                    endGroup.set(roomId, group);
+                continue;
+            }
+            const snap = s.rooms.cache.get(roomId);
+            if (snap?.position !== undefined && snap.position <= to)
+                atEnd.set(roomId, snap.state);
+            else
+                unsettled.push(roomId);
+        }
+        if (unsettled.length > 0)
+            for (const [roomId, group] of await reads.stateGroupsAt(unsettled, to))
+                endGroup.set(roomId, group);
+        const known = new Map();
+        const firstGroups = [];
+        for (const p of shown) {
+            const group = timelines.get(p.m.roomId).events[0]?.stateGroup;
+            if (group === undefined || group === null)
+                continue;
+            const snap = s.rooms.cache.get(p.m.roomId);
+            if (snap?.stateGroup === group)
+                known.set(group, snap.state);
+            else
+                firstGroups.push(group);
+        }
+        const groupStates = await s.rooms.stateGroups.getMany([...firstGroups, ...endGroup.values()]);
+        for (const [group, state] of known)
+            groupStates.set(group, state);
+        const atStart = new Map();
+        for (const p of shown) {
+            const roomId = p.m.roomId;
+            const first = timelines.get(roomId).events[0];
+            const group = first ? first.stateGroup : endGroup.get(roomId);
+            const after = atEnd.get(roomId) ?? (group !== undefined && group !== null ? groupStates.get(group) : undefined) ?? new Map();
+            atStart.set(roomId, first ? stateBeforeEvent(first, after) : after);
+        }
+        // The state entries to send per room.
+        const lazy = lazyLoadMembers(filter);
+        const redundant = includeRedundantMembers(filter);
+        const deviceKey = `${userId}|${r.deviceId ?? ""}`;
+        if (from === undefined || ctx.fullState)
+            s.sync.sentMembers.delete(deviceKey);
+        let sent = s.sync.sentMembers.get(deviceKey);
+        if (!sent)
+            s.sync.sentMembers.set(deviceKey, (sent = new Map()));
+        const stateIds = new Map();
+        const stateKeys = new Map();
+        // Where limited incremental timelines' gaps start: the state at the since-token, per room.
+        const limitedAfter = shown.filter((p) => !p.fullState && timelines.get(p.m.roomId).limited);
+        const sinceGroups = new Map();
+        for (const after of new Set(limitedAfter.map((p) => p.after))) {
+            const rooms = limitedAfter.filter((p) => p.after === after).map((p) => p.m.roomId);
+            for (const [roomId, group] of await reads.stateGroupsAt(rooms, after))
+                sinceGroups.set(roomId, group);
+        }
+        const sinceStates = await s.rooms.stateGroups.getMany(sinceGroups.values());
+        for (const p of shown) {
+            const roomId = p.m.roomId;
+            const tl = timelines.get(roomId);
+            const start = atStart.get(roomId);
+            let entries;
+            if (p.fullState)
+                entries = [...start];
+            else if (tl.limited) {
+                const group = sinceGroups.get(roomId);
+                const before = (group !== undefined ? sinceStates.get(group) : undefined) ?? new Map();
+                entries = [...start].filter(([k, id]) => before.get(k) !== id);
+            }
+            else
+                entries = [];
+            if (lazy) {
+                // The members the timeline needs (its senders, and the user), plus — in a gappy sync — every
+                // membership that changed in the gap (joins and leaves the client would otherwise never see).
+                const wanted = new Set([userId, ...tl.events.map((e) => e.pdu.sender)]);
+                const members = [...wanted].map((u) => [stateKeyOf(MEMBER, u), start.get(stateKeyOf(MEMBER, u))]).filter((x) => !!x[1]);
+                const gap = p.fullState ? [] : entries.filter(([k]) => k.startsWith(MEMBER + "\u0000") && !wanted.has(k.slice(MEMBER.length + 1)));
+                entries = [...entries.filter(([k]) => !k.startsWith(MEMBER + "\u0000")), ...gap, ...members];
+                let seen = sent.get(roomId);
+                if (!seen)
+                    sent.set(roomId, (seen = new Map()));
+                const seenNow = seen;
+                if (!redundant)
+                    entries = entries.filter(([k, id]) => !k.startsWith(MEMBER + "\u0000") || seenNow.get(k) !== id);
+                for (const [k, id] of entries)
+                    if (k.startsWith(MEMBER + "\u0000"))
+                        seenNow.set(k, id);
+                for (const e of tl.events)
+                    if (e.pdu.type === MEMBER)
+                        seenNow.set(stateKeyOf(MEMBER, e.pdu.state_key), e.eventId);
+            }
+            stateIds.set(roomId, entries.map(([, id]) => id));
+            stateKeys.set(roomId, new Set(entries.map(([k]) => k)));
+        }
+        // Summaries (joined rooms): on initial/full syncs and when membership moved in the room. Unnamed
+        // rooms get heroes; with lazy-loaded members the heroes' member events come along in `state` (as
+        // Synapse), unless the client has them already.
+        const needSummary = joinedShown.filter((p) => p.fullState || timelines.get(p.m.roomId).events.some((e) => e.pdu.type === MEMBER) || [...stateKeys.get(p.m.roomId)].some((k) => k.startsWith(MEMBER + "\u0000")));
+        const summarized = new Set(needSummary);
+        const members = needSummary.length > 0 ? await reads.activeMembers(needSummary.map((p) => p.m.roomId)) : new Map();
+        const nameKeys = [stateKeyOf("m.room.name", ""), stateKeyOf("m.room.canonical_alias", "")];
+        // The name and alias as of the end of the timeline (as Synapse's summary).
+        const nameAt = (roomId, key) => {
+            let id = atStart.get(roomId).get(key);
+            for (const e of timelines.get(roomId).events)
+                if (e.pdu.state_key !== undefined && stateKeyOf(e.pdu.type, e.pdu.state_key) === key)
+                    id = e.eventId;
+            return id;
+        };
+        const names = await s.rooms.events.getMany(needSummary.flatMap((p) => nameKeys.map((k) => nameAt(p.m.roomId, k)).filter((x) => !!x)));
+        const heroes = new Map();
+        for (const p of needSummary) {
+            const roomId = p.m.roomId;
+            const start = atStart.get(roomId);
+            const [nameId, aliasId] = nameKeys.map((k) => nameAt(roomId, k));
+            const nonEmpty = (id, field) => {
+                const v = id ? names.get(id)?.pdu.content[field] : undefined;
+                return typeof v === "string" && v !== "";
+            };
+            if (nonEmpty(nameId, "name") || nonEmpty(aliasId, "alias"))
+                continue;
+            const list = members.get(roomId) ?? [];
+            const others = (m) => list.filter((x) => x.membership === m && x.userId !== userId).map((x) => x.userId);
+            const chosen = [...others("join"), ...others("invite")].slice(0, 5);
+            heroes.set(roomId, chosen);
+            if (!lazy)
+                continue;
+            const seen = sent.get(roomId);
+            const inTimeline = new Set(timelines.get(roomId).events.filter((e) => e.pdu.type === MEMBER).map((e) => e.pdu.state_key));
+            for (const hero of chosen) {
+                const key = stateKeyOf(MEMBER, hero);
+                const id = start.get(key);
+                if (!id || stateKeys.get(roomId).has(key) || inTimeline.has(hero) || (!redundant && seen.get(key) === id))
+                    continue;
+                stateIds.get(roomId).push(id);
+                seen.set(key, id);
+            }
+        }
+        // Set again: the cache weighs the record by the members it now holds.
+        if (lazy)
+            s.sync.sentMembers.set(deviceKey, sent);
+        const stateEvents = await s.rooms.events.getMany([...stateIds.values()].flat());
+        // Serialize every room's timeline and state in two batches.
+        const allTimeline = shown.flatMap((p) => timelines.get(p.m.roomId).events);
+        const stateLists = new Map();
+        for (const p of shown) {
+            const list = stateIds.get(p.m.roomId).map((id) => stateEvents.get(id)).filter((e) => !!e);
+            stateLists.set(p.m.roomId, list.filter((e) => matchesFilter(filter.room.state, e.pdu, e.roomId)));
+        }
+        const allState = [...stateLists.values()].flat();
+        const renderedTimeline = await renderEvents(s, r, filter, allTimeline, versions);
+        const renderedState = await renderEvents(s, r, filter, allState, versions);
+        const tIndex = new Map(allTimeline.map((e, i) => [e.eventId, renderedTimeline[i]]));
+        const sIndex = new Map(allState.map((e, i) => [e.eventId, renderedState[i]]));
+        for (const p of shown) {
+            const roomId = p.m.roomId;
+            const tl = timelines.get(roomId);
+            const oldest = tl.events[0];
+            const timeline = {
+                events: tl.events.map((e) => tIndex.get(e.eventId)),
+                limited: tl.limited,
+                prev_batch: streamToken(oldest ? oldest.streamOrdering - 1 : p.upTo),
+            };
+            const state = { events: stateLists.get(roomId).map((e) => sIndex.get(e.eventId)) };
+            if (p.section === "join") {
+                const room = ctx.joinedRoom(roomId);
+                room.timeline = timeline;
+                room.state = state;
+                if (summarized.has(p)) {
+                    const list = members.get(roomId) ?? [];
+                    const chosen = heroes.get(roomId);
+                    room.summary = {
+                        ...(chosen ? { "m.heroes": chosen } : {}),
+                        "m.joined_member_count": list.filter((x) => x.membership === "join").length,
+                        "m.invited_member_count": list.filter((x) => x.membership === "invite").length,
+                    };
+                }
+            }
+            else {
+                ctx.result.rooms.leave[roomId] = { state, timeline, account_data: { events: [] } };
+            }
+            added = true;
+        }
+        return added;
+    },
+};
