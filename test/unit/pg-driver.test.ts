@@ -1,0 +1,28 @@
+// Loading the pg driver (src/storage/pg-driver.ts) must not load Node's built-in fetch (its undici and
+// llhttp wasm): pg probes for Cloudflare Workers with `new Response()` when `navigator` is missing, which
+// would put ~6 MB into every idle PostgreSQL server. Checked in a fresh node process, by the internal
+// modules it loaded; the same probe through a bare require("pg") is the control that shows the check bites.
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+
+/** Runs `code` (an ES module) in a fresh node with tsx; answers whether Node's fetch (undici) got loaded. */
+function loadsFetch(code: string): boolean {
+  const probe = `${code}\nconsole.log(JSON.stringify({ undici: process.moduleLoadList.some((m) => m.includes("undici")), navigator: "navigator" in globalThis }));`;
+  const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", probe], { cwd: ROOT, encoding: "utf8" });
+  expect(r.status, r.stderr).toBe(0);
+  const out = JSON.parse(r.stdout.trim().split("\n").at(-1)!) as { undici: boolean; navigator: boolean };
+  expect(out.navigator).toBe(false);
+  return out.undici;
+}
+
+describe("the pg driver", () => {
+  it("loads without Node's built-in fetch, and leaves no navigator behind", () => {
+    expect(loadsFetch(`const { pg } = await import("./src/storage/pg-driver.ts"); if (typeof pg.Pool !== "function") throw new Error("no pg");`)).toBe(false);
+  });
+  it("(control) a bare require of pg does load it on this Node", () => {
+    expect(loadsFetch(`import { createRequire } from "node:module"; createRequire(import.meta.url)("pg");`)).toBe(true);
+  });
+});
