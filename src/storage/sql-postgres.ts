@@ -128,6 +128,33 @@ class PgTransaction extends PgExecutor {
   }
 }
 
+/** Connections of the pool that transactions never take: reads outside a transaction always find one. */
+const RESERVED_FOR_READS = 3;
+
+/**
+ * At most `slots` holders at once; the others wait in order. Transactions take a slot before they take a
+ * connection, so a read made through the pool while a transaction is open (a cache filled on a miss, in a
+ * commit) never waits for a connection that only another open transaction could give back: with every
+ * connection held by transactions waiting for such reads, the pool would deadlock for good.
+ */
+class Slots {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(private readonly slots: number) {}
+  async take(): Promise<void> {
+    if (this.active < this.slots) {
+      this.active++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next(); // the slot passes to the next in line
+    else this.active--;
+  }
+}
+
 export function openPostgresSql(connectionString: string, max = 10): Sql {
   // Pipeline mode: a query is written at once even while earlier ones await their answers, which only
   // happens where a transaction queues writes (PgTransaction); awaited queries run one by one as ever.
@@ -136,13 +163,21 @@ export function openPostgresSql(connectionString: string, max = 10): Sql {
   // a listener Node would end the process. The pool drops that client; the next query opens a new one.
   pool.on("error", (err) => process.emitWarning(`PostgreSQL idle connection lost: ${err.message}`));
   const direct = new PgExecutor(pool);
+  const slots = new Slots(Math.max(1, max - RESERVED_FOR_READS));
   return {
     dialect: "postgres",
     run: (s, p) => direct.run(s, p),
     all: (s, p) => direct.all(s, p),
     get: (s, p) => direct.get(s, p),
     async transaction(fn) {
-      const client = await pool.connect();
+      await slots.take();
+      let client: Pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (err) {
+        slots.give();
+        throw err;
+      }
       const hooks = new SettleHooks();
       const tx = new PgTransaction(client);
       let out;
@@ -161,10 +196,12 @@ export function openPostgresSql(connectionString: string, max = 10): Sql {
         await tx.settle().catch(() => {});
         await client.query("ROLLBACK").catch(() => {});
         client.release();
+        slots.give();
         hooks.run(false);
         throw tx.failure ?? err;
       }
       client.release();
+      slots.give();
       hooks.run(true);
       return out;
     },
