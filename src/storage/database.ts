@@ -66,7 +66,11 @@ export interface StorageOptions {
 const maybeTimed = (sql: Sql, timer: QueryTimer | undefined) => (timer ? timedSql(sql, timer) : sql);
 
 export async function openStorage(config: DatabaseConfig, opts: StorageOptions = {}): Promise<Storage> {
-  const plans = { queryPlanCacheMaxSize: opts.queryPlanCacheMaxSize ?? 100 };
+  // Interactive transactions (device deletion, registration, admin) wait up to 10 s for a connection and
+  // run up to 30 s: Prisma's defaults (2 s, 5 s) turned a busy moment under the soak benchmark's load
+  // (every core taken, device-list writes queued on their lock) into 500s on logout. Synapse has no such
+  // limits; these stay as a guard against a transaction that never ends.
+  const plans = { queryPlanCacheMaxSize: opts.queryPlanCacheMaxSize ?? 100, transactionOptions: { maxWait: 10_000, timeout: 30_000 } };
   const firstUse = (operation: string) => opts.onPrismaLoad?.(operation);
   if (config.provider === "sqlite") {
     mkdirSync(path.dirname(config.path), { recursive: true });
