@@ -64,4 +64,18 @@ describe("a remote /hierarchy summary", () => {
     expect(s).not.toHaveProperty("avatar_url");
     expect(s).not.toHaveProperty("canonical_alias");
   });
+  it("drops allowed_room_ids that are not room ids, an unknown encryption, and child events whose sender is not a user", () => {
+    const child = { type: "m.space.child", state_key: "!c:other.example", content: { via: ["other.example"] }, origin_server_ts: 5 };
+    const s = summaryOf({
+      ...base,
+      join_rule: "restricted",
+      encryption: "x\u0000y",
+      allowed_room_ids: ["", "no", 3, "!ok:other.example"],
+      children_state: [{ ...child, sender: "mallory" }, { ...child, sender: "@m:other.example" }],
+    });
+    expect(s?.allowed_room_ids).toEqual(["!ok:other.example"]);
+    expect(s).not.toHaveProperty("encryption");
+    expect(s?.children_state.map((e) => e.sender)).toEqual(["@m:other.example"]);
+    expect(summaryOf({ ...base, encryption: "m.megolm.v1.aes-sha2" })?.encryption).toBe("m.megolm.v1.aes-sha2");
+  });
 });
