@@ -10,6 +10,7 @@ import { json, startHostilePeer, type HostilePeer } from "../helpers/hostile-pee
 import { registerUser, type Session } from "../helpers/users.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 import { summaryOf } from "../../src/domain/spaces/remote-hierarchy.ts";
+import { keyPair, signed } from "../helpers/e2ee.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -47,6 +48,29 @@ describe.each(backends())("hostile remote answers shown to clients on %s", (back
       const field = await a.call("GET", `${V3}/profile/${enc(userId)}/avatar_url`, { token: alice.access_token });
       // One field the user has not set: 200 with null (as Synapse answers).
       expect([field.status, field.json], local).toEqual([200, { avatar_url: expected ?? null }]);
+    }
+  });
+
+  it("a remote device's `unsigned` (no signature covers it) reaches the client only as a string device_display_name", async () => {
+    const cases: Array<[string, unknown, unknown]> = [
+      ["numbername", { device_display_name: 5 }, undefined],
+      ["notobject", "x\u0000", undefined],
+      ["extra", { device_display_name: "Phone", age: "x", nested: { deep: [1] } }, { device_display_name: "Phone" }],
+      ["none", undefined, undefined],
+    ];
+    for (const [local, unsigned, expected] of cases) {
+      const userId = `@${local}:${peer.serverName}`;
+      const ed = keyPair();
+      const keys = signed({ user_id: userId, device_id: "DEV", algorithms: ["m.olm.v1.curve25519-aes-sha2"], keys: { "ed25519:DEV": ed.pub, "curve25519:DEV": keyPair().pub } }, userId, "ed25519:DEV", ed);
+      peer.answer = (req) =>
+        req.path === "/_matrix/federation/v1/user/keys/query"
+          ? json(200, { device_keys: { [userId]: { DEV: unsigned === undefined ? keys : { ...keys, unsigned } } } })
+          : json(404, { errcode: "M_NOT_FOUND", error: "no" });
+      const r = await a.call("POST", `${V3}/keys/query`, { token: alice.access_token, body: { device_keys: { [userId]: [] } } });
+      expect(r.status, local).toBe(200);
+      expectMatchesSpec(r, "POST", `${V3}/keys/query`);
+      expect(r.json.failures, local).toEqual({});
+      expect(r.json.device_keys[userId], local).toEqual({ DEV: expected === undefined ? keys : { ...keys, unsigned: expected } });
     }
   });
 });
