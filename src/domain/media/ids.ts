@@ -32,6 +32,15 @@ export function mxcUri(ref: MediaRef): string {
 }
 
 /**
+ * Whether `v` is an MXC URI as a client may set one (a profile's avatar_url): `mxc://`, a server name, `/`
+ * and a media id (any length here; the field's own length limit applies).
+ */
+export function isMxcUri(v: string): boolean {
+  const m = /^mxc:\/\/([^/]+)\/([^/?#\s]+)$/.exec(v);
+  return m !== null && tryParseServerName(m[1]!) !== undefined;
+}
+
+/**
  * An avatar URL as clients are shown it: `v` when it is a well-formed mxc URI, else undefined (room state
  * and member events may hold any string; the spec's response schemas allow only mxc:// URIs).
  */
