@@ -30,18 +30,36 @@ async function getJson(s: Services, as: AppServiceRegistration, path: string, qu
   return undefined;
 }
 
+const isStringList = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
+
+/**
+ * A service's protocol description in the spec's shape (Protocol: user_fields, location_fields, icon,
+ * field_types of {regexp, placeholder}), or undefined; instances lacking desc, fields or network_id are
+ * left out (the service is untrusted: what reaches our clients must match the spec's schema).
+ */
+function protocolOf(info: unknown): { instances: Record<string, unknown>[] } & Record<string, unknown> | undefined {
+  if (!isPlainObject(info) || !Array.isArray(info.instances)) return undefined;
+  if (!isStringList(info.user_fields) || !isStringList(info.location_fields) || typeof info.icon !== "string" || !isPlainObject(info.field_types)) return undefined;
+  const fieldTypes = info.field_types;
+  if (!Object.values(fieldTypes).every((f) => isPlainObject(f) && typeof f.regexp === "string" && typeof f.placeholder === "string")) return undefined;
+  const instances = info.instances.filter(
+    (i): i is Record<string, unknown> => isPlainObject(i) && typeof i.desc === "string" && isPlainObject(i.fields) && typeof i.network_id === "string" && (i.icon === undefined || typeof i.icon === "string"),
+  );
+  return { ...info, instances };
+}
+
 /** One service's description of a protocol, instances stamped with their instance_id; undefined if unusable. */
 async function describe(s: Services, as: AppServiceRegistration, protocol: string): Promise<Record<string, unknown> | undefined> {
   const key = `${as.id}\u0000${protocol}`;
   const cached = s.appservices.protocols.get(key);
   if (cached && cached.expires > s.clock.now()) return cached.info;
   const info = await getJson(s, as, `${APP_SERVICE_PREFIX}/thirdparty/protocol/${encodeURIComponent(protocol)}`);
-  if (!isPlainObject(info) || !Array.isArray(info.instances)) {
-    if (info !== undefined) s.log.warn({ appservice: as.id, protocol }, "application service described a protocol without an instances list");
+  const checked = protocolOf(info);
+  if (!checked) {
+    if (info !== undefined) s.log.warn({ appservice: as.id, protocol }, "application service described a protocol not in the spec's shape");
     return undefined;
   }
-  const instances = info.instances.filter(isPlainObject).map((i) => (typeof i.network_id === "string" ? { ...i, instance_id: `${as.id}|${i.network_id}` } : i));
-  const out = { ...info, instances };
+  const out = { ...checked, instances: checked.instances.map((i) => ({ ...i, instance_id: `${as.id}|${i.network_id}` })) };
   s.appservices.protocols.set(key, { info: out, expires: s.clock.now() + PROTOCOL_CACHE_MS });
   return out;
 }
