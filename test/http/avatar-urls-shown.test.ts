@@ -1,12 +1,14 @@
 // Avatar URLs shown to clients from room state, on SQLite and PostgreSQL: an m.room.avatar url or a member
 // event's avatar_url may be any string (a user's own state event, or another server's), but the spec's
 // responses allow only an mxc:// URI — /publicRooms, /joined_members and /search's profile_info leave a
-// malformed one out (the room, member and profile still shown) and keep a well-formed one.
+// malformed one out (the room, member and profile still shown) and keep a well-formed one; /publicRooms
+// likewise leaves out a canonical_alias that is not a room alias.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
+import { appendEvent } from "../../src/domain/rooms/append.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -36,6 +38,8 @@ describe.each(backends())("avatar URLs shown from room state on %s", (backend) =
   it("/publicRooms leaves out a room avatar that is not an mxc URI, keeps one that is", async () => {
     const bad = await createRoom(t, alice, { preset: "public_chat", visibility: "public", name: "badavatar" });
     await put(alice, bad, "m.room.avatar", "", { url: BAD });
+    // A canonical alias that is no alias, as another server's event may carry (past the local send check).
+    await appendEvent(t.hs.services, bad, { type: "m.room.canonical_alias", stateKey: "", sender: alice.user_id, content: { alias: "no-alias" } });
     const fine = await createRoom(t, alice, { preset: "public_chat", visibility: "public", name: "goodavatar" });
     await put(alice, fine, "m.room.avatar", "", { url: good });
     let chunk: Record<string, unknown>[] = [];
@@ -53,6 +57,7 @@ describe.each(backends())("avatar URLs shown from room state on %s", (backend) =
     const listed = chunk.find((c) => c.room_id === bad);
     expect(listed).toMatchObject({ name: "badavatar" });
     expect(listed).not.toHaveProperty("avatar_url");
+    expect(listed).not.toHaveProperty("canonical_alias");
   });
 
   it("/joined_members and /search's profile_info leave out a member avatar_url that is not an mxc URI", async () => {
