@@ -424,6 +424,11 @@ describe.each(backends())("application services on %s", (backend) => {
       const unknown = await get("/protocol/xmpp");
       expect([unknown.status, unknown.json.errcode]).toEqual([404, "M_NOT_FOUND"]);
       expectMatchesSpec(unknown, "GET", `${V3}/thirdparty/protocol/xmpp`);
+      // Names of Object.prototype's members are protocols no service declares (appservice fuzz seed 3481333454).
+      for (const name of ["__proto__", "constructor", "toString"]) {
+        const r = await get(`/protocol/${name}`);
+        expect([r.status, r.json.errcode], name).toEqual([404, "M_NOT_FOUND"]);
+      }
       // The services were asked with their hs_token, on documented paths.
       expect(bridge.invalid).toEqual([]);
       expect(watcher.invalid).toEqual([]);

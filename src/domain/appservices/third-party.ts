@@ -72,20 +72,22 @@ export async function thirdPartyProtocols(s: Services, only?: string): Promise<R
     for (const protocol of as.protocols) if (only === undefined || protocol === only) asked.push({ protocol, as });
   }
   const answers = await Promise.all(asked.map((q) => describe(s, q.as, q.protocol)));
-  const out: Record<string, Record<string, unknown>> = {};
+  // A Map, not an object: a protocol named "__proto__" (or "constructor") is a name like any other.
+  const out = new Map<string, Record<string, unknown>>();
   asked.forEach(({ protocol }, i) => {
     const info = answers[i];
     if (!info) return;
-    const merged = out[protocol];
-    if (!merged) out[protocol] = { ...info, instances: [...(info.instances as unknown[])] };
+    const merged = out.get(protocol);
+    if (!merged) out.set(protocol, { ...info, instances: [...(info.instances as unknown[])] });
     else (merged.instances as unknown[]).push(...(info.instances as unknown[]));
   });
-  return out;
+  return Object.fromEntries(out);
 }
 
 /** GET /thirdparty/protocol/{protocol}: 404 when no service describes it. */
 export async function thirdPartyProtocol(s: Services, protocol: string): Promise<Record<string, unknown>> {
-  const found = (await thirdPartyProtocols(s, protocol))[protocol];
+  const all = await thirdPartyProtocols(s, protocol);
+  const found = Object.hasOwn(all, protocol) ? all[protocol] : undefined;
   if (!found) throw new MatrixError("M_NOT_FOUND", "Unknown protocol", 404);
   return found;
 }
