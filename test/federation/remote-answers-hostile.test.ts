@@ -10,6 +10,7 @@ import { json, startHostilePeer, type HostilePeer } from "../helpers/hostile-pee
 import { registerUser, type Session } from "../helpers/users.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 import { summaryOf } from "../../src/domain/spaces/remote-hierarchy.ts";
+import { keyPair, signed } from "../helpers/e2ee.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -49,6 +50,29 @@ describe.each(backends())("hostile remote answers shown to clients on %s", (back
       expect([field.status, field.json], local).toEqual([200, { avatar_url: expected ?? null }]);
     }
   });
+
+  it("a remote device's `unsigned` (no signature covers it) reaches the client only as a string device_display_name", async () => {
+    const cases: Array<[string, unknown, unknown]> = [
+      ["numbername", { device_display_name: 5 }, undefined],
+      ["notobject", "x\u0000", undefined],
+      ["extra", { device_display_name: "Phone", age: "x", nested: { deep: [1] } }, { device_display_name: "Phone" }],
+      ["none", undefined, undefined],
+    ];
+    for (const [local, unsigned, expected] of cases) {
+      const userId = `@${local}:${peer.serverName}`;
+      const ed = keyPair();
+      const keys = signed({ user_id: userId, device_id: "DEV", algorithms: ["m.olm.v1.curve25519-aes-sha2"], keys: { "ed25519:DEV": ed.pub, "curve25519:DEV": keyPair().pub } }, userId, "ed25519:DEV", ed);
+      peer.answer = (req) =>
+        req.path === "/_matrix/federation/v1/user/keys/query"
+          ? json(200, { device_keys: { [userId]: { DEV: unsigned === undefined ? keys : { ...keys, unsigned } } } })
+          : json(404, { errcode: "M_NOT_FOUND", error: "no" });
+      const r = await a.call("POST", `${V3}/keys/query`, { token: alice.access_token, body: { device_keys: { [userId]: [] } } });
+      expect(r.status, local).toBe(200);
+      expectMatchesSpec(r, "POST", `${V3}/keys/query`);
+      expect(r.json.failures, local).toEqual({});
+      expect(r.json.device_keys[userId], local).toEqual({ DEV: expected === undefined ? keys : { ...keys, unsigned: expected } });
+    }
+  });
 });
 
 describe("a remote /hierarchy summary", () => {
@@ -63,5 +87,19 @@ describe("a remote /hierarchy summary", () => {
     expect(s).toMatchObject({ room_id: base.room_id, name: "Space" });
     expect(s).not.toHaveProperty("avatar_url");
     expect(s).not.toHaveProperty("canonical_alias");
+  });
+  it("drops allowed_room_ids that are not room ids, an unknown encryption, and child events whose sender is not a user", () => {
+    const child = { type: "m.space.child", state_key: "!c:other.example", content: { via: ["other.example"] }, origin_server_ts: 5 };
+    const s = summaryOf({
+      ...base,
+      join_rule: "restricted",
+      encryption: "x\u0000y",
+      allowed_room_ids: ["", "no", 3, "!ok:other.example"],
+      children_state: [{ ...child, sender: "mallory" }, { ...child, sender: "@m:other.example" }],
+    });
+    expect(s?.allowed_room_ids).toEqual(["!ok:other.example"]);
+    expect(s).not.toHaveProperty("encryption");
+    expect(s?.children_state.map((e) => e.sender)).toEqual(["@m:other.example"]);
+    expect(summaryOf({ ...base, encryption: "m.megolm.v1.aes-sha2" })?.encryption).toBe("m.megolm.v1.aes-sha2");
   });
 });

@@ -385,7 +385,10 @@ describe.each(backends())("application services on %s", (backend) => {
   describe("third-party networks", () => {
     beforeAll(() => {
       const answer = (id: string) => (req: { path: string; query: URLSearchParams }) => {
-        if (req.path === "/_matrix/app/v1/thirdparty/protocol/irc") return { status: 200, body: protocol(`${id}net`) };
+        // The bridge's description carries instances not in the spec's shape (no desc and fields; a number
+        // for network_id): they are left out, the rest of the description still offered.
+        if (req.path === "/_matrix/app/v1/thirdparty/protocol/irc")
+          return { status: 200, body: id === "bridge" ? { ...protocol(`${id}net`), instances: [...protocol(`${id}net`).instances, { network_id: "broken" }, { desc: "n", fields: {}, network_id: 5 }, "x"] } : protocol(`${id}net`) };
         if (req.path === "/_matrix/app/v1/thirdparty/protocol/gitter") return { status: 200, body: { ...protocol("gitter"), user_fields: ["username"], location_fields: ["room"] } };
         if (req.path === "/_matrix/app/v1/thirdparty/location/irc" && req.query.get("channel") === "#matrix")
           return { status: 200, body: [{ alias: `#${id}_matrix:weft.test`, protocol: "irc", fields: { network: req.query.get("network"), channel: "#matrix" } }, { alias: 3 }] };
@@ -421,6 +424,11 @@ describe.each(backends())("application services on %s", (backend) => {
       const unknown = await get("/protocol/xmpp");
       expect([unknown.status, unknown.json.errcode]).toEqual([404, "M_NOT_FOUND"]);
       expectMatchesSpec(unknown, "GET", `${V3}/thirdparty/protocol/xmpp`);
+      // Names of Object.prototype's members are protocols no service declares (appservice fuzz seed 3481333454).
+      for (const name of ["__proto__", "constructor", "toString"]) {
+        const r = await get(`/protocol/${name}`);
+        expect([r.status, r.json.errcode], name).toEqual([404, "M_NOT_FOUND"]);
+      }
       // The services were asked with their hs_token, on documented paths.
       expect(bridge.invalid).toEqual([]);
       expect(watcher.invalid).toEqual([]);

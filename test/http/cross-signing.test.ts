@@ -94,6 +94,17 @@ describe.each(backends())("cross-signing on %s", (backend) => {
   });
 
   describe("POST /keys/signatures/upload", () => {
+    it("a key id \"__proto__\" in the body is a failure like any other (not lost as the failures object's prototype)", async () => {
+      const { who } = await setUp("mallory");
+      // An own "__proto__" key, as JSON.parse makes it (an object literal would set the prototype instead).
+      const body = JSON.parse(`{${JSON.stringify(who.user_id)}: {"__proto__": {"signatures": {}}, "constructor": {"signatures": {}}}}`);
+      const res = await sigUpload(who, body);
+      expect(res.status, JSON.stringify(res.json)).toBe(200);
+      expectMatchesSpec(res, "POST", `${V3}/keys/signatures/upload`);
+      expect(Object.keys(res.json.failures[who.user_id]).sort()).toEqual(["__proto__", "constructor"]);
+      expect(res.json.failures[who.user_id]["constructor"].errcode).toMatch(/^M_/);
+    });
+
     it("stores a device signed by the self-signing key and the master key signed by a device; /keys/query merges them", async () => {
       const { who, cs } = await setUp("erin");
       const dev = await uploadDeviceKeys(t, who);

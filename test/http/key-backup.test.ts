@@ -145,6 +145,25 @@ describe.each(backends())("key backup on %s", (backend) => {
       expect((await put(key(8, 9, true, "verified, lower index"))).json.etag).toBe("5");
     });
 
+    it("room and session ids named like Object.prototype's members are stored and read back like any other", async () => {
+      // REST fuzz seed 3839774002: a key stored under the room "__proto__" made GET /room_keys/keys a 500.
+      const u = await user();
+      const v = await newVersion(u);
+      for (const [room, session] of [["__proto__", "s1"], ["constructor", "__proto__"], [ROOM, "toString"]] as const) {
+        const res = await call(u, "PUT", `${V3}/room_keys/keys/${enc(room)}/${enc(session)}?version=${v}`, key(1, 0, false, `${room}/${session}`));
+        expect(res.status, JSON.stringify(res.json)).toBe(200);
+      }
+      const all = await call(u, "GET", `${V3}/room_keys/keys?version=${v}`);
+      expect(all.status, JSON.stringify(all.json)).toBe(200);
+      expectMatchesSpec(all, "GET", `${V3}/room_keys/keys`);
+      const rooms = all.json.rooms;
+      expect(Object.keys(rooms).sort()).toEqual([ROOM, "__proto__", "constructor"].sort());
+      expect(Object.keys(rooms["constructor"].sessions)).toEqual(["__proto__"]);
+      const one = await call(u, "GET", `${V3}/room_keys/keys/constructor?version=${v}`);
+      expect(one.status).toBe(200);
+      expect(Object.keys(one.json.sessions)).toEqual(["__proto__"]);
+    });
+
     it("writes only to the current version; the version parameter is required; bad bodies change nothing", async () => {
       const u = await user();
       const v1 = await newVersion(u);

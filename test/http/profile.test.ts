@@ -100,6 +100,11 @@ describe.each(backends())("profiles on %s", (backend) => {
       ["avatar_url", { avatar_url: 1 }, 400, "M_INVALID_PARAM"],
       ["avatar_url", { other: "mxc://a/b" }, 400, "M_MISSING_PARAM"],
       ["avatar_url", { avatar_url: `mxc://weft.test/${"a".repeat(1000)}` }, 400, "M_TOO_LARGE"],
+      // The spec: an avatar_url MUST be an MXC URI (GET /profile's schema allows nothing else).
+      ["avatar_url", { avatar_url: "javascript:alert(1)" }, 400, "M_INVALID_PARAM"],
+      ["avatar_url", { avatar_url: "https://example.org/a.png" }, 400, "M_INVALID_PARAM"],
+      ["avatar_url", { avatar_url: "mxc://" }, 400, "M_INVALID_PARAM"],
+      ["avatar_url", { avatar_url: "mxc://weft.test/a/b" }, 400, "M_INVALID_PARAM"],
     ];
     for (const [field, body, status, errcode] of cases) {
       const res = await put(field, body);

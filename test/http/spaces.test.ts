@@ -165,4 +165,25 @@ describe.each(backends())("space hierarchy on %s", (backend) => {
     const join = await t.call("POST", `${V3}/join/${enc(kr)}`, { token: bob.access_token, body: {} });
     expect(join.status, JSON.stringify(join.json)).toBe(200);
   });
+  it("a room's malformed avatar, alias, encryption algorithm or allowed room is left out of its summary", async () => {
+    // Room state may hold anything; the spec's RoomSummary gives these fields a format (an mxc URI, a room
+    // alias, the one megolm algorithm, room ids): a value that breaks it is not shown, the room still is.
+    const odd = await createRoom(t, alice, {
+      preset: "public_chat",
+      name: "Odd",
+      room_version: "10",
+      initial_state: [
+        { type: "m.room.avatar", state_key: "", content: { url: "javascript:alert(1)" } },
+        { type: "m.room.encryption", state_key: "", content: { algorithm: "x.unknown" } },
+        { type: "m.room.join_rules", state_key: "", content: { join_rule: "restricted", allow: [{ type: "m.room_membership", room_id: "not-a-room" }, { type: "m.room_membership", room_id: ids.S }] } },
+      ],
+    });
+    const s = await t.call("GET", `${V1}/rooms/${enc(odd)}/hierarchy`, { token: alice.access_token });
+    expect(s.status, JSON.stringify(s.json)).toBe(200);
+    expectMatchesSpec(s, "GET", `${V1}/rooms/{roomId}/hierarchy`);
+    const entry = (s.json as { rooms: Record<string, unknown>[] }).rooms[0]!;
+    expect(entry).toMatchObject({ room_id: odd, name: "Odd", join_rule: "restricted", allowed_room_ids: [ids.S] });
+    expect(entry).not.toHaveProperty("avatar_url");
+    expect(entry).not.toHaveProperty("encryption");
+  });
 });

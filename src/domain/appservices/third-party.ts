@@ -30,18 +30,36 @@ async function getJson(s: Services, as: AppServiceRegistration, path: string, qu
   return undefined;
 }
 
+const isStringList = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
+
+/**
+ * A service's protocol description in the spec's shape (Protocol: user_fields, location_fields, icon,
+ * field_types of {regexp, placeholder}), or undefined; instances lacking desc, fields or network_id are
+ * left out (the service is untrusted: what reaches our clients must match the spec's schema).
+ */
+function protocolOf(info: unknown): { instances: Record<string, unknown>[] } & Record<string, unknown> | undefined {
+  if (!isPlainObject(info) || !Array.isArray(info.instances)) return undefined;
+  if (!isStringList(info.user_fields) || !isStringList(info.location_fields) || typeof info.icon !== "string" || !isPlainObject(info.field_types)) return undefined;
+  const fieldTypes = info.field_types;
+  if (!Object.values(fieldTypes).every((f) => isPlainObject(f) && typeof f.regexp === "string" && typeof f.placeholder === "string")) return undefined;
+  const instances = info.instances.filter(
+    (i): i is Record<string, unknown> => isPlainObject(i) && typeof i.desc === "string" && isPlainObject(i.fields) && typeof i.network_id === "string" && (i.icon === undefined || typeof i.icon === "string"),
+  );
+  return { ...info, instances };
+}
+
 /** One service's description of a protocol, instances stamped with their instance_id; undefined if unusable. */
 async function describe(s: Services, as: AppServiceRegistration, protocol: string): Promise<Record<string, unknown> | undefined> {
   const key = `${as.id}\u0000${protocol}`;
   const cached = s.appservices.protocols.get(key);
   if (cached && cached.expires > s.clock.now()) return cached.info;
   const info = await getJson(s, as, `${APP_SERVICE_PREFIX}/thirdparty/protocol/${encodeURIComponent(protocol)}`);
-  if (!isPlainObject(info) || !Array.isArray(info.instances)) {
-    if (info !== undefined) s.log.warn({ appservice: as.id, protocol }, "application service described a protocol without an instances list");
+  const checked = protocolOf(info);
+  if (!checked) {
+    if (info !== undefined) s.log.warn({ appservice: as.id, protocol }, "application service described a protocol not in the spec's shape");
     return undefined;
   }
-  const instances = info.instances.filter(isPlainObject).map((i) => (typeof i.network_id === "string" ? { ...i, instance_id: `${as.id}|${i.network_id}` } : i));
-  const out = { ...info, instances };
+  const out = { ...checked, instances: checked.instances.map((i) => ({ ...i, instance_id: `${as.id}|${i.network_id}` })) };
   s.appservices.protocols.set(key, { info: out, expires: s.clock.now() + PROTOCOL_CACHE_MS });
   return out;
 }
@@ -54,20 +72,22 @@ export async function thirdPartyProtocols(s: Services, only?: string): Promise<R
     for (const protocol of as.protocols) if (only === undefined || protocol === only) asked.push({ protocol, as });
   }
   const answers = await Promise.all(asked.map((q) => describe(s, q.as, q.protocol)));
-  const out: Record<string, Record<string, unknown>> = {};
+  // A Map, not an object: a protocol named "__proto__" (or "constructor") is a name like any other.
+  const out = new Map<string, Record<string, unknown>>();
   asked.forEach(({ protocol }, i) => {
     const info = answers[i];
     if (!info) return;
-    const merged = out[protocol];
-    if (!merged) out[protocol] = { ...info, instances: [...(info.instances as unknown[])] };
+    const merged = out.get(protocol);
+    if (!merged) out.set(protocol, { ...info, instances: [...(info.instances as unknown[])] });
     else (merged.instances as unknown[]).push(...(info.instances as unknown[]));
   });
-  return out;
+  return Object.fromEntries(out);
 }
 
 /** GET /thirdparty/protocol/{protocol}: 404 when no service describes it. */
 export async function thirdPartyProtocol(s: Services, protocol: string): Promise<Record<string, unknown>> {
-  const found = (await thirdPartyProtocols(s, protocol))[protocol];
+  const all = await thirdPartyProtocols(s, protocol);
+  const found = Object.hasOwn(all, protocol) ? all[protocol] : undefined;
   if (!found) throw new MatrixError("M_NOT_FOUND", "Unknown protocol", 404);
   return found;
 }

@@ -179,18 +179,24 @@ async function readableVersion(s: Services, userId: string, version: string): Pr
 export async function getAllRoomKeys(s: Services, r: Requester, version: string): Promise<{ rooms: Record<string, { sessions: Record<string, KeyBackupData> }> }> {
   requireNotGuest(r, "keyBackup");
   const v = await readableVersion(s, r.userId, version);
-  const rooms: Record<string, { sessions: Record<string, KeyBackupData> }> = {};
-  for (const k of await s.e2ee.roomKeys(r.userId, v.version)) (rooms[k.roomId] ??= { sessions: {} }).sessions[k.sessionId] = toData(k);
-  return { rooms };
+  // Maps first: room and session ids are any strings a client chose ("__proto__" too), never object keys
+  // looked up on a plain object.
+  const rooms = new Map<string, Map<string, KeyBackupData>>();
+  for (const k of await s.e2ee.roomKeys(r.userId, v.version)) {
+    let sessions = rooms.get(k.roomId);
+    if (!sessions) rooms.set(k.roomId, (sessions = new Map()));
+    sessions.set(k.sessionId, toData(k));
+  }
+  return { rooms: Object.fromEntries([...rooms].map(([roomId, sessions]) => [roomId, { sessions: Object.fromEntries(sessions) }])) };
 }
 
 /** GET /room_keys/keys/{roomId}: the room's sessions (`{sessions: {}}` when none, as the spec says). */
 export async function getRoomRoomKeys(s: Services, r: Requester, version: string, roomId: string): Promise<{ sessions: Record<string, KeyBackupData> }> {
   requireNotGuest(r, "keyBackup");
   const v = await readableVersion(s, r.userId, version);
-  const sessions: Record<string, KeyBackupData> = {};
-  for (const k of await s.e2ee.roomKeys(r.userId, v.version, roomId)) sessions[k.sessionId] = toData(k);
-  return { sessions };
+  const sessions = new Map<string, KeyBackupData>();
+  for (const k of await s.e2ee.roomKeys(r.userId, v.version, roomId)) sessions.set(k.sessionId, toData(k));
+  return { sessions: Object.fromEntries(sessions) };
 }
 
 /** GET /room_keys/keys/{roomId}/{sessionId}: one session; M_NOT_FOUND when it was not backed up. */

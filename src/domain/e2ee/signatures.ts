@@ -45,7 +45,8 @@ export async function uploadSignatures(s: Services, r: Requester, body: Json): P
   const myUsk = csk(me, "user_signing");
   const myUskPub = myUsk && crossSigningPublicKey(myUsk);
 
-  const failures: Record<string, Record<string, Failure>> = {};
+  // A Map: user ids and key ids come from the body ("__proto__" too), never keys looked up on a plain object.
+  const failures = new Map<string, Map<string, Failure>>();
   const toStore: SignatureRow[] = [];
   const selfChanged = new Set<string>();
   const othersChanged = new Set<string>();
@@ -97,7 +98,9 @@ export async function uploadSignatures(s: Services, r: Requester, body: Json): P
         toStore.push(...rows);
       } catch (err) {
         if (!(err instanceof MatrixError)) throw err;
-        (failures[userId] ??= {})[keyId] = { errcode: err.errcode, error: err.message };
+        let byKey = failures.get(userId);
+        if (!byKey) failures.set(userId, (byKey = new Map()));
+        byKey.set(keyId, { errcode: err.errcode, error: err.message });
       }
     }
   }
@@ -112,5 +115,5 @@ export async function uploadSignatures(s: Services, r: Requester, body: Json): P
     });
     for (const n of notices) await announceDeviceListChange(s, n.userId, n.pos, n.onlyFor);
   }
-  return { failures };
+  return { failures: Object.fromEntries([...failures].map(([userId, byKey]) => [userId, Object.fromEntries(byKey)])) };
 }

@@ -31,6 +31,23 @@ export function mxcUri(ref: MediaRef): string {
   return `mxc://${ref.origin}/${ref.mediaId}`;
 }
 
+/**
+ * Whether `v` is an MXC URI as a client may set one (a profile's avatar_url): `mxc://`, a server name, `/`
+ * and a media id (any length here; the field's own length limit applies).
+ */
+export function isMxcUri(v: string): boolean {
+  const m = /^mxc:\/\/([^/]+)\/([^/?#\s]+)$/.exec(v);
+  return m !== null && tryParseServerName(m[1]!) !== undefined;
+}
+
+/**
+ * An avatar URL as clients are shown it: `v` when it is a well-formed mxc URI, else undefined (room state
+ * and member events may hold any string; the spec's response schemas allow only mxc:// URIs).
+ */
+export function shownMxc(v: unknown): string | undefined {
+  return parseMxc(v) ? (v as string) : undefined;
+}
+
 /** Parses `mxc://server/id`; undefined when it is not a well-formed mxc URI. */
 export function parseMxc(uri: unknown): MediaRef | undefined {
   if (typeof uri !== "string") return undefined;

@@ -7,6 +7,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { parseUserId } from "../ids.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import { checkStorableText } from "../text.ts";
+import { isMxcUri } from "../media/ids.ts";
 import { remoteProfile } from "../federation/remote-profiles.ts";
 import { askAboutUnknownUser } from "../accounts/user-lookup.ts";
 
@@ -124,6 +125,8 @@ async function setField(s: Services, r: Requester, userId: string, field: Profil
   const max = field === "displayname" ? MAX_DISPLAYNAME_LEN : MAX_AVATAR_URL_LEN;
   if (value !== null && [...value].length > max)
     throw new MatrixError("M_TOO_LARGE", `${field === "displayname" ? "Displayname" : "Avatar URL"} is too long (max ${max})`, 400);
+  // The spec: "For avatar_url, the value MUST be an MXC URI string" (GET /profile answers only such).
+  if (field === "avatar_url" && value !== null && value !== "" && !isMxcUri(value)) throw new MatrixError("M_INVALID_PARAM", "avatar_url must be an MXC URI", 400);
   // An empty value clears the field; display names lose surrounding whitespace.
   let stored = value;
   if (stored !== null && field === "displayname") stored = stored.trim();

@@ -15,6 +15,7 @@ import { readAccess, type ReadAccess } from "./read-access.ts";
 import { roomVersionLookup, serializeEvents } from "./serialize.ts";
 import { backfillRoom } from "../federation/backfill.ts";
 import { awaitFullState, isPartialState } from "../federation/partial-state/flag.ts";
+import { shownMxc } from "../media/ids.ts";
 
 /** Below every stream position, backfilled ones included. */
 const LOWEST = Number.MIN_SAFE_INTEGER;
@@ -241,7 +242,7 @@ export async function getJoinedMembers(s: Services, r: Requester, roomId: string
     if (member.membership !== "join") continue;
     joined[member.userId] = {
       ...(member.displayname ? { display_name: member.displayname } : {}),
-      ...(member.avatarUrl ? { avatar_url: member.avatarUrl } : {}),
+      ...(shownMxc(member.avatarUrl) ? { avatar_url: member.avatarUrl! } : {}),
     };
   }
   return { joined };

@@ -16,6 +16,7 @@ import { stateKeyOf } from "../store/state-groups.ts";
 import { SEARCH_KEYS, type SearchKey } from "./index-hooks.ts";
 import { decodeBatchToken, encodeBatchToken, findEvents, type BatchToken, type EventSearch, type EventSearchHit } from "./find-events.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
+import { shownMxc } from "../media/ids.ts";
 
 type GroupKey = "room_id" | "sender";
 
@@ -111,7 +112,7 @@ async function profilesAt(s: Services, at: StoredEvent, senders: Set<string>): P
     const c = m.pdu.content as Record<string, unknown>;
     out[m.pdu.state_key!] = {
       ...(typeof c.displayname === "string" ? { displayname: c.displayname } : {}),
-      ...(typeof c.avatar_url === "string" ? { avatar_url: c.avatar_url } : {}),
+      ...(shownMxc(c.avatar_url) ? { avatar_url: c.avatar_url as string } : {}),
     };
   }
   return out;

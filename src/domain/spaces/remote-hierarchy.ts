@@ -8,18 +8,13 @@
 // Spec: Server-Server API "Spaces" (GET /hierarchy/{roomId}); Client-Server API "Spaces" (GET /hierarchy).
 import type { Services } from "../services.ts";
 import { isPlainObject } from "../events/types.ts";
-import { isValidRoomAlias, isValidRoomId } from "../ids.ts";
-import { parseMxc } from "../media/ids.ts";
+import { isValidRoomId, isValidUserId } from "../ids.ts";
 import { fedPath } from "../../federation/client.ts";
 import { candidateServers } from "../federation/membership/handshake.ts";
-import { str, type HierarchyRoom } from "./hierarchy.ts";
+import { str, summaryField, type HierarchyRoom } from "./hierarchy.ts";
 
+/** String fields taken from a summary, each only when it has its format (summaryField). */
 const STRING_FIELDS = ["name", "topic", "canonical_alias", "avatar_url", "room_type", "encryption"] as const;
-/** Fields with a format of their own: a value that breaks it is left out (the room is still listed). */
-const FORMAT: Partial<Record<(typeof STRING_FIELDS)[number], (v: string) => boolean>> = {
-  canonical_alias: isValidRoomAlias,
-  avatar_url: (v) => parseMxc(v) !== undefined,
-};
 /** Most children of one answer taken, and most children_state entries of one room. */
 const MAX_CHILDREN = 50;
 const MAX_CHILDREN_STATE = 100;
@@ -39,12 +34,15 @@ export function summaryOf(v: unknown): HierarchyRoom | undefined {
     join_rule: str(v.join_rule) ?? "public",
     room_version: str(v.room_version) ?? "",
     children_state: children
-      .filter((e): e is Record<string, unknown> => isPlainObject(e) && e.type === "m.space.child" && typeof e.state_key === "string" && isPlainObject(e.content) && typeof e.sender === "string" && Number.isSafeInteger(e.origin_server_ts))
+      .filter((e): e is Record<string, unknown> => isPlainObject(e) && e.type === "m.space.child" && typeof e.state_key === "string" && isPlainObject(e.content) && typeof e.sender === "string" && isValidUserId(e.sender) && Number.isSafeInteger(e.origin_server_ts))
       .map((e) => ({ type: "m.space.child", state_key: e.state_key as string, content: e.content as Record<string, unknown>, sender: e.sender as string, origin_server_ts: e.origin_server_ts as number })),
   };
   if (out.room_version === "") delete (out as Partial<HierarchyRoom>).room_version;
-  for (const f of STRING_FIELDS) if (typeof v[f] === "string" && (FORMAT[f]?.(v[f] as string) ?? true)) out[f] = v[f] as string;
-  if (Array.isArray(v.allowed_room_ids)) out.allowed_room_ids = v.allowed_room_ids.filter((x): x is string => typeof x === "string").slice(0, MAX_CHILDREN);
+  for (const f of STRING_FIELDS) {
+    const value = summaryField(f, v[f]);
+    if (value !== undefined) out[f] = value;
+  }
+  if (Array.isArray(v.allowed_room_ids)) out.allowed_room_ids = v.allowed_room_ids.filter((x): x is string => typeof x === "string" && isValidRoomId(x)).slice(0, MAX_CHILDREN);
   return out;
 }
 

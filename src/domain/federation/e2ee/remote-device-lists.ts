@@ -13,7 +13,7 @@ import { fedPath } from "../../../federation/client.ts";
 import { isPlainObject, type Json } from "../../e2ee/json.ts";
 import { announceDeviceListChange, recordDeviceListChange } from "../../e2ee/device-lists.ts";
 import { serverOfUser } from "../room-servers.ts";
-import { remoteCrossSigning, signedByMaster, validCrossSigningKey, validDeviceKeys } from "./remote-key-shapes.ts";
+import { remoteCrossSigning, signedByMaster, validCrossSigningKey, remoteDeviceKeys } from "./remote-key-shapes.ts";
 import { cachedDeviceLists, deleteRemoteDeviceKeys, dropCachedDeviceList, replaceRemoteDeviceKeys, setCachedStreamId } from "./remote-device-store.ts";
 
 export interface DeviceListUpdate {
@@ -118,7 +118,8 @@ function parseDevices(answer: unknown, userId: string): { streamId: number; devi
   const devices = new Map<string, string>();
   for (const d of answer.devices) {
     if (!isPlainObject(d) || typeof d.device_id !== "string" || d.device_id === "") continue;
-    if (validDeviceKeys(d.keys, userId, d.device_id)) devices.set(d.device_id, canonicalJson(d.keys));
+    const keys = remoteDeviceKeys(d.keys, userId, d.device_id);
+    if (keys) devices.set(d.device_id, canonicalJson(keys));
   }
   return { streamId, devices, ...remoteCrossSigning(userId, answer.master_key, answer.self_signing_key) };
 }

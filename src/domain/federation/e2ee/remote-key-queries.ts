@@ -7,7 +7,7 @@
 import type { Services } from "../../services.ts";
 import { FederationError } from "../../../federation/errors.ts";
 import { isPlainObject, type Json } from "../../e2ee/json.ts";
-import { isUserOf, remoteCrossSigning, validDeviceKeys } from "./remote-key-shapes.ts";
+import { isUserOf, remoteCrossSigning, remoteDeviceKeys } from "./remote-key-shapes.ts";
 
 /** The request's `timeout` (ms; the spec's default 10 s), bounded. */
 export function requestTimeout(body: Json): number {
@@ -78,7 +78,10 @@ export async function queryRemoteKeys(s: Services, byServer: ReadonlyMap<string,
       const devices: Record<string, Json> = {};
       const given = dk[userId];
       if (isPlainObject(given))
-        for (const [deviceId, keys] of Object.entries(given)) if ((wanted.length === 0 || wanted.includes(deviceId)) && validDeviceKeys(keys, userId, deviceId)) devices[deviceId] = keys;
+        for (const [deviceId, given_] of Object.entries(given)) {
+          const keys = wanted.length === 0 || wanted.includes(deviceId) ? remoteDeviceKeys(given_, userId, deviceId) : undefined;
+          if (keys) devices[deviceId] = keys;
+        }
       out.device_keys[userId] = devices;
       const cs = remoteCrossSigning(userId, mk[userId], ssk[userId]);
       if (cs.master) out.master_keys[userId] = cs.master;

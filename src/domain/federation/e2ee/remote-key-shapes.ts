@@ -33,6 +33,18 @@ export function validDeviceKeys(v: unknown, userId: string, deviceId: string): v
   }
 }
 
+/**
+ * Valid device keys of another server (validDeviceKeys) as our clients may see them: their `unsigned`,
+ * which no signature covers, kept only as the spec's UnsignedDeviceInfo (a string device_display_name).
+ */
+export function remoteDeviceKeys(v: unknown, userId: string, deviceId: string): Json | undefined {
+  if (!validDeviceKeys(v, userId, deviceId)) return undefined;
+  const { unsigned, ...signed } = v;
+  if (unsigned === undefined) return v;
+  const name = isPlainObject(unsigned) ? unsigned.device_display_name : undefined;
+  return typeof name === "string" ? { ...signed, unsigned: { device_display_name: name } } : signed;
+}
+
 /** The cross-signing key's public key when it is a valid key of `userId` for `usage`. */
 export function validCrossSigningKey(v: unknown, userId: string, usage: KeyType): string | undefined {
   if (!isPlainObject(v)) return undefined;

@@ -12,7 +12,7 @@ import type { EduHandler } from "../edu.ts";
 import { isPlainObject, type Json } from "../../e2ee/json.ts";
 import { localKeys, crossSigningPublicKey } from "../../e2ee/query-keys.ts";
 import { serverOfUser, serversSharingRoomsWith } from "../room-servers.ts";
-import { isUserOf, validDeviceKeys } from "../e2ee/remote-key-shapes.ts";
+import { isUserOf, remoteDeviceKeys } from "../e2ee/remote-key-shapes.ts";
 import { lastDeviceListPositions, publicDeviceListRows } from "../e2ee/remote-device-store.ts";
 import { applyDeviceListUpdate, applySigningKeyUpdate, type DeviceListUpdate } from "../e2ee/remote-device-lists.ts";
 
@@ -146,8 +146,9 @@ function parseUpdate(content: unknown): DeviceListUpdate | undefined {
   const { user_id: userId, device_id: deviceId, stream_id: streamId, prev_id: prevIds = [], deleted = false, keys } = content;
   if (typeof userId !== "string" || typeof deviceId !== "string" || deviceId === "" || !isStreamId(streamId)) return undefined;
   if (!Array.isArray(prevIds) || prevIds.length > MAX_PREV_IDS || !prevIds.every(isStreamId) || typeof deleted !== "boolean") return undefined;
-  if (keys !== undefined && keys !== null && (deleted || !validDeviceKeys(keys, userId, deviceId))) return undefined;
-  return { userId, deviceId, streamId, prevIds, deleted, keys: (keys ?? undefined) as Json | undefined };
+  const checked = keys === undefined || keys === null ? undefined : remoteDeviceKeys(keys, userId, deviceId);
+  if (keys !== undefined && keys !== null && (deleted || !checked)) return undefined;
+  return { userId, deviceId, streamId, prevIds, deleted, keys: checked };
 }
 
 /** Inbound m.device_list_update (declared in src/main.ts, `eduHandlers`). */
