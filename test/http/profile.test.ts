@@ -117,6 +117,17 @@ describe.each(backends())("profiles on %s", (backend) => {
     expect((await put("displayname", { displayname: "Alice" })).status).toBe(200);
   });
 
+  it("serves a stored avatar_url that is not an MXC URI (set before the check, or by an admin) as no avatar", async () => {
+    const carol = await registerUser(t, "carol_old_avatar");
+    await t.hs.services.users.setProfileField(t.hs.services.db, carol.user_id, "avatarUrl", "https://example.org/old.png");
+    await t.hs.services.users.setProfileField(t.hs.services.db, carol.user_id, "displayname", "Carol");
+    const whole = await t.call("GET", `${V3}/profile/${encodeURIComponent(carol.user_id)}`);
+    expect([whole.status, whole.json]).toEqual([200, { displayname: "Carol" }]);
+    expectMatchesSpec(whole, "GET", `${V3}/profile/{userId}`);
+    const field = await t.call("GET", `${V3}/profile/${encodeURIComponent(carol.user_id)}/avatar_url`);
+    expect([field.status, field.json]).toEqual([200, { avatar_url: null }]);
+  });
+
   it("only lets users change their own profile (and server admins any local one)", async () => {
     const other = await t.call("PUT", `${V3}/profile/@bob:weft.test/displayname`, { token: alice.access_token, body: { displayname: "Bobby" } });
     expect([other.status, other.json.errcode]).toEqual([403, "M_FORBIDDEN"]);

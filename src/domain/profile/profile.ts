@@ -58,7 +58,8 @@ async function loadProfile(s: Services, userId: string, field?: ProfileField): P
   const row = await s.users.getProfile(userId);
   const out: Profile = {};
   if (row?.displayname != null) out.displayname = row.displayname;
-  if (row?.avatarUrl != null) out.avatar_url = row.avatarUrl;
+  // Stored before avatar URLs were checked (or set through the admin API): shown only as an MXC URI.
+  if (row?.avatarUrl != null && isMxcUri(row.avatarUrl)) out.avatar_url = row.avatarUrl;
   return out;
 }
 
