@@ -1,3 +1,0 @@
-export function mediaConfig(s) {
-    return { "m.upload.size": s.config.max_upload_size };
-}
