@@ -1,14 +1,17 @@
 // Send-to-device over HTTP on SQLite and PostgreSQL: messages to one device, to `*` (every device), idempotent
 // per sending device and txnId, relayed unchanged with sender and type, read and acknowledged through the
 // functions /sync will call (toDeviceFor / ackToDevice), notifier notices, positions surviving a
-// restart after acknowledgement, other servers' users skipped, and bad input.
+// restart after acknowledgement, other servers' users skipped, bad input, and one device's requests
+// delivered in the order they arrived.
 import { describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
 import { withServer } from "../helpers/with-server.ts";
 import { loginUser, registerUser, type Session } from "../helpers/users.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 import { V3, expectError } from "../helpers/e2ee.ts";
-import { ackToDevice, toDeviceFor } from "../../src/domain/e2ee/to-device.ts";
+import { ackToDevice, sendToDevice, toDeviceFor } from "../../src/domain/e2ee/to-device.ts";
+import { authenticate } from "../../src/domain/accounts/authenticate.ts";
+import type { Json } from "../../src/domain/e2ee/json.ts";
 import { currentToDevicePosition } from "../../src/domain/e2ee/sync-data.ts";
 import type { StreamNotice } from "../../src/domain/rooms/notifier.ts";
 
@@ -93,6 +96,24 @@ describe.each(backends())("to-device on %s", (backend) => {
     const next = await inbox(dana, rest.position);
     expect(next.messages.map((m) => m.content)).toEqual([{ after: "restart" }]);
     expect(next.position).toBeGreaterThan(high);
+  });
+
+  it("delivers one device's requests in the order they arrived, however long each takes", async () => {
+    // Clients send several at once (matrix-js-sdk's Rust crypto sends a verification's mac and done in
+    // parallel, and the other side's state machine stalls when done comes first). The requests are
+    // handed to the domain in order, without waiting: a slow one (many recipients) before a quick one.
+    const others = await Promise.all([1, 2, 3, 4, 5, 6].map((i) => registerUser(t, `fanout${i}`)));
+    const s = t.hs.services;
+    const requester = await authenticate(s, alice.access_token);
+    const before = (await inbox(bob)).position;
+    const sends = Array.from({ length: 20 }, (_, n) => {
+      const messages: Record<string, Record<string, unknown>> = { [bob.user_id]: { [bob.device_id]: { n } } };
+      if (n % 2 === 0) for (const o of others) messages[o.user_id] = { "*": { n } };
+      return sendToDevice(s, requester, "m.test.order", `order-${n}`, { messages } as Json);
+    });
+    await Promise.all(sends);
+    const got = await inbox(bob, before);
+    expect(got.messages.map((m) => (m.content as { n: number }).n)).toEqual(Array.from({ length: 20 }, (_, n) => n));
   });
 
   it("skips users of other servers and unknown devices, and refuses bad input", async () => {

@@ -3,7 +3,9 @@
 // the to-device stream. /sync reads a device's inbox with `toDeviceFor` and removes delivered messages
 // with `ackToDevice` once the client's next since-token is past them. Content is relayed unchanged.
 // Messages for users of other servers go to their servers as m.direct_to_device EDUs (one per server and
-// request: src/domain/federation/edus/to-device.ts).
+// request: src/domain/federation/edus/to-device.ts). Requests from one sending device are queued in the
+// order they arrive: clients send several at once (matrix-js-sdk's Rust crypto sends a verification's
+// m.key.verification.mac and .done in parallel) and the receiver's state machine needs them in that order.
 // Spec: Client-Server API "Send-to-Device messaging".
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -13,6 +15,10 @@ import { canonicalJson } from "../canonical-json.ts";
 import { isPlainObject, objectField, type Json } from "./json.ts";
 import type { SqlExecutor } from "../../storage/sql.ts";
 import { queueToRemoteDevices } from "../federation/edus/to-device.ts";
+import { KeyedLanes } from "../rooms/lanes.ts";
+
+/** Per sending device: its /sendToDevice requests take their stream positions in arrival order. */
+const senderLanes = new WeakMap<Services, KeyedLanes>();
 
 export interface ToDeviceMessage {
   sender: string;
@@ -80,11 +86,15 @@ export async function sendToDevice(s: Services, r: Requester, eventType: string,
   // A retried transaction sends nothing again, to other servers either: their EDUs are queued in the
   // transaction that claims the txnId.
   let servers: string[] = [];
-  const fresh = await queueLocalToDevice(s, r.userId, eventType, local, async (tx) => {
-    if (!(await s.e2ee.insertToDeviceTxn(tx, r.userId, deviceKey, txnId, s.clock.now()))) return false;
-    if (remote.size > 0) servers = await queueToRemoteDevices(s, tx, r.userId, eventType, remote);
-    return true;
-  });
+  let lanes = senderLanes.get(s);
+  if (!lanes) senderLanes.set(s, (lanes = new KeyedLanes()));
+  const fresh = await lanes.run(`${r.userId}\u0000${deviceKey}`, () =>
+    queueLocalToDevice(s, r.userId, eventType, local, async (tx) => {
+      if (!(await s.e2ee.insertToDeviceTxn(tx, r.userId, deviceKey, txnId, s.clock.now()))) return false;
+      if (remote.size > 0) servers = await queueToRemoteDevices(s, tx, r.userId, eventType, remote);
+      return true;
+    }),
+  );
   if (fresh) s.federationSender.wake(servers);
   return {};
 }
