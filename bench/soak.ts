@@ -53,7 +53,7 @@ interface User {
 }
 
 let base = "";
-const counts = { requests: 0, syncs: 0, sent: 0, errors: 0 };
+const counts = { requests: 0, syncs: 0, sent: 0, errors: 0, delivered: 0, quickSyncs: 0 };
 /** The errors by "METHOD route-kind → status errcode", printed at the end (an error count is never left unexplained). */
 const errorKinds = new Map<string, number>();
 const routeKind = (p: string) => p.replace(/\?.*$/, "").replace(/\/(![^/]+|%21[^/]+|%40[^/]+|@[^/]+|\$[^/]+|%24[^/]+)/g, "/{id}").replace(/\/(typing|receipt\/m\.read|send\/m\.room\.message)\/.*$/, "/$1/...");
@@ -92,11 +92,15 @@ async function syncLoop(u: User): Promise<void> {
   const session = u.session;
   while (running && u.session === session) {
     try {
+      const asked = Date.now();
       const res = await call("GET", `${V3}/sync?timeout=30000&filter=${FILTER}${u.since ? `&since=${u.since}` : ""}`, u.token);
       counts.syncs++;
+      // Long polls answered before their timeout (woken by something new), and the timeline events they carried.
+      if (u.since && Date.now() - asked < 25_000) counts.quickSyncs++;
       u.since = res.next_batch;
       // Now and then a read receipt for the newest event seen.
       for (const [roomId, room] of Object.entries((res.rooms?.join ?? {}) as Record<string, any>)) {
+        counts.delivered += room.timeline?.events?.length ?? 0;
         const last = room.timeline?.events?.at(-1)?.event_id;
         if (last && Math.random() < 0.05) void call("POST", `${V3}/rooms/${enc(roomId)}/receipt/m.read/${enc(last)}`, u.token, {}).catch(() => {});
       }
@@ -194,7 +198,7 @@ async function main(): Promise<void> {
       if (m) rows.push({ t, rss: m.rss });
       console.log(
         `${label.padEnd(6)} t=${t.toFixed(0).padStart(4)} s  RSS ${mb(m?.rss ?? 0).padStart(4)} MB  heap ${mb(m?.heapUsed ?? 0).padStart(4)}/${mb(m?.heapTotal ?? 0).padStart(4)} MB  external ${mb(m?.external ?? 0).padStart(3)} MB  ` +
-          `users ${users.length}  requests ${counts.requests}  syncs ${counts.syncs}  sent ${counts.sent}  errors ${counts.errors}  cpu ${srv.cpuSeconds().toFixed(0)} s`,
+          `users ${users.length}  requests ${counts.requests}  syncs ${counts.syncs} (woken ${counts.quickSyncs})  delivered ${counts.delivered}  sent ${counts.sent}  errors ${counts.errors}  cpu ${srv.cpuSeconds().toFixed(0)} s`,
       );
     };
     const end = Date.now() + MINUTES * 60_000;
