@@ -28,6 +28,10 @@ function namesAnotherServer(w: World, req: FuzzRequest): boolean {
   const text = `${req.path} ${req.body?.toString("utf8") ?? ""}`;
   // A request body naming an identity server (3PID bind/unbind/requestToken) names another server too.
   if (text.includes("other.example") || text.includes('"id_server"')) return true;
+  // A query parameter naming a server to ask (/publicRooms?server=, /join?server_name= or via=): any value
+  // other than this server's name is another server ("true" and "-1" are valid names by the grammar).
+  const query = new URLSearchParams(req.path.split("?")[1] ?? "");
+  for (const key of ["server", "server_name", "via"]) if (query.getAll(key).some((v) => v !== w.serverName)) return true;
   const media = /\/media\/(?:v3\/)?(?:download|thumbnail)\/([^/?]+)/.exec(req.path);
   if (!media) return false;
   try {

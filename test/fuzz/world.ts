@@ -204,7 +204,7 @@ export function worldSupply(w: World, rng: Rng): Supply {
  * devices, tokens, account data, filters, keys, backups, presence), the state and history of the
  * victim's private room, the shared room's state bar the actor's own member event (and those of the users
  * it may also act as), the victim's
- * memberships outside the actor's room, and the actor's own privileges.
+ * memberships outside the actor's room (bar invites into rooms outside the world), and the actor's own privileges.
  */
 export async function protectedSnapshot(w: World): Promise<string> {
   const sql = w.t.hs.services.storage.sql;
@@ -222,7 +222,10 @@ export async function protectedSnapshot(w: World): Promise<string> {
   out.privateEvents = await sql.all(`SELECT event_id FROM events WHERE room_id = ? AND rejected_reason IS NULL ORDER BY stream_ordering`, [w.rooms.victimPrivate]);
   const sharedState = await sql.all<{ type: string; state_key: string }>(`SELECT type, state_key, event_id FROM current_state_events WHERE room_id = ? AND state_key <> ? ORDER BY type, state_key`, [w.rooms.shared, w.actor.user_id]);
   out.sharedState = sharedState.filter((row) => !(row.type === "m.room.member" && w.alsoActs?.(row.state_key)));
-  out.memberships = await sql.all(`SELECT room_id, membership, event_id, forgotten FROM room_memberships WHERE user_id = ? AND room_id <> ? ORDER BY room_id`, [v, w.rooms.own]);
+  // Anyone may invite the victim into a room of their own (createRoom's `invite`, /invite): an invite
+  // outside the world's rooms is no breach; any other membership there, or a change in the world's rooms, is.
+  const memberships = await sql.all<{ room_id: string; membership: string }>(`SELECT room_id, membership, event_id, forgotten FROM room_memberships WHERE user_id = ? AND room_id <> ? ORDER BY room_id`, [v, w.rooms.own]);
+  out.memberships = memberships.filter((row) => worldRooms.has(row.room_id) || row.membership !== "invite");
   out.aliases = await sql.all(`SELECT alias, room_id FROM room_aliases WHERE creator = ? ORDER BY alias`, [v]);
   out.admins = await sql.all(`SELECT user_id FROM users WHERE is_admin = ? ORDER BY user_id`, [true]);
   return JSON.stringify(out);
