@@ -137,7 +137,7 @@ export function checkResponse(req: FuzzRequest, res: RawResponse): string[] {
   const sent = new URL(req.path, "http://fuzz.invalid").pathname;
   if (isJson && json !== undefined && findOperation(req.method, sent)) {
     try {
-      expectMatchesSpec({ status: res.status, json: opaqueBackupAuthData(req, legacyEventsRoomEvents(req, json)) }, req.method, sent);
+      expectMatchesSpec({ status: res.status, json: backupAsStored(req, legacyEventsRoomEvents(req, json)) }, req.method, sent);
     } catch (err) {
       // Any endpoint may answer the standard error response ("API standards"), whatever it documents
       // for that status (401 is often documented as the UIA challenge only).
@@ -161,16 +161,20 @@ function legacyEventsRoomEvents(req: FuzzRequest, json: unknown): unknown {
 }
 
 /**
- * GET /room_keys/version: the spec documents auth_data as an object, but it is the algorithm's business
- * and Synapse stores whatever JSON a client gives (sytest's backups use an opaque string;
- * test/http/conformance-accounts.test.ts). A non-object auth_data that a request stored earlier is
- * answered as stored, so it is left out of the check; the rest of the answer still is checked.
+ * GET /room_keys/version: the spec documents auth_data as an object and algorithm as its one algorithm, but
+ * both are the client's business and Synapse stores whatever a client gives (sytest's backups use
+ * "m.megolm_backup.v1" with an opaque string; test/http/conformance-accounts.test.ts). A non-object
+ * auth_data or another algorithm string that a request stored earlier is answered as stored, so it is
+ * left out of the check; the rest of the answer still is checked (a non-string algorithm still fails).
  */
-function opaqueBackupAuthData(req: FuzzRequest, json: unknown): unknown {
+function backupAsStored(req: FuzzRequest, json: unknown): unknown {
   if (req.method !== "GET" || !/\/room_keys\/version(\/[^/]*)?$/.test(req.path.split("?")[0]!)) return json;
-  const body = json as { auth_data?: unknown } | null;
-  if (!body || !("auth_data" in body) || (typeof body.auth_data === "object" && body.auth_data !== null && !Array.isArray(body.auth_data))) return json;
-  return { ...body, auth_data: {} };
+  const body = json as { auth_data?: unknown; algorithm?: unknown } | null;
+  if (!body || typeof body !== "object") return json;
+  const out: Record<string, unknown> = { ...body };
+  if ("auth_data" in body && !(typeof body.auth_data === "object" && body.auth_data !== null && !Array.isArray(body.auth_data))) out.auth_data = {};
+  if (typeof body.algorithm === "string") out.algorithm = "m.megolm_backup.v1.curve25519-aes-sha2";
+  return out;
 }
 
 /**
