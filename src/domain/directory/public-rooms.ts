@@ -8,8 +8,8 @@
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { isPlainObject } from "../events/types.ts";
-import { isValidRoomAlias, isValidServerName } from "../ids.ts";
-import { shownMxc } from "../media/ids.ts";
+import { isValidServerName } from "../ids.ts";
+import { shownSummaryField } from "../rooms/summary-fields.ts";
 import type { DirectoryList, DirectoryPosition, DirectoryQuery, DirectoryStats } from "../store/directory.ts";
 import { RoomBatchReads } from "../store/rooms.ts";
 import { backfillDirectoryStats } from "./stats.ts";
@@ -104,9 +104,9 @@ function chunkOf(d: DirectoryStats): PublicRoomsChunk {
   };
   if (d.name !== null) c.name = d.name;
   if (d.topic !== null) c.topic = d.topic;
-  // Room state may hold anything (another server's events skip our send checks): only a room alias is shown.
-  if (d.canonicalAlias !== null && isValidRoomAlias(d.canonicalAlias)) c.canonical_alias = d.canonicalAlias;
-  const avatar = shownMxc(d.avatarUrl);
+  const alias = shownSummaryField("canonical_alias", d.canonicalAlias);
+  if (alias !== undefined) c.canonical_alias = alias;
+  const avatar = shownSummaryField("avatar_url", d.avatarUrl);
   if (avatar !== undefined) c.avatar_url = avatar;
   if (d.joinRule !== null) c.join_rule = d.joinRule;
   if (d.roomType !== null) c.room_type = d.roomType;

@@ -4,17 +4,13 @@
 // in Synapse. Spec: Client-Server API "Listing rooms"; Server-Server API "Published Room Directory".
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
-import { isValidRoomAlias, isValidRoomId } from "../ids.ts";
-import { parseMxc } from "../media/ids.ts";
+import { isValidRoomId } from "../ids.ts";
+import { shownSummaryField } from "../rooms/summary-fields.ts";
 import { FederationError } from "../../federation/errors.ts";
 import type { PublicRoomsChunk, PublicRoomsPage, PublicRoomsRequest } from "./public-rooms.ts";
 
+/** String fields taken from an entry, each only when it has its format (shownSummaryField). */
 const STRING_FIELDS = ["name", "topic", "canonical_alias", "avatar_url", "join_rule", "room_type"] as const;
-/** Fields with a format of their own: a value that breaks it is left out (the room is still listed). */
-const FORMAT: Partial<Record<(typeof STRING_FIELDS)[number], (v: string) => boolean>> = {
-  canonical_alias: isValidRoomAlias,
-  avatar_url: (v) => parseMxc(v) !== undefined,
-};
 
 function chunkOf(v: unknown): PublicRoomsChunk | undefined {
   if (typeof v !== "object" || v === null) return undefined;
@@ -28,8 +24,8 @@ function chunkOf(v: unknown): PublicRoomsChunk | undefined {
     guest_can_join: r.guest_can_join === true,
   };
   for (const f of STRING_FIELDS) {
-    const value = r[f];
-    if (typeof value === "string" && (FORMAT[f]?.(value) ?? true)) out[f] = value;
+    const value = shownSummaryField(f, r[f]);
+    if (value !== undefined) out[f] = value;
   }
   return out;
 }

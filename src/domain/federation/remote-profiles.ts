@@ -12,7 +12,7 @@ import type { Services } from "../services.ts";
 import type { CommitListener } from "../consumers/commit-feed.ts";
 import { FederationError } from "../../federation/errors.ts";
 import { serverOfUser } from "./room-servers.ts";
-import { parseMxc } from "../media/ids.ts";
+import { shownMxc } from "../media/ids.ts";
 
 export const REMOTE_PROFILE_FRESH_MS = 10 * 60_000;
 export const REMOTE_PROFILE_MISSING_MS = 60_000;
@@ -44,7 +44,8 @@ async function fetchProfile(s: Services, userId: string): Promise<Entry> {
   const a = (typeof answer === "object" && answer !== null ? answer : {}) as Record<string, unknown>;
   const profile: RemoteProfile = {};
   if (typeof a.displayname === "string") profile.displayname = a.displayname;
-  if (typeof a.avatar_url === "string" && parseMxc(a.avatar_url)) profile.avatar_url = a.avatar_url;
+  const avatar = shownMxc(a.avatar_url);
+  if (avatar !== undefined) profile.avatar_url = avatar;
   return { profile, fetchedTs: s.clock.now() };
 }
 

@@ -32,8 +32,9 @@ export function mxcUri(ref: MediaRef): string {
 }
 
 /**
- * Whether `v` is an MXC URI as a client may set one (a profile's avatar_url): `mxc://`, a server name, `/`
- * and a media id (any length here; the field's own length limit applies).
+ * Whether `v` is an MXC URI as a client may set and be shown one (an avatar URL): `mxc://`, a server name,
+ * `/` and a media id (any characters but `/?#` and spaces here, any length; the field's own length limit
+ * applies). Looser than `parseMxc`, which media operations use; every avatar URL uses this one.
  */
 export function isMxcUri(v: string): boolean {
   const m = /^mxc:\/\/([^/]+)\/([^/?#\s]+)$/.exec(v);
@@ -41,11 +42,12 @@ export function isMxcUri(v: string): boolean {
 }
 
 /**
- * An avatar URL as clients are shown it: `v` when it is a well-formed mxc URI, else undefined (room state
- * and member events may hold any string; the spec's response schemas allow only mxc:// URIs).
+ * An avatar URL as clients are shown it: `v` when it is an MXC URI (isMxcUri), else undefined (profiles
+ * stored before the check, room state, member events and other servers' answers may hold any string; the
+ * spec's response schemas allow only mxc:// URIs).
  */
 export function shownMxc(v: unknown): string | undefined {
-  return parseMxc(v) ? (v as string) : undefined;
+  return typeof v === "string" && isMxcUri(v) ? v : undefined;
 }
 
 /** Parses `mxc://server/id`; undefined when it is not a well-formed mxc URI. */

@@ -7,7 +7,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { parseUserId } from "../ids.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import { checkStorableText } from "../text.ts";
-import { isMxcUri } from "../media/ids.ts";
+import { isMxcUri, shownMxc } from "../media/ids.ts";
 import { remoteProfile } from "../federation/remote-profiles.ts";
 import { askAboutUnknownUser } from "../accounts/user-lookup.ts";
 
@@ -59,7 +59,8 @@ async function loadProfile(s: Services, userId: string, field?: ProfileField): P
   const out: Profile = {};
   if (row?.displayname != null) out.displayname = row.displayname;
   // Stored before avatar URLs were checked (or set through the admin API): shown only as an MXC URI.
-  if (row?.avatarUrl != null && isMxcUri(row.avatarUrl)) out.avatar_url = row.avatarUrl;
+  const avatar = shownMxc(row?.avatarUrl);
+  if (avatar !== undefined) out.avatar_url = avatar;
   return out;
 }
 

@@ -240,9 +240,10 @@ export async function getJoinedMembers(s: Services, r: Requester, roomId: string
   const joined: Record<string, { display_name?: string; avatar_url?: string }> = {};
   for (const member of await s.rooms.store.membersOf(roomId)) {
     if (member.membership !== "join") continue;
+    const avatar = shownMxc(member.avatarUrl);
     joined[member.userId] = {
       ...(member.displayname ? { display_name: member.displayname } : {}),
-      ...(shownMxc(member.avatarUrl) ? { avatar_url: member.avatarUrl! } : {}),
+      ...(avatar ? { avatar_url: avatar } : {}),
     };
   }
   return { joined };

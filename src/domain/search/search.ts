@@ -110,9 +110,10 @@ async function profilesAt(s: Services, at: StoredEvent, senders: Set<string>): P
   const out: NonNullable<ResultContext["profile_info"]> = {};
   for (const m of members.values()) {
     const c = m.pdu.content as Record<string, unknown>;
+    const avatar = shownMxc(c.avatar_url);
     out[m.pdu.state_key!] = {
       ...(typeof c.displayname === "string" ? { displayname: c.displayname } : {}),
-      ...(shownMxc(c.avatar_url) ? { avatar_url: c.avatar_url as string } : {}),
+      ...(avatar ? { avatar_url: avatar } : {}),
     };
   }
   return out;

@@ -10,8 +10,8 @@ import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import type { StoredEvent } from "../store/events.ts";
 import { isPlainObject } from "../events/types.ts";
-import { isValidRoomAlias, isValidRoomId } from "../ids.ts";
-import { parseMxc } from "../media/ids.ts";
+import { isValidRoomId } from "../ids.ts";
+import { shownSummaryField } from "../rooms/summary-fields.ts";
 import { loadRoom, type RoomSnapshot } from "../rooms/room-cache.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 import { RoomBatchReads } from "../store/rooms.ts";
@@ -71,23 +71,6 @@ function decodeToken(raw: string): Token {
 }
 
 export const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
-
-/**
- * The summary fields the spec's RoomSummary gives a format or an enum: a value that breaks it is left out
- * (the room is still listed) — room state and other servers' answers alike can hold anything.
- */
-export const SUMMARY_FORMATS = {
-  canonical_alias: isValidRoomAlias,
-  avatar_url: (v: string) => parseMxc(v) !== undefined,
-  encryption: (v: string) => v === "m.megolm.v1.aes-sha2",
-} as const satisfies Partial<Record<keyof HierarchyRoom, (v: string) => boolean>>;
-
-/** A summary's string field when it is a string of the field's format (SUMMARY_FORMATS), else undefined. */
-export function summaryField(field: keyof HierarchyRoom, v: unknown): string | undefined {
-  if (typeof v !== "string") return undefined;
-  const format = (SUMMARY_FORMATS as Partial<Record<keyof HierarchyRoom, (v: string) => boolean>>)[field];
-  return format === undefined || format(v) ? v : undefined;
-}
 
 export function validVia(content: Record<string, unknown>): boolean {
   const via = content.via;
@@ -202,9 +185,9 @@ export async function entryOf(s: Services, facts: RoomFacts, room: RoomSnapshot,
   };
   const name = str((await content("m.room.name"))?.name);
   const topic = str((await content("m.room.topic"))?.topic);
-  const alias = summaryField("canonical_alias", (await content("m.room.canonical_alias"))?.alias);
-  const avatar = summaryField("avatar_url", (await content("m.room.avatar"))?.url);
-  const encryption = summaryField("encryption", (await content("m.room.encryption"))?.algorithm);
+  const alias = shownSummaryField("canonical_alias", (await content("m.room.canonical_alias"))?.alias);
+  const avatar = shownSummaryField("avatar_url", (await content("m.room.avatar"))?.url);
+  const encryption = shownSummaryField("encryption", (await content("m.room.encryption"))?.algorithm);
   const roomType = str(create.type);
   if (name !== undefined) entry.name = name;
   if (topic !== undefined) entry.topic = topic;

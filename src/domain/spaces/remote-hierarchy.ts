@@ -11,9 +11,10 @@ import { isPlainObject } from "../events/types.ts";
 import { isValidRoomId, isValidUserId } from "../ids.ts";
 import { fedPath } from "../../federation/client.ts";
 import { candidateServers } from "../federation/membership/handshake.ts";
-import { str, summaryField, type HierarchyRoom } from "./hierarchy.ts";
+import { str, type HierarchyRoom } from "./hierarchy.ts";
+import { shownSummaryField } from "../rooms/summary-fields.ts";
 
-/** String fields taken from a summary, each only when it has its format (summaryField). */
+/** String fields taken from a summary, each only when it has its format (shownSummaryField). */
 const STRING_FIELDS = ["name", "topic", "canonical_alias", "avatar_url", "room_type", "encryption"] as const;
 /** Most children of one answer taken, and most children_state entries of one room. */
 const MAX_CHILDREN = 50;
@@ -39,7 +40,7 @@ export function summaryOf(v: unknown): HierarchyRoom | undefined {
   };
   if (out.room_version === "") delete (out as Partial<HierarchyRoom>).room_version;
   for (const f of STRING_FIELDS) {
-    const value = summaryField(f, v[f]);
+    const value = shownSummaryField(f, v[f]);
     if (value !== undefined) out[f] = value;
   }
   if (Array.isArray(v.allowed_room_ids)) out.allowed_room_ids = v.allowed_room_ids.filter((x): x is string => typeof x === "string" && isValidRoomId(x)).slice(0, MAX_CHILDREN);
