@@ -152,7 +152,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   await startBackground(services);
 
   // The observer's hooks before any route, so every route is observed.
-  const app = createHttpServer(services, { observe: (a) => observeRequests(a, log, metrics) });
+  const app = createHttpServer(services, { observe: (a) => observeRequests(a, log, metrics, config.log_request_context) });
   statusRoutes(app, services, metrics);
   for (const group of ROUTE_GROUPS) group(app, services);
   await mountGraphql(app, services);

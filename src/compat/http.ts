@@ -105,7 +105,7 @@ async function makeCall(s: Services, spec: RouteSpec<never>, req: FastifyRequest
       seen: { ip: clientIp, userAgent: req.headers["user-agent"] ?? null },
       allowExpired: spec.allowExpired,
     });
-    noteRequester(requester.userId); // for the request's log line
+    noteRequester(req, requester.userId); // for the request's log line
   }
   if (spec.auth === "token" && !requester) throw new MatrixError("M_MISSING_TOKEN", "Missing access token", 401);
   if (spec.op && requester) requireNotGuest(requester, spec.op);

@@ -105,12 +105,12 @@ export function createHttpServer(s: Services, opts: { observe?: (app: FastifyIns
   app.setErrorHandler((err, req, reply) => {
     // An answer already under way (a streamed body) cannot be replaced by an error: cut it.
     if (reply.raw.headersSent) {
-      req.log.warn({ err, url: req.originalUrl }, "error after the answer started; connection closed");
+      req.log.warn({ reqId: req.id, err, url: req.originalUrl }, "error after the answer started; connection closed");
       reply.raw.destroy();
       return;
     }
     const { error, unexpected } = toMatrixError(err);
-    if (unexpected) req.log.error({ err, url: req.originalUrl, method: req.method }, "unhandled error");
+    if (unexpected) req.log.error({ reqId: req.id, err, url: req.originalUrl, method: req.method }, "unhandled error");
     return sendError(reply, error);
   });
 

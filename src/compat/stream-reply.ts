@@ -11,7 +11,7 @@ export function sendStreamed(reply: FastifyReply, body: AsyncIterable<Buffer>, w
     try {
       yield* body;
     } catch (err) {
-      reply.log.warn({ err }, `${what} failed while it was being sent; connection closed`);
+      reply.log.warn({ reqId: reply.request.id, err }, `${what} failed while it was being sent; connection closed`);
       // Cut first: the stream then ends quietly into a connection that is gone.
       reply.raw.destroy();
     }

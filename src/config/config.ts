@@ -89,6 +89,12 @@ export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreeP
   /** Weft's own: how long a request to an application service may take (Synapse: 60 s, fixed). */
   app_service_request_timeout: number;
   log_level: string;
+  /**
+   * Weft's own: carry each request's context through its async calls, so that every log line written
+   * while it is handled carries its reqId (observability/request-context.ts). Default: on at log_level
+   * debug and trace, off otherwise (it costs CPU on every request).
+   */
+  log_request_context: boolean;
   /** Serve Prometheus metrics: on `type: metrics` listeners and on http listeners with the `metrics` resource. */
   enable_metrics: boolean;
   /** Problems that do not stop the server (unknown options): logged at start. */
@@ -348,6 +354,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     use_appservice_legacy_authorization: r.bool("use_appservice_legacy_authorization", false),
     app_service_request_timeout: r.duration("app_service_request_timeout", 60_000)!,
     log_level: logLevel,
+    log_request_context: r.bool("log_request_context", logLevel === "debug" || logLevel === "trace"),
     enable_metrics: r.bool("enable_metrics", false),
     warnings: [],
     ...readFederationConfig(r, baseDir, listeners.some((l) => l.tls)),

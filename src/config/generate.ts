@@ -150,6 +150,10 @@ enable_metrics: false
 # fatal, error, warn, info, debug, trace or silent. At info, every request is logged in one line (method,
 # path, status, time, user), each line as JSON with the request's id (reqId).
 log_level: info
+# Give every line written while a request is handled its reqId, not only the request's own line and its
+# errors (the context is carried through every async call: ~15-25% more CPU per request on Node 20).
+# Default: on at log_level debug and trace, off otherwise.
+#log_request_context: false
 `;
 }
 

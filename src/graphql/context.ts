@@ -22,7 +22,7 @@ export interface GraphqlContext {
   loaders: Loaders;
 }
 
-function makeContext(s: Services, token: string | undefined, clientIp: string, userAgent: string | null): GraphqlContext {
+function makeContext(s: Services, token: string | undefined, clientIp: string, userAgent: string | null, req?: FastifyRequest): GraphqlContext {
   let auth: Promise<Requester> | undefined;
   const ctx: GraphqlContext = {
     s,
@@ -31,7 +31,7 @@ function makeContext(s: Services, token: string | undefined, clientIp: string, u
     requester() {
       if (token === undefined) return Promise.reject(new MatrixError("M_MISSING_TOKEN", "Missing access token", 401));
       auth ??= authenticate(s, token, { seen: { ip: clientIp, userAgent } }).then((r) => {
-        noteRequester(r.userId); // for the request's log line (HTTP; on a WebSocket there is no request)
+        if (req) noteRequester(req, r.userId); // for the request's log line (HTTP; on a WebSocket there is no request)
         return r;
       });
       return auth;
@@ -48,7 +48,7 @@ function makeContext(s: Services, token: string | undefined, clientIp: string, u
 
 /** Context of one HTTP request (GET or POST /graphql). */
 export function httpContext(s: Services, req: FastifyRequest): GraphqlContext {
-  return makeContext(s, bearerToken(req), req.ip, req.headers["user-agent"] ?? null);
+  return makeContext(s, bearerToken(req), req.ip, req.headers["user-agent"] ?? null, req);
 }
 
 /**

@@ -93,7 +93,7 @@ export async function mountGraphql(app: FastifyInstance, s: Services): Promise<v
     // Failures before Apollo runs (bad JSON, too large, wrong type) answer in GraphQL's error shape.
     scope.setErrorHandler((err: FastifyError, req, reply) => {
       const { error, unexpected } = toMatrixError(err);
-      if (unexpected) req.log.error({ err, url: req.originalUrl }, "unhandled error in /graphql");
+      if (unexpected) req.log.error({ reqId: req.id, err, url: req.originalUrl }, "unhandled error in /graphql");
       return reply.code(error.httpStatus).type("application/json").send({ errors: [{ message: error.message, extensions: matrixErrorExtensions(error) }] });
     });
 

@@ -1,10 +1,11 @@
 // What the HTTP server tells the operator about each request: a request id (the `X-Request-Id` header and
-// `reqId` on every log line written while it is handled), one `info` line when it ends (method, path with
-// secrets in the query redacted, status, time, user, address), and its HTTP metrics.
+// `reqId` on its log lines: every line written while it is handled with `log_request_context`,
+// request-context.ts), one `info` line when it ends (method, path with secrets in the query redacted,
+// status, time, user, address), and its HTTP metrics.
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import type { Metrics } from "./metrics.ts";
-import { newRequestId, runInRequest, type RequestContext } from "./request-context.ts";
+import { attachContext, contextOf, newRequestId, runInRequest, type RequestContext } from "./request-context.ts";
 import { routePattern } from "../compat/path-aliases.ts";
 
 /** Query parameters that carry secrets (access tokens, 3PID session secrets, login and validation tokens, media URL signatures). */
@@ -18,16 +19,18 @@ export function redactUrl(url: string): string {
 /** Route patterns whose requests are client sync connections. */
 const isSyncRoute = (route: string) => route.endsWith("/sync");
 
-const contexts = new WeakMap<FastifyRequest, RequestContext>();
-
-/** Installs the hooks on `app` (before any route is added, so every route is observed). */
-export function observeRequests(app: FastifyInstance, log: Logger, metrics: Metrics | undefined): void {
+/**
+ * Installs the hooks on `app` (before any route is added, so every route is observed). `carryContext`:
+ * the request's context is carried through its async calls (config `log_request_context`).
+ */
+export function observeRequests(app: FastifyInstance, log: Logger, metrics: Metrics | undefined, carryContext: boolean): void {
+  const enter = carryContext ? runInRequest : (_ctx: RequestContext, done: () => void) => done();
   app.addHook("onRequest", (req, reply, done) => {
     const ctx: RequestContext = { id: req.id };
-    contexts.set(req, ctx);
+    attachContext(req, ctx);
     reply.header("x-request-id", ctx.id);
     // Nothing to tell when the request ends (no metrics, the request line's level off): no listener per request.
-    if (!metrics && !log.isLevelEnabled("info")) return runInRequest(ctx, done);
+    if (!metrics && !log.isLevelEnabled("info")) return enter(ctx, done);
     const started = performance.now();
     const sync = isSyncRoute(routePattern(req) ?? "");
     metrics?.requestStarted(sync);
@@ -47,11 +50,12 @@ export function observeRequests(app: FastifyInstance, log: Logger, metrics: Metr
       const route = routePattern(req) ?? "unmatched";
       metrics?.requestEnded(sync, { method: req.method, route, status: String(status) }, (performance.now() - started) / 1000);
     });
-    runInRequest(ctx, done);
+    enter(ctx, done);
   });
+  if (!carryContext) return;
   // The body is read from the socket between these hooks: the handler runs in the request's context again.
   app.addHook("preHandler", (req, _reply, done) => {
-    const ctx = contexts.get(req);
+    const ctx = contextOf(req);
     if (ctx) runInRequest(ctx, done);
     else done();
   });

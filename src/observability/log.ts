@@ -1,5 +1,6 @@
-// Structured JSON logs (pino): every line written while a request is handled carries that request's id
-// (`reqId`), whichever module wrote it — the REST and GraphQL faces, the domain, storage.
+// Structured JSON logs (pino): with `log_request_context`, every line written while a request is handled
+// carries that request's id (`reqId`), whichever module wrote it — the REST and GraphQL faces, the domain,
+// storage (observability/request-context.ts). The request line and the faces' error lines always do.
 import type { Logger } from "pino";
 import { currentRequest } from "./request-context.ts";
 

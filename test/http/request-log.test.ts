@@ -1,6 +1,6 @@
-// The request log (issue 19 items 5 and 7): pino JSON lines, the request's id on every line written while
-// it is handled (whichever module wrote it), and one `info` line per request with method, path (secrets in
-// the query redacted), status, time and user.
+// The request log (issue 19 items 5 and 7): pino JSON lines, one `info` line per request with method, path
+// (secrets in the query redacted), status, time, user and the request's id; with `log_request_context`
+// that id on every line written while the request is handled (whichever module wrote it).
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,7 +9,10 @@ import { registerUser, type Session } from "../helpers/users.ts";
 
 interface Line { level: number; msg: string; reqId?: string; method?: string; path?: string; status?: number; ms?: number; user?: string; [k: string]: unknown }
 
-describe("request log", () => {
+describe.each([
+  { name: "default (info): the request line carries the id", carry: undefined },
+  { name: "log_request_context: every line carries the id", carry: true },
+])("request log, $name", ({ carry }) => {
   let t: TestServer;
   const lines: Line[] = [];
   let alice: Session;
@@ -31,7 +34,7 @@ describe("request log", () => {
         done();
       },
     });
-    t = await startTestServer({ config: { log_level: "info" }, log: pino({ level: "info" }, sink) });
+    t = await startTestServer({ config: { log_level: "info", ...(carry ? { log_request_context: true } : {}) }, log: pino({ level: "info" }, sink) });
     alice = await registerUser(t, "alice");
   });
   afterAll(() => t?.close());
@@ -56,7 +59,19 @@ describe("request log", () => {
     expect(line!.user).toBeUndefined();
   });
 
-  it("gives every line a request writes its id, after its body was read too", async () => {
+  it("names the user a GraphQL request authenticated as", async () => {
+    const res = await fetch(`${t.baseUrl}/graphql`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${alice.access_token}`, "content-type": "application/json" },
+      body: JSON.stringify({ query: "{ viewer { userId } }" }),
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { data?: { viewer?: { userId?: string } } }).data?.viewer?.userId).toBe(alice.user_id);
+    const [line] = (await linesOf(res.headers.get("x-request-id")!)).filter((l) => l.status !== undefined);
+    expect(line).toMatchObject({ method: "POST", path: "/graphql", status: 200, user: alice.user_id });
+  });
+
+  it(carry ? "gives every line a request writes its id, after its body was read too" : "leaves the id off the domain's lines (the request line has it)", async () => {
     // An upload that claims to be an image: thumbnailing it fails and the media module logs why.
     const res = await fetch(`${t.baseUrl}/_matrix/media/v3/upload?filename=x.png`, {
       method: "POST",
@@ -67,6 +82,12 @@ describe("request log", () => {
     const reqId = res.headers.get("x-request-id")!;
     const mine = await linesOf(reqId);
     const others = mine.filter((l) => l.status === undefined);
+    if (!carry) {
+      // The media module's line is written all the same, without the id.
+      expect(lines.filter((l) => /thumbnail/.test(l.msg)).map((l) => l.reqId)).toEqual([undefined]);
+      expect(others).toEqual([]);
+      return;
+    }
     expect(others.length, JSON.stringify(lines.slice(-5))).toBeGreaterThan(0);
     expect(others.some((l) => /thumbnail/.test(l.msg))).toBe(true);
     // Ids differ between requests.

@@ -53,6 +53,15 @@ describe("config defaults", () => {
     expect(c.log_level).toBe("info");
   });
 
+  it("carries request contexts into every log line at debug and trace, or when log_request_context says so", () => {
+    expect(parse({}).log_request_context).toBe(false);
+    expect(parse({ log_level: "debug" }).log_request_context).toBe(true);
+    expect(parse({ log_level: "trace" }).log_request_context).toBe(true);
+    expect(parse({ log_level: "info", log_request_context: true }).log_request_context).toBe(true);
+    expect(parse({ log_level: "debug", log_request_context: false }).log_request_context).toBe(false);
+    expect(configError(() => parse({ log_request_context: "yes" })).message).toContain("log_request_context");
+  });
+
   it("derives public_baseurl from the server name's host and the first listener's port", () => {
     expect(parse({ server_name: "example.org:8448", listeners: [{ port: 9000 }] }).public_baseurl).toBe("http://example.org:9000/");
     expect(parse({ public_baseurl: "https://matrix.example.org" }).public_baseurl).toBe("https://matrix.example.org/");
