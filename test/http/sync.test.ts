@@ -120,6 +120,34 @@ describe.each(backends())("sync on %s", (backend) => {
     expect(q.rooms.join).toEqual({});
   });
 
+  it("long poll from the current position: woken by an invite, by a message to the device; at its timeout the usual answer", async () => {
+    const roomId = await createRoom(t, bob);
+    const now = (await sync(carol)).next_batch as string;
+    // Nothing new: it waits (parked), and its answer at the timeout is a full incremental one.
+    const parked = parkedNow(t);
+    const quiet = sync(carol, { since: now, timeout: 400 });
+    await untilParked(t, parked + 1);
+    const q = await quiet;
+    expect(q.next_batch).toBe(now);
+    expect(q.rooms.join).toEqual({});
+    expect(q.device_one_time_keys_count).toMatchObject({ signed_curve25519: 0 });
+    // An invite into a room the user is not in yet wakes it.
+    const invited = sync(carol, { since: now, timeout: 30000 });
+    await untilParked(t, parked + 1);
+    const started = Date.now();
+    await post(bob, `/rooms/${enc(roomId)}/invite`, { user_id: carol.user_id });
+    const r = await invited;
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(Object.keys(r.rooms.invite)).toEqual([roomId]);
+    // So does a message to one of the user's devices.
+    const toDevice = sync(carol, { since: r.next_batch, timeout: 30000 });
+    await untilParked(t, parked + 1);
+    const res = await t.call("PUT", `${V3}/sendToDevice/m.test/td${++txn}`, { token: bob.access_token, body: { messages: { [carol.user_id]: { [carol.device_id]: { n: 1 } } } } });
+    expect(res.status).toBe(200);
+    const d = await toDevice;
+    expect(d.to_device.events).toEqual([{ type: "m.test", sender: bob.user_id, content: { n: 1 } }]);
+  });
+
   it("limited timeline: prev_batch continues exactly with /messages; state is at the timeline start", async () => {
     const roomId = await createRoom(t, alice);
     const base = await sync(alice);

@@ -25,7 +25,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { MatrixError } from "../errors.ts";
 import type { SyncFilter } from "../filters/sync-filter.ts";
 import { Waiter } from "./wait.ts";
-import { formatSyncToken, parseSyncToken, type SyncToken } from "./token.ts";
+import { STREAMS, formatSyncToken, parseSyncToken, type SyncToken } from "./token.ts";
 import type { JoinedRoomResult, SyncContext, SyncResult } from "./types.ts";
 
 export interface SyncRequest {
@@ -92,6 +92,17 @@ export async function sync(s: Services, r: Requester, req: SyncRequest): Promise
   // Listening starts before the first read: a change committed while reading still wakes the wait.
   const waiter = new Waiter(s.rooms.notifier, r.userId);
   try {
+    // A long poll from the current position (a client's next poll after an answer) has nothing to read
+    // yet: it waits first, and the providers run once it is woken or times out (that answer then carries
+    // what every answer does, e.g. the one-time key counts). The rooms it listens to are all the user's
+    // joined rooms: a notice of one the providers would not show only makes it read and wait again.
+    if (since !== undefined && !req.fullState && deadline > Date.now()) {
+      const now = await s.sync.currentToken(s);
+      if (STREAMS.every((name) => now[name] === since[name]) && !abortSignals().some((x) => x.aborted)) {
+        waiter.rooms = new Set(await s.sync.streamCache.joinedRoomIds(s, r.userId));
+        await waiter.until(now, deadline - Date.now(), abortSignals());
+      }
+    }
     for (;;) {
       const { ctx, added } = await collectOnce(s, r, req, since);
       waiter.rooms = ctx.joinedRooms;
