@@ -85,10 +85,10 @@ export function unusedFallbackKeyTypes(s: Services, userId: string, deviceId: st
   return s.e2ee.unusedFallbackAlgorithms(userId, deviceId);
 }
 
-export function currentDeviceListPosition(s: Services): Promise<number> {
+export function currentDeviceListPosition(s: Services): number | Promise<number> {
   return s.e2ee.currentDeviceListPosition();
 }
 
-export function currentToDevicePosition(s: Services): Promise<number> {
+export function currentToDevicePosition(s: Services): number | Promise<number> {
   return s.e2ee.currentToDevicePosition();
 }

@@ -18,8 +18,8 @@ export class AccountDataStore {
   }
 
   /** The stream's persisted-up-to position (ids.ts). */
-  async currentPosition(): Promise<number> {
-    return this.streamIds.current();
+  currentPosition(): number | Promise<number> {
+    return this.streamIds.now();
   }
 
   /** Writes (replaces) one entry; returns its new stream position. */

@@ -315,8 +315,8 @@ export class E2eStore {
   }
 
   /** The stream's persisted-up-to position (ids.ts). */
-  async currentDeviceListPosition(): Promise<number> {
-    return this.deviceListIds.current();
+  currentDeviceListPosition(): number | Promise<number> {
+    return this.deviceListIds.now();
   }
 
   /** Every user sharing a joined room with `userId` (themselves included when joined anywhere). */
@@ -427,8 +427,8 @@ export class E2eStore {
   }
 
   /** The stream's persisted-up-to position (ids.ts). */
-  async currentToDevicePosition(): Promise<number> {
-    return this.toDeviceIds.current();
+  currentToDevicePosition(): number | Promise<number> {
+    return this.toDeviceIds.now();
   }
 
   // Key backup

@@ -182,6 +182,11 @@ export class StreamIdTracker implements PositionGate {
     return this.seeded ? this.allocated : undefined;
   }
 
+  /** `current()`, without a promise once the table was read (the common case: sync reads it per request). */
+  now(): number | Promise<number> {
+    return this.seeded ? this.persisted : this.current();
+  }
+
   /** `current()` without waiting; undefined before the first read of the table. */
   peek(): number | undefined {
     return this.seeded ? this.persisted : undefined;

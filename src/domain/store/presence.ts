@@ -51,6 +51,8 @@ function toRow(r: Row): PresenceRow {
 export class PresenceStore {
   private readonly streamIds: IdAllocator;
   private position: Promise<number> | undefined;
+  /** The position once read (no promise per sync then). */
+  private known: number | undefined;
   private readonly lane = new KeyedLanes();
   /** Rows by user (null: no row), kept in step by `update`, the only writer: every /sync reads its user's row. */
   private readonly rows: LruCache<string, PresenceRow | null>;
@@ -63,9 +65,10 @@ export class PresenceStore {
     this.streamIds = idAllocator(sql, "presence", "stream_id", "presence_stream_seq");
   }
 
-  async currentPosition(): Promise<number> {
+  currentPosition(): number | Promise<number> {
+    if (this.known !== undefined) return this.known;
     this.position ??= this.sql.get<{ m: number | string | null }>(`SELECT MAX(stream_id) AS m FROM presence`).then((r) => Number(r?.m ?? 0));
-    return this.position;
+    return this.position.then((pos) => (this.known ??= pos));
   }
 
   async get(userId: string): Promise<PresenceRow | undefined> {
@@ -106,7 +109,10 @@ export class PresenceStore {
         this.writes++;
         this.writing--;
       });
-      if (pos > (await this.currentPosition())) this.position = Promise.resolve(pos);
+      if (pos > (await this.currentPosition())) {
+        this.position = Promise.resolve(pos);
+        this.known = pos;
+      }
       const row = { ...next, lastFederationUpdateTs: next.lastFederationUpdateTs ?? 0, streamId: pos };
       this.rows.set(userId, row);
       return row;

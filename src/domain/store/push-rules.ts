@@ -38,8 +38,8 @@ export class PushRuleStore {
     this.streamIds = idAllocator(sql, "push_rules_stream", "stream_id", "push_rules_stream_seq");
   }
 
-  currentPosition(): Promise<number> {
-    return this.streamIds.current();
+  currentPosition(): number | Promise<number> {
+    return this.streamIds.now();
   }
 
   async rules(userId: string): Promise<StoredPushRule[]> {

@@ -38,15 +38,18 @@ function toRow(r: Row): ReceiptRow {
 export class ReceiptStore {
   private readonly streamIds: IdAllocator;
   private position: Promise<number> | undefined;
+  /** The position once read (no promise per sync then). */
+  private known: number | undefined;
   private readonly lane = new KeyedLanes();
 
   constructor(private readonly sql: Sql) {
     this.streamIds = idAllocator(sql, "receipts", "stream_id", "receipts_stream_seq");
   }
 
-  async currentPosition(): Promise<number> {
+  currentPosition(): number | Promise<number> {
+    if (this.known !== undefined) return this.known;
     this.position ??= this.sql.get<{ m: number | string | null }>(`SELECT MAX(stream_id) AS m FROM receipts`).then((r) => Number(r?.m ?? 0));
-    return this.position;
+    return this.position.then((pos) => (this.known ??= pos));
   }
 
   async get(roomId: string, receiptType: string, userId: string, threadId: string): Promise<ReceiptRow | undefined> {
@@ -70,7 +73,10 @@ export class ReceiptStore {
         if (changed === 0) await tx.run(`INSERT INTO receipts (room_id, receipt_type, user_id, thread_id, event_id, data, stream_id) VALUES (?, ?, ?, ?, ?, ?, ?)`, [...key.slice(0, 3), row.threadId, row.eventId, data, id]);
         return id;
       });
-      if (pos > (await this.currentPosition())) this.position = Promise.resolve(pos);
+      if (pos > (await this.currentPosition())) {
+        this.position = Promise.resolve(pos);
+        this.known = pos;
+      }
       return pos;
     });
   }

@@ -27,6 +27,8 @@ export type SyncDecorator = (ctx: SyncContext) => Promise<void>;
 
 export class SyncServices {
   private readonly slots = new Map<StreamName, SyncProvider>();
+  /** The filled slots in token order (fixed once constructed). */
+  private readonly ordered: readonly SyncProvider[];
   /** Per device ("user|device"): room id → member user id → the member event id last sent (lazy-loading). */
   readonly sentMembers: LruCache<string, Map<string, Map<string, string>>>;
   private readonly closing = ((c) => (setMaxListeners(0, c.signal), c))(new AbortController()); // one listener per live subscriber
@@ -52,16 +54,21 @@ export class SyncServices {
     this.streamCache = new SyncStreamCache(caches);
     this.decorators = decorators;
     for (const p of [eventsProvider, accountDataProvider, receiptsProvider, typingProvider, presenceProvider, toDeviceProvider, deviceListsProvider, pushRulesProvider, ...providers]) this.slots.set(p.stream, p);
+    this.ordered = STREAMS.map((s) => this.slots.get(s)).filter((p): p is SyncProvider => p !== undefined);
   }
 
   /** The providers in sync order: room events first (it decides the joined rooms), then the others in token order. */
-  providers(): SyncProvider[] {
-    return STREAMS.map((s) => this.slots.get(s)).filter((p): p is SyncProvider => p !== undefined);
+  providers(): readonly SyncProvider[] {
+    return this.ordered;
   }
 
   async currentToken(s: Services): Promise<SyncToken> {
     const t = zeroToken();
-    for (const p of this.providers()) t[p.stream] = await p.current(s);
+    // Most positions are known in memory: only a provider that answers with a promise is waited for.
+    for (const p of this.ordered) {
+      const pos = p.current(s);
+      t[p.stream] = typeof pos === "number" ? pos : await pos;
+    }
     return t;
   }
 

@@ -82,8 +82,7 @@ export const presenceToFederation: BackgroundTask = (s) => {
     target = Math.max(target, n.position);
     kick();
   });
-  s.presence
-    .currentPosition()
+  Promise.resolve(s.presence.currentPosition())
     .then((p) => {
       last = p;
       kick();

@@ -65,8 +65,7 @@ export const receiptsToFederation: BackgroundTask = (s) => {
     target = Math.max(target, n.position);
     kick();
   });
-  s.receipts
-    .currentPosition()
+  Promise.resolve(s.receipts.currentPosition())
     .then((p) => {
       last = p; // receipts are written once the server serves requests, after this
       kick();

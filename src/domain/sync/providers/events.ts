@@ -267,7 +267,7 @@ async function withoutIgnoredInviters(s: Services, userId: string, invites: User
 
 export const eventsProvider: SyncProvider = {
   stream: "events",
-  current: (s) => s.rooms.events.streamIds.current(),
+  current: (s) => s.rooms.events.streamIds.now(),
   async collect(ctx, from, to) {
     const { s, requester: r, filter } = ctx;
     const userId = r.userId;
