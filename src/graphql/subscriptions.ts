@@ -36,15 +36,13 @@ export function notifierIterable<T>(
   const offStream = s.rooms.notifier.onStream((n) => {
     if (n.stream !== "events") push({ kind: "stream", n });
   });
-  const onClose = () => void finish();
-  const closing = s.sync.shutdownSignal;
-  closing.addEventListener("abort", onClose);
+  const offClosing = s.sync.shuttingDown.onAbort(() => void finish());
   let backlog = opts.backlog;
   const finish = async (): Promise<IteratorResult<T>> => {
     done = true;
     offEvent();
     offStream();
-    closing.removeEventListener("abort", onClose);
+    offClosing();
     wake?.();
     return { value: undefined, done: true };
   };

@@ -8,18 +8,19 @@ import { sync } from "../../domain/sync/sync.ts";
 import { createFilter, getFilter, resolveSyncFilter } from "../../domain/filters/user-filters.ts";
 import { deleteTag, getAccountData, getTags, setAccountData, setTag } from "../../domain/account-data/account-data.ts";
 import { legacyEvents, legacyInitialSync, roomInitialSync } from "../../domain/sync/legacy.ts";
+import { Canceller, type Cancel } from "../../domain/sync/wait.ts";
 
 /** Aborted when the client closes the connection before the answer (ends a long poll early). */
-function clientGone(c: AuthedCall): AbortSignal {
-  const ac = new AbortController();
+function clientGone(c: AuthedCall): Cancel {
+  const gone = new Canceller();
   const res = c.reply.raw;
-  if (res.destroyed || !res.socket || res.socket.destroyed) ac.abort();
-  // 'close' also follows every completed response: abort (and its DOMException) only when unanswered.
+  if (res.destroyed || !res.socket || res.socket.destroyed) gone.abort();
+  // 'close' also follows every completed response: abort only when unanswered.
   else
     res.once("close", () => {
-      if (!res.writableFinished) ac.abort();
+      if (!res.writableFinished) gone.abort();
     });
-  return ac.signal;
+  return gone;
 }
 
 export function syncRoutes(app: FastifyInstance, s: Services): void {
@@ -36,7 +37,7 @@ export function syncRoutes(app: FastifyInstance, s: Services): void {
         filter: await resolveSyncFilter(s, c.requester, queryString(c, "filter")),
         setPresence: queryString(c, "set_presence"),
         // Built only when the request comes to wait.
-        signal: () => clientGone(c),
+        cancel: () => clientGone(c),
       }),
   });
 
@@ -78,6 +79,6 @@ export function syncRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, {
     method: "GET", path: "/events", auth: "token",
     handler: (c) =>
-      legacyEvents(s, c.requester, { from: queryString(c, "from"), timeoutMs: queryInt(c, "timeout", { min: 0 }), limit: queryInt(c, "limit", { min: 0 }), roomId: queryString(c, "room_id"), signal: clientGone(c) }),
+      legacyEvents(s, c.requester, { from: queryString(c, "from"), timeoutMs: queryInt(c, "timeout", { min: 0 }), limit: queryInt(c, "limit", { min: 0 }), roomId: queryString(c, "room_id"), cancel: clientGone(c) }),
   });
 }

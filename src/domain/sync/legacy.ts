@@ -11,7 +11,7 @@ import { readAccess } from "../rooms/read-access.ts";
 import { SyncReads } from "../store/sync-reads.ts";
 import { collectOnce, MAX_SYNC_TIMEOUT_MS } from "./sync.ts";
 import { formatSyncToken, parseSyncToken } from "./token.ts";
-import { Waiter } from "./wait.ts";
+import { Waiter, type Cancel } from "./wait.ts";
 import type { JsonObject, SyncContext } from "./types.ts";
 import { receiptContent } from "./providers/receipts.ts";
 import { presenceEvent } from "../presence/presence.ts";
@@ -113,7 +113,7 @@ function flatten(res: SyncContext["result"]): JsonObject[] {
  * events, typing, receipts, account data, tags and presence — waiting up to `timeout` for something.
  * Read with the /sync providers; `limit` caps the events of each room.
  */
-export async function legacyEvents(s: Services, r: Requester, opts: { from?: string; timeoutMs?: number; limit?: number; roomId?: string; signal?: AbortSignal }): Promise<Json> {
+export async function legacyEvents(s: Services, r: Requester, opts: { from?: string; timeoutMs?: number; limit?: number; roomId?: string; cancel?: Cancel }): Promise<Json> {
   // As Synapse: a guest reads one room's events at a time.
   if (r.isGuest && opts.roomId === undefined) throw new MatrixError("M_UNKNOWN", "Guest users must specify room_id param", 400);
   const waiter = new Waiter(s.rooms.notifier, r.userId);
@@ -121,15 +121,15 @@ export async function legacyEvents(s: Services, r: Requester, opts: { from?: str
     const from = opts.from !== undefined ? parseSyncToken(opts.from, "from") : await s.sync.currentToken(s);
     const filter = parseSyncFilter({ room: { timeline: { limit: opts.limit ?? 100 }, ...(opts.roomId !== undefined ? { rooms: [opts.roomId] } : {}) } });
     const deadline = Date.now() + Math.min(Math.max(opts.timeoutMs ?? 0, 0), MAX_SYNC_TIMEOUT_MS);
-    const signal = AbortSignal.any([s.sync.shutdownSignal, ...(opts.signal ? [opts.signal] : [])]);
+    const cancels = [s.sync.shuttingDown, ...(opts.cancel ? [opts.cancel] : [])];
     for (;;) {
       const { ctx } = await collectOnce(s, r, { timeoutMs: 0, fullState: false, filter }, from);
       waiter.rooms = ctx.joinedRooms;
       const chunk = flatten(ctx.result).filter((e) => opts.roomId === undefined || e.room_id === opts.roomId);
       const answer = { start: formatSyncToken(from), end: formatSyncToken(ctx.to), chunk };
-      if (chunk.length > 0 || Date.now() >= deadline || signal.aborted) return answer;
+      if (chunk.length > 0 || Date.now() >= deadline || cancels.some((x) => x.aborted)) return answer;
       waiter.consumed(ctx.to);
-      if (!(await waiter.until(ctx.to, deadline - Date.now(), signal))) return { ...answer, chunk: [] };
+      if (!(await waiter.until(ctx.to, deadline - Date.now(), cancels))) return { ...answer, chunk: [] };
     }
   } finally {
     waiter.dispose();

@@ -2,7 +2,6 @@
 // filled by the capability that owns the stream: `syncProviders` in src/main.ts), the in-memory record of
 // which member events each device already received (lazy-loading), and the shutdown signal that ends
 // waiting long polls. See sync.ts for the plug-in rules.
-import { setMaxListeners } from "node:events";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import type { StreamName } from "../rooms/notifier.ts";
@@ -18,6 +17,7 @@ import { toDeviceProvider } from "./providers/to-device.ts";
 import { deviceListsProvider } from "./providers/device-lists.ts";
 import { pushRulesProvider } from "./providers/push-rules.ts";
 import { SyncStreamCache } from "./stream-cache.ts";
+import { Canceller, type Cancel } from "./wait.ts";
 
 /** Called with a /sync's `set_presence` (online, offline, unavailable); the presence capability declares one. */
 export type PresenceSetter = (s: Services, r: Requester, presence: "online" | "offline" | "unavailable") => Promise<void>;
@@ -31,7 +31,7 @@ export class SyncServices {
   private readonly ordered: readonly SyncProvider[];
   /** Per device ("user|device"): room id → member user id → the member event id last sent (lazy-loading). */
   readonly sentMembers: LruCache<string, Map<string, Map<string, string>>>;
-  private readonly closing = ((c) => (setMaxListeners(0, c.signal), c))(new AbortController()); // one listener per live subscriber
+  private readonly closing = new Canceller();
   /**
    * Per-room additions computed for the joined rooms a response holds, after every provider ran (the
    * push capability's unread notification counts). They never end a long poll by themselves.
@@ -72,9 +72,9 @@ export class SyncServices {
     return t;
   }
 
-  /** Aborted when the server shuts down: waiting long polls return at once. */
-  get shutdownSignal(): AbortSignal {
-    return this.closing.signal;
+  /** Aborted when the server shuts down: waiting long polls and live subscriptions end at once. */
+  get shuttingDown(): Cancel {
+    return this.closing;
   }
 
   shutdown(): void {

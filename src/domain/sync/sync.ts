@@ -24,7 +24,7 @@ import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { MatrixError } from "../errors.ts";
 import type { SyncFilter } from "../filters/sync-filter.ts";
-import { Waiter } from "./wait.ts";
+import { Waiter, type Cancel } from "./wait.ts";
 import { STREAMS, formatSyncToken, parseSyncToken, type SyncToken } from "./token.ts";
 import type { JoinedRoomResult, SyncContext, SyncResult } from "./types.ts";
 
@@ -35,10 +35,10 @@ export interface SyncRequest {
   filter: SyncFilter;
   setPresence?: string;
   /**
-   * Aborted when the client goes away; or a function making that signal, called only if the request
-   * comes to wait (most answers under load are immediate: no signal is built for them).
+   * Aborted when the client goes away; or a function making it, called only if the request comes to
+   * wait (most answers under load are immediate: nothing is built for them).
    */
-  signal?: AbortSignal | (() => AbortSignal);
+  cancel?: Cancel | (() => Cancel);
 }
 
 export type SyncResponse = { next_batch: string } & SyncResult;
@@ -87,8 +87,8 @@ export async function sync(s: Services, r: Requester, req: SyncRequest): Promise
   if (!["online", "offline", "unavailable"].includes(setPresence)) throw new MatrixError("M_INVALID_PARAM", "set_presence must be online, offline or unavailable", 400);
   for (const set of s.extensions.presenceSetters) await set(s, r, setPresence as "online" | "offline" | "unavailable");
   const deadline = Date.now() + Math.min(Math.max(req.timeoutMs, 0), MAX_SYNC_TIMEOUT_MS);
-  let signals: AbortSignal[] | undefined;
-  const abortSignals = () => (signals ??= [s.sync.shutdownSignal, ...(req.signal ? [typeof req.signal === "function" ? req.signal() : req.signal] : [])]);
+  let cancels: Cancel[] | undefined;
+  const abortSignals = () => (cancels ??= [s.sync.shuttingDown, ...(req.cancel ? [typeof req.cancel === "function" ? req.cancel() : req.cancel] : [])]);
   // Listening starts before the first read: a change committed while reading still wakes the wait.
   const waiter = new Waiter(s.rooms.notifier, r.userId);
   try {

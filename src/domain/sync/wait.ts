@@ -6,6 +6,36 @@
 import type { Notifier, StreamNotice } from "../rooms/notifier.ts";
 import type { SyncToken } from "./token.ts";
 
+/**
+ * What ends a wait early (the client went away, the server shuts down). Lighter than an AbortSignal,
+ * which a long poll would otherwise build per request: an EventTarget, its listeners, their removal.
+ */
+export interface Cancel {
+  readonly aborted: boolean;
+  /** Calls `fn` once, when aborted; returns what stops listening. */
+  onAbort(fn: () => void): () => void;
+}
+
+/** A Cancel that `abort()` ends. */
+export class Canceller implements Cancel {
+  private fns: Set<() => void> | undefined;
+  aborted = false;
+
+  onAbort(fn: () => void): () => void {
+    if (this.aborted) return () => {};
+    (this.fns ??= new Set()).add(fn);
+    return () => void this.fns?.delete(fn);
+  }
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    const fns = this.fns;
+    this.fns = undefined;
+    for (const fn of fns ?? []) fn();
+  }
+}
+
 export class Waiter {
   private readonly seen: StreamNotice[] = [];
   private wake: (() => void) | undefined;
@@ -32,26 +62,21 @@ export class Waiter {
     return this.seen.some((n) => n.position > after[n.stream] && this.concerns(n));
   }
 
-  /**
-   * Resolves true when a relevant stream moves past `after`, false at the timeout or when any of
-   * `signals` aborts (several signals are listened to directly: AbortSignal.any costs more per call).
-   */
-  until(after: SyncToken, timeoutMs: number, signals?: AbortSignal | readonly AbortSignal[]): Promise<boolean> {
-    const list = signals === undefined ? [] : Array.isArray(signals) ? (signals as readonly AbortSignal[]) : [signals as AbortSignal];
+  /** Resolves true when a relevant stream moves past `after`, false at the timeout or when any of `cancels` aborts. */
+  until(after: SyncToken, timeoutMs: number, cancels: readonly Cancel[] = []): Promise<boolean> {
     if (this.pending(after)) return Promise.resolve(true);
-    if (timeoutMs <= 0 || list.some((x) => x.aborted)) return Promise.resolve(false);
+    if (timeoutMs <= 0 || cancels.some((x) => x.aborted)) return Promise.resolve(false);
     return new Promise((resolve) => {
       const unpark = this.notifier.park();
       const done = (woken: boolean) => {
         unpark();
         clearTimeout(timer);
-        for (const x of list) x.removeEventListener("abort", onAbort);
+        for (const off of offs) off();
         this.wake = undefined;
         resolve(woken);
       };
-      const onAbort = () => done(false);
       const timer = setTimeout(() => done(false), timeoutMs);
-      for (const x of list) x.addEventListener("abort", onAbort);
+      const offs = cancels.map((x) => x.onAbort(() => done(false)));
       this.wake = () => {
         if (this.pending(after)) done(true);
       };
