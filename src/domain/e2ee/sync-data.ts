@@ -30,7 +30,7 @@ export interface DeviceListPositions {
 export async function deviceListChanges(s: Services, userId: string, from: DeviceListPositions, to: DeviceListPositions): Promise<{ changed: string[]; left: string[] }> {
   // Reads the two windows first: a sync where neither moved for this user costs one or two reads.
   const changedDevices = to.deviceLists > from.deviceLists ? await s.e2ee.deviceListChangedUsers(userId, from.deviceLists, to.deviceLists) : [];
-  let joined: string[] = [];
+  let joined: readonly string[] = [];
   let events: { roomId: string; stateKey: string; json: string }[] = [];
   if (from.events !== undefined && to.events !== undefined && to.events > from.events) {
     joined = await s.sync.streamCache.joinedRoomIds(s, userId);

@@ -99,8 +99,8 @@ export async function getPresence(s: Services, r: Requester, userId: string): Pr
  * their presence alone (Synapse: a sync that does not affect presence).
  */
 export async function presenceFromSync(s: Services, r: Requester, state: PresenceState): Promise<void> {
-  if (state === "offline" || r.isGuest) return;
-  await change(s, r.userId, (cur, now) => {
+  if (state === "offline" || r.isGuest || !s.config.use_presence) return;
+  const next = (cur: PresenceRow | undefined, now: number): Omit<PresenceRow, "streamId"> | undefined => {
     if (state === "online" && cur?.state === "online" && now - cur.lastActiveTs < LAST_ACTIVE_GRANULARITY_MS) return undefined;
     if (state === "unavailable" && cur?.state === "unavailable") return undefined;
     return {
@@ -111,7 +111,11 @@ export async function presenceFromSync(s: Services, r: Requester, state: Presenc
       lastUserSyncTs: now,
       currentlyActive: state === "online",
     };
-  });
+  };
+  // Most syncs change nothing (online within the granularity): decided on the cached row, without queueing
+  // behind other users' presence writes. A change is decided again in the write's turn.
+  if (next(await s.presence.get(r.userId), s.clock.now()) === undefined) return;
+  await change(s, r.userId, next);
 }
 
 /** Marks online users idle since `now - IDLE_TIMEOUT_MS` unavailable. Returns how many changed. */

@@ -142,10 +142,14 @@ export class SyncStreamCache {
   }
 
   /** The rooms `userId` is joined to now (from the memberships above). */
-  async joinedRoomIds(s: Services, userId: string): Promise<string[]> {
+  async joinedRoomIds(s: Services, userId: string): Promise<readonly string[]> {
     const ms = await this.membershipsOf(userId, () => new SyncReads(s.storage.sql).membershipsOf(userId));
-    return ms.filter((m) => m.membership === "join").map((m) => m.roomId);
+    let joined = this.joinedOf.get(ms);
+    if (!joined) this.joinedOf.set(ms, (joined = ms.filter((m) => m.membership === "join").map((m) => m.roomId)));
+    return joined;
   }
+  /** joinedRoomIds of each memberships list while it is held (a list is never changed once cached). */
+  private readonly joinedOf = new WeakMap<readonly UserMembership[], readonly string[]>();
 
   /** An out-of-band member event about `userId` (an outlier: not in any room's timeline) committed at `pos`. */
   recordOutOfBandMembership(userId: string, pos: number): void {
