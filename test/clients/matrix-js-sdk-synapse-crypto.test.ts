@@ -82,6 +82,14 @@ describe.each(backends())("matrix-js-sdk Rust crypto between Weft (%s) and Synap
     await joinedBy(bob, roomId);
     await waitFor(alice, [sdk.RoomEvent.Timeline, sdk.RoomStateEvent.Members], () => (alice.getRoom(roomId)?.getMember(bob.getUserId()!)?.membership === "join" ? true : undefined), "bob's join at alice");
 
+    // A message encrypted before alice's client knows bob's device carries no key for it (bob's client
+    // uploads its keys in the background once started): wait until her client lists his device.
+    await pollUntil(
+      async () => ((await alice.getCrypto()!.getUserDeviceInfo([bob.getUserId()!], true)).get(bob.getUserId()!)?.has(bob.getDeviceId()!) ? true : undefined),
+      WAIT_MS,
+      "bob's device known to alice's client",
+    );
+
     const sent = await alice.sendTextMessage(roomId, "hello bob of Synapse, secretly");
     expect(await decryptedBody(bob, roomId, sent.event_id)).toBe("hello bob of Synapse, secretly");
     const raw = await syn.call("GET", `/_matrix/client/v3/rooms/${encodeURIComponent(roomId)}/event/${encodeURIComponent(sent.event_id)}`, { token: bob.getAccessToken()! });
