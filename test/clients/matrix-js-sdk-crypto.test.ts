@@ -21,7 +21,7 @@ import { RustBackupManager } from "matrix-js-sdk/lib/rust-crypto/backup.js";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { loginUser, registerUser, type Session } from "../helpers/users.ts";
 import { pollUntil } from "../helpers/js-sdk.ts";
-import { WAIT_MS, decryptedBody, encryptedRoom, joinedBy, startCryptoClient, waitFor } from "../helpers/js-sdk-crypto.ts";
+import { WAIT_MS, decryptedBody, deviceKnown, encryptedRoom, joinedBy, startCryptoClient, waitFor } from "../helpers/js-sdk-crypto.ts";
 
 if (process.env.WEFT_TEST_SDK_LOG !== "1") (sdkGlobalLogger as unknown as { setLevel(level: string, persist?: boolean): void }).setLevel("silent", false);
 
@@ -86,14 +86,8 @@ describe.each(backends())("matrix-js-sdk Rust crypto on %s", { timeout: 60000 },
     // Alice's client sees bob joined before encrypting for his devices.
     await waitFor(alice, [sdk.RoomEvent.Timeline, sdk.RoomStateEvent.Members], () => (alice.getRoom(roomId)?.getMember(bob.getUserId()!)?.membership === "join" ? true : undefined), "bob's join at alice");
     expect(await alice.getCrypto()!.isEncryptionEnabledInRoom(roomId)).toBe(true);
-    // Bob's client uploads his device's keys in the background once started; a message encrypted before
-    // alice's client knows that device carries no key for it (whatever the server). Under load the upload
-    // can come after alice's first query of his keys: wait until her client lists his device.
-    await pollUntil(
-      async () => ((await alice.getCrypto()!.getUserDeviceInfo([bob.getUserId()!], true)).get(bob.getUserId()!)?.has(bob.getDeviceId()!) ? true : undefined),
-      WAIT_MS,
-      "bob's device known to alice's client",
-    );
+    // Bob's client uploads his device's keys in the background: alice encrypts once her client lists it.
+    await deviceKnown(alice, bob.getUserId()!, bob.getDeviceId()!, "bob's device known to alice's client");
 
     const sent = await alice.sendTextMessage(roomId, "hello bob, secretly");
     // On the server it is ciphertext only.

@@ -10,8 +10,7 @@ import { fetch as undiciFetch } from "undici";
 import { backends, insecureAgent } from "../helpers/server.ts";
 import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
 import { registerUser } from "../helpers/users.ts";
-import { WAIT_MS, decryptedBody, encryptedRoom, joinedBy, startCryptoClient, waitFor } from "../helpers/js-sdk-crypto.ts";
-import { pollUntil } from "../helpers/js-sdk.ts";
+import { decryptedBody, deviceKnown, encryptedRoom, joinedBy, startCryptoClient, waitFor } from "../helpers/js-sdk-crypto.ts";
 
 if (process.env.WEFT_TEST_SDK_LOG !== "1") (sdkGlobalLogger as unknown as { setLevel(level: string, persist?: boolean): void }).setLevel("silent", false);
 
@@ -43,13 +42,8 @@ describe.each(backends())("matrix-js-sdk Rust crypto across Weft servers on %s",
     await waitFor(alice, [sdk.RoomEvent.Timeline, sdk.RoomStateEvent.Members], () => (alice.getRoom(roomId)?.getMember(bob.getUserId()!)?.membership === "join" ? true : undefined), "bob's join at alice");
     expect(await alice.getCrypto()!.isEncryptionEnabledInRoom(roomId)).toBe(true);
 
-    // A message encrypted before alice's client knows bob's device carries no key for it (bob's client
-    // uploads its keys in the background once started): wait until her client lists his device.
-    await pollUntil(
-      async () => ((await alice.getCrypto()!.getUserDeviceInfo([bob.getUserId()!], true)).get(bob.getUserId()!)?.has(bob.getDeviceId()!) ? true : undefined),
-      WAIT_MS,
-      "bob's device known to alice's client",
-    );
+    // Bob's client uploads his device's keys in the background: alice encrypts once her client lists it.
+    await deviceKnown(alice, bob.getUserId()!, bob.getDeviceId()!, "bob's device known to alice's client");
 
     const sent = await alice.sendTextMessage(roomId, "hello bob of B, secretly");
     expect(await decryptedBody(bob, roomId, sent.event_id)).toBe("hello bob of B, secretly");

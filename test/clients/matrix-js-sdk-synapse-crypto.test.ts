@@ -20,8 +20,7 @@ import { backends, insecureAgent } from "../helpers/server.ts";
 import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
 import { startSynapse, type SynapseServer } from "../helpers/synapse.ts";
 import { loginUser, registerUser, type Session } from "../helpers/users.ts";
-import { pollUntil } from "../helpers/js-sdk.ts";
-import { WAIT_MS, decryptedBody, encryptedRoom, joinedBy, startCryptoClient, waitFor } from "../helpers/js-sdk-crypto.ts";
+import { WAIT_MS, decryptedBody, deviceKnown, encryptedRoom, joinedBy, startCryptoClient, waitFor } from "../helpers/js-sdk-crypto.ts";
 
 if (process.env.WEFT_TEST_SDK_LOG !== "1") (sdkGlobalLogger as unknown as { setLevel(level: string, persist?: boolean): void }).setLevel("silent", false);
 
@@ -82,13 +81,8 @@ describe.each(backends())("matrix-js-sdk Rust crypto between Weft (%s) and Synap
     await joinedBy(bob, roomId);
     await waitFor(alice, [sdk.RoomEvent.Timeline, sdk.RoomStateEvent.Members], () => (alice.getRoom(roomId)?.getMember(bob.getUserId()!)?.membership === "join" ? true : undefined), "bob's join at alice");
 
-    // A message encrypted before alice's client knows bob's device carries no key for it (bob's client
-    // uploads its keys in the background once started): wait until her client lists his device.
-    await pollUntil(
-      async () => ((await alice.getCrypto()!.getUserDeviceInfo([bob.getUserId()!], true)).get(bob.getUserId()!)?.has(bob.getDeviceId()!) ? true : undefined),
-      WAIT_MS,
-      "bob's device known to alice's client",
-    );
+    // Bob's client uploads his device's keys in the background: alice encrypts once her client lists it.
+    await deviceKnown(alice, bob.getUserId()!, bob.getDeviceId()!, "bob's device known to alice's client");
 
     const sent = await alice.sendTextMessage(roomId, "hello bob of Synapse, secretly");
     expect(await decryptedBody(bob, roomId, sent.event_id)).toBe("hello bob of Synapse, secretly");
@@ -106,8 +100,8 @@ describe.each(backends())("matrix-js-sdk Rust crypto between Weft (%s) and Synap
     const bob2 = await start(syn.clientUrl, await synapseLogin("bob"));
     // Each sender's view of the other user's devices learns of the new one (a device list update over
     // federation, then /keys/query) before it encrypts.
-    await pollUntil(async () => ((await alice.getCrypto()!.getUserDeviceInfo([bob.getUserId()!], true)).get(bob.getUserId()!)?.has(bob2.getDeviceId()!) ? true : undefined), WAIT_MS, "bob's new device known at alice");
-    await pollUntil(async () => ((await bob.getCrypto()!.getUserDeviceInfo([alice.getUserId()!], true)).get(alice.getUserId()!)?.has(alice2.getDeviceId()!) ? true : undefined), WAIT_MS, "alice's new device known at bob");
+    await deviceKnown(alice, bob.getUserId()!, bob2.getDeviceId()!, "bob's new device known at alice");
+    await deviceKnown(bob, alice.getUserId()!, alice2.getDeviceId()!, "alice's new device known at bob");
 
     const fromAlice = await alice.sendTextMessage(roomId, "for every device of bob");
     expect(await decryptedBody(bob2, roomId, fromAlice.event_id)).toBe("for every device of bob");

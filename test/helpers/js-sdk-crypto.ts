@@ -2,7 +2,7 @@
 // starting such a client, waiting on its events for a condition (never sleeping), reading an event's
 // decrypted body, creating an encrypted room and joining it once invited.
 import * as sdk from "matrix-js-sdk";
-import { makeClient, startSyncing } from "./js-sdk.ts";
+import { makeClient, pollUntil, startSyncing } from "./js-sdk.ts";
 import type { Session } from "./users.ts";
 
 export const WAIT_MS = 20000;
@@ -35,6 +35,15 @@ export function waitFor<T>(client: sdk.MatrixClient, events: string[], probe: ()
     for (const e of events) emitter.on(e, check);
     check();
   });
+}
+
+/**
+ * Resolves once `client`'s crypto lists the device `deviceId` of `userId` (downloading the user's keys when
+ * untracked). A message encrypted before the sender's client knows a device carries no key for it, with
+ * any server: devices upload their keys in the background once their client started.
+ */
+export function deviceKnown(client: sdk.MatrixClient, userId: string, deviceId: string, what: string): Promise<true> {
+  return pollUntil(async () => ((await client.getCrypto()!.getUserDeviceInfo([userId], true)).get(userId)?.has(deviceId) ? true : undefined), WAIT_MS, what);
 }
 
 /** The decrypted body of the event `eventId` in `roomId` at `client`, once it is there and decrypted. */

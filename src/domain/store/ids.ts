@@ -184,7 +184,7 @@ export class StreamIdTracker implements PositionGate {
 
   /** `current()`, without a promise once the table was read (the common case: sync reads it per request). */
   now(): number | Promise<number> {
-    return this.seeded ? this.persisted : this.current();
+    return this.peek() ?? this.current();
   }
 
   /** `current()` without waiting; undefined before the first read of the table. */
@@ -208,4 +208,23 @@ export type IdAllocator = StreamIdTracker;
  */
 export function idAllocator(sql: Sql, table: string, column: string, sequence: string, seedSql?: string): IdAllocator {
   return new StreamIdTracker(sql, { sequence, seedSql: seedSql ?? `SELECT MAX(${column}) AS m FROM ${table}` });
+}
+
+/**
+ * A stream position kept as the highest position written (presence, receipts: their stores answer it
+ * after each write), read once from the table at first use. `current()` answers a number once known.
+ */
+export class WrittenMax {
+  private known: number | undefined;
+  private reading: Promise<number> | undefined;
+  constructor(private readonly readMax: () => Promise<number>) {}
+
+  current(): number | Promise<number> {
+    return this.known ?? (this.reading ??= this.readMax().then((pos) => (this.known ??= pos)));
+  }
+
+  /** A write at `pos` committed. Positions are allocated above every stored one, so it is at least the table's maximum. */
+  advance(pos: number): void {
+    if (this.known === undefined || pos > this.known) this.known = pos;
+  }
 }

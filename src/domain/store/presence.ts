@@ -3,7 +3,7 @@
 // position of their last change. Writes are serialized in this
 // process so positions commit in order. Raw SQL: sync reads it. Spec: Client-Server API "Presence".
 import type { Sql } from "../../storage/sql.ts";
-import { idAllocator, type IdAllocator } from "./ids.ts";
+import { idAllocator, WrittenMax, type IdAllocator } from "./ids.ts";
 import { KeyedLanes } from "../rooms/lanes.ts";
 import { LruCache } from "../cache/lru.ts";
 
@@ -50,9 +50,7 @@ function toRow(r: Row): PresenceRow {
 
 export class PresenceStore {
   private readonly streamIds: IdAllocator;
-  private position: Promise<number> | undefined;
-  /** The position once read (no promise per sync then). */
-  private known: number | undefined;
+  private readonly position: WrittenMax;
   private readonly lane = new KeyedLanes();
   /** Rows by user (null: no row), kept in step by `update`, the only writer: every /sync reads its user's row. */
   private readonly rows: LruCache<string, PresenceRow | null>;
@@ -63,12 +61,11 @@ export class PresenceStore {
   ) {
     this.rows = rows;
     this.streamIds = idAllocator(sql, "presence", "stream_id", "presence_stream_seq");
+    this.position = new WrittenMax(async () => Number((await sql.get<{ m: number | string | null }>(`SELECT MAX(stream_id) AS m FROM presence`))?.m ?? 0));
   }
 
   currentPosition(): number | Promise<number> {
-    if (this.known !== undefined) return this.known;
-    this.position ??= this.sql.get<{ m: number | string | null }>(`SELECT MAX(stream_id) AS m FROM presence`).then((r) => Number(r?.m ?? 0));
-    return this.position.then((pos) => (this.known ??= pos));
+    return this.position.current();
   }
 
   async get(userId: string): Promise<PresenceRow | undefined> {
@@ -109,10 +106,7 @@ export class PresenceStore {
         this.writes++;
         this.writing--;
       });
-      if (pos > (await this.currentPosition())) {
-        this.position = Promise.resolve(pos);
-        this.known = pos;
-      }
+      this.position.advance(pos);
       const row = { ...next, lastFederationUpdateTs: next.lastFederationUpdateTs ?? 0, streamId: pos };
       this.rows.set(userId, row);
       return row;

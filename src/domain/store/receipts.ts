@@ -3,7 +3,7 @@
 // commit in order (a reader never sees position n+1 before n). Raw SQL: sync reads it on every request.
 // Spec: Client-Server API "Receipts".
 import type { Param, Sql } from "../../storage/sql.ts";
-import { idAllocator, type IdAllocator } from "./ids.ts";
+import { idAllocator, WrittenMax, type IdAllocator } from "./ids.ts";
 import { KeyedLanes } from "../rooms/lanes.ts";
 
 export interface ReceiptRow {
@@ -37,19 +37,16 @@ function toRow(r: Row): ReceiptRow {
 
 export class ReceiptStore {
   private readonly streamIds: IdAllocator;
-  private position: Promise<number> | undefined;
-  /** The position once read (no promise per sync then). */
-  private known: number | undefined;
+  private readonly position: WrittenMax;
   private readonly lane = new KeyedLanes();
 
   constructor(private readonly sql: Sql) {
     this.streamIds = idAllocator(sql, "receipts", "stream_id", "receipts_stream_seq");
+    this.position = new WrittenMax(async () => Number((await sql.get<{ m: number | string | null }>(`SELECT MAX(stream_id) AS m FROM receipts`))?.m ?? 0));
   }
 
   currentPosition(): number | Promise<number> {
-    if (this.known !== undefined) return this.known;
-    this.position ??= this.sql.get<{ m: number | string | null }>(`SELECT MAX(stream_id) AS m FROM receipts`).then((r) => Number(r?.m ?? 0));
-    return this.position.then((pos) => (this.known ??= pos));
+    return this.position.current();
   }
 
   async get(roomId: string, receiptType: string, userId: string, threadId: string): Promise<ReceiptRow | undefined> {
@@ -73,10 +70,7 @@ export class ReceiptStore {
         if (changed === 0) await tx.run(`INSERT INTO receipts (room_id, receipt_type, user_id, thread_id, event_id, data, stream_id) VALUES (?, ?, ?, ?, ?, ?, ?)`, [...key.slice(0, 3), row.threadId, row.eventId, data, id]);
         return id;
       });
-      if (pos > (await this.currentPosition())) {
-        this.position = Promise.resolve(pos);
-        this.known = pos;
-      }
+      this.position.advance(pos);
       return pos;
     });
   }

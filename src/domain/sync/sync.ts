@@ -88,7 +88,7 @@ export async function sync(s: Services, r: Requester, req: SyncRequest): Promise
   for (const set of s.extensions.presenceSetters) await set(s, r, setPresence as "online" | "offline" | "unavailable");
   const deadline = Date.now() + Math.min(Math.max(req.timeoutMs, 0), MAX_SYNC_TIMEOUT_MS);
   let cancels: Cancel[] | undefined;
-  const abortSignals = () => (cancels ??= [s.sync.shuttingDown, ...(req.cancel ? [typeof req.cancel === "function" ? req.cancel() : req.cancel] : [])]);
+  const cancelsOf = () => (cancels ??= [s.sync.shuttingDown, ...(req.cancel ? [typeof req.cancel === "function" ? req.cancel() : req.cancel] : [])]);
   // Listening starts before the first read: a change committed while reading still wakes the wait.
   const waiter = new Waiter(s.rooms.notifier, r.userId);
   try {
@@ -98,18 +98,18 @@ export async function sync(s: Services, r: Requester, req: SyncRequest): Promise
     // joined rooms: a notice of one the providers would not show only makes it read and wait again.
     if (since !== undefined && !req.fullState && deadline > Date.now()) {
       const now = await s.sync.currentToken(s);
-      if (STREAMS.every((name) => now[name] === since[name]) && !abortSignals().some((x) => x.aborted)) {
+      if (STREAMS.every((name) => now[name] === since[name]) && !cancelsOf().some((x) => x.aborted)) {
         waiter.rooms = new Set(await s.sync.streamCache.joinedRoomIds(s, r.userId));
-        await waiter.until(now, deadline - Date.now(), abortSignals());
+        await waiter.until(now, deadline - Date.now(), cancelsOf());
       }
     }
     for (;;) {
       const { ctx, added } = await collectOnce(s, r, req, since);
       waiter.rooms = ctx.joinedRooms;
       const remaining = deadline - Date.now();
-      if (added || since === undefined || req.fullState || remaining <= 0 || abortSignals().some((x) => x.aborted)) return { next_batch: formatSyncToken(ctx.to), ...ctx.result };
+      if (added || since === undefined || req.fullState || remaining <= 0 || cancelsOf().some((x) => x.aborted)) return { next_batch: formatSyncToken(ctx.to), ...ctx.result };
       waiter.consumed(ctx.to);
-      if (!(await waiter.until(ctx.to, remaining, abortSignals()))) return { next_batch: formatSyncToken(ctx.to), ...ctx.result };
+      if (!(await waiter.until(ctx.to, remaining, cancelsOf()))) return { next_batch: formatSyncToken(ctx.to), ...ctx.result };
     }
   } finally {
     waiter.dispose();
