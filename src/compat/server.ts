@@ -3,6 +3,7 @@
 // methods 405 M_UNRECOGNIZED, every path answers OPTIONS with the spec's CORS headers (spec: Client-Server
 // API "Web Browser Clients"), and M_LIMIT_EXCEEDED carries a Retry-After header.
 import { STATUS_CODES } from "node:http";
+import { createRequire } from "node:module";
 import type { Socket } from "node:net";
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type RawRequestDefaultExpression } from "fastify";
 import { aliasAccess, ALIASES, canonicalRoute, rewriteUrl, type AliasConfig, type AliasTable } from "./path-aliases.ts";
@@ -22,6 +23,20 @@ export const CORS_HEADERS = {
 } as const;
 
 const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"] as const;
+
+/**
+ * Fastify's schema compilers (ajv, fast-json-stringify and their URI parsers: ~0.9 MB of source), loaded
+ * only if a route declares a schema. Ours declare none (bodies are parsed and checked by the routes), so
+ * an idle server never holds them; Fastify would otherwise load both when it starts.
+ */
+const fromFastify = createRequire(createRequire(import.meta.url).resolve("fastify"));
+type CompilerFactory = (...args: unknown[]) => unknown;
+let validators: CompilerFactory | undefined;
+let serializers: CompilerFactory | undefined;
+const lazyCompilers = {
+  buildValidator: (...args: unknown[]) => (validators ??= (fromFastify("@fastify/ajv-compiler") as () => CompilerFactory)())(...args),
+  buildSerializer: (...args: unknown[]) => (serializers ??= (fromFastify("@fastify/fast-json-stringify-compiler") as () => CompilerFactory)())(...args),
+};
 
 function sendError(reply: FastifyReply, err: MatrixError) {
   // Set here too: framework errors (a malformed URL) are answered without the onSend hooks.
@@ -82,6 +97,7 @@ export function createHttpServer(s: Services, opts: { observe?: (app: FastifyIns
     // Errors Fastify answers itself unless told (a malformed or over-long URL) get the Matrix shape.
     frameworkErrors: (err, _req, reply) => sendError(reply, toMatrixError(err).error),
     clientErrorHandler,
+    schemaController: { compilersFactory: lazyCompilers } as unknown as import("fastify").FastifyServerOptions["schemaController"],
   }) as unknown as FastifyInstance;
 
   // Bodies arrive as raw bytes and are parsed by the route (Call.body()), whatever the Content-Type.
