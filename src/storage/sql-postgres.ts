@@ -29,7 +29,8 @@ const MAX_NAMED = 300;
 const runsOfText = new LruCache<string, number>("pg_statement_runs", 2000);
 const nameOfText = new Map<string, string>();
 
-const PREPARABLE = /^\s*(INSERT|UPDATE|DELETE|SELECT nextval\()/i;
+/** Writes, position allocation, and the inserts a transaction sends as one statement (PgTransaction). */
+const PREPARABLE = /^\s*(INSERT|UPDATE|DELETE|SELECT nextval\(|WITH w0 AS \(INSERT)/i;
 
 function statementName(text: string): string | undefined {
   const named = nameOfText.get(text);
@@ -69,14 +70,49 @@ class PgExecutor implements SqlExecutor {
 }
 
 /**
+ * A queued write that may share one statement with its neighbours: a plain `INSERT INTO t (...) VALUES
+ * (...)` (no ON CONFLICT, RETURNING or sub-select). Such inserts neither read the database nor can be
+ * affected by one another except by a unique violation, which fails the transaction either way.
+ */
+const PLAIN_INSERT = /^\s*INSERT INTO [\w"]+\s*\([^()]*\)\s*VALUES\s*\(/i;
+const NOT_PLAIN = /\b(ON\s+CONFLICT|RETURNING|SELECT)\b/i;
+const isPlainInsert = (sql: string) => PLAIN_INSERT.test(sql) && !NOT_PLAIN.test(sql);
+
+/**
+ * Most inserts one statement carries, and most parameters (PostgreSQL allows 65,535). Planning a WITH
+ * list grows faster than its length: 4,000 single-row inserts took 476 ms as one statement, 92 ms one by
+ * one and 26–31 ms in statements of 16–64 (this machine).
+ */
+const MAX_COALESCED = 48;
+const MAX_COALESCED_PARAMS = 20_000;
+
+/**
  * A transaction's executor that pipelines queued writes: they go out at once (pg's pipeline mode), a
  * later read waits behind them on the connection as any query would, and COMMIT follows the last one.
+ * Consecutive plain inserts queued in one turn are sent as one statement (data-modifying WITH clauses:
+ * `WITH w0 AS (INSERT ...), w1 AS (INSERT ...) INSERT ...`): a message's event row, DAG edge,
+ * transaction id and forward extremity are one statement instead of four. Any other statement, and the
+ * end of the turn, sends the inserts held before it first, so the order of effects is kept.
  */
 class PgTransaction extends PgExecutor {
   private readonly pending: Promise<unknown>[] = [];
-  failure: unknown;
-  /** The connection's socket while it is corked (see `cork`). */
-  private corked: { cork(): void; uncork(): void } | undefined;
+  /** The first failure of a write nobody awaits (kept in `held`, for the reason given there). */
+  get failure(): unknown {
+    return this.held.failure;
+  }
+  /**
+   * The transaction's mutable state: plain inserts queued and not sent yet (see the class comment) and
+   * their parameter count, the first failure of a write nobody awaits, and the connection's socket while
+   * it is corked (see `cork`). Changed in place, never reassigned: the executor the transaction's function
+   * gets is an object derived from this one (sql.ts `withSettle`), and an assignment through it would give
+   * it a field of its own that this one never sees.
+   */
+  private readonly held: {
+    inserts: { sql: string; params: Param[] }[];
+    params: number;
+    failure?: unknown;
+    corked?: { cork(): void; uncork(): void };
+  } = { inserts: [], params: 0 };
   constructor(private readonly conn: Pg.PoolClient) {
     super(conn);
   }
@@ -87,41 +123,60 @@ class PgTransaction extends PgExecutor {
    * statement's own work on a busy machine.
    */
   private cork(): void {
-    if (this.corked) return;
+    if (this.held.corked) return;
     const stream = (this.conn as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
     if (!stream?.cork || !stream.uncork) return;
     stream.cork();
-    this.corked = stream as { cork(): void; uncork(): void };
+    this.held.corked = stream as { cork(): void; uncork(): void };
     setImmediate(() => this.flush());
   }
-  /** Writes what is held (see `cork`). */
+  /** Sends the inserts held, then writes what is held on the socket (see `cork`). */
   flush(): void {
-    const stream = this.corked;
-    this.corked = undefined;
+    this.sendInserts();
+    const stream = this.held.corked;
+    this.held.corked = undefined;
     stream?.uncork();
   }
   protected override send(sql: string, params: Param[]) {
+    this.sendInserts();
     this.cork();
     return super.send(sql, params);
   }
+  /** The held inserts as one statement (one alone as itself). */
+  private sendInserts(): void {
+    if (this.held.inserts.length === 0) return;
+    const batch = this.held.inserts.splice(0);
+    this.held.params = 0;
+    this.cork();
+    const last = batch[batch.length - 1]!;
+    if (batch.length === 1) return this.track(super.send(last.sql, last.params));
+    const withs = batch.slice(0, -1).map((b, i) => `w${i} AS (${b.sql})`);
+    this.track(super.send(`WITH ${withs.join(", ")} ${last.sql}`, batch.flatMap((b) => b.params)));
+  }
   /** A statement without parameters (BEGIN, COMMIT), held with the others. */
   command(sql: string): Promise<unknown> {
+    this.sendInserts();
     this.cork();
     return this.conn.query(sql);
   }
   readonly queue = (sql: string, params: Param[] = []): void => {
     checkStorableParams(params);
-    this.track(this.send(sql, params));
+    if (!isPlainInsert(sql)) return this.track(this.send(sql, params));
+    if (this.held.inserts.length >= MAX_COALESCED || this.held.params + params.length > MAX_COALESCED_PARAMS) this.sendInserts();
+    this.held.inserts.push({ sql, params });
+    this.held.params += params.length;
+    this.cork();
   };
   track(p: Promise<unknown>): void {
     this.pending.push(
       p.catch((err) => {
-        this.failure ??= err;
+        this.held.failure ??= err;
       }),
     );
   }
   /** Waits for every queued write; throws the first failure. */
   async settle(): Promise<void> {
+    this.sendInserts();
     await Promise.all(this.pending);
     this.pending.length = 0;
     if (this.failure !== undefined) throw this.failure;

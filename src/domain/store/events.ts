@@ -261,10 +261,12 @@ export class EventStore {
 
   /** Moves a room's forward extremities: `removed` stop being ones, `added` (new events) become ones. */
   async moveExtremities(tx: SqlExecutor, roomId: string, removed: readonly string[], added: readonly string[]): Promise<void> {
-    if (removed.length > 0)
-      await write(tx, `DELETE FROM forward_extremities WHERE room_id = ? AND event_id IN (${removed.map(() => "?").join(",")})`, [roomId, ...removed]);
+    // `added` and `removed` are disjoint. The insert goes first: on PostgreSQL it then shares one
+    // statement with the event's own inserts written just before it (sql-postgres.ts PgTransaction).
     if (added.length > 0)
       await write(tx, `INSERT INTO forward_extremities (room_id, event_id) VALUES ${added.map(() => "(?, ?)").join(", ")}`, added.flatMap((id) => [roomId, id]));
+    if (removed.length > 0)
+      await write(tx, `DELETE FROM forward_extremities WHERE room_id = ? AND event_id IN (${removed.map(() => "?").join(",")})`, [roomId, ...removed]);
   }
 
   remember(e: StoredEvent): void {
