@@ -100,7 +100,24 @@ describe.each(backends())("durable consumers on %s", (backend) => {
     delayed.batches++;
     await handleDelayed(tx, events);
   };
-  const consumers: DurableConsumer[] = [throwsOnce, smallBacklog, restarts, marker, delayed];
+  // A consumer with a short delay whose batches are timed; `during` runs (once) inside its next batch.
+  const PACE_MS = 300;
+  const paced = {
+    name: "paced",
+    startAt: "now" as const,
+    replayable: true,
+    delayMs: PACE_MS,
+    batches: [] as { start: number; end: number; ids: string[] }[],
+    during: undefined as (() => Promise<unknown>) | undefined,
+    async handle(_tx: SqlExecutor, events: readonly StoredEvent[]): Promise<void> {
+      const start = performance.now();
+      const during = paced.during;
+      paced.during = undefined;
+      await during?.();
+      paced.batches.push({ start, end: performance.now(), ids: events.map((e) => e.eventId) });
+    },
+  };
+  const consumers: DurableConsumer[] = [throwsOnce, smallBacklog, restarts, marker, delayed, paced];
 
   beforeAll(async () => {
     t = await startTestServer({ backend, consumers, config: { log_level: "error" } }); // its consumers fail on purpose (warnings)
@@ -146,6 +163,21 @@ describe.each(backends())("durable consumers on %s", (backend) => {
     expect(ids.every((id) => delayed.has(id))).toBe(true);
     expect(delayed.batches).toBe(batchesBefore + 1);
     expect(delayed.log).toEqual(await stream());
+  });
+
+  it("a delayed consumer waits its delay again for the commits that land while it handles a batch", async () => {
+    const s = t.hs.services;
+    await s.consumers.reach("paced", await s.rooms.events.streamIds.current());
+    let landed: string | undefined;
+    // A message committed while the consumer handles the batch of the first one.
+    paced.during = async () => (landed = await send("landed meanwhile"));
+    const first = await send("first");
+    await eventually(() => landed !== undefined && paced.batches.some((b) => b.ids.includes(landed!)), "the consumer to handle the message that landed meanwhile");
+    const a = paced.batches.find((b) => b.ids.includes(first))!;
+    const b = paced.batches.find((b) => b.ids.includes(landed!))!;
+    expect(b).not.toBe(a);
+    // Not at once after the first batch (the events landed then were one commit): after the delay.
+    expect(b.start - a.end).toBeGreaterThanOrEqual(PACE_MS - 25);
   });
 
   it("a consumer further behind than its in-memory backlog catches up from storage", async () => {

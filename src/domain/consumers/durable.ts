@@ -26,7 +26,8 @@ export interface DurableConsumer {
   /**
    * How long after a wake-up it waits before handling (default 0: at once), so that the events of several
    * commits share one batch and one transaction (the search indexer: one FTS/GIN write per batch instead
-   * of one per message). `ConsumerRunner.reach` skips the wait.
+   * of one per message). After a batch that was not full it waits again before the next one, rather
+   * than taking at once the one or two commits that landed meanwhile. `ConsumerRunner.reach` skips the wait.
    */
   delayMs?: number;
   /**
@@ -223,6 +224,13 @@ class ConsumerLoop {
         this.failures = 0;
         this.dropHandled();
         this.wakeWaiters();
+        // A consumer with a delay lets events gather again before its next batch (under a steady stream,
+        // one batch per delay instead of one per commit that lands while a batch is handled), unless its
+        // batch was full or a caller of `reach` waits for more.
+        if (this.consumer.delayMs && events.length < this.batchSize && this.waiters.length === 0) {
+          if (this.position! < (await this.s.rooms.events.streamIds.current())) this.kick();
+          return;
+        }
       }
     } catch (err) {
       this.failures++;
