@@ -117,7 +117,6 @@ export async function startBenchServer(backend: Backend, opts: BenchServerOption
     rc_message: { per_second: 1e6, burst_count: 1e6 },
     rc_registration: { per_second: 1e6, burst_count: 1e6 },
     rc_login: { address: { per_second: 1e6, burst_count: 1e6 }, account: { per_second: 1e6, burst_count: 1e6 } },
-    rc_joins: { local: { per_second: 1e6, burst_count: 1e6 } },
     log_level: "warn",
     password_config: { scrypt_log_n: 4 },
     ...opts.config,
