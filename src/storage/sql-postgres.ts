@@ -4,7 +4,7 @@
 import type * as Pg from "pg";
 import { pg } from "./pg-driver.ts";
 import { checkStorableParams } from "../domain/text.ts";
-import { SettleHooks, withSettle, type Param, type Sql, type SqlExecutor } from "./sql.ts";
+import { SettleHooks, type Param, type Sql, type SqlExecutor } from "./sql.ts";
 import { toPgPlaceholders } from "./pg-placeholders.ts";
 import { LruCache } from "../domain/cache/lru.ts";
 
@@ -96,25 +96,26 @@ const MAX_COALESCED_PARAMS = 20_000;
  */
 class PgTransaction extends PgExecutor {
   private readonly pending: Promise<unknown>[] = [];
-  /** The first failure of a write nobody awaits (kept in `held`, for the reason given there). */
-  get failure(): unknown {
-    return this.held.failure;
+  /** The first failure of a write nobody awaits. */
+  failure: unknown;
+  /** The connection's socket while it is corked (see `cork`). */
+  private corked: { cork(): void; uncork(): void } | undefined;
+  /** Plain inserts queued and not sent yet (see the class comment), and their parameter count. */
+  private inserts: { sql: string; params: Param[] }[] = [];
+  private insertParams = 0;
+  constructor(
+    private readonly conn: Pg.PoolClient,
+    private readonly hooks: SettleHooks,
+  ) {
+    super(conn);
   }
   /**
-   * The transaction's mutable state: plain inserts queued and not sent yet (see the class comment) and
-   * their parameter count, the first failure of a write nobody awaits, and the connection's socket while
-   * it is corked (see `cork`). Changed in place, never reassigned: the executor the transaction's function
-   * gets is an object derived from this one (sql.ts `withSettle`), and an assignment through it would give
-   * it a field of its own that this one never sees.
+   * The transaction reports its own settling: the function is handed this object itself, not one derived
+   * from it (sql.ts `withSettle`), through which an assigned field — a failure, the held inserts — would
+   * land on the derived object and never be seen here.
    */
-  private readonly held: {
-    inserts: { sql: string; params: Param[] }[];
-    params: number;
-    failure?: unknown;
-    corked?: { cork(): void; uncork(): void };
-  } = { inserts: [], params: 0 };
-  constructor(private readonly conn: Pg.PoolClient) {
-    super(conn);
+  onSettled(fn: (committed: boolean) => void): void {
+    this.hooks.add(fn);
   }
   /**
    * Holds the statements sent in this turn of the event loop and writes them to the socket together (one
@@ -123,18 +124,18 @@ class PgTransaction extends PgExecutor {
    * statement's own work on a busy machine.
    */
   private cork(): void {
-    if (this.held.corked) return;
+    if (this.corked) return;
     const stream = (this.conn as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
     if (!stream?.cork || !stream.uncork) return;
     stream.cork();
-    this.held.corked = stream as { cork(): void; uncork(): void };
+    this.corked = stream as { cork(): void; uncork(): void };
     setImmediate(() => this.flush());
   }
   /** Sends the inserts held, then writes what is held on the socket (see `cork`). */
   flush(): void {
     this.sendInserts();
-    const stream = this.held.corked;
-    this.held.corked = undefined;
+    const stream = this.corked;
+    this.corked = undefined;
     stream?.uncork();
   }
   protected override send(sql: string, params: Param[]) {
@@ -144,9 +145,10 @@ class PgTransaction extends PgExecutor {
   }
   /** The held inserts as one statement (one alone as itself). */
   private sendInserts(): void {
-    if (this.held.inserts.length === 0) return;
-    const batch = this.held.inserts.splice(0);
-    this.held.params = 0;
+    const batch = this.inserts;
+    if (batch.length === 0) return;
+    this.inserts = [];
+    this.insertParams = 0;
     this.cork();
     const last = batch[batch.length - 1]!;
     if (batch.length === 1) return this.track(super.send(last.sql, last.params));
@@ -162,15 +164,15 @@ class PgTransaction extends PgExecutor {
   readonly queue = (sql: string, params: Param[] = []): void => {
     checkStorableParams(params);
     if (!isPlainInsert(sql)) return this.track(this.send(sql, params));
-    if (this.held.inserts.length >= MAX_COALESCED || this.held.params + params.length > MAX_COALESCED_PARAMS) this.sendInserts();
-    this.held.inserts.push({ sql, params });
-    this.held.params += params.length;
+    if (this.inserts.length >= MAX_COALESCED || this.insertParams + params.length > MAX_COALESCED_PARAMS) this.sendInserts();
+    this.inserts.push({ sql, params });
+    this.insertParams += params.length;
     this.cork();
   };
   track(p: Promise<unknown>): void {
     this.pending.push(
       p.catch((err) => {
-        this.held.failure ??= err;
+        this.failure ??= err;
       }),
     );
   }
@@ -234,13 +236,13 @@ export function openPostgresSql(connectionString: string, max = 10): Sql {
         throw err;
       }
       const hooks = new SettleHooks();
-      const tx = new PgTransaction(client);
+      const tx = new PgTransaction(client, hooks);
       let out;
       try {
         // BEGIN goes out with the first statement; COMMIT right behind the last queued write. A failed
         // write aborts the transaction, and COMMIT then rolls it back: settle() throws that failure.
         tx.track(tx.command("BEGIN"));
-        out = await fn(withSettle(tx, hooks));
+        out = await fn(tx);
         const committed = tx.command("COMMIT");
         tx.flush();
         committed.catch(() => {}); // awaited below, unless a queued write failed first

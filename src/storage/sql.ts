@@ -52,7 +52,11 @@ export class SettleHooks {
   }
 }
 
-/** Gives `executor` an `onSettled` fed by `hooks` (for executors wrapping another transaction API). */
+/**
+ * Gives `executor` an `onSettled` fed by `hooks`: an object derived from it (for an executor shared by
+ * every transaction, as SQLite's write connection is). Only for executors that keep no per-transaction
+ * state in fields: a field assigned through the derived object would land on it alone.
+ */
 export function withSettle<E extends SqlExecutor>(executor: E, hooks: SettleHooks): E {
   return Object.assign(Object.create(executor) as E, { onSettled: (fn: (committed: boolean) => void) => hooks.add(fn) });
 }
