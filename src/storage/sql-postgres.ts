@@ -4,7 +4,7 @@
 import type * as Pg from "pg";
 import { pg } from "./pg-driver.ts";
 import { checkStorableParams } from "../domain/text.ts";
-import { SettleHooks, type Param, type Sql, type SqlExecutor } from "./sql.ts";
+import { SettleHooks, type Param, type QueueOptions, type Sql, type SqlExecutor } from "./sql.ts";
 import { toPgPlaceholders } from "./pg-placeholders.ts";
 import { LruCache } from "../domain/cache/lru.ts";
 
@@ -30,7 +30,7 @@ const runsOfText = new LruCache<string, number>("pg_statement_runs", 2000);
 const nameOfText = new Map<string, string>();
 
 /** Writes, position allocation, and the inserts a transaction sends as one statement (PgTransaction). */
-const PREPARABLE = /^\s*(INSERT|UPDATE|DELETE|SELECT nextval\(|WITH w0 AS \(INSERT)/i;
+const PREPARABLE = /^\s*(INSERT|UPDATE|DELETE|SELECT nextval\(|WITH w0 AS \((INSERT|DELETE))/i;
 
 function statementName(text: string): string | undefined {
   const named = nameOfText.get(text);
@@ -70,16 +70,37 @@ class PgExecutor implements SqlExecutor {
 }
 
 /**
- * A queued write that may share one statement with its neighbours: a plain `INSERT INTO t (...) VALUES
- * (...)` (no ON CONFLICT, RETURNING or sub-select). Such inserts neither read the database nor can be
- * affected by one another except by a unique violation, which fails the transaction either way.
+ * Queued writes that may share one statement with their neighbours (data-modifying WITH clauses), with
+ * the table each writes:
+ * - a plain `INSERT INTO t (...) VALUES (...)`: it reads nothing, and inserts can affect one another only by
+ *   a unique violation, which fails the transaction either way;
+ * - a `DELETE FROM t WHERE ...` queued with `disjointFromInserts` (sql.ts `QueueOptions`): the caller's word
+ *   that it removes no row the transaction inserts, so it does not matter that, sharing a statement, it
+ *   does not see the rows inserted beside it.
+ * Neither may carry ON CONFLICT, RETURNING, USING, a WITH of its own or a sub-select.
  */
-const PLAIN_INSERT = /^\s*INSERT INTO [\w"]+\s*\([^()]*\)\s*VALUES\s*\(/i;
-const NOT_PLAIN = /\b(ON\s+CONFLICT|RETURNING|SELECT)\b/i;
-const isPlainInsert = (sql: string) => PLAIN_INSERT.test(sql) && !NOT_PLAIN.test(sql);
+const PLAIN_INSERT = /^\s*INSERT INTO ([\w"]+)\s*\([^()]*\)\s*VALUES\s*\(/i;
+const PLAIN_DELETE = /^\s*DELETE FROM ([\w"]+)\s+WHERE\s/i;
+const NOT_PLAIN = /\b(ON\s+CONFLICT|RETURNING|USING|WITH|SELECT)\b/i;
+
+/** A write held to share a statement: its table and whether it inserts. */
+interface Held {
+  sql: string;
+  params: Param[];
+  table: string;
+  inserts: boolean;
+}
+
+function holdable(sql: string, opts: QueueOptions | undefined): { table: string; inserts: boolean } | undefined {
+  if (NOT_PLAIN.test(sql)) return undefined;
+  const insert = PLAIN_INSERT.exec(sql);
+  if (insert) return { table: insert[1]!, inserts: true };
+  const del = opts?.disjointFromInserts ? PLAIN_DELETE.exec(sql) : null;
+  return del ? { table: del[1]!, inserts: false } : undefined;
+}
 
 /**
- * Most inserts one statement carries, and most parameters (PostgreSQL allows 65,535). Planning a WITH
+ * Most writes one statement carries, and most parameters (PostgreSQL allows 65,535). Planning a WITH
  * list grows faster than its length: 4,000 single-row inserts took 476 ms as one statement, 92 ms one by
  * one and 26–31 ms in statements of 16–64 (this machine).
  */
@@ -89,20 +110,30 @@ const MAX_COALESCED_PARAMS = 20_000;
 /**
  * A transaction's executor that pipelines queued writes: they go out at once (pg's pipeline mode), a
  * later read waits behind them on the connection as any query would, and COMMIT follows the last one.
- * Consecutive plain inserts queued in one turn are sent as one statement (data-modifying WITH clauses:
- * `WITH w0 AS (INSERT ...), w1 AS (INSERT ...) INSERT ...`): a message's event row, DAG edge,
- * transaction id and forward extremity are one statement instead of four. Any other statement, and the
- * end of the turn, sends the inserts held before it first, so the order of effects is kept.
+ *
+ * Consecutive holdable writes (see `holdable`) queued in one turn are sent as one statement: `WITH w0 AS
+ * (INSERT ...), w1 AS (INSERT ...) DELETE ...`. A message's event row, DAG edge, transaction id and
+ * forward extremities are one statement instead of five. A write joins the statement held only if no
+ * delete in it writes the same table (an insert after a delete of its table may put back a key the
+ * delete removes, which one statement could refuse). Any other statement, and the end of the turn, sends
+ * what is held before it first, so the order of effects is kept.
+ *
+ * BEGIN goes out with the first statement. A transaction whose writes are all held when it commits — the
+ * common send — goes out as that one statement alone, without BEGIN and COMMIT: PostgreSQL runs a lone
+ * statement atomically. One message in, one answer back, instead of four.
  */
 class PgTransaction extends PgExecutor {
   private readonly pending: Promise<unknown>[] = [];
   /** The first failure of a write nobody awaits. */
   failure: unknown;
+  /** Whether BEGIN has been sent (a transaction that never sends one ran as a lone statement, or not at all). */
+  began = false;
   /** The connection's socket while it is corked (see `cork`). */
   private corked: { cork(): void; uncork(): void } | undefined;
-  /** Plain inserts queued and not sent yet (see the class comment), and their parameter count. */
-  private inserts: { sql: string; params: Param[] }[] = [];
-  private insertParams = 0;
+  /** Writes held to share one statement (see the class comment), their parameter count and tables. */
+  private held: Held[] = [];
+  private heldParams = 0;
+  private readonly heldDeletes = new Set<string>();
   constructor(
     private readonly conn: Pg.PoolClient,
     private readonly hooks: SettleHooks,
@@ -111,7 +142,7 @@ class PgTransaction extends PgExecutor {
   }
   /**
    * The transaction reports its own settling: the function is handed this object itself, not one derived
-   * from it (sql.ts `withSettle`), through which an assigned field — a failure, the held inserts — would
+   * from it (sql.ts `withSettle`), through which an assigned field — a failure, the held writes — would
    * land on the derived object and never be seen here.
    */
   onSettled(fn: (committed: boolean) => void): void {
@@ -131,42 +162,48 @@ class PgTransaction extends PgExecutor {
     this.corked = stream as { cork(): void; uncork(): void };
     setImmediate(() => this.flush());
   }
-  /** Sends the inserts held, then writes what is held on the socket (see `cork`). */
+  /** Sends the writes held, then writes what is held on the socket (see `cork`). */
   flush(): void {
-    this.sendInserts();
+    this.sendHeld();
     const stream = this.corked;
     this.corked = undefined;
     stream?.uncork();
   }
+  /** BEGIN, once, before the transaction's first statement. */
+  private begin(): void {
+    if (this.began) return;
+    this.began = true;
+    this.cork();
+    this.track(this.conn.query("BEGIN"));
+  }
   protected override send(sql: string, params: Param[]) {
-    this.sendInserts();
+    this.sendHeld();
+    this.begin();
     this.cork();
     return super.send(sql, params);
   }
-  /** The held inserts as one statement (one alone as itself). */
-  private sendInserts(): void {
-    const batch = this.inserts;
+  /** The held writes as one statement (one alone as itself); `alone`: as the whole transaction, no BEGIN. */
+  private sendHeld(alone = false): void {
+    const batch = this.held;
     if (batch.length === 0) return;
-    this.inserts = [];
-    this.insertParams = 0;
+    this.held = [];
+    this.heldParams = 0;
+    this.heldDeletes.clear();
+    if (!alone) this.begin();
     this.cork();
     const last = batch[batch.length - 1]!;
     if (batch.length === 1) return this.track(super.send(last.sql, last.params));
     const withs = batch.slice(0, -1).map((b, i) => `w${i} AS (${b.sql})`);
     this.track(super.send(`WITH ${withs.join(", ")} ${last.sql}`, batch.flatMap((b) => b.params)));
   }
-  /** A statement without parameters (BEGIN, COMMIT), held with the others. */
-  command(sql: string): Promise<unknown> {
-    this.sendInserts();
-    this.cork();
-    return this.conn.query(sql);
-  }
-  readonly queue = (sql: string, params: Param[] = []): void => {
+  readonly queue = (sql: string, params: Param[] = [], opts?: QueueOptions): void => {
     checkStorableParams(params);
-    if (!isPlainInsert(sql)) return this.track(this.send(sql, params));
-    if (this.inserts.length >= MAX_COALESCED || this.insertParams + params.length > MAX_COALESCED_PARAMS) this.sendInserts();
-    this.inserts.push({ sql, params });
-    this.insertParams += params.length;
+    const form = holdable(sql, opts);
+    if (!form) return this.track(this.send(sql, params));
+    if (this.held.length >= MAX_COALESCED || this.heldParams + params.length > MAX_COALESCED_PARAMS || this.heldDeletes.has(form.table)) this.sendHeld();
+    this.held.push({ sql, params, ...form });
+    this.heldParams += params.length;
+    if (!form.inserts) this.heldDeletes.add(form.table);
     this.cork();
   };
   track(p: Promise<unknown>): void {
@@ -176,12 +213,36 @@ class PgTransaction extends PgExecutor {
       }),
     );
   }
-  /** Waits for every queued write; throws the first failure. */
+  /** Waits for every write sent; throws the first failure. */
   async settle(): Promise<void> {
-    this.sendInserts();
     await Promise.all(this.pending);
     this.pending.length = 0;
     if (this.failure !== undefined) throw this.failure;
+  }
+  /**
+   * Commits: COMMIT behind the last write; or, when nothing has gone out yet, the held writes alone as one
+   * statement (or nothing at all). Throws the first failure of any write.
+   */
+  async commit(): Promise<void> {
+    if (!this.began) {
+      this.sendHeld(true);
+      this.flush();
+      return this.settle();
+    }
+    this.sendHeld();
+    const committed = this.conn.query("COMMIT");
+    committed.catch(() => {}); // awaited below, unless a write failed first
+    this.flush();
+    await this.settle();
+    await committed;
+  }
+  /** After a failure: drops the writes still held and lets out what was sent, to be answered. */
+  async abandon(): Promise<void> {
+    this.held = [];
+    this.heldParams = 0;
+    this.heldDeletes.clear();
+    this.flush();
+    await this.settle().catch(() => {});
   }
 }
 
@@ -239,19 +300,14 @@ export function openPostgresSql(connectionString: string, max = 10): Sql {
       const tx = new PgTransaction(client, hooks);
       let out;
       try {
-        // BEGIN goes out with the first statement; COMMIT right behind the last queued write. A failed
-        // write aborts the transaction, and COMMIT then rolls it back: settle() throws that failure.
-        tx.track(tx.command("BEGIN"));
+        // BEGIN goes out with the first statement, COMMIT right behind the last queued write (or neither,
+        // for a transaction that is one statement: PgTransaction). A failed write aborts the transaction,
+        // and COMMIT then rolls it back: commit() throws that failure.
         out = await fn(tx);
-        const committed = tx.command("COMMIT");
-        tx.flush();
-        committed.catch(() => {}); // awaited below, unless a queued write failed first
-        await tx.settle();
-        await committed;
+        await tx.commit();
       } catch (err) {
-        tx.flush();
-        await tx.settle().catch(() => {});
-        await client.query("ROLLBACK").catch(() => {});
+        await tx.abandon();
+        if (tx.began) await client.query("ROLLBACK").catch(() => {});
         client.release();
         slots.give();
         hooks.run(false);

@@ -26,15 +26,25 @@ export interface SqlExecutor {
    * for its answer (pipelined: the commit's writes and its COMMIT share one round trip). A failure fails
    * the transaction. Use `write()`, which falls back to `run` elsewhere.
    */
-  queue?(sql: string, params?: Param[]): void;
+  queue?(sql: string, params?: Param[], opts?: QueueOptions): void;
+}
+
+/** What a queued write tells the transaction about itself. */
+export interface QueueOptions {
+  /**
+   * A DELETE (without sub-selects): the caller's word that it removes no row this transaction inserts.
+   * On PostgreSQL it may then share one statement with the inserts queued beside it, where it would not
+   * see their rows (sql-postgres.ts PgTransaction).
+   */
+  disjointFromInserts?: boolean;
 }
 
 /**
  * A write whose result is not needed: queued on a PostgreSQL transaction (see `queue`), run at once
  * elsewhere (SQLite's statements are synchronous anyway). Errors surface at COMMIT on PostgreSQL.
  */
-export async function write(tx: SqlExecutor, sql: string, params?: Param[]): Promise<void> {
-  if (tx.queue) tx.queue(sql, params);
+export async function write(tx: SqlExecutor, sql: string, params?: Param[], opts?: QueueOptions): Promise<void> {
+  if (tx.queue) tx.queue(sql, params, opts);
   else await tx.run(sql, params);
 }
 

@@ -261,12 +261,13 @@ export class EventStore {
 
   /** Moves a room's forward extremities: `removed` stop being ones, `added` (new events) become ones. */
   async moveExtremities(tx: SqlExecutor, roomId: string, removed: readonly string[], added: readonly string[]): Promise<void> {
-    // `added` and `removed` are disjoint. The insert goes first: on PostgreSQL it then shares one
-    // statement with the event's own inserts written just before it (sql-postgres.ts PgTransaction).
+    // `added` and `removed` are disjoint, and `removed` are tips from before this transaction (one commit
+    // a room per transaction: pipeline/commit.ts), so the delete removes no row the transaction inserts. On
+    // PostgreSQL both then share one statement with the event's own inserts (sql-postgres.ts PgTransaction).
     if (added.length > 0)
       await write(tx, `INSERT INTO forward_extremities (room_id, event_id) VALUES ${added.map(() => "(?, ?)").join(", ")}`, added.flatMap((id) => [roomId, id]));
     if (removed.length > 0)
-      await write(tx, `DELETE FROM forward_extremities WHERE room_id = ? AND event_id IN (${removed.map(() => "?").join(",")})`, [roomId, ...removed]);
+      await write(tx, `DELETE FROM forward_extremities WHERE room_id = ? AND event_id IN (${removed.map(() => "?").join(",")})`, [roomId, ...removed], { disjointFromInserts: true });
   }
 
   remember(e: StoredEvent): void {
