@@ -29,7 +29,7 @@ const MAX_NAMED = 300;
 const runsOfText = new LruCache<string, number>("pg_statement_runs", 2000);
 const nameOfText = new Map<string, string>();
 
-/** Writes, position allocation, and the inserts a transaction sends as one statement (PgTransaction). */
+/** Writes, position allocation, and the writes a transaction sends as one statement (PgTransaction). */
 const PREPARABLE = /^\s*(INSERT|UPDATE|DELETE|SELECT nextval\(|WITH w0 AS \((INSERT|DELETE))/i;
 
 function statementName(text: string): string | undefined {
@@ -91,7 +91,7 @@ interface Held {
   inserts: boolean;
 }
 
-function holdable(sql: string, opts: QueueOptions | undefined): { table: string; inserts: boolean } | undefined {
+function holdable(sql: string, opts: QueueOptions | undefined): Pick<Held, "table" | "inserts"> | undefined {
   if (NOT_PLAIN.test(sql)) return undefined;
   const insert = PLAIN_INSERT.exec(sql);
   if (insert) return { table: insert[1]!, inserts: true };
@@ -130,10 +130,9 @@ class PgTransaction extends PgExecutor {
   began = false;
   /** The connection's socket while it is corked (see `cork`). */
   private corked: { cork(): void; uncork(): void } | undefined;
-  /** Writes held to share one statement (see the class comment), their parameter count and tables. */
+  /** Writes held to share one statement (see the class comment), and their parameter count. */
   private held: Held[] = [];
   private heldParams = 0;
-  private readonly heldDeletes = new Set<string>();
   constructor(
     private readonly conn: Pg.PoolClient,
     private readonly hooks: SettleHooks,
@@ -184,11 +183,8 @@ class PgTransaction extends PgExecutor {
   }
   /** The held writes as one statement (one alone as itself); `alone`: as the whole transaction, no BEGIN. */
   private sendHeld(alone = false): void {
-    const batch = this.held;
+    const batch = this.takeHeld();
     if (batch.length === 0) return;
-    this.held = [];
-    this.heldParams = 0;
-    this.heldDeletes.clear();
     if (!alone) this.begin();
     this.cork();
     const last = batch[batch.length - 1]!;
@@ -196,14 +192,21 @@ class PgTransaction extends PgExecutor {
     const withs = batch.slice(0, -1).map((b, i) => `w${i} AS (${b.sql})`);
     this.track(super.send(`WITH ${withs.join(", ")} ${last.sql}`, batch.flatMap((b) => b.params)));
   }
+  /** The held writes, no longer held. */
+  private takeHeld(): Held[] {
+    const batch = this.held;
+    this.held = [];
+    this.heldParams = 0;
+    return batch;
+  }
   readonly queue = (sql: string, params: Param[] = [], opts?: QueueOptions): void => {
     checkStorableParams(params);
     const form = holdable(sql, opts);
     if (!form) return this.track(this.send(sql, params));
-    if (this.held.length >= MAX_COALESCED || this.heldParams + params.length > MAX_COALESCED_PARAMS || this.heldDeletes.has(form.table)) this.sendHeld();
+    const full = this.held.length >= MAX_COALESCED || this.heldParams + params.length > MAX_COALESCED_PARAMS;
+    if (full || this.held.some((h) => !h.inserts && h.table === form.table)) this.sendHeld();
     this.held.push({ sql, params, ...form });
     this.heldParams += params.length;
-    if (!form.inserts) this.heldDeletes.add(form.table);
     this.cork();
   };
   track(p: Promise<unknown>): void {
@@ -238,9 +241,7 @@ class PgTransaction extends PgExecutor {
   }
   /** After a failure: drops the writes still held and lets out what was sent, to be answered. */
   async abandon(): Promise<void> {
-    this.held = [];
-    this.heldParams = 0;
-    this.heldDeletes.clear();
+    this.takeHeld();
     this.flush();
     await this.settle().catch(() => {});
   }
