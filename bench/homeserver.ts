@@ -146,10 +146,7 @@ export async function startBenchServer(backend: Backend, opts: BenchServerOption
     if (dbName) await dropPgDatabase(dbName);
   };
   const cpuSeconds = (): number => processCpuSeconds(child.pid!);
-  const rssBytes = (): number => {
-    const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"));
-    return m ? Number(m[1]) * 1024 : NaN;
-  };
+  const rssBytes = (): number => processRss(child.pid!).rss;
   return { base, register, stop, cpuSeconds, rssBytes, pid: child.pid! };
 }
 
@@ -166,6 +163,17 @@ export async function waitForVersions(base: string, child: ChildProcess): Promis
       }
       await new Promise((r) => setTimeout(r, 100));
     }
+  }
+}
+
+/** A process's resident set now and its peak so far (VmRSS, VmHWM), in bytes; NaN when it is gone. */
+export function processRss(pid: number): { rss: number; peak: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN) * 1024;
+    return { rss: kb("VmRSS"), peak: kb("VmHWM") };
+  } catch {
+    return { rss: NaN, peak: NaN };
   }
 }
 

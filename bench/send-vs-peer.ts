@@ -5,13 +5,14 @@
 // (min–max over the rounds) and the ratio Weft / peer (the median of the per-round ratios: each round's two
 // runs are back to back, so a load change on a shared machine hits both), with the load average beside,
 // and each server process's CPU time per message (its own process only: PostgreSQL's work is not in it),
-// the figure a loaded machine disturbs least.
+// the figure a loaded machine disturbs least. Then each server's resident memory: before the runs (after
+// start-up, its user and room made) and after them, with the peak the process reached (VmHWM).
 // The peer is installed outside this repository by bench/peer/install.sh (WEFT_PEER_DIR, WEFT_PEER_REPO).
 // Usage: npm run bench:send-vs-peer [-- --backend sqlite|postgres] [--rounds 3] [--seconds 5] [--connections 1,10]
 // WEFT_BENCH_NODE_ARGS passes flags to Weft's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
-import { json, processCpuSeconds, startBenchServer, type Backend } from "./homeserver.ts";
+import { json, processCpuSeconds, processRss, startBenchServer, type Backend } from "./homeserver.ts";
 import { installPeer, startPeer } from "./peer/server.ts";
 import { wrkSend, type SendRun } from "./wrk-send.ts";
 
@@ -56,6 +57,16 @@ interface Row {
   peer: Measured[];
 }
 
+/** A server's resident memory on one database: before the send runs, after them, and its peak. */
+interface Memory {
+  label: string;
+  before: number;
+  after: number;
+  peak: number;
+}
+
+const memory: Memory[] = [];
+
 async function bench(peerDir: string, backend: Backend): Promise<Row[]> {
   const weftSrv = await startBenchServer(backend);
   const peerSrv = await startPeer(peerDir, backend).catch(async (err) => {
@@ -67,6 +78,7 @@ async function bench(peerDir: string, backend: Backend): Promise<Row[]> {
       await target("weft", weftSrv.pid, weftSrv.base, await weftSrv.register("bencher")),
       await target("peer", peerSrv.pid, peerSrv.base, await peerSrv.register("bencher")),
     ];
+    const before = new Map(targets.map((t) => [t.name, processRss(t.pid).rss]));
     for (const t of targets) await wrkSend({ ...t, connections: 4, seconds: WARMUP });
     const rows: Row[] = CONNECTIONS.map((c) => ({ label: `send, ${backend === "sqlite" ? "SQLite" : "PostgreSQL"}, ${c} connection${c === 1 ? "" : "s"}`, weft: [], peer: [] }));
     for (let round = 0; round < ROUNDS; round++) {
@@ -82,6 +94,10 @@ async function bench(peerDir: string, backend: Backend): Promise<Row[]> {
           );
         }
       }
+    }
+    for (const t of targets) {
+      const now = processRss(t.pid);
+      memory.push({ label: `${t.name === "weft" ? "Weft" : "peer"}, ${backend === "sqlite" ? "SQLite" : "PostgreSQL"}`, before: before.get(t.name)!, after: now.rss, peak: now.peak });
     }
     return rows;
   } finally {
@@ -112,3 +128,6 @@ for (const r of rows) {
     String(errors).padStart(7),
   );
 }
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+console.log("\nresident memory (RSS)".padEnd(35), "before the runs".padStart(16), "after".padStart(8), "peak".padStart(8));
+for (const m of memory) console.log(m.label.padEnd(34), mb(m.before).padStart(16), mb(m.after).padStart(8), mb(m.peak).padStart(8));

@@ -19,6 +19,8 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { timeout: 10000 });
+// A checkpoint copies WAL frames into the database file: it needs next to no page cache of its own.
+db.pragma("cache_size = -256");
 let busy = false;
 let asked = false;
 const checkpoint = () => {
