@@ -65,9 +65,7 @@ interface Memory {
   peak: number;
 }
 
-const memory: Memory[] = [];
-
-async function bench(peerDir: string, backend: Backend): Promise<Row[]> {
+async function bench(peerDir: string, backend: Backend): Promise<{ rows: Row[]; memory: Memory[] }> {
   const weftSrv = await startBenchServer(backend);
   const peerSrv = await startPeer(peerDir, backend).catch(async (err) => {
     await weftSrv.stop();
@@ -95,11 +93,11 @@ async function bench(peerDir: string, backend: Backend): Promise<Row[]> {
         }
       }
     }
-    for (const t of targets) {
+    const memory = targets.map((t): Memory => {
       const now = processRss(t.pid);
-      memory.push({ label: `${t.name === "weft" ? "Weft" : "peer"}, ${backend === "sqlite" ? "SQLite" : "PostgreSQL"}`, before: before.get(t.name)!, after: now.rss, peak: now.peak });
-    }
-    return rows;
+      return { label: `${t.name === "weft" ? "Weft" : "peer"}, ${backend === "sqlite" ? "SQLite" : "PostgreSQL"}`, before: before.get(t.name)!, after: now.rss, peak: now.peak };
+    });
+    return { rows, memory };
   } finally {
     await Promise.all([weftSrv.stop(), peerSrv.stop()]);
   }
@@ -109,7 +107,12 @@ const peerDir = installPeer();
 const loadBefore = load();
 const backends = values.backend ? [values.backend as Backend] : (["sqlite", "postgres"] as const);
 const rows: Row[] = [];
-for (const b of backends) rows.push(...(await bench(peerDir, b)));
+const memory: Memory[] = [];
+for (const b of backends) {
+  const measured = await bench(peerDir, b);
+  rows.push(...measured.rows);
+  memory.push(...measured.memory);
+}
 const span = (r: number[]) => `${median(r).toFixed(0)} (${Math.min(...r).toFixed(0)}–${Math.max(...r).toFixed(0)})`;
 console.log(`\nbench/send-vs-peer: ${ROUNDS} rounds of ${SECONDS} s per server and row, alternating; one user, one room (wrk)`);
 console.log(`load average (1/5/15 min): ${loadBefore} before, ${load()} after`);

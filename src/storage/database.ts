@@ -7,7 +7,7 @@ import path from "node:path";
 import type { PrismaClient as SqliteClient } from "../generated/sqlite/client.ts";
 import type { DatabaseConfig } from "../config/config.ts";
 import { migratePostgres, migrateSqlite } from "./migrate.ts";
-import { openSqliteSql, SQLITE_CACHE_SIZE_PRAGMA, type Sql } from "./sql.ts";
+import { openSqliteSql, SQLITE_CONNECTION_PRAGMAS, type Sql } from "./sql.ts";
 import { checkStorableParams } from "../domain/text.ts";
 import { timePrisma, timedSql, type QueryTimer } from "./timing.ts";
 import { lazyClient } from "./lazy-client.ts";
@@ -79,10 +79,9 @@ export async function openStorage(config: DatabaseConfig, opts: StorageOptions =
     const { db } = lazyClient(async () => {
       const [{ PrismaClient: SqlitePrismaClient }, { PrismaBetterSqlite3 }] = await Promise.all([import("../generated/sqlite/client.ts"), import("@prisma/adapter-better-sqlite3")]);
       const raw = new SqlitePrismaClient({ adapter: new PrismaBetterSqlite3({ url: `file:${config.path}`, timeout: 10_000 }), ...plans });
-      await raw.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
+      for (const pragma of SQLITE_CONNECTION_PRAGMAS) await raw.$queryRawUnsafe(`PRAGMA ${pragma}`);
       await raw.$queryRawUnsafe("PRAGMA wal_autocheckpoint = 0"); // see src/storage/sqlite-checkpointer.ts
       await raw.$queryRawUnsafe("PRAGMA foreign_keys = ON");
-      await raw.$queryRawUnsafe(`PRAGMA ${SQLITE_CACHE_SIZE_PRAGMA}`);
       return guarded(raw, opts.timer);
     }, firstUse);
     const sql = maybeTimed(openSqliteSql(config.path), opts.timer);

@@ -142,23 +142,25 @@ class Lane {
 }
 
 /**
- * The page cache of each SQLite connection the server opens (writer, reader, Prisma's): SQLite's own
- * default of 2 MB. better-sqlite3 builds SQLite with 16 MB, which each connection fills over time (the
- * main thread's malloc heap grew by 30 MB in a minute of sends): resident memory that buys nothing
- * measurable here, since the hot pages stay in the operating system's cache and the event, state and room
- * caches sit above (send throughput and initial sync unchanged at 2 MB, bench/send-vs-peer, bench/sync).
+ * What every SQLite connection the server opens is set to (writer, reader, Prisma's: database.ts):
+ * - `synchronous = NORMAL`: in WAL mode a commit survives the process being killed, only not a power loss;
+ * - SQLite's own page cache of 2 MB. better-sqlite3 builds SQLite with 16 MB, which each connection fills
+ *   over time (the main thread's malloc heap grew by 30 MB in a minute of sends): resident memory that buys
+ *   nothing measurable here, since the hot pages stay in the operating system's cache and the event, state
+ *   and room caches sit above (send throughput and initial sync unchanged at 2 MB, bench/send-vs-peer,
+ *   bench/sync).
  */
-export const SQLITE_CACHE_SIZE_PRAGMA = "cache_size = -2000";
+export const SQLITE_CONNECTION_PRAGMAS = ["synchronous = NORMAL", "cache_size = -2000"] as const;
 
 export function openSqliteSql(file: string, checkpoints: Omit<CheckpointerOptions, "holdWrites" | "checkpointHere"> = {}): Sql {
   const writer = new Database(file, { timeout: 10_000 });
   writer.pragma("journal_mode = WAL");
-  writer.pragma("synchronous = NORMAL");
   writer.pragma("wal_autocheckpoint = 0"); // checkpoints run off the write path (sqlite-checkpointer.ts)
-  writer.pragma(SQLITE_CACHE_SIZE_PRAGMA);
   const reader = new Database(file, { timeout: 10_000 });
-  reader.pragma("synchronous = NORMAL");
-  reader.pragma(SQLITE_CACHE_SIZE_PRAGMA);
+  for (const pragma of SQLITE_CONNECTION_PRAGMAS) {
+    writer.pragma(pragma);
+    reader.pragma(pragma);
+  }
   const w = new SqliteExecutor(writer);
   const r = new SqliteExecutor(reader);
   const lane = new Lane();

@@ -1,6 +1,6 @@
 // Every SQLite connection the server opens keeps SQLite's own 2 MB page cache, not the 16 MB that
 // better-sqlite3 builds SQLite with: the write connection, the read connection and Prisma's (issue 17,
-// resident memory; src/storage/sql.ts SQLITE_CACHE_SIZE_PRAGMA).
+// resident memory; src/storage/sql.ts SQLITE_CONNECTION_PRAGMAS).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
