@@ -84,8 +84,11 @@ export interface NewEvent {
   /** null for an outlier. */
   stateGroup: number | null;
   replacesState: string | null;
-  /** DAG edges (not written for outliers, which are not part of the room's DAG yet). */
-  prevEvents: string[];
+  /**
+   * The prev_events outside the DAG when the event was planned (pipeline/plan.ts PlannedEvent): its DAG
+   * edges to record (not for an outlier, which is not part of the room's DAG yet).
+   */
+  prevsOutsideDag: readonly string[];
   outlier: boolean;
   rejectedReason: string | null;
   softFailed: boolean;
@@ -191,11 +194,12 @@ export class EventStore {
     if (rel && typeof rel === "object" && typeof rel.event_id === "string") this.noteChildOf(rel.event_id);
   }
 
-  /** The DAG edges (not for outliers) and the redaction record of an event being written. */
+  /** The DAG edges to events outside the DAG (not for outliers) and the redaction record of an event being written. */
   private async insertLinks(tx: SqlExecutor, e: NewEvent): Promise<void> {
     const roomId = e.roomId;
-    if (!e.outlier && e.prevEvents.length > 0)
-      await write(tx, `INSERT INTO event_edges (event_id, prev_event_id, room_id) VALUES ${e.prevEvents.map(() => "(?, ?, ?)").join(", ")}`, e.prevEvents.flatMap((prev) => [e.eventId, prev, roomId]));
+    const edges = e.prevsOutsideDag;
+    if (!e.outlier && edges.length > 0)
+      await write(tx, `INSERT INTO event_edges (event_id, prev_event_id, room_id) VALUES ${edges.map(() => "(?, ?, ?)").join(", ")}`, edges.flatMap((prev) => [e.eventId, prev, roomId]));
     if (e.redacts) await write(tx, `INSERT INTO redactions (event_id, redacts, room_id) VALUES (?, ?, ?)`, [e.eventId, e.redacts, roomId]);
   }
 
@@ -221,7 +225,11 @@ export class EventStore {
     return Array.from({ length: n }, (_, i) => low + i);
   }
 
-  /** Which of `ids` some stored (non-outlier) event names as a prev_event. */
+  /**
+   * Which of `ids` some stored (non-outlier) event names as a prev_event. Asked only about events entering
+   * the DAG (new ones, promoted outliers): the edges recorded are exactly those to events outside the DAG
+   * when their child was stored (NewEvent.prevsOutsideDag), which are the only ones such a question can find.
+   */
   async withChildren(ids: readonly string[]): Promise<Set<string>> {
     const out = new Set<string>();
     for (let i = 0; i < ids.length; i += 500) {

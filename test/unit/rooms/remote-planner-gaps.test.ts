@@ -2,13 +2,16 @@
 // of a made-up server, no network: the state after a missing prev event given from elsewhere and resolved
 // with the states this server has; a room joined from a resident server's state (create event as an
 // outlier); backfilled history placed below the stream in order, leaving tips, current state and readers
-// alone; outliers promoted into the DAG when their state becomes known, and left as they are when not.
+// alone; outliers promoted into the DAG when their state becomes known, and left as they are when not;
+// history arriving after an event that follows it (never a tip), through the DAG edges recorded to events
+// outside the DAG only.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../../helpers/server.ts";
 import { registerUser, type Session } from "../../helpers/users.ts";
 import { Dag, TestKeyRing, localServer, remoteServer, type TestServerIdentity } from "../../helpers/dag.ts";
 import type { Services } from "../../../src/domain/services.ts";
 import { receiveRemoteEvents } from "../../../src/domain/rooms/receive.ts";
+import { appendEvent } from "../../../src/domain/rooms/append.ts";
 import { loadRoom } from "../../../src/domain/rooms/room-cache.ts";
 import { stateKeyOf } from "../../../src/domain/store/state-groups.ts";
 
@@ -109,6 +112,26 @@ describe.each(backends())("remote planner: gaps, joins, backfill on %s", (backen
       expect((await loadRoom(s, dag.roomId))!.extremities).toEqual([merge.eventId]);
       expect((await s.rooms.events.get(topic.eventId))!.outlier).toBe(true);
       expect(heard).toContain(merge.eventId);
+    });
+
+    it(`v${version}: an event arriving after one that follows it is not a tip; edges are kept only to events outside the DAG`, async () => {
+      // carol's join names the resident's last message, which this server never received.
+      const { dag, history, join } = await joinedLate(version, 1);
+      const late = history[history.length - 1]!;
+      const edges = async () =>
+        (await s.storage.sql.all<{ event_id: string; prev_event_id: string }>(`SELECT event_id, prev_event_id FROM event_edges WHERE room_id = ? ORDER BY event_id`, [dag.roomId])).map((r) => [r.event_id, r.prev_event_id]);
+      expect(await edges()).toEqual([[join.eventId, late.eventId]]);
+      // A message of carol's, built on the join (in the DAG): no edge recorded for it.
+      const mine = await appendEvent(s, dag.roomId, { type: "m.room.message", sender: carol.user_id, content: { msgtype: "m.text", body: "hi" } });
+      expect(mine.pdu.prev_events).toEqual([join.eventId]);
+      expect(await edges()).toEqual([[join.eventId, late.eventId]]);
+      // The missing message arrives (with the state before it, as /state_ids would give): accepted, but the
+      // join already follows it, so the tips stay carol's message.
+      const stateBefore = (await stateAfter(join.eventId));
+      stateBefore.delete(stateKeyOf("m.room.member", carol.user_id));
+      const out = await receiveRemoteEvents(s, dag.roomId, [{ pdu: structuredClone(late.pdu), stateBefore }]);
+      expect(out).toEqual([{ status: "accepted", eventId: late.eventId }]);
+      expect((await loadRoom(s, dag.roomId))!.extremities).toEqual([mine.eventId]);
     });
   }
 });

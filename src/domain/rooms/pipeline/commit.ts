@@ -115,7 +115,7 @@ async function writePlan(s: Services, plan: CommitPlan, redactsOf: Map<string, s
     const txnHere = p.txn ? { deviceKey: p.txn.deviceKey, txnId: p.txn.txnId } : undefined;
     const marks = { outlier: p.outlier, rejectedReason: p.rejectedReason, softFailed: p.softFailed };
     const redacts = redactsOf.get(eventId);
-    const row = { eventId, roomId, pdu, json: p.json, stateGroup, replacesState: p.replacesState, prevEvents: p.prevIds, ...marks, redacts, txn: txnHere };
+    const row = { eventId, roomId, pdu, json: p.json, stateGroup, replacesState: p.replacesState, prevsOutsideDag: p.prevsOutsideDag, ...marks, redacts, txn: txnHere };
     const streamOrdering = p.promote ? await s.rooms.events.promote(tx, row, positions?.[i]) : await s.rooms.events.insert(tx, row, positions?.[i]);
     if (redacts) redactions.set(eventId, redacts);
     if (p.txn) await s.rooms.events.insertTxn(tx, { ...p.txn, eventId, roomId, now });

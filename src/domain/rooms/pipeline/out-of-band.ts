@@ -34,7 +34,7 @@ export function commitOutOfBandMembership(s: Services, m: OutOfBandMembership): 
     return s.storage.sql.transaction(async (tx) => {
       await s.rooms.store.insertRoomIfAbsent(tx, { roomId, roomVersion: m.version.id, creator: pdu.sender, isPublic: false }, s.clock.now());
       const marks = { outlier: true, rejectedReason: null, softFailed: false };
-      const streamOrdering = await s.rooms.events.insert(tx, { eventId, roomId, pdu, json, stateGroup: null, replacesState: null, prevEvents: [], ...marks });
+      const streamOrdering = await s.rooms.events.insert(tx, { eventId, roomId, pdu, json, stateGroup: null, replacesState: null, prevsOutsideDag: [], ...marks });
       await s.rooms.store.upsertMembership(tx, {
         roomId,
         userId,

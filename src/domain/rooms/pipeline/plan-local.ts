@@ -12,6 +12,7 @@ import { authorizeEvent } from "./checks.ts";
 import { redactionTarget, type CommitPlan, type GroupBasis, type PlannedEvent, type PlannedTxn } from "./plan.ts";
 
 const ACCEPTED = { outlier: false, rejectedReason: null, softFailed: false } as const;
+const NO_PREVS: readonly string[] = [];
 
 /** A plan being built: the room as it evolves, and the events built so far (not yet stored). */
 export class LocalPlanner {
@@ -45,7 +46,8 @@ export class LocalPlanner {
       stateAfter,
       basis: this.group,
       replacesState: key ? (cur.state.get(key) ?? null) : null,
-      prevIds,
+      // Built on the room's forward extremities (or on events of this plan): all in the DAG already.
+      prevsOutsideDag: NO_PREVS,
       ...ACCEPTED,
       redacts: redactionTarget(built.pdu, cur, ACCEPTED),
       txn,

@@ -105,6 +105,8 @@ export class RemotePlanner {
   private followed = new Set<string>();
   /** Events of `fillState` stored before this batch. */
   private readonly stored = new Set<string>();
+  /** Events this batch references that were stored in the DAG (not outliers) before it. */
+  private readonly inDag = new Set<string>();
   private cur: { state: StateMap; group: GroupBasis | undefined; extremities: string[]; maxDepth: number };
 
   constructor(private readonly s: Services, private readonly room: RoomSnapshot, private readonly opts: RemotePlannerOptions = {}) {
@@ -137,7 +139,10 @@ export class RemotePlanner {
     }
     // Everything the batch references, in one read (the later lookups hit the event cache).
     const known = await this.s.rooms.events.getMany(parsed.flatMap((p) => [p.eventId, ...authEventIds(p.pdu), ...prevEventIds(p.pdu)]));
-    for (const e of known.values()) if (e.rejectedReason !== null) this.rejected.add(e.eventId);
+    for (const e of known.values()) {
+      if (e.rejectedReason !== null) this.rejected.add(e.eventId);
+      if (!e.outlier) this.inDag.add(e.eventId);
+    }
     if (this.opts.fillState) for (const e of await this.s.rooms.events.getMany([...this.opts.fillState.values()]).then((m) => m.values())) this.stored.add(e.eventId);
     const fresh: Parsed[] = [];
     for (const p of parsed) {
@@ -232,7 +237,7 @@ export class RemotePlanner {
       stateAfter,
       basis: before?.basis,
       replacesState: stateBefore && key && rejectedReason === null ? (stateBefore.get(key) ?? null) : null,
-      prevIds,
+      prevsOutsideDag: prevIds.filter((id) => !this.inDag.has(id)),
       ...marks,
       redacts: redactionTarget(pdu, room, marks),
       ...(p.promote ? { promote: true } : {}),

@@ -1,5 +1,5 @@
 // The plan both planners hand to commit(): per event, the state before and after it, where its state
-// group comes from, its DAG edges, its marks (outlier, rejected, soft-failed), the redaction it applies
+// group comes from, the DAG edges to record for it, its marks (outlier, rejected, soft-failed), the redaction it applies
 // and the client's transaction id; and the room after the plan (current state, its changes, forward
 // extremities, depth). Also the one step of planning that decides which redactions take effect.
 // Spec: Server-Server API "Checks performed on receipt of a PDU", "Rejection", "Soft failure".
@@ -36,7 +36,14 @@ export interface PlannedEvent extends BuiltEvent {
   basis: GroupBasis | undefined;
   /** The event this state event replaced in stateBefore (unsigned.replaces_state, prev_content). */
   replacesState: string | null;
-  prevIds: string[];
+  /**
+   * Its prev_events that are not events of the room's DAG when it is planned — unknown to this server, or
+   * outliers: the DAG edges recorded for it, so that such an event finds this child when it arrives or is
+   * promoted (EventStore.withChildren, which is asked only about those). An edge to an event already in
+   * the DAG would never be read: the local planner builds on the room's forward extremities, so its
+   * events record none, and a message's commit writes one row fewer per event.
+   */
+  prevsOutsideDag: readonly string[];
   outlier: boolean;
   /** Why the event was rejected (it is then never part of any state), or null. */
   rejectedReason: string | null;
