@@ -109,7 +109,8 @@ export function toClientEvent(pdu: Pdu, opts: ClientEventOptions): ClientEvent {
     }
   }
 
-  const unsigned: ClientUnsigned = { ...(opts.extraUnsigned ?? {}) };
+  // Object.assign, not `{ ...extra }`: V8 gives a literal that starts with a spread a hidden class of its own.
+  const unsigned: ClientUnsigned = Object.assign({}, opts.extraUnsigned);
   if (opts.now !== undefined) unsigned.age = Math.max(0, opts.now - (opts.ageTs ?? pdu.origin_server_ts));
   if (opts.transactionId !== undefined) unsigned.transaction_id = opts.transactionId;
   if (isState && opts.prevContent !== undefined) unsigned.prev_content = cloneJson(servableContent(pdu.type, opts.prevContent, v));

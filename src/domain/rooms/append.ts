@@ -45,7 +45,7 @@ function enqueueMessage(s: Services, roomId: string, message: Pick<Waiting, "dra
   if (!rooms) waiting.set(s, (rooms = new Map()));
   const queue = rooms.get(roomId);
   return new Promise<StoredEvent>((resolve, reject) => {
-    const item: Waiting = { ...message, resolve, reject };
+    const item: Waiting = { draft: message.draft, txn: message.txn, admit: message.admit, resolve, reject };
     if (queue) {
       queue.push(item); // a drain is already scheduled on the lane and will take this one
       return;

@@ -71,8 +71,9 @@ export async function unsignedPdu(s: Services, ctx: BuildContext, draft: EventDr
     .map(([t, k]) => ctx.state.get(stateKeyOf(t, k)))
     .filter((id): id is string => id !== undefined);
 
+  // One object literal, the optional fields set after it: a literal that starts with a spread gets a hidden
+  // class of its own in V8 (each PDU one more Map, and every reader of PDUs a megamorphic access).
   const pdu: Pdu = {
-    ...(ctx.roomId !== undefined ? { room_id: ctx.roomId } : {}),
     sender: draft.sender,
     type: draft.type,
     content: draft.content,
@@ -83,6 +84,7 @@ export async function unsignedPdu(s: Services, ctx: BuildContext, draft: EventDr
     hashes: { sha256: "" },
     signatures: {},
   };
+  if (ctx.roomId !== undefined) pdu.room_id = ctx.roomId;
   if (draft.stateKey !== undefined) pdu.state_key = draft.stateKey;
   if (draft.redacts !== undefined && !v.redactsInContent) pdu.redacts = draft.redacts;
   if (!v.updatedRedactionRules) pdu.origin = originServer;

@@ -55,6 +55,28 @@ export async function loadRoom(s: Services, roomId: string): Promise<RoomSnapsho
   return snap;
 }
 
+/** What a commit or a plan moves in a room's snapshot. */
+export type RoomMove = Partial<Pick<RoomSnapshot, "state" | "stateGroup" | "extremities" | "maxDepth" | "position">>;
+
+/**
+ * `room` with the fields of `to` replacing its own. Written out field by field rather than as `{ ...room,
+ * ... }`: V8 gives an object literal that starts with a spread a hidden class of its own, and snapshots
+ * are made and read on every send (each one another Map, and their readers' property accesses megamorphic).
+ */
+export function movedRoom(room: RoomSnapshot, to: RoomMove): RoomSnapshot {
+  return {
+    roomId: room.roomId,
+    version: room.version,
+    state: to.state ?? room.state,
+    stateGroup: "stateGroup" in to ? to.stateGroup : room.stateGroup,
+    extremities: to.extremities ?? room.extremities,
+    maxDepth: to.maxDepth ?? room.maxDepth,
+    createEvent: room.createEvent,
+    createEventId: room.createEventId,
+    position: "position" in to ? to.position : room.position,
+  };
+}
+
 export async function requireRoom(s: Services, roomId: string): Promise<RoomSnapshot> {
   const room = await loadRoom(s, roomId);
   if (!room) throw new MatrixError("M_NOT_FOUND", "Unknown room", 404);

@@ -97,7 +97,8 @@ export async function serializeForAnyReader(s: Services, roomVersionOf: (roomId:
 /** A shared serialization of `e` (serializeForAnyReader) with the reader's transaction_id, when it sent it. */
 export function forReader(r: Requester, e: StoredEvent, shared: ClientEvent): ClientEvent {
   const transactionId = transactionIdFor(r, e);
-  return transactionId === undefined ? shared : { ...shared, unsigned: { ...shared.unsigned, transaction_id: transactionId } };
+  // Object.assign, not a literal that starts with a spread (V8 gives each of those a hidden class of its own).
+  return transactionId === undefined ? shared : Object.assign({}, shared, { unsigned: Object.assign({}, shared.unsigned, { transaction_id: transactionId }) });
 }
 
 /** The transaction id a reader sees on an event: only the device (or token) that sent it sees one. */

@@ -421,11 +421,12 @@ export class EventStore {
     return isTxnIdConflict(err);
   }
 
-  async insertTxn(tx: SqlExecutor, t: { userId: string; deviceKey: string; txnId: string; scope?: string; requestHash: string; eventId: string; roomId: string; now: number }): Promise<void> {
+  /** Records the client's transaction id `t` as having produced `e`. */
+  async insertTxn(tx: SqlExecutor, t: { userId: string; deviceKey: string; txnId: string; scope?: string; requestHash: string }, e: { eventId: string; roomId: string; now: number }): Promise<void> {
     await write(
       tx,
       `INSERT INTO event_txn_ids (user_id, device_key, txn_id, request_hash, event_id, room_id, created_ts) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      [t.userId, t.deviceKey, scopedTxnId(t.txnId, t.scope), t.requestHash, t.eventId, t.roomId, t.now],
+      [t.userId, t.deviceKey, scopedTxnId(t.txnId, t.scope), t.requestHash, e.eventId, e.roomId, e.now],
     );
   }
 }

@@ -127,7 +127,7 @@ describe.each(backends())("remote planner: gaps, joins, backfill on %s", (backen
       expect(await edges()).toEqual([[join.eventId, late.eventId]]);
       // The missing message arrives (with the state before it, as /state_ids would give): accepted, but the
       // join already follows it, so the tips stay carol's message.
-      const stateBefore = (await stateAfter(join.eventId));
+      const stateBefore = new Map(await stateAfter(join.eventId));
       stateBefore.delete(stateKeyOf("m.room.member", carol.user_id));
       const out = await receiveRemoteEvents(s, dag.roomId, [{ pdu: structuredClone(late.pdu), stateBefore }]);
       expect(out).toEqual([{ status: "accepted", eventId: late.eventId }]);

@@ -140,7 +140,8 @@ export async function writeRecheck(s: Services, tx: SqlExecutor, roomId: string,
       stateGroup = regrouped.get(c.stateAfter) ?? (await s.rooms.stateGroups.create(tx, roomId, e.eventId, c.stateAfter, { id: old, state: c.storedAfter }));
       regrouped.set(c.stateAfter, stateGroup);
     }
-    await s.rooms.events.restate(tx, { ...e, stateGroup, rejectedReason: c.rejectedReason, replacesState: c.replacesState });
+    // Object.assign, not a literal that starts with a spread: the cached copy keeps the shape events share.
+    await s.rooms.events.restate(tx, Object.assign({}, e, { stateGroup, rejectedReason: c.rejectedReason, replacesState: c.replacesState }));
   }
   // What the timeline's indexers wrote for the events now rejected: out of the search index and relations.
   const rejected = plan.changed.filter((c) => c.rejectedReason !== null).map((c) => c.event.eventId);

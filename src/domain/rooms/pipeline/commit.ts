@@ -8,7 +8,7 @@ import type { StoredEvent } from "../../store/events.ts";
 import { inTimeline } from "../../store/events.ts";
 import type { StateMap } from "../../store/state-groups.ts";
 import type { SqlExecutor } from "../../../storage/sql.ts";
-import type { RoomSnapshot } from "../room-cache.ts";
+import { movedRoom, type RoomSnapshot } from "../room-cache.ts";
 import type { CommitPlan, GroupBasis, PlannedEvent } from "./plan.ts";
 import { redactionsToRecord } from "../redactions.ts";
 
@@ -118,7 +118,7 @@ async function writePlan(s: Services, plan: CommitPlan, redactsOf: Map<string, s
     const row = { eventId, roomId, pdu, json: p.json, stateGroup, replacesState: p.replacesState, prevsOutsideDag: p.prevsOutsideDag, ...marks, redacts, txn: txnHere };
     const streamOrdering = p.promote ? await s.rooms.events.promote(tx, row, positions?.[i]) : await s.rooms.events.insert(tx, row, positions?.[i]);
     if (redacts) redactions.set(eventId, redacts);
-    if (p.txn) await s.rooms.events.insertTxn(tx, { ...p.txn, eventId, roomId, now });
+    if (p.txn) await s.rooms.events.insertTxn(tx, p.txn, { eventId, roomId, now });
     out.push({ eventId, ...(txnHere ? { txn: txnHere } : {}), roomId, streamOrdering, stateGroup, replacesState: p.replacesState, ...marks, pdu, json: p.json });
   }
   const before = new Set(room.extremities);
@@ -133,15 +133,14 @@ async function writePlan(s: Services, plan: CommitPlan, redactsOf: Map<string, s
   // The room's snapshot moves in the same step as the stream position (at COMMIT, before any other code
   // runs): a reader at that position finds the matching current state in the cache.
   const group = groupOf(after.group, made);
-  const snapshot: RoomSnapshot = {
-    ...room,
+  const snapshot = movedRoom(room, {
     state: after.state,
     stateGroup: group && group.state === after.state ? group.id : undefined,
     extremities: after.extremities,
     maxDepth: after.maxDepth,
     // Backfilled events are older than the state the room is at: its position stays.
     position: backfilled ? room.position : out[out.length - 1]!.streamOrdering,
-  };
+  });
   const position = Math.max(...out.map((e) => e.streamOrdering));
   if (!tx.onSettled) throw new Error("events must be committed through sql.transaction (settle signal needed)");
   tx.onSettled((committed) => {

@@ -7,7 +7,7 @@ import type { Pdu } from "../../events/types.ts";
 import { isStateEvent, prevEventIds } from "../../events/types.ts";
 import { stateKeyOf } from "../../store/state-groups.ts";
 import { buildEvent, type BuiltEvent, type EventDraft } from "../build-event.ts";
-import type { RoomSnapshot } from "../room-cache.ts";
+import { movedRoom, type RoomSnapshot } from "../room-cache.ts";
 import { authorizeEvent } from "./checks.ts";
 import { redactionTarget, type CommitPlan, type GroupBasis, type PlannedEvent, type PlannedTxn } from "./plan.ts";
 
@@ -40,15 +40,20 @@ export class LocalPlanner {
     const key = isStateEvent(built.pdu) ? stateKeyOf(built.pdu.type, built.pdu.state_key!) : undefined;
     const stateAfter = key ? new Map(cur.state).set(key, built.eventId) : cur.state;
     const prevIds = prevEventIds(built.pdu);
+    // Written out rather than spread (`...built`): see room-cache.ts movedRoom.
     this.events.push({
-      ...built,
+      eventId: built.eventId,
+      pdu: built.pdu,
+      json: built.json,
       stateBefore: cur.state,
       stateAfter,
       basis: this.group,
       replacesState: key ? (cur.state.get(key) ?? null) : null,
       // Built on the room's forward extremities (or on events of this plan): all in the DAG already.
       prevsOutsideDag: NO_PREVS,
-      ...ACCEPTED,
+      outlier: false,
+      rejectedReason: null,
+      softFailed: false,
       redacts: redactionTarget(built.pdu, cur, ACCEPTED),
       txn,
     });
@@ -57,12 +62,11 @@ export class LocalPlanner {
       this.changes.set(key, built.eventId);
       this.group = { event: built.eventId };
     }
-    this.cur = {
-      ...cur,
+    this.cur = movedRoom(cur, {
       state: stateAfter,
       extremities: [...cur.extremities.filter((id) => !prevIds.includes(id)), built.eventId],
       maxDepth: Math.max(cur.maxDepth, built.pdu.depth),
-    };
+    });
   }
 
   /**

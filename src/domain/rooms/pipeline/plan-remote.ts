@@ -134,7 +134,7 @@ export class RemotePlanner {
       else if (seen.has(p.eventId)) outcomes[index] = { status: "duplicate", eventId: p.eventId };
       else {
         seen.add(p.eventId);
-        parsed.push({ ...p, index, input });
+        parsed.push({ pdu: p.pdu, eventId: p.eventId, index, input });
       }
     }
     // Everything the batch references, in one read (the later lookups hit the event cache).
@@ -254,7 +254,7 @@ export class RemotePlanner {
     if (!this.opts.backfill && !this.followed.has(eventId)) extremities.push(eventId);
     this.keep(planned);
     if (extremities.length === this.cur.extremities.length && extremities.every((id, i) => id === this.cur.extremities[i])) {
-      this.cur = { ...this.cur, maxDepth: Math.max(this.cur.maxDepth, pdu.depth) };
+      this.cur = { state: this.cur.state, group: this.cur.group, extremities: this.cur.extremities, maxDepth: Math.max(this.cur.maxDepth, pdu.depth) };
       return { status: "accepted", eventId };
     }
     let current: { state: StateMap; group: GroupBasis | undefined };
@@ -266,7 +266,7 @@ export class RemotePlanner {
       this.pending.delete(eventId);
       return { status: "dropped", eventId, reason: `Current state cannot be resolved: ${reasonOf(err)}` };
     }
-    this.cur = { ...current, extremities, maxDepth: Math.max(this.cur.maxDepth, pdu.depth) };
+    this.cur = { state: current.state, group: current.group, extremities, maxDepth: Math.max(this.cur.maxDepth, pdu.depth) };
     return { status: "accepted", eventId };
   }
 
