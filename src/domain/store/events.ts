@@ -72,7 +72,8 @@ function toStored(r: EventRow): StoredEvent {
     softFailed: Boolean(r.soft_failed),
     json: r.json,
     pdu: JSON.parse(r.json) as Pdu,
-    ...(r.txn_id !== null && r.txn_device_key !== null ? { txn: { deviceKey: r.txn_device_key, txnId: r.txn_id } } : {}),
+    // Always present (undefined when none): events read and events committed share one hidden class.
+    txn: r.txn_id !== null && r.txn_device_key !== null ? { deviceKey: r.txn_device_key, txnId: r.txn_id } : undefined,
   };
 }
 

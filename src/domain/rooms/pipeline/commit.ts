@@ -119,7 +119,8 @@ async function writePlan(s: Services, plan: CommitPlan, redactsOf: Map<string, s
     const streamOrdering = p.promote ? await s.rooms.events.promote(tx, row, positions?.[i]) : await s.rooms.events.insert(tx, row, positions?.[i]);
     if (redacts) redactions.set(eventId, redacts);
     if (p.txn) await s.rooms.events.insertTxn(tx, p.txn, { eventId, roomId, now });
-    out.push({ eventId, ...(txnHere ? { txn: txnHere } : {}), roomId, streamOrdering, stateGroup, replacesState: p.replacesState, ...marks, pdu, json: p.json });
+    // The fields in the order EventStore's rows give them (one hidden class for every stored event).
+    out.push({ eventId, roomId, streamOrdering, stateGroup, replacesState: p.replacesState, rejectedReason: p.rejectedReason, outlier: p.outlier, softFailed: p.softFailed, json: p.json, pdu, txn: txnHere });
   }
   const before = new Set(room.extremities);
   const kept = new Set(after.extremities);
