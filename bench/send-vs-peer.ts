@@ -7,13 +7,17 @@
 // and each server process's CPU time per message (its own process only: PostgreSQL's work is not in it),
 // the figure a loaded machine disturbs least. Then each server's resident memory: before the runs (after
 // start-up, its user and room made) and after them, with the peak the process reached (VmHWM).
+// On SQLite a third server runs in the same rounds: the machine's send ceiling (bench/ceiling/server.ts, a
+// server that does only the protocol's required work of a send: transaction id, hashes, signature, the
+// event's rows, one transaction per turn), printed as "ceiling" with Weft's share of it (--no-ceiling: off).
 // The peer is installed outside this repository by bench/peer/install.sh (WEFT_PEER_DIR, WEFT_PEER_REPO).
-// Usage: npm run bench:send-vs-peer [-- --backend sqlite|postgres] [--rounds 3] [--seconds 5] [--connections 1,10]
+// Usage: npm run bench:send-vs-peer [-- --backend sqlite|postgres] [--rounds 3] [--seconds 5] [--connections 1,10] [--no-ceiling]
 // WEFT_BENCH_NODE_ARGS passes flags to Weft's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { json, processCpuSeconds, processRss, startBenchServer, type Backend } from "./homeserver.ts";
 import { installPeer, startPeer } from "./peer/server.ts";
+import { startCeiling, type CeilingServer } from "./ceiling/start.ts";
 import { wrkSend, type SendRun } from "./wrk-send.ts";
 
 const { values } = parseArgs({
@@ -23,6 +27,7 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "5" },
     warmup: { type: "string", default: "3" },
     connections: { type: "string", default: "1,10" },
+    "no-ceiling": { type: "boolean", default: false },
   },
 });
 const ROUNDS = Number(values.rounds);
@@ -31,7 +36,7 @@ const WARMUP = Number(values.warmup);
 const CONNECTIONS = values.connections!.split(",").map(Number);
 
 interface Target {
-  name: "weft" | "peer";
+  name: "weft" | "peer" | "ceiling";
   pid: number;
   base: string;
   token: string;
@@ -55,6 +60,7 @@ interface Row {
   label: string;
   weft: Measured[];
   peer: Measured[];
+  ceiling: Measured[];
 }
 
 /** A server's resident memory on one database: before the send runs, after them, and its peak. */
@@ -71,14 +77,20 @@ async function bench(peerDir: string, backend: Backend): Promise<{ rows: Row[]; 
     await weftSrv.stop();
     throw err;
   });
+  let ceiling: CeilingServer | undefined;
   try {
     const targets = [
       await target("weft", weftSrv.pid, weftSrv.base, await weftSrv.register("bencher")),
       await target("peer", peerSrv.pid, peerSrv.base, await peerSrv.register("bencher")),
     ];
+    if (backend === "sqlite" && !values["no-ceiling"]) {
+      ceiling = await startCeiling();
+      // It answers any token and room: the path only carries the transaction id to it.
+      targets.push({ name: "ceiling", pid: ceiling.pid, base: ceiling.base, token: "none", roomId: "!ceiling:ceiling.local" });
+    }
     const before = new Map(targets.map((t) => [t.name, processRss(t.pid).rss]));
     for (const t of targets) await wrkSend({ ...t, connections: 4, seconds: WARMUP });
-    const rows: Row[] = CONNECTIONS.map((c) => ({ label: `send, ${backend === "sqlite" ? "SQLite" : "PostgreSQL"}, ${c} connection${c === 1 ? "" : "s"}`, weft: [], peer: [] }));
+    const rows: Row[] = CONNECTIONS.map((c) => ({ label: `send, ${backend === "sqlite" ? "SQLite" : "PostgreSQL"}, ${c} connection${c === 1 ? "" : "s"}`, weft: [], peer: [], ceiling: [] }));
     for (let round = 0; round < ROUNDS; round++) {
       for (const [i, connections] of CONNECTIONS.entries()) {
         const order = round % 2 === 0 ? targets : [...targets].reverse();
@@ -93,13 +105,13 @@ async function bench(peerDir: string, backend: Backend): Promise<{ rows: Row[]; 
         }
       }
     }
-    const memory = targets.map((t): Memory => {
+    const memory = targets.filter((t) => t.name !== "ceiling").map((t): Memory => {
       const now = processRss(t.pid);
       return { label: `${t.name === "weft" ? "Weft" : "peer"}, ${backend === "sqlite" ? "SQLite" : "PostgreSQL"}`, before: before.get(t.name)!, after: now.rss, peak: now.peak };
     });
     return { rows, memory };
   } finally {
-    await Promise.all([weftSrv.stop(), peerSrv.stop()]);
+    await Promise.all([weftSrv.stop(), peerSrv.stop(), ceiling?.stop()]);
   }
 }
 
@@ -119,7 +131,7 @@ console.log(`load average (1/5/15 min): ${loadBefore} before, ${load()} after`);
 console.log("row".padEnd(34), "Weft msg/s".padStart(20), "peer msg/s".padStart(20), "Weft/peer".padStart(10), "CPU µs/msg Weft".padStart(16), "peer".padStart(6), "errors".padStart(7));
 for (const r of rows) {
   const ratio = median(r.weft.map((w, i) => w.rps / r.peer[i]!.rps));
-  const errors = [...r.weft, ...r.peer].reduce((n, x) => n + x.errors, 0);
+  const errors = [...r.weft, ...r.peer, ...r.ceiling].reduce((n, x) => n + x.errors, 0);
   const cpu = (runs: Measured[]) => median(runs.map((x) => x.cpuMicrosPerMessage)).toFixed(0);
   console.log(
     r.label.padEnd(34),
@@ -130,6 +142,23 @@ for (const r of rows) {
     cpu(r.peer).padStart(6),
     String(errors).padStart(7),
   );
+}
+const withCeiling = rows.filter((r) => r.ceiling.length > 0);
+if (withCeiling.length > 0) {
+  console.log("\nthe machine's send ceiling (bench/ceiling/server.ts: only the protocol's required work), same rounds");
+  console.log("row".padEnd(34), "ceiling msg/s".padStart(20), "Weft/ceiling".padStart(13), "peer/ceiling".padStart(13), "2× peer/ceiling".padStart(16), "CPU µs/msg".padStart(11));
+  for (const r of withCeiling) {
+    const share = (runs: Measured[]) => `${median(runs.map((x, i) => x.rps / r.ceiling[i]!.rps)).toFixed(2)}×`;
+    const target = median(r.peer.map((x, i) => (2 * x.rps) / r.ceiling[i]!.rps));
+    console.log(
+      r.label.padEnd(34),
+      span(r.ceiling.map((x) => x.rps)).padStart(20),
+      share(r.weft).padStart(13),
+      share(r.peer).padStart(13),
+      `${target.toFixed(2)}×`.padStart(16),
+      median(r.ceiling.map((x) => x.cpuMicrosPerMessage)).toFixed(0).padStart(11),
+    );
+  }
 }
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 console.log("\nresident memory (RSS)".padEnd(35), "before the runs".padStart(16), "after".padStart(8), "peak".padStart(8));
