@@ -1,6 +1,6 @@
 // Opaque secrets handed to clients (access, refresh, login tokens) and the hashes we store instead.
 // High-entropy random tokens need no slow hash: SHA-256 is enough and keeps the lookup fast.
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 
 export type TokenKind = "access" | "refresh" | "login";
 const PREFIX: Record<TokenKind, string> = { access: "wft_", refresh: "wfr_", login: "wfl_" };
@@ -10,7 +10,8 @@ export function newToken(kind: TokenKind): string {
 }
 
 export function hashToken(token: string): string {
-  return createHash("sha256").update(token).digest("hex");
+  // One-shot: no Hash object per request (every authenticated request hashes its token).
+  return hash("sha256", token, "hex");
 }
 
 export function newId(): string {

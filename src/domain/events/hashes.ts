@@ -2,7 +2,7 @@
 // v12 room id derived from the create event.
 // Spec: Server-Server API "Calculating the content hash / reference hash for an event"; Room Versions
 // "Event IDs" (v1, v3, v4) and v12 "room IDs"; Appendices "Unpadded Base64".
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { base64Unpadded, base64UrlUnpadded, canonicalJson, decodeBase64 } from "../canonical-json.ts";
 import { MatrixError } from "../errors.ts";
 import { resolveRoomVersion, type RoomVersion } from "../rooms/room-versions.ts";
@@ -10,7 +10,7 @@ import { redactEvent } from "./redaction.ts";
 import type { Pdu } from "./types.ts";
 
 function sha256(text: string): Buffer {
-  return createHash("sha256").update(text, "utf8").digest();
+  return hash("sha256", text, "buffer");
 }
 
 function without(obj: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {

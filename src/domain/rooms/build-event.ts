@@ -6,7 +6,7 @@ import type { Services } from "../services.ts";
 import type { Pdu } from "../events/types.ts";
 import type { SigningKey } from "../signing-key.ts";
 import { authTypesForEvent } from "../auth/index.ts";
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { referenceHash } from "../events/hashes.ts";
 import { redactEvent } from "../events/redaction.ts";
 import { checkContentDepth, checkPduSize, LIMITED_FIELDS, MAX_FIELD_BYTES, MAX_PDU_BYTES } from "../events/size.ts";
@@ -134,7 +134,7 @@ export function sealEvent(pdu: Pdu, v: RoomVersion, signer: EventSigner): BuiltE
   checkContentDepth(pdu);
   const { unsigned: _u, signatures: _s, hashes: _h, ...hashable } = pdu;
   const contentJson = canonicalJson(hashable);
-  pdu.hashes = { sha256: base64Unpadded(createHash("sha256").update(contentJson).digest()) };
+  pdu.hashes = { sha256: base64Unpadded(hash("sha256", contentJson, "buffer")) };
   const signedBytes = signedBytesOf(pdu, v);
   const key = signer.key;
   pdu.signatures = { [serverName]: { [key.keyId]: base64Unpadded(signBytes(signedBytes, key.privateKey)) } };
@@ -143,8 +143,8 @@ export function sealEvent(pdu: Pdu, v: RoomVersion, signer: EventSigner): BuiltE
   let eventId: string;
   if (v.eventIdFormat === "server-assigned") eventId = pdu.event_id!;
   else {
-    const hash = createHash("sha256").update(signedBytes).digest();
-    eventId = "$" + (v.eventIdFormat === "reference-hash-base64" ? base64Unpadded(hash) : base64UrlUnpadded(hash));
+    const digest = hash("sha256", signedBytes, "buffer");
+    eventId = "$" + (v.eventIdFormat === "reference-hash-base64" ? base64Unpadded(digest) : base64UrlUnpadded(digest));
   }
   return { eventId, pdu, json: JSON.stringify(pdu) };
 }

@@ -2,7 +2,7 @@
 // same id with another request is refused), state events (an identical re-send is a no-op, as in
 // Synapse), and redactions (v1–10 put `redacts` at the top level, v11+ in content). rc_message applies.
 // Spec: Client-Server API "Sending events to a room", "Redactions", "Transaction identifiers".
-import { createHash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
@@ -67,7 +67,7 @@ async function withTxn(
   if (txnId === undefined) return { event_id: await send(undefined) };
   const deviceKey = deviceKeyOf(r);
   const scope = scopeOf(s, endpoint);
-  const requestHash = createHash("sha256").update(canonicalJson(body)).digest("base64");
+  const requestHash = hash("sha256", canonicalJson(body), "base64");
   const seen = sendLooksUp ? undefined : await s.rooms.events.findTxn(r.userId, deviceKey, txnId, scope);
   if (seen) {
     if (seen.requestHash !== requestHash)
