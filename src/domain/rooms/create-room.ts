@@ -7,7 +7,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { getRoomVersion, type RoomVersion } from "./room-versions.ts";
 import { buildEvent, type EventDraft } from "./build-event.ts";
 import { persistDrafts } from "./persist.ts";
-import type { RoomSnapshot } from "./room-cache.ts";
+import { newRoomSnapshot } from "./room-cache.ts";
 import { roomIdFromCreateEvent } from "../events/hashes.ts";
 import { randomString, parseUserId } from "../ids.ts";
 import { isPlainObject } from "../events/types.ts";
@@ -125,19 +125,9 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
     createContent.additional_creators = [...new Set([...named, ...p.invites])];
   }
   const provisionalId = v.roomIdIsCreateEventHash ? undefined : (internal.roomId ?? `!${randomString(18)}:${s.config.server_name}`);
-  const empty: RoomSnapshot = {
-    roomId: provisionalId ?? "",
-    version: v,
-    state: new Map(),
-    stateGroup: undefined,
-    extremities: [],
-    maxDepth: 0,
-    createEvent: undefined as never,
-    createEventId: "",
-  };
-  const createBuilt = await buildEvent(s, { roomId: provisionalId, version: v, state: empty.state, extremities: [], maxDepth: 0 }, { type: "m.room.create", stateKey: "", sender: me, content: createContent });
+  const createBuilt = await buildEvent(s, { roomId: provisionalId, version: v, state: new Map(), extremities: [], maxDepth: 0 }, { type: "m.room.create", stateKey: "", sender: me, content: createContent });
   const roomId = provisionalId ?? roomIdFromCreateEvent(createBuilt.pdu, v);
-  const room: RoomSnapshot = { ...empty, roomId, createEvent: createBuilt.pdu, createEventId: createBuilt.eventId };
+  const room = newRoomSnapshot(roomId, v, createBuilt.pdu, createBuilt.eventId);
 
   const creators = new Set([me, ...(v.additionalCreators && Array.isArray(createContent.additional_creators) ? (createContent.additional_creators as string[]) : [])]);
   const users: Record<string, number> = {};

@@ -10,7 +10,7 @@ import { eventIdOf, roomIdOf } from "../events/hashes.ts";
 import { isPlainObject, type Pdu } from "../events/types.ts";
 import type { SqlExecutor } from "../../storage/sql.ts";
 import { getRoomVersion } from "./room-versions.ts";
-import { loadRoom, type RoomSnapshot } from "./room-cache.ts";
+import { loadRoom, newRoomSnapshot, type RoomSnapshot } from "./room-cache.ts";
 import { RemotePlanner, type RemoteEventInput, type RemoteOutcome, type RemotePlannerOptions } from "./pipeline/plan-remote.ts";
 import { commit } from "./pipeline/commit.ts";
 import type { CommitPlan } from "./pipeline/plan.ts";
@@ -34,7 +34,7 @@ function roomFromCreate(s: Services, roomId: string, inputs: readonly RemoteEven
   } catch (err) {
     throw new MatrixError("M_BAD_JSON", `Bad create event: ${(err as Error).message}`, 400);
   }
-  const room: RoomSnapshot = { roomId, version, state: new Map(), stateGroup: undefined, extremities: [], maxDepth: 0, createEvent: create, createEventId };
+  const room = newRoomSnapshot(roomId, version, create, createEventId);
   const row = { roomId, roomVersion: version.id, creator: String(create.sender), isPublic: false };
   // The row may exist already, holding only an out-of-band membership (an invite received over federation).
   return { room, index, alsoWrite: (tx) => s.rooms.store.upsertRoom(tx, row, s.clock.now()) };

@@ -50,9 +50,16 @@ export async function loadRoom(s: Services, roomId: string): Promise<RoomSnapsho
     maxDepth: Math.max(0, ...[...ext.values()].map((e) => e.pdu.depth)),
     createEvent: create.pdu,
     createEventId: create.eventId,
+    // Present though unknown: every snapshot has the same fields (see movedRoom).
+    position: undefined,
   };
   s.rooms.cache.set(roomId, snap);
   return snap;
+}
+
+/** The snapshot of a room about to get its first events (created here, or joined from another server). */
+export function newRoomSnapshot(roomId: string, version: RoomVersion, createEvent: Pdu, createEventId: string): RoomSnapshot {
+  return { roomId, version, state: new Map(), stateGroup: undefined, extremities: [], maxDepth: 0, createEvent, createEventId, position: undefined };
 }
 
 /** What a commit or a plan moves in a room's snapshot. */

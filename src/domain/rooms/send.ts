@@ -2,7 +2,7 @@
 // same id with another request is refused), state events (an identical re-send is a no-op, as in
 // Synapse), and redactions (v1–10 put `redacts` at the top level, v11+ in content). rc_message applies.
 // Spec: Client-Server API "Sending events to a room", "Redactions", "Transaction identifiers".
-import { createHash, hash } from "node:crypto";
+import { hash } from "node:crypto";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
@@ -41,7 +41,7 @@ function scopeOf(s: Services, endpoint: string[]): string {
   const key = JSON.stringify(endpoint);
   let scope = cache.get(key);
   if (scope === undefined) {
-    scope = createHash("sha256").update(canonicalJson(endpoint)).digest("base64url").slice(0, 22);
+    scope = hash("sha256", canonicalJson(endpoint), "base64url").slice(0, 22);
     cache.set(key, scope);
   }
   return scope;

@@ -1,7 +1,7 @@
 // Run by hidden-classes.test.ts in a node started with --allow-natives-syntax: builds objects of the send
 // path several times over and prints, per kind, how many share the first one's hidden class (V8 Map).
 import { buildEvent } from "../../../src/domain/rooms/build-event.ts";
-import { movedRoom, type RoomSnapshot } from "../../../src/domain/rooms/room-cache.ts";
+import { movedRoom, newRoomSnapshot, type RoomSnapshot } from "../../../src/domain/rooms/room-cache.ts";
 import { resolveRoomVersion } from "../../../src/domain/rooms/room-versions.ts";
 import { toClientEvent } from "../../../src/domain/events/format.ts";
 import { generateSigningKey } from "../../../src/domain/signing-key.ts";
@@ -26,11 +26,9 @@ for (const versionId of ["10", "11", "12"]) {
   out[`client event v${versionId}`] = sharing(clientEvents);
   out[`client unsigned v${versionId}`] = sharing(clientEvents.map((e) => e.unsigned!));
 }
-let room: RoomSnapshot = {
-  roomId: "!room:weft.test", version: resolveRoomVersion("11"), state: new Map(), stateGroup: undefined, extremities: ["$a"], maxDepth: 1,
-  createEvent: { type: "m.room.create" } as RoomSnapshot["createEvent"], createEventId: "$create",
-};
-const rooms = [];
-for (let i = 0; i < N; i++) rooms.push((room = movedRoom(room, { extremities: [`$e${i}`], maxDepth: room.maxDepth + 1, position: i })));
+// A new room's snapshot, then the ones each commit moves it to.
+let room: RoomSnapshot = newRoomSnapshot("!room:weft.test", resolveRoomVersion("11"), { type: "m.room.create" } as RoomSnapshot["createEvent"], "$create");
+const rooms = [room];
+for (let i = 1; i < N; i++) rooms.push((room = movedRoom(room, { extremities: [`$e${i}`], maxDepth: room.maxDepth + 1, position: i })));
 out["room snapshot"] = sharing(rooms);
 console.log(JSON.stringify({ n: N - 1, sharing: out }));
