@@ -2,7 +2,7 @@
 // placeholders rewritten to `$n`, int8 read as numbers. Imported only when the database is PostgreSQL, so a
 // SQLite server never loads pg.
 import type * as Pg from "pg";
-import { pg } from "./pg-driver.ts";
+import { pg, QueryConfig } from "./pg-driver.ts";
 import { checkStorableParams } from "../domain/text.ts";
 import { SettleHooks, type Param, type QueueOptions, type Sql, type SqlExecutor } from "./sql.ts";
 import { toPgPlaceholders } from "./pg-placeholders.ts";
@@ -52,7 +52,7 @@ class PgExecutor implements SqlExecutor {
   constructor(private readonly client: Pg.Pool | Pg.PoolClient) {}
   protected send(sql: string, params: Param[]) {
     const text = toPgPlaceholders(sql);
-    return this.client.query({ text, name: params.length > 0 ? statementName(text) : undefined, values: params, types: pgTypes });
+    return this.client.query(new QueryConfig(text, params.length > 0 ? statementName(text) : undefined, params, pgTypes) as unknown as Pg.QueryConfig);
   }
   private q(sql: string, params: Param[]) {
     checkStorableParams(params);
@@ -130,6 +130,8 @@ class PgTransaction extends PgExecutor {
   began = false;
   /** The connection's socket while it is corked (see `cork`). */
   private corked: { cork(): void; uncork(): void } | undefined;
+  /** The end-of-turn flush of a corked socket, until it runs or a flush comes first. */
+  private flushAtTurnEnd: NodeJS.Immediate | undefined;
   /** Writes held to share one statement (see the class comment), and their parameter count. */
   private held: Held[] = [];
   private heldParams = 0;
@@ -159,13 +161,16 @@ class PgTransaction extends PgExecutor {
     if (!stream?.cork || !stream.uncork) return;
     stream.cork();
     this.corked = stream as { cork(): void; uncork(): void };
-    setImmediate(() => this.flush());
+    this.flushAtTurnEnd = setImmediate(() => this.flush());
   }
   /** Sends the writes held, then writes what is held on the socket (see `cork`). */
   flush(): void {
     this.sendHeld();
     const stream = this.corked;
     this.corked = undefined;
+    // Flushed before the turn's end (a commit): no turn of the event loop is spent on nothing.
+    if (this.flushAtTurnEnd) clearImmediate(this.flushAtTurnEnd);
+    this.flushAtTurnEnd = undefined;
     stream?.uncork();
   }
   /** BEGIN, once, before the transaction's first statement. */

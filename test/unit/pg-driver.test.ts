@@ -2,9 +2,12 @@
 // llhttp wasm): pg probes for Cloudflare Workers with `new Response()` when `navigator` is missing, which
 // would put ~6 MB into every idle PostgreSQL server. Checked in a fresh node process, by the internal
 // modules it loaded; the same probe through a bare require("pg") is the control that shows the check bites.
+// A QueryConfig (made for one call) reaches pg's Query uncopied; any other config is still copied.
 import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { QueryConfig } from "../../src/storage/pg-driver.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -24,5 +27,30 @@ describe("the pg driver", () => {
   });
   it("(control) a bare require of pg does load it on this Node", () => {
     expect(loadsFetch(`import { createRequire } from "node:module"; createRequire(import.meta.url)("pg");`)).toBe(true);
+  });
+});
+
+describe("query configs", () => {
+  const require = createRequire(import.meta.url);
+  const Query = require("pg/lib/query.js") as new (config: unknown, values?: unknown, callback?: unknown) => Record<string, unknown>;
+  const types = { getTypeParser: () => (v: string) => v };
+
+  it("a QueryConfig goes into pg's Query as it is: every field read, no copy made", () => {
+    const config = new QueryConfig("SELECT $1::int AS x", "weft_test", [1], types);
+    const utils = require("pg/lib/utils.js") as { normalizeQueryConfig(c: unknown, v?: unknown, cb?: unknown): unknown };
+    expect(utils.normalizeQueryConfig(config)).toBe(config);
+    const q = new Query(config);
+    expect([q.text, q.name, q.values, q.types, q.portal]).toEqual(["SELECT $1::int AS x", "weft_test", [1], types, ""]);
+    // A callback given beside it (pg-pool's query) lands on the config, as pg's own copy would carry it.
+    const cb = () => {};
+    expect((new Query(config, undefined, cb) as { callback: unknown }).callback).toBe(cb);
+  });
+
+  it("any other config is copied as before: the caller's object is left alone", () => {
+    const plain = { text: "SELECT 1", values: [] as unknown[] };
+    const cb = () => {};
+    const q = new Query(plain, cb);
+    expect(q.callback).toBe(cb);
+    expect("callback" in plain).toBe(false);
   });
 });
