@@ -92,6 +92,8 @@ class ConsumerLoop {
   private persistTimer: NodeJS.Timeout | undefined;
   /** The pending delayed wake-up (see `delayMs`). */
   private delayTimer: NodeJS.Timeout | undefined;
+  /** The pending wake-up at the end of the turn (see `kickAfterTurn`). */
+  private turnEnd: NodeJS.Immediate | undefined;
   /** Callers of `reach` waiting for the position to get to theirs. */
   private waiters: { position: number; resolve: () => void }[] = [];
   /** Offered events not yet handled, by position. */
@@ -143,7 +145,20 @@ class ConsumerLoop {
       const dropped = this.backlog.splice(0, this.backlog.length - this.backlogSize);
       this.droppedUpTo = Math.max(this.droppedUpTo, dropped[dropped.length - 1]!.streamOrdering);
     }
-    this.s.rooms.events.streamIds.whenPersisted(c.notice.position, () => this.kick());
+    this.s.rooms.events.streamIds.whenPersisted(c.notice.position, () => this.kickAfterTurn());
+  }
+
+  /**
+   * Kicks once the current turn of the event loop is over: the commit's own request answers first (its
+   * answer is written in this turn), and the consumer's batch runs while the client reads it instead of
+   * before. One pending wake-up per loop, however many commits settle in the turn.
+   */
+  private kickAfterTurn(): void {
+    if (this.turnEnd || this.stopped) return;
+    this.turnEnd = setImmediate(() => {
+      this.turnEnd = undefined;
+      this.kick();
+    });
   }
 
   /** Wakes the loop: at once, or after the consumer's `delayMs` (one pending wake-up at a time). */
@@ -317,6 +332,8 @@ class ConsumerLoop {
     this.stopped = true;
     if (this.delayTimer) clearTimeout(this.delayTimer);
     this.delayTimer = undefined;
+    if (this.turnEnd) clearImmediate(this.turnEnd);
+    this.turnEnd = undefined;
     for (const w of this.waiters.splice(0)) w.resolve();
     if (this.retry) clearTimeout(this.retry);
     this.retry = undefined;
