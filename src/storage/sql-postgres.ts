@@ -91,12 +91,57 @@ interface Held {
   inserts: boolean;
 }
 
+/** What a statement text is, for `holdable`: a plain insert or delete of a table, or neither. */
+type Shape = { table: string; inserts: boolean } | null;
+/** Shapes by statement text: the same few texts are queued again and again (bounded: IN lists vary). */
+const shapeOfText = new LruCache<string, Shape>("pg_statement_shapes", 2000);
+
+function shapeOf(sql: string): Shape {
+  let shape = shapeOfText.get(sql);
+  if (shape !== undefined) return shape;
+  const insert = NOT_PLAIN.test(sql) ? null : PLAIN_INSERT.exec(sql);
+  const del = NOT_PLAIN.test(sql) || insert ? null : PLAIN_DELETE.exec(sql);
+  shape = insert ? { table: insert[1]!, inserts: true } : del ? { table: del[1]!, inserts: false } : null;
+  shapeOfText.set(sql, shape);
+  return shape;
+}
+
 function holdable(sql: string, opts: QueueOptions | undefined): Pick<Held, "table" | "inserts"> | undefined {
-  if (NOT_PLAIN.test(sql)) return undefined;
-  const insert = PLAIN_INSERT.exec(sql);
-  if (insert) return { table: insert[1]!, inserts: true };
-  const del = opts?.disjointFromInserts ? PLAIN_DELETE.exec(sql) : null;
-  return del ? { table: del[1]!, inserts: false } : undefined;
+  const shape = shapeOf(sql);
+  if (!shape || (!shape.inserts && !opts?.disjointFromInserts)) return undefined;
+  return shape;
+}
+
+/**
+ * The statement a run of held writes goes out as, by the texts of its writes: a trie, so that the same
+ * writes give the same string, not one built (and hashed by every cache it is looked up in) per
+ * transaction. Started afresh past MAX_COMPOSED statements (multi-row inserts vary in length).
+ */
+interface Composed {
+  next: Map<string, Composed>;
+  text: string | undefined;
+}
+const MAX_COMPOSED = 500;
+let composedRoot: Composed = { next: new Map(), text: undefined };
+let composedCount = 0;
+
+function composedText(batch: readonly Held[]): string {
+  let node = composedRoot;
+  for (const b of batch) {
+    let n = node.next.get(b.sql);
+    if (!n) node.next.set(b.sql, (n = { next: new Map(), text: undefined }));
+    node = n;
+  }
+  if (node.text !== undefined) return node.text;
+  if (++composedCount > MAX_COMPOSED) {
+    composedCount = 1;
+    composedRoot = { next: new Map(), text: undefined };
+  }
+  const withs = batch.slice(0, -1).map((b, i) => `w${i} AS (${b.sql})`);
+  const text = `WITH ${withs.join(", ")} ${batch[batch.length - 1]!.sql}`;
+  // Stored where the walk ended (a fresh root after a reset only loses what it held).
+  node.text = text;
+  return text;
 }
 
 /**
@@ -194,8 +239,7 @@ class PgTransaction extends PgExecutor {
     this.cork();
     const last = batch[batch.length - 1]!;
     if (batch.length === 1) return this.track(super.send(last.sql, last.params));
-    const withs = batch.slice(0, -1).map((b, i) => `w${i} AS (${b.sql})`);
-    this.track(super.send(`WITH ${withs.join(", ")} ${last.sql}`, batch.flatMap((b) => b.params)));
+    this.track(super.send(composedText(batch), batch.flatMap((b) => b.params)));
   }
   /** The held writes, no longer held. */
   private takeHeld(): Held[] {
@@ -210,7 +254,7 @@ class PgTransaction extends PgExecutor {
     if (!form) return this.track(this.send(sql, params));
     const full = this.held.length >= MAX_COALESCED || this.heldParams + params.length > MAX_COALESCED_PARAMS;
     if (full || this.held.some((h) => !h.inserts && h.table === form.table)) this.sendHeld();
-    this.held.push({ sql, params, ...form });
+    this.held.push({ sql, params, table: form.table, inserts: form.inserts });
     this.heldParams += params.length;
     this.cork();
   };
