@@ -50,12 +50,14 @@ function encode(value: unknown, depth: number): string {
     return out + "]";
   }
   const obj = value as Record<string, unknown>;
+  const keys = sortedKeys(obj);
   let out = "{";
   let first = true;
-  for (const k of sortedKeys(obj)) {
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
     const v = obj[k];
     if (v === undefined) continue;
-    out += (first ? "" : ",") + encodeString(k) + ":" + encode(v, depth + 1);
+    out += (first ? "" : ",") + encodeKey(k) + ":" + encode(v, depth + 1);
     first = false;
   }
   return out + "}";
@@ -80,13 +82,46 @@ function scalar(value: unknown): string | undefined {
 /** Any UTF-16 surrogate: only keys holding one can sort differently by code unit than by code point. */
 const SURROGATE = /[\ud800-\udfff]/;
 
-/** An object's keys by Unicode code point: the engine's own sort (by UTF-16 code unit) agrees unless a key holds a surrogate. */
+/** Fewest keys sorted by the engine's sort; fewer are sorted in place here (the engine's sort copies). */
+const ENGINE_SORT_FROM = 16;
+
+/**
+ * An object's keys by Unicode code point: by UTF-16 code unit first (in place for the few keys an object
+ * usually has), which agrees with code point order unless a key holds a surrogate.
+ */
 function sortedKeys(obj: Record<string, unknown>): string[] {
   const keys = Object.keys(obj);
-  if (keys.length < 2) return keys;
-  keys.sort();
-  for (const k of keys) if (SURROGATE.test(k)) return keys.sort(compareCodePoints);
+  const n = keys.length;
+  if (n < 2) return keys;
+  if (n < ENGINE_SORT_FROM) {
+    for (let i = 1; i < n; i++) {
+      const k = keys[i]!;
+      let j = i - 1;
+      while (j >= 0 && keys[j]! > k) {
+        keys[j + 1] = keys[j]!;
+        j--;
+      }
+      keys[j + 1] = k;
+    }
+  } else keys.sort();
+  for (let i = 0; i < n; i++) if (SURROGATE.test(keys[i]!)) return keys.sort(compareCodePoints);
   return keys;
+}
+
+/**
+ * Encoded keys by key: the same few dozen keys (an event's fields, content's) are encoded for every event
+ * hashed and signed. Bounded: once full, further keys are encoded each time.
+ */
+const encodedKeys = new Map<string, string>();
+const MAX_ENCODED_KEYS = 2048;
+const MAX_CACHED_KEY_LENGTH = 64;
+
+function encodeKey(k: string): string {
+  let e = encodedKeys.get(k);
+  if (e !== undefined) return e;
+  e = encodeString(k);
+  if (encodedKeys.size < MAX_ENCODED_KEYS && k.length <= MAX_CACHED_KEY_LENGTH) encodedKeys.set(k, e);
+  return e;
 }
 
 function encodeNumber(value: number): string {

@@ -206,6 +206,25 @@ describe("canonical JSON: the recursive walk and the iterative one agree", () =>
     expect(canonicalJson({ "\ud83d\ude00": 1, "\uffff": 2, a: 3 })).toBe('{"a":3,"\uffff":2,"\ud83d\ude00":1}');
   });
 
+  it("on objects of every size up to 40 keys (sorted in place below 16 keys, by the engine's sort from 16)", () => {
+    const seed = { n: 5 };
+    const r = () => ((seed.n = (seed.n * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const pool = ["a", "b", "B", "aa", "a\u0000", "\ufb01", "\uffff", "\ud83d\ude00", "\ud83d\ude01", "10", "9", "2", "é", "", "z", "Z", "_", "~"];
+    for (let size = 0; size <= 40; size++) {
+      for (let round = 0; round < 20; round++) {
+        const obj: Record<string, unknown> = {};
+        // Pool keys and made-up ones, in random insertion order; some rounds without surrogate keys.
+        const plain = round % 2 === 0;
+        while (Object.keys(obj).length < size) {
+          const k = r() < 0.5 ? pool[Math.floor(r() * pool.length)]! : `k${Math.floor(r() * 1000)}`;
+          if (plain && /[\ud800-\udfff]/.test(k)) continue;
+          obj[k] = Math.floor(r() * 100);
+        }
+        expect(canonicalJson(obj)).toBe(canonicalJsonIteratively(obj));
+      }
+    }
+  });
+
   it("on values nested past the recursive walk's depth (the iterative walk takes over)", () => {
     let deep: unknown = { leaf: [1, "x"] };
     for (let i = 0; i < 5000; i++) deep = i % 2 ? { k: deep, b: i } : [deep];
