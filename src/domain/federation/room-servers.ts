@@ -111,8 +111,16 @@ export async function destinationsOfEvents(s: Services, events: readonly StoredE
   const ours = events.filter((e) => isLocalTimelineEvent(s, e) && e.stateGroup !== null);
   if (ours.length === 0) return out;
   const states = await s.rooms.stateGroups.getMany(ours.map((e) => e.stateGroup!));
+  // Per state group (a room's messages share one): its joined servers and its ACL, found once.
+  const ofGroup = new Map<number, { servers: string[]; acl: Awaited<ReturnType<typeof aclOfState>> }>();
   for (const e of ours) {
-    const dests = new Set(await withPartialStateServers(s, e.roomId, await joinedServersOfState(s, e.roomId, states.get(e.stateGroup!)!)));
+    let g = ofGroup.get(e.stateGroup!);
+    if (!g) {
+      const state = states.get(e.stateGroup!)!;
+      g = { servers: await withPartialStateServers(s, e.roomId, await joinedServersOfState(s, e.roomId, state)), acl: await aclOfState(s, state) };
+      ofGroup.set(e.stateGroup!, g);
+    }
+    const dests = new Set(g.servers);
     const p = e.pdu;
     if (p.type === "m.room.member" && typeof p.state_key === "string") {
       const membership = (p.content as { membership?: unknown }).membership;
@@ -121,7 +129,7 @@ export async function destinationsOfEvents(s: Services, events: readonly StoredE
     }
     dests.delete(s.config.server_name);
     // Servers the room's ACL denies (in the state after the event) are not sent to.
-    const acl = await aclOfState(s, states.get(e.stateGroup!)!);
+    const acl = g.acl;
     out.set(e.eventId, acl ? [...dests].filter((d) => serverAllowedByAcl(acl, d)) : [...dests]);
   }
   return out;
