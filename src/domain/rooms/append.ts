@@ -100,12 +100,13 @@ async function drain(s: Services, roomId: string): Promise<void> {
   };
   const attempt = async (lookUp: boolean): Promise<void> => {
     const room = await requireRoom(s, roomId);
-    // One transaction for the group. Its first round trip (on PostgreSQL: BEGIN, the lookup and the
-    // positions, pipelined) finds the transaction ids already recorded — a concurrent retry committed by
-    // an earlier group after this request was read: answered from the record instead of inserted twice,
-    // which would fail the whole group — and allocates a position for every other message. Without the
-    // lookup (PostgreSQL's first attempt), the group's statements and COMMIT go out in one round trip, and
-    // a recorded id fails the insert of its row: the group is then tried again with the lookup.
+    // One transaction for the group. With the lookup, its first round trip (on PostgreSQL: BEGIN, the
+    // lookup and the positions, pipelined) finds the transaction ids already recorded — a concurrent retry
+    // committed by an earlier group after this request was read: answered from the record instead of
+    // inserted twice, which would fail the whole group — and allocates a position for every other message.
+    // Without it (the first attempt), the group's statements and COMMIT go out in one round trip on
+    // PostgreSQL, and SQLite skips a read per group; a recorded id fails the insert of its row, and the
+    // group is then tried again with the lookup.
     await s.storage.sql.transaction(async (tx) => {
       const withTxn = lookUp ? unique.filter((w) => w.txn) : [];
       const [recorded, positions] = await Promise.all([
@@ -130,19 +131,19 @@ async function drain(s: Services, roomId: string): Promise<void> {
       results.forEach((r, i) => r instanceof Error && outcome.set(fresh[i]!, r));
     });
   };
-  const optimistic = s.storage.sql.dialect === "postgres";
   try {
+    // A retransmission is rare next to a new message: the first attempt assumes none.
     try {
-      await attempt(!optimistic);
+      await attempt(false);
     } catch (err) {
-      if (!optimistic || !s.rooms.events.isTxnConflict(err)) throw err;
+      if (!s.rooms.events.isTxnConflict(err)) throw err;
       outcome = new Map();
       await attempt(true);
     }
     // Refused admission without the lookup: a retransmission of a recorded id is still answered as
     // recorded (never rate-limited), as the lookup would have answered it.
     const refused = unique.filter((w) => w.txn && admitted.has(w) && admitted.get(w) !== true);
-    if (optimistic && refused.length > 0) {
+    if (refused.length > 0) {
       const recorded = await s.rooms.events.findTxns(refused.map((w) => w.txn!));
       for (const [i, rec] of recorded.entries()) {
         if (!rec) continue;
