@@ -99,8 +99,9 @@ const shapeOfText = new LruCache<string, Shape>("pg_statement_shapes", 2000);
 function shapeOf(sql: string): Shape {
   let shape = shapeOfText.get(sql);
   if (shape !== undefined) return shape;
-  const insert = NOT_PLAIN.test(sql) ? null : PLAIN_INSERT.exec(sql);
-  const del = NOT_PLAIN.test(sql) || insert ? null : PLAIN_DELETE.exec(sql);
+  const plain = !NOT_PLAIN.test(sql);
+  const insert = plain ? PLAIN_INSERT.exec(sql) : null;
+  const del = plain && !insert ? PLAIN_DELETE.exec(sql) : null;
   shape = insert ? { table: insert[1]!, inserts: true } : del ? { table: del[1]!, inserts: false } : null;
   shapeOfText.set(sql, shape);
   return shape;
@@ -115,33 +116,34 @@ function holdable(sql: string, opts: QueueOptions | undefined): Pick<Held, "tabl
 /**
  * The statement a run of held writes goes out as, by the texts of its writes: a trie, so that the same
  * writes give the same string, not one built (and hashed by every cache it is looked up in) per
- * transaction. Started afresh past MAX_COMPOSED statements (multi-row inserts vary in length).
+ * transaction. Past MAX_COMPOSED statements (multi-row inserts vary in length) the trie is dropped and
+ * fills again as statements are asked for.
  */
 interface Composed {
   next: Map<string, Composed>;
   text: string | undefined;
 }
 const MAX_COMPOSED = 500;
-let composedRoot: Composed = { next: new Map(), text: undefined };
+const emptyTrie = (): Composed => ({ next: new Map(), text: undefined });
+let composedRoot = emptyTrie();
 let composedCount = 0;
 
 function composedText(batch: readonly Held[]): string {
   let node = composedRoot;
   for (const b of batch) {
     let n = node.next.get(b.sql);
-    if (!n) node.next.set(b.sql, (n = { next: new Map(), text: undefined }));
+    if (!n) node.next.set(b.sql, (n = emptyTrie()));
     node = n;
   }
-  if (node.text !== undefined) return node.text;
-  if (++composedCount > MAX_COMPOSED) {
-    composedCount = 1;
-    composedRoot = { next: new Map(), text: undefined };
+  if (node.text === undefined) {
+    const withs = batch.slice(0, -1).map((b, i) => `w${i} AS (${b.sql})`);
+    node.text = `WITH ${withs.join(", ")} ${batch[batch.length - 1]!.sql}`;
+    if (++composedCount > MAX_COMPOSED) {
+      composedRoot = emptyTrie();
+      composedCount = 0;
+    }
   }
-  const withs = batch.slice(0, -1).map((b, i) => `w${i} AS (${b.sql})`);
-  const text = `WITH ${withs.join(", ")} ${batch[batch.length - 1]!.sql}`;
-  // Stored where the walk ended (a fresh root after a reset only loses what it held).
-  node.text = text;
-  return text;
+  return node.text;
 }
 
 /**

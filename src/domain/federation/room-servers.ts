@@ -11,7 +11,7 @@ import type { StoredEvent } from "../store/events.ts";
 import type { StateMap } from "../store/state-groups.ts";
 import { loadRoom } from "../rooms/room-cache.ts";
 import { tryParseServerName } from "../ids.ts";
-import { aclOfState, serverAllowedByAcl } from "./server-acl.ts";
+import { aclOfState, serverAllowedByAcl, type ServerAcl } from "./server-acl.ts";
 import { partialStateOf } from "./partial-state/flag.ts";
 
 const MEMBER_PREFIX = "m.room.member\u0000";
@@ -112,7 +112,7 @@ export async function destinationsOfEvents(s: Services, events: readonly StoredE
   if (ours.length === 0) return out;
   const states = await s.rooms.stateGroups.getMany(ours.map((e) => e.stateGroup!));
   // Per state group (a room's messages share one): its joined servers and its ACL, found once.
-  const ofGroup = new Map<number, { servers: string[]; acl: Awaited<ReturnType<typeof aclOfState>> }>();
+  const ofGroup = new Map<number, { servers: string[]; acl: ServerAcl | undefined }>();
   for (const e of ours) {
     let g = ofGroup.get(e.stateGroup!);
     if (!g) {

@@ -60,7 +60,7 @@ async function withTxn(
   endpoint: string[],
   body: unknown,
   send: (txn: Txn | undefined) => Promise<string>,
-  /** `send` looks the id up itself (a plain message: the group commit asks for its whole group at once). */
+  /** `send` answers a recorded id itself (a plain message: the group commit finds it, rooms/append.ts). */
   sendLooksUp = false,
 ): Promise<{ event_id: string }> {
   // POST without a transaction id (older clients): every request is a new one.
