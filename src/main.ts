@@ -157,7 +157,6 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   for (const group of ROUTE_GROUPS) group(app, services);
   await mountGraphql(app, services);
   await app.after(); // route groups in their own context (media) are registered by now
-  app.finishRoutes();
   metrics?.watch(services, () => app.websocketServer?.clients.size ?? 0);
 
   // One Fastify instance listens once: the first http listener's first address. (Several listeners arrive

@@ -103,6 +103,11 @@ export function rewriteUrl(raw: IncomingMessage): string {
   return split.prefix === split.canonical && start === 0 ? url : split.canonical + path.slice(split.restAt);
 }
 
+/** The alias prefix a request was sent under (e.g. "/_proto/client/r0"), or undefined when it had none. */
+export function sentPrefixOf(req: FastifyRequest): string | undefined {
+  return (req.raw as Raw)[SENT_PREFIX]?.prefix;
+}
+
 /** Route config key: the alias prefixes a route answers under. */
 export const ALIASES = "weftAliases";
 export type AliasConfig = { [ALIASES]?: ReadonlySet<string> };

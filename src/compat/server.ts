@@ -6,7 +6,8 @@ import { STATUS_CODES } from "node:http";
 import { createRequire } from "node:module";
 import type { Socket } from "node:net";
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type RawRequestDefaultExpression } from "fastify";
-import { aliasAccess, ALIASES, canonicalRoute, rewriteUrl, type AliasConfig, type AliasTable } from "./path-aliases.ts";
+import { aliasAccess, ALIASES, canonicalRoute, rewriteUrl, sentPrefixOf, type AliasConfig, type AliasTable } from "./path-aliases.ts";
+import { PathMethods } from "./path-methods.ts";
 import { MatrixError } from "../domain/errors.ts";
 import type { Services } from "../domain/services.ts";
 import { stringifyJson } from "../domain/json-limits.ts";
@@ -21,8 +22,6 @@ export const CORS_HEADERS = {
   "access-control-allow-headers": "X-Requested-With, Content-Type, Authorization, Date, Apollo-Require-Preflight",
   "access-control-expose-headers": "ETag, Retry-After",
 } as const;
-
-const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"] as const;
 
 /**
  * Fastify's schema compilers (ajv, fast-json-stringify and their URI parsers: ~0.9 MB of source), loaded
@@ -130,7 +129,13 @@ export function createHttpServer(s: Services, opts: { observe?: (app: FastifyIns
     return sendError(reply, error);
   });
 
-  app.setNotFoundHandler((_req, reply) => sendError(reply, new MatrixError("M_UNRECOGNIZED", "Unrecognized request", 404)));
+  // Each route path's methods and aliases (path-methods.ts): a path served with other methods is 405.
+  const pathMethods = new PathMethods();
+  app.setNotFoundHandler((req, reply) =>
+    pathMethods.answer(req.url, req.method, sentPrefixOf(req)) === "method"
+      ? methodNotAllowed(reply)
+      : sendError(reply, new MatrixError("M_UNRECOGNIZED", "Unrecognized request", 404)),
+  );
 
   app.options("*", async (_req, reply) => reply.code(200).send({}));
 
@@ -139,15 +144,22 @@ export function createHttpServer(s: Services, opts: { observe?: (app: FastifyIns
   const aliases: AliasTable = new Map();
   app.addHook("onRoute", (route) => {
     if (route.url === "*" || route.url.endsWith("/*")) return;
+    const methods = [route.method].flat().map((m) => String(m).toUpperCase());
     const config = (route.config ??= {}) as AliasConfig;
     if (!config[ALIASES]) {
       const { url, prefix } = canonicalRoute(route.url);
-      if (prefix === undefined) return;
+      if (prefix === undefined) {
+        for (const m of methods) pathMethods.add(route.url, m, undefined);
+        return;
+      }
       if (url !== route.url) throw new Error(`route ${route.url}: register it at ${url} (its aliases are rewritten to it)`);
       config[ALIASES] = new Set([prefix]);
     }
     const byMethod = aliases.get(route.url) ?? new Map<string, Set<string>>();
-    for (const m of [route.method].flat()) byMethod.set(String(m).toUpperCase(), config[ALIASES] as Set<string>);
+    for (const m of methods) {
+      byMethod.set(m, config[ALIASES] as Set<string>);
+      pathMethods.add(route.url, m, config[ALIASES]);
+    }
     aliases.set(route.url, byMethod);
   });
   opts.observe?.(app);
@@ -160,34 +172,5 @@ export function createHttpServer(s: Services, opts: { observe?: (app: FastifyIns
     reply.callNotFound();
   });
 
-  // Remember each path's methods so the rest can answer 405 rather than 404.
-  const methodsByUrl = new Map<string, Set<string>>();
-  app.addHook("onRoute", (opts) => {
-    if (opts.url === "*" || opts.url.endsWith("/*")) return;
-    const set = methodsByUrl.get(opts.url) ?? new Set<string>();
-    for (const m of [opts.method].flat()) set.add(String(m).toUpperCase());
-    methodsByUrl.set(opts.url, set);
-  });
-  app.decorate("finishRoutes", () => {
-    for (const [url, methods] of [...methodsByUrl]) {
-      const missing = METHODS.filter((m) => !methods.has(m));
-      if (missing.length === 0) continue;
-      // Under the aliases that serve some method here (the others are 404 there).
-      const served = new Set([...(aliases.get(url)?.values() ?? [])].flatMap((p) => [...p]));
-      app.route({
-        method: missing,
-        url,
-        config: (served.size > 0 ? { [ALIASES]: served } : {}) as AliasConfig,
-        handler: async (_req, reply) => methodNotAllowed(reply),
-      });
-    }
-  });
   return app;
-}
-
-declare module "fastify" {
-  interface FastifyInstance {
-    /** Adds the 405 answers; call after every route is registered. */
-    finishRoutes(): void;
-  }
 }

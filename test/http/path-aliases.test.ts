@@ -94,6 +94,14 @@ describe.each(backends())("path aliases on %s", (backend) => {
       expect([p, res.status, res.json.errcode]).toEqual([p, 401, "M_MISSING_TOKEN"]);
     }
     for (const p of ["/_impl/admin/v3/server_version", "/_synapse/admin/v3/server_version"]) expect((await t.call("GET", p)).status, p).toBe(404);
+    // Two patterns match /registration_tokens/new: each method goes to the one serving it (GET: the token
+    // named "new", as Synapse routes it); a method neither serves is 405.
+    for (const p of ["/_impl/admin/v1/registration_tokens/new", "/_synapse/admin/v1/registration_tokens/new"]) {
+      const get = await t.call("GET", p);
+      expect([p, get.status, get.json.errcode]).toEqual([p, 401, "M_MISSING_TOKEN"]);
+      const patch = await t.call("PATCH", p, { body: {} });
+      expect([p, patch.status, patch.json.errcode]).toEqual([p, 405, "M_UNRECOGNIZED"]);
+    }
     expect((await t.call("GET", "/_matrix/static/")).status).toBe(200);
     const proto = await t.call("GET", "/_proto/static/");
     expect([proto.status, proto.json.errcode]).toEqual([404, "M_UNRECOGNIZED"]);
