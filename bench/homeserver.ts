@@ -81,7 +81,7 @@ export async function json(url: string, init: RequestInit & { token?: string } =
  * The node flags `npm start` gives the server (package.json): a young generation of 4 MB semi-spaces, two
  * V8 helper threads instead of four, and an old generation grown by 30% past its live size (not up to 4×).
  */
-export const SERVER_NODE_ARGS = ["--max-semi-space-size=4", "--v8-pool-size=2", "--heap-growing-percent=30"];
+export const SERVER_NODE_ARGS = ["--max-semi-space-size=4", "--v8-pool-size=1", "--heap-growing-percent=30"];
 
 /**
  * The node arguments that run the server as `npm start` does: the compiled build (bin/weft.js runs
