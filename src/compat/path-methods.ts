@@ -1,7 +1,7 @@
 // The 405 answer: which methods each route path is served with, and under which alias prefixes, so that a
 // request no route matched is answered 405 when its path is served with other methods (as Synapse does),
 // 404 otherwise. A table of path segments walked only for those requests — not a Fastify route per path
-// for its missing methods: each Fastify route weighs ~7 KB of heap, 2.8 MB for the ~230 paths of the REST
+// for its missing methods: each Fastify route weighs ~7 KB of heap, 2.7 MB for the ~230 paths of the REST
 // face (the idle footprint of issue 17, bench/footprint).
 // Matching follows the router's (find-my-way, as Fastify configures it in server.ts): duplicate slashes
 // are ignored, segments are compared percent-decoded, a `:param` is one segment (an empty one too: a
@@ -15,7 +15,7 @@ interface Served {
   prefixes: Set<string>;
 }
 
-/** The methods a path can be refused with 405 (others, and OPTIONS — answered for every path —, are 404). */
+/** The methods a served path refuses with 405; any other method gets 404 (OPTIONS is answered on every path). */
 const ANSWERED_405 = new Set(["GET", "POST", "PUT", "DELETE", "PATCH"]);
 
 interface Node {
