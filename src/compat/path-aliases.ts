@@ -112,22 +112,11 @@ export function sentPrefixOf(req: FastifyRequest): string | undefined {
 export const ALIASES = "weftAliases";
 export type AliasConfig = { [ALIASES]?: ReadonlySet<string> };
 
-/** Per canonical URL, per method, the alias prefixes served (405 needs to know what an alias serves there). */
-export type AliasTable = Map<string, Map<string, Set<string>>>;
-
-/**
- * Whether the request's alias may reach the route it matched: "ok", or the answer the alias would have
- * had if registered on its own — "not-found" when it serves nothing at this URL, "method" when it serves
- * other methods there.
- */
-export function aliasAccess(req: FastifyRequest, table: AliasTable): "ok" | "not-found" | "method" {
+/** Whether the route the request matched answers under the alias prefix it was sent to. */
+export function answersUnderAlias(req: FastifyRequest): boolean {
   const sent = (req.raw as Raw)[SENT_PREFIX];
-  const opts = req.routeOptions;
-  const allowed = (opts.config as AliasConfig)[ALIASES];
-  if (!allowed || !sent || allowed.has(sent.prefix)) return "ok";
-  const byMethod = table.get(opts.url ?? "");
-  if (byMethod) for (const prefixes of byMethod.values()) if (prefixes.has(sent.prefix)) return "method";
-  return "not-found";
+  const allowed = (req.routeOptions.config as AliasConfig)[ALIASES];
+  return !allowed || !sent || allowed.has(sent.prefix);
 }
 
 /** The route pattern as the request named it (metrics): the canonical pattern under the prefix sent. */

@@ -1,6 +1,8 @@
 // The 405 answer: which methods each route path is served with, and under which alias prefixes, so that a
-// request no route matched is answered 405 when its path is served with other methods (as Synapse does),
-// 404 otherwise. A table of path segments walked only for those requests — not a Fastify route per path
+// request no route matched — or whose route does not answer under the alias it was sent to — is answered
+// 405 when its path is served with other methods under that alias (as Synapse does), 404 otherwise (as
+// if every alias were a route of its own: path-aliases.ts). A table of path segments walked only for those
+// requests — not a Fastify route per path
 // for its missing methods: each Fastify route weighs ~7 KB of heap, 2.7 MB for the ~230 paths of the REST
 // face (the idle footprint of issue 17, bench/footprint).
 // Matching follows the router's (find-my-way, as Fastify configures it in server.ts): duplicate slashes
@@ -9,11 +11,8 @@
 // patterns match a path (`/registration_tokens/new` and `/registration_tokens/:token`), the router gives
 // each method the pattern that serves it, as Synapse does: 405 only when none does.
 
-/** What a path pattern serves: its methods, and the alias prefixes it answers under (none: no alias rule). */
-interface Served {
-  methods: Set<string>;
-  prefixes: Set<string>;
-}
+/** What a path pattern serves: per method, the alias prefixes it answers under (undefined: no alias rule). */
+type Served = Map<string, ReadonlySet<string> | undefined>;
 
 /** The methods a served path refuses with 405; any other method gets 404 (OPTIONS is answered on every path). */
 const ANSWERED_405 = new Set(["GET", "POST", "PUT", "DELETE", "PATCH"]);
@@ -69,16 +68,14 @@ export class PathMethods {
         node = next;
       }
     }
-    const served = (node.served ??= { methods: new Set(), prefixes: new Set() });
-    served.methods.add(method);
-    for (const p of prefixes ?? []) served.prefixes.add(p);
+    (node.served ??= new Map()).set(method, prefixes);
   }
 
   /**
-   * For a request no route matched (its canonical target, and the alias prefix it was sent under): "method"
-   * when some pattern matching the path is served with other methods under that prefix, else "not-found".
-   * `method` itself being served there (a route refused for its alias) is "not-found" too. HEAD is asked
-   * as GET (a path served with GET answers HEAD).
+   * For a request no route answers (its canonical target, and the alias prefix it was sent under): "method"
+   * when some pattern matching the path serves other methods under that prefix, else "not-found" — also
+   * when one serves `method` itself there (the router chose another pattern). HEAD is asked as GET (a path
+   * served with GET answers HEAD).
    */
   answer(target: string, method: string, sentPrefix: string | undefined): "method" | "not-found" {
     if (method === "HEAD") method = "GET";
@@ -87,9 +84,15 @@ export class PathMethods {
     if (!segments) return "not-found";
     const found: Served[] = [];
     this.walk(this.root, segments, 0, found);
-    if (found.length === 0 || found.some((f) => f.methods.has(method))) return "not-found";
-    const underPrefix = found.some((f) => f.prefixes.size === 0 || sentPrefix === undefined || f.prefixes.has(sentPrefix));
-    return underPrefix ? "method" : "not-found";
+    const under = (prefixes: ReadonlySet<string> | undefined) => !prefixes || sentPrefix === undefined || prefixes.has(sentPrefix);
+    let other = false;
+    for (const served of found)
+      for (const [m, prefixes] of served) {
+        if (!under(prefixes)) continue;
+        if (m === method) return "not-found";
+        other = true;
+      }
+    return other ? "method" : "not-found";
   }
 
   private walk(node: Node, segments: string[], i: number, found: Served[]): void {

@@ -6,7 +6,7 @@ import { STATUS_CODES } from "node:http";
 import { createRequire } from "node:module";
 import type { Socket } from "node:net";
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type RawRequestDefaultExpression } from "fastify";
-import { aliasAccess, ALIASES, canonicalRoute, rewriteUrl, sentPrefixOf, type AliasConfig, type AliasTable } from "./path-aliases.ts";
+import { ALIASES, answersUnderAlias, canonicalRoute, rewriteUrl, sentPrefixOf, type AliasConfig } from "./path-aliases.ts";
 import { PathMethods } from "./path-methods.ts";
 import { MatrixError } from "../domain/errors.ts";
 import type { Services } from "../domain/services.ts";
@@ -139,36 +139,23 @@ export function createHttpServer(s: Services, opts: { observe?: (app: FastifyIns
 
   app.options("*", async (_req, reply) => reply.code(200).send({}));
 
-  // Which aliases each route answers under, per canonical URL and method (path-aliases.ts). A route added
-  // directly at an aliased path (not through route()) answers under the prefix it was written with only.
-  const aliases: AliasTable = new Map();
+  // Which aliases each route answers under, per method (path-methods.ts). A route added directly at an
+  // aliased path (not through route()) answers under the prefix it was written with only.
   app.addHook("onRoute", (route) => {
     if (route.url === "*" || route.url.endsWith("/*")) return;
-    const methods = [route.method].flat().map((m) => String(m).toUpperCase());
     const config = (route.config ??= {}) as AliasConfig;
     if (!config[ALIASES]) {
       const { url, prefix } = canonicalRoute(route.url);
-      if (prefix === undefined) {
-        for (const m of methods) pathMethods.add(route.url, m, undefined);
-        return;
-      }
       if (url !== route.url) throw new Error(`route ${route.url}: register it at ${url} (its aliases are rewritten to it)`);
-      config[ALIASES] = new Set([prefix]);
+      if (prefix !== undefined) config[ALIASES] = new Set([prefix]);
     }
-    const byMethod = aliases.get(route.url) ?? new Map<string, Set<string>>();
-    for (const m of methods) {
-      byMethod.set(m, config[ALIASES] as Set<string>);
-      pathMethods.add(route.url, m, config[ALIASES]);
-    }
-    aliases.set(route.url, byMethod);
+    for (const m of [route.method].flat()) pathMethods.add(route.url, String(m).toUpperCase(), config[ALIASES]);
   });
   opts.observe?.(app);
   // A request under an alias its route is not served under is answered as if the alias were a route of
-  // its own: 404, or 405 when the alias serves other methods at that path.
+  // its own (the not-found handler: 404, or 405 when the alias serves other methods at that path).
   app.addHook("onRequest", (req, reply, done) => {
-    const access = aliasAccess(req, aliases);
-    if (access === "ok") return done();
-    if (access === "method") return methodNotAllowed(reply);
+    if (answersUnderAlias(req)) return done();
     reply.callNotFound();
   });
 
