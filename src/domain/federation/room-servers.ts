@@ -79,6 +79,15 @@ export async function serversInRoom(s: Services, roomId: string): Promise<string
   return [...(await joinedServersOfState(s, roomId, room.state))];
 }
 
+/**
+ * Whether a server other than this one is in the room at `state`: one of its users joined, or (partial
+ * state) the join's answer named it. The messages built while none is are stored unsigned (own-signature.ts).
+ */
+export async function otherServerInRoom(s: Services, roomId: string, state: StateMap): Promise<boolean> {
+  const servers = await withPartialStateServers(s, roomId, await joinedServersOfState(s, roomId, state));
+  return servers.some((d) => d !== s.config.server_name);
+}
+
 /** The remote servers in a room now (serversInRoom without our own, nor those its server ACL denies): where a room's EDUs go. */
 export async function remoteServersInRoom(s: Services, roomId: string): Promise<string[]> {
   const room = await loadRoom(s, roomId);

@@ -20,6 +20,7 @@ import { isPartialState } from "./partial-state/flag.ts";
 import { unableDueToPartialState } from "./partial-state/refusals.ts";
 import { joinedServersOfState, withPartialStateServers } from "./room-servers.ts";
 import { domainOf } from "../events/types.ts";
+import { signOwnEvents } from "../rooms/own-signature.ts";
 
 const MEMBER_PREFIX = "m.room.member\u0000";
 const HV_KEY = stateKeyOf("m.room.history_visibility", "");
@@ -104,6 +105,7 @@ export async function pdusForServer(s: Services, server: string, room: RoomSnaps
   const hideRemote = visible !== undefined && (await isPartialState(s, room.roomId));
   const hidden = (e: StoredEvent) => (visible && !visible.has(e.eventId)) || (hideRemote && domainOf(e.pdu.sender) !== s.config.server_name);
   const redacted = await effectiveRedactions(s, served, async () => room.version.id);
+  await signOwnEvents(s, served, () => room.version);
   return served.map((e) => (redacted.has(e.eventId) || hidden(e) ? redactEvent(e.pdu, room.version) : e.pdu));
 }
 

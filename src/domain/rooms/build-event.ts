@@ -41,6 +41,11 @@ export interface BuildContext {
   maxDepth: number;
   /** Finds referenced events, including ones built earlier in the same batch (v1–2 reference hashes). */
   lookup?: (eventId: string) => Promise<Pdu | undefined>;
+  /**
+   * Leaves this server's signature out, to be made when the event first leaves the server (the messages
+   * of a room no other server is in: events/own-signature.ts).
+   */
+  signLater?: boolean;
 }
 
 const MAX_PREV_EVENTS = 20;
@@ -56,7 +61,7 @@ export async function buildEvent(s: Services, ctx: BuildContext, draft: EventDra
   const pdu = await unsignedPdu(s, ctx, draft, now, signer.serverName);
   // v1–2: the id is made up by the server that signs the event.
   if (ctx.version.eventIdFormat === "server-assigned") pdu.event_id = `$${randomString(18)}:${signer.serverName}`;
-  return sealEvent(pdu, ctx.version, signer);
+  return sealEvent(pdu, ctx.version, signer, ctx.signLater === true);
 }
 
 /**
@@ -107,6 +112,14 @@ export async function unsignedPdu(s: Services, ctx: BuildContext, draft: EventDr
   return pdu;
 }
 
+/** An Ed25519 signature in unpadded base64 is 86 characters. */
+const SIGNATURE_PLACEHOLDER = "A".repeat(86);
+
+/** `signer`'s signature of an event, in unpadded base64: over its redacted form, canonical. */
+export function eventSignature(pdu: Pdu, v: RoomVersion, signer: EventSigner): string {
+  return base64Unpadded(signBytes(signedBytesOf(pdu, v), signer.key.privateKey));
+}
+
 /** The bytes a server signs (and, from v3, the reference hash covers): the redacted event, canonical. */
 function signedBytesOf(pdu: Pdu, v: RoomVersion): Buffer {
   const { signatures: _rs, unsigned: _ru, ...redacted } = redactEvent(pdu, v, { shareTopLevel: true });
@@ -118,7 +131,7 @@ function signedBytesOf(pdu: Pdu, v: RoomVersion): Buffer {
  * restricted join it authorises), keeping theirs. Returns the event with the new signatures.
  */
 export function addSignature<T extends Pdu>(pdu: T, v: RoomVersion, signer: EventSigner): T {
-  const signature = base64Unpadded(signBytes(signedBytesOf(pdu, v), signer.key.privateKey));
+  const signature = eventSignature(pdu, v, signer);
   const signatures = { ...(pdu.signatures ?? {}), [signer.serverName]: { ...(pdu.signatures?.[signer.serverName] ?? {}), [signer.key.keyId]: signature } };
   return { ...pdu, signatures };
 }
@@ -127,9 +140,10 @@ export function addSignature<T extends Pdu>(pdu: T, v: RoomVersion, signer: Even
  * Hashes, signs and names a PDU (its `unsigned` left out; v1–2: its `event_id` already set). The signature and the reference hash (the v3+ event id) are both
  * defined over the same bytes — the canonical JSON of the redacted event without `signatures` and
  * `unsigned` — so they are encoded once. The whole-PDU size limit is measured exactly only when the
- * event is near it.
+ * event is near it. `signLater`: no signature (`signatures` left empty), made when the event first
+ * leaves the server (own-signature.ts); neither the hashes nor the event id cover it.
  */
-export function sealEvent(pdu: Pdu, v: RoomVersion, signer: EventSigner): BuiltEvent {
+export function sealEvent(pdu: Pdu, v: RoomVersion, signer: EventSigner, signLater = false): BuiltEvent {
   const serverName = signer.serverName;
   checkContentDepth(pdu);
   const { unsigned: _u, signatures: _s, hashes: _h, ...hashable } = pdu;
@@ -137,9 +151,11 @@ export function sealEvent(pdu: Pdu, v: RoomVersion, signer: EventSigner): BuiltE
   pdu.hashes = { sha256: base64Unpadded(hash("sha256", contentJson, "buffer")) };
   const signedBytes = signedBytesOf(pdu, v);
   const key = signer.key;
-  pdu.signatures = { [serverName]: { [key.keyId]: base64Unpadded(signBytes(signedBytes, key.privateKey)) } };
+  // Signed later: the size limit is still measured with a signature's worth of characters in place.
+  pdu.signatures = { [serverName]: { [key.keyId]: signLater ? SIGNATURE_PLACEHOLDER : base64Unpadded(signBytes(signedBytes, key.privateKey)) } };
   if (Buffer.byteLength(contentJson) > MAX_PDU_BYTES - 1024) checkPduSize(pdu);
   else checkFieldSizes(pdu);
+  if (signLater) pdu.signatures = {};
   let eventId: string;
   if (v.eventIdFormat === "server-assigned") eventId = pdu.event_id!;
   else {

@@ -9,6 +9,7 @@ import type { SqlExecutor } from "../../storage/sql.ts";
 import type { BuiltEvent, EventDraft } from "./build-event.ts";
 import type { RoomSnapshot } from "./room-cache.ts";
 import { LocalPlanner } from "./pipeline/plan-local.ts";
+import { otherServerInRoom } from "../federation/room-servers.ts";
 import { commit, type OpenCommit } from "./pipeline/commit.ts";
 import type { PlannedTxn } from "./pipeline/plan.ts";
 
@@ -52,7 +53,8 @@ export async function persistEach(
   items: { draft: EventDraft; txn?: PlannedTxn }[],
   open?: OpenCommit,
 ): Promise<(StoredEvent | Error)[]> {
-  const planner = new LocalPlanner(s, room);
+  // In a room no other server is in, the events are signed when they first leave the server (own-signature.ts).
+  const planner = new LocalPlanner(s, room, { signLater: !(await otherServerInRoom(s, room.roomId, room.state)) });
   const results: (number | Error)[] = [];
   for (const item of items) {
     try {

@@ -9,6 +9,7 @@ import type { Pdu } from "../../domain/events/types.ts";
 import { effectiveRedactions } from "../../domain/rooms/redactions.ts";
 import { roomVersionLookup } from "../../domain/rooms/serialize.ts";
 import { redactEvent } from "../../domain/events/redaction.ts";
+import { signOwnEvents } from "../../domain/rooms/own-signature.ts";
 import { fedPath } from "../client.ts";
 import { FederationError } from "../errors.ts";
 import type { Edu } from "./edu-buffer.ts";
@@ -32,6 +33,7 @@ export async function pdusOf(s: Services, rows: readonly QueuedPdu[]): Promise<P
   const events = rows.map((r) => found.get(r.eventId)).filter((e) => e !== undefined);
   const versionOf = roomVersionLookup(s);
   const redacted = await effectiveRedactions(s, events, versionOf);
+  await signOwnEvents(s, events, versionOf);
   const out: Pdu[] = [];
   for (const e of events) {
     if (redacted.has(e.eventId)) out.push(redactEvent(e.pdu, await versionOf(e.roomId)));

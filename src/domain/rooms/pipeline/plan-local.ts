@@ -24,7 +24,12 @@ export class LocalPlanner {
   private cur: RoomSnapshot;
   readonly lookup = async (id: string): Promise<Pdu | undefined> => this.pending.get(id) ?? (await this.s.rooms.events.get(id))?.pdu;
 
-  constructor(private readonly s: Services, private readonly room: RoomSnapshot) {
+  /** `signLater`: the events built here are stored unsigned, signed when they leave the server (own-signature.ts). */
+  constructor(
+    private readonly s: Services,
+    private readonly room: RoomSnapshot,
+    private readonly opts: { signLater?: boolean } = {},
+  ) {
     this.cur = room;
     this.group = room.stateGroup !== undefined ? { group: room.stateGroup, state: room.state } : undefined;
   }
@@ -35,7 +40,7 @@ export class LocalPlanner {
     const built =
       "pdu" in draft
         ? draft
-        : await buildEvent(this.s, { roomId: cur.roomId, version: cur.version, state: cur.state, extremities: cur.extremities, maxDepth: cur.maxDepth, lookup: this.lookup }, draft);
+        : await buildEvent(this.s, { roomId: cur.roomId, version: cur.version, state: cur.state, extremities: cur.extremities, maxDepth: cur.maxDepth, lookup: this.lookup, signLater: this.opts.signLater }, draft);
     await authorizeEvent(this.s, cur, built.pdu, this.lookup);
     const key = isStateEvent(built.pdu) ? stateKeyOf(built.pdu.type, built.pdu.state_key!) : undefined;
     const stateAfter = key ? new Map(cur.state).set(key, built.eventId) : cur.state;

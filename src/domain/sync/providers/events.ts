@@ -24,6 +24,7 @@ import { redactEvent as redactPdu } from "../../events/redaction.ts";
 import { resolveRoomVersion } from "../../rooms/room-versions.ts";
 import { streamToken } from "../../rooms/read.ts";
 import { stateBeforeEvent } from "../../rooms/state-before.ts";
+import { signOwnEvents } from "../../rooms/own-signature.ts";
 import type { Requester } from "../../accounts/requester.ts";
 import type { JsonObject, SyncContext, SyncProvider } from "../types.ts";
 import { STRIPPED_STATE_TYPES } from "../../rooms/stripped-state.ts";
@@ -60,7 +61,8 @@ export async function renderEvents(s: Services, r: Requester, filter: SyncFilter
   const out = await serializeEvents(s, r, lookup, events, { omitRoomId: omitRoomId && !federation, shareContent: true });
   if (federation) {
     // The PDU as federation carries it (redacted if it was), with its event id and the unsigned data
-    // clients get (age, transaction_id ...), as Synapse's federation format.
+    // clients get (age, transaction_id ...), as Synapse's federation format: signed, as it is served.
+    await signOwnEvents(s, events, lookup);
     const rendered = [];
     for (const [i, e] of events.entries()) {
       const unsigned = out[i]!.unsigned as JsonObject | undefined;
