@@ -8,8 +8,8 @@
 // the figure a loaded machine disturbs least. Then each server's resident memory: before the runs (after
 // start-up, its user and room made) and after them, with the peak the process reached (VmHWM).
 // On SQLite a third server runs in the same rounds: the machine's send ceiling (bench/ceiling/server.ts, a
-// server that does only the protocol's required work of a send: transaction id, hashes, signature, the
-// event's rows, one transaction per turn), printed as "ceiling" with Weft's share of it (--no-ceiling: off).
+// server that does only the protocol's required work of a send into a room of one server: transaction id,
+// hashes, the event's rows, one transaction per turn), printed as "ceiling" with Weft's share of it (--no-ceiling: off).
 // The peer is installed outside this repository by bench/peer/install.sh (WEFT_PEER_DIR, WEFT_PEER_REPO).
 // Usage: npm run bench:send-vs-peer [-- --backend sqlite|postgres] [--rounds 3] [--seconds 5] [--connections 1,10] [--no-ceiling]
 // WEFT_BENCH_NODE_ARGS passes flags to Weft's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").

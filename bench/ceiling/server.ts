@@ -2,11 +2,12 @@
 // message send and nothing else — no framework, no authentication, no rate limit, no caches, consumers,
 // push, search or federation — so that its figure bounds what any homeserver can reach here. Per request:
 // read the JSON body; in one SQLite transaction per event-loop turn (a group commit, as Weft's), look up
-// the transaction id, build the PDU on the room's tip, its content hash, its event id (the reference hash
-// of the redacted form, room version 11) and this server's Ed25519 signature, and write what Weft's send
-// path writes (the event row, the transaction id, the forward extremity) into Weft's own schema (its
-// migrations, WAL, synchronous = NORMAL); answer {"event_id"} after COMMIT. Canonical JSON and signing are
-// Weft's own functions, so the difference to Weft is everything a real homeserver does around them.
+// the transaction id, build the PDU on the room's tip, its content hash and its event id (the reference
+// hash of the redacted form, room version 11), and write what Weft's send path writes (the event row, the
+// transaction id, the forward extremity) into Weft's own schema (its migrations, WAL, synchronous =
+// NORMAL); answer {"event_id"} after COMMIT. No signature: in a room no other server is in, nothing
+// requires it before the event leaves the server, and Weft makes it then (src/domain/rooms/own-signature.ts).
+// Canonical JSON is Weft's own, so the difference to Weft is everything a real homeserver does around it.
 // Started by bench/send-vs-peer.ts: node [Weft's node flags] --import tsx bench/ceiling/server.ts FILE PORT
 import http from "node:http";
 import { createHash } from "node:crypto";
@@ -14,8 +15,6 @@ import Database from "better-sqlite3";
 import { migrateSqlite } from "../../src/storage/migrate.ts";
 import { SQLITE_CONNECTION_PRAGMAS } from "../../src/storage/sql.ts";
 import { base64Unpadded, base64UrlUnpadded, canonicalJson } from "../../src/domain/canonical-json.ts";
-import { generateSigningKey } from "../../src/domain/signing-key.ts";
-import { signBytes } from "../../src/domain/signing.ts";
 
 const [file, port] = process.argv.slice(2);
 if (!file || !port) throw new Error("usage: server.ts DB_FILE PORT");
@@ -28,7 +27,6 @@ const SERVER = "ceiling.local";
 const ROOM = `!ceiling:${SERVER}`;
 const SENDER = `@bencher:${SERVER}`;
 const AUTH = ["$create", "$power_levels", "$member"];
-const key = generateSigningKey();
 db.prepare(`INSERT INTO rooms (room_id, room_version, creator, created_ts) VALUES (?, '11', ?, ?)`).run(ROOM, SENDER, Date.now());
 
 const begin = db.prepare("BEGIN IMMEDIATE");
@@ -62,11 +60,10 @@ function commitQueued(): void {
     const now = Date.now();
     const pdu: Record<string, unknown> = { auth_events: AUTH, content, depth: ++depth, origin_server_ts: now, prev_events: [tip], room_id: ROOM, sender: SENDER, type: "m.room.message" };
     pdu.hashes = { sha256: base64Unpadded(createHash("sha256").update(canonicalJson(pdu)).digest()) };
-    // The redacted form (v11: a message keeps no content), which the reference hash and the signature cover.
+    // The redacted form (v11: a message keeps no content), which the reference hash covers.
     const redacted = { auth_events: AUTH, content: {}, depth, hashes: pdu.hashes, origin_server_ts: now, prev_events: pdu.prev_events, room_id: ROOM, sender: SENDER, type: "m.room.message" };
-    const signed = Buffer.from(canonicalJson(redacted));
-    const eventId = "$" + base64UrlUnpadded(createHash("sha256").update(signed).digest());
-    pdu.signatures = { [SERVER]: { [key.keyId]: base64Unpadded(signBytes(signed, key.privateKey)) } };
+    const eventId = "$" + base64UrlUnpadded(createHash("sha256").update(canonicalJson(redacted)).digest());
+    pdu.signatures = {};
     insertEvent.run(++position, eventId, ROOM, "m.room.message", SENDER, depth, now, JSON.stringify(pdu), txnId);
     insertTxn.run(SENDER, txnId, createHash("sha256").update(body).digest("base64"), eventId, ROOM, now);
     addTip.run(ROOM, eventId);
