@@ -1,12 +1,16 @@
 // This server's signature on its own events, made when an event first leaves the server. A message sent
-// into a room no other server is in is stored unsigned (rooms/append.ts): until another server is in the
-// room nobody can check the signature, and the Ed25519 signing it would cost is a fifth of a message's
-// work (issue 17). Neither the content hash nor the event id covers `signatures`, and an Ed25519 signature
-// is deterministic (RFC 8032, 5.1.6), so the signature made here when the event is served — to a server
-// that joined later and backfills, asks for missing events or for the event itself — or sent, or shown to
-// a client in the federation format, is byte for byte the one signing at creation would have made (with
-// the server's current key). It is kept on the cached event, so each event is signed at most once while
-// it stays in the cache. Spec: Server-Server API "Signing events"; Appendices "Signing Details".
+// into a room no other server is in is stored unsigned (persist.ts persistEach, the group commit of
+// append.ts): until another server is in the room nobody can check the signature, and the Ed25519 signing
+// it would cost is a fifth of a message's work (issue 17). Neither the content hash nor the event id
+// covers `signatures`, and an Ed25519 signature is deterministic (RFC 8032, 5.1.6), so the signature made
+// here when the event is served — to a server that joined later and backfills, asks for missing events or
+// for the event itself — or sent, or shown to a client in the federation format, is byte for byte the one
+// signing at creation would have made (with the server's current key). It is kept on the cached event,
+// so each event is signed at most once while it stays in the cache. Every way a stored PDU leaves the
+// server goes through signOwnEvents: today federation/server-visibility.ts pdusForServer (everything
+// served), federation/sender/transaction.ts pdusOf (everything sent) and sync/providers/events.ts
+// (event_format "federation"); a new one must too.
+// Spec: Server-Server API "Signing events"; Appendices "Signing Details".
 import type { Services } from "../services.ts";
 import { domainOf, type Pdu } from "../events/types.ts";
 import type { StoredEvent } from "../store/events.ts";
