@@ -18,6 +18,7 @@ import { eventIdOf } from "../../src/domain/events/hashes.ts";
 import type { Pdu } from "../../src/domain/events/types.ts";
 import { loadRoom } from "../../src/domain/rooms/room-cache.ts";
 import type { RoomVersion } from "../../src/domain/rooms/room-versions.ts";
+import { pdusOf } from "../../src/federation/sender/transaction.ts";
 
 ed.hashes.sha512 = (m) => new Uint8Array(createHash("sha512").update(m).digest());
 
@@ -107,6 +108,18 @@ describe.each(backends())("this server's signature on its own events, on %s", (b
     for (const id of more) expect(seen.find((e) => e.event_id === id)!.content.body).toMatch(/^pushed /);
     // The copies B stored are what A sent: signed by A.
     for (const id of more) expectSignedByA((await b.hs.services.rooms.events.get(id))!.pdu);
+  });
+
+  it("the federation sender's transactions carry the signature of a message stored without it", async () => {
+    // A message is never queued for a server while none is in its room; the sender signs all the same.
+    const solo = await createRoom(a, alice, { preset: "private_chat" });
+    const [said] = await sendMessages(a, alice.access_token, solo, "queued ", 1);
+    const stored = (await a.hs.services.rooms.events.get(said!))!;
+    expect(stored.pdu.signatures).toEqual({});
+    const [sent] = await pdusOf(a.hs.services, [{ destination: b.serverName, streamOrdering: stored.streamOrdering, roomId: solo, eventId: said! }]);
+    const soloVersion = (await loadRoom(a.hs.services, solo))!.version;
+    expect(eventIdOf(sent!, soloVersion)).toBe(said);
+    expectSignedByA(sent!, soloVersion);
   });
 
   it("a client's event_format federation shows A's own events signed, in a room no other server is in", async () => {
