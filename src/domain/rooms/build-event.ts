@@ -43,7 +43,7 @@ export interface BuildContext {
   lookup?: (eventId: string) => Promise<Pdu | undefined>;
   /**
    * Leaves this server's signature out, to be made when the event first leaves the server (the messages
-   * of a room no other server is in: events/own-signature.ts).
+   * of a room no other server is in: own-signature.ts).
    */
   signLater?: boolean;
 }

@@ -12,26 +12,21 @@
 // (event_format "federation"); a new one must too.
 // Spec: Server-Server API "Signing events"; Appendices "Signing Details".
 import type { Services } from "../services.ts";
-import { domainOf, type Pdu } from "../events/types.ts";
+import { domainOf } from "../events/types.ts";
 import type { StoredEvent } from "../store/events.ts";
 import { eventSignature } from "./build-event.ts";
 import { resolveRoomVersion, type RoomVersion } from "./room-versions.ts";
-
-/** Whether `pdu` is one of this server's own events still without its signature. */
-export function lacksOwnSignature(s: Services, pdu: Pdu): boolean {
-  const server = s.config.server_name;
-  return domainOf(pdu.sender) === server && pdu.signatures?.[server] === undefined;
-}
 
 /**
  * Signs those of `events` that are this server's own and still unsigned, in place (their PDU gains the
  * signature, the cached event with it). Rejected events are never served, and left as they are.
  */
 export async function signOwnEvents(s: Services, events: readonly StoredEvent[], versionOf: (roomId: string) => Promise<string | RoomVersion> | string | RoomVersion): Promise<void> {
+  const signer = { serverName: s.config.server_name, key: s.signingKeys[0]! };
   for (const e of events) {
-    if (e.rejectedReason !== null || !lacksOwnSignature(s, e.pdu)) continue;
-    const signer = { serverName: s.config.server_name, key: s.signingKeys[0]! };
-    const signature = eventSignature(e.pdu, resolveRoomVersion(await versionOf(e.roomId)), signer);
-    e.pdu.signatures = { ...e.pdu.signatures, [signer.serverName]: { [signer.key.keyId]: signature } };
+    const { pdu } = e;
+    if (e.rejectedReason !== null || domainOf(pdu.sender) !== signer.serverName || pdu.signatures?.[signer.serverName] !== undefined) continue;
+    const signature = eventSignature(pdu, resolveRoomVersion(await versionOf(e.roomId)), signer);
+    pdu.signatures = { ...pdu.signatures, [signer.serverName]: { [signer.key.keyId]: signature } };
   }
 }
