@@ -5,5 +5,5 @@ import { versionsResponse } from "../../domain/server/versions.ts";
 import { BRANDS, route } from "../http.ts";
 
 export function serverInfoRoutes(app: FastifyInstance, s: Services): void {
-  route(app, s, BRANDS.map((b) => `/${b}/client/versions`), { method: "GET", path: "", auth: "optional", handler: () => versionsResponse() });
+  route(app, s, BRANDS.map((b) => `/${b}/client/versions`), { method: "GET", path: "", auth: "optional", handler: () => versionsResponse(s.config) });
 }

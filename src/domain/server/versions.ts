@@ -1,10 +1,46 @@
-// What this server supports, for GET /versions (spec: Client-Server API "API Standards").
+// What this server supports, for GET /versions (spec: Client-Server API "API Standards"): the spec
+// versions, and the unstable features clients feature-detect on, each one Weft serves (named as Synapse
+// names them; a flag that follows the config says false when it is off, as Synapse's do).
+import type { Config } from "../../config/config.ts";
 
 export const SUPPORTED_VERSIONS = [
   "r0.0.1", "r0.1.0", "r0.2.0", "r0.3.0", "r0.4.0", "r0.5.0", "r0.6.0", "r0.6.1",
   "v1.1", "v1.2", "v1.3", "v1.4", "v1.5", "v1.6", "v1.7", "v1.8", "v1.9", "v1.10", "v1.11",
 ] as const;
 
-export function versionsResponse(): { versions: string[]; unstable_features: Record<string, boolean> } {
-  return { versions: [...SUPPORTED_VERSIONS], unstable_features: {} };
+type FeatureConfig = Pick<Config, "encryption_enabled_by_default_for_room_type" | "login_via_existing_session">;
+
+/** The unstable features this server serves, by the flag clients look for. */
+export function unstableFeatures(config: FeatureConfig): Record<string, boolean> {
+  const encryptByDefault = config.encryption_enabled_by_default_for_room_type;
+  return {
+    // MSC1756: cross-signing keys (/keys/device_signing/upload, /keys/signatures/upload).
+    "org.matrix.e2e_cross_signing": true,
+    // MSC2432: GET /rooms/{roomId}/aliases and the checked m.room.canonical_alias (alt_aliases).
+    "org.matrix.msc2432": true,
+    // MSC2285: private read receipts (m.read.private), stable names.
+    "org.matrix.msc2285.stable": true,
+    // MSC3827: room_types in /publicRooms filters, stable names.
+    "org.matrix.msc3827.stable": true,
+    // MSC3440: threads (m.thread relations, aggregations and filters), stable names.
+    "org.matrix.msc3440.stable": true,
+    // MSC3771: threaded read receipts (thread_id).
+    "org.matrix.msc3771": true,
+    // MSC3773: per-thread notification counts (unread_thread_notifications).
+    "org.matrix.msc3773": true,
+    // MSC2659: POST /_matrix/client/v1/appservice/{appserviceId}/ping, stable names.
+    "fi.mau.msc2659.stable": true,
+    // MSC3981: /relations with recurse.
+    "org.matrix.msc3981": true,
+    // MSC3882: POST /login/get_token, when login_via_existing_session is enabled.
+    "org.matrix.msc3882": config.login_via_existing_session.enabled,
+    // Whether new rooms are encrypted by default, per preset (encryption_enabled_by_default_for_room_type).
+    "io.element.e2ee_forced.public": encryptByDefault === "all",
+    "io.element.e2ee_forced.private": encryptByDefault !== "off",
+    "io.element.e2ee_forced.trusted_private": encryptByDefault !== "off",
+  };
+}
+
+export function versionsResponse(config: FeatureConfig): { versions: string[]; unstable_features: Record<string, boolean> } {
+  return { versions: [...SUPPORTED_VERSIONS], unstable_features: unstableFeatures(config) };
 }

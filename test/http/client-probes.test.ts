@@ -1,0 +1,106 @@
+// What clients feature-detect on at start (issue 33, first contact): /versions's unstable_features, each
+// flag one Weft serves (and the endpoint behind each checked here), the config-driven flags following the
+// config; and the routes every client probes whatever the server (MatrixRTC transports, dehydrated
+// devices), answered exactly as the pinned live Synapse answers them with its default config.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { startSynapse, type SynapseServer } from "../helpers/synapse.ts";
+import { registerUser, type Session } from "../helpers/users.ts";
+
+/** Routes clients probe on start-up (Element Web, Element X, matrix-js-sdk's Rust crypto). */
+const PROBES: [string, string][] = [
+  ["GET", "/_matrix/client/unstable/org.matrix.msc4143/rtc/transports"],
+  ["GET", "/_matrix/client/v1/rtc/transports"],
+  ["GET", "/_matrix/client/unstable/org.matrix.msc3814.v1/dehydrated_device"],
+  ["GET", "/_matrix/client/unstable/org.matrix.msc2697.v2/dehydrated_device"],
+  ["PUT", "/_matrix/client/unstable/org.matrix.msc3814.v1/dehydrated_device"],
+];
+
+describe("/versions's unstable_features", () => {
+  let t: TestServer;
+  let alice: Session;
+  beforeAll(async () => {
+    t = await startTestServer({});
+    alice = await registerUser(t, "alice");
+  });
+  afterAll(() => t?.close());
+
+  it("lists what Weft serves, with the config-driven flags off by default", async () => {
+    const r = await t.call("GET", "/_matrix/client/versions");
+    expect(r.status).toBe(200);
+    expect(r.json.unstable_features).toEqual({
+      "org.matrix.e2e_cross_signing": true,
+      "org.matrix.msc2432": true,
+      "org.matrix.msc2285.stable": true,
+      "org.matrix.msc3827.stable": true,
+      "org.matrix.msc3440.stable": true,
+      "org.matrix.msc3771": true,
+      "org.matrix.msc3773": true,
+      "fi.mau.msc2659.stable": true,
+      "org.matrix.msc3981": true,
+      "org.matrix.msc3882": false,
+      "io.element.e2ee_forced.public": false,
+      "io.element.e2ee_forced.private": false,
+      "io.element.e2ee_forced.trusted_private": false,
+    });
+  });
+
+  it("serves the endpoint behind each flag it sets", async () => {
+    const room = (await t.call("POST", "/_matrix/client/v3/createRoom", { token: alice.access_token, body: {} })).json.room_id as string;
+    const r = encodeURIComponent(room);
+    // MSC2432: a room's local aliases.
+    expect((await t.call("GET", `/_matrix/client/v3/rooms/${r}/aliases`, { token: alice.access_token })).json).toEqual({ aliases: [] });
+    // MSC2285: a private read receipt.
+    const ev = (await t.call("PUT", `/_matrix/client/v3/rooms/${r}/send/m.room.message/t1`, { token: alice.access_token, body: { msgtype: "m.text", body: "x" } })).json.event_id as string;
+    expect((await t.call("POST", `/_matrix/client/v3/rooms/${r}/receipt/m.read.private/${encodeURIComponent(ev)}`, { token: alice.access_token, body: {} })).status).toBe(200);
+    // MSC3771: a threaded receipt.
+    expect((await t.call("POST", `/_matrix/client/v3/rooms/${r}/receipt/m.read/${encodeURIComponent(ev)}`, { token: alice.access_token, body: { thread_id: "main" } })).status).toBe(200);
+    // MSC3981: /relations with recurse.
+    const rel = await t.call("GET", `/_matrix/client/v1/rooms/${r}/relations/${encodeURIComponent(ev)}?recurse=true`, { token: alice.access_token });
+    expect(rel.status).toBe(200);
+    expect(rel.json.recursion_depth).toBeTypeOf("number");
+    // MSC3827: room_types in the /publicRooms filter.
+    expect((await t.call("POST", "/_matrix/client/v3/publicRooms", { token: alice.access_token, body: { filter: { room_types: [null] } } })).status).toBe(200);
+    // MSC2659: the appservice ping (only an appservice may call it: a user is refused, the route exists).
+    expect((await t.call("POST", "/_matrix/client/v1/appservice/none/ping", { token: alice.access_token, body: {} })).json.errcode).toBe("M_FORBIDDEN");
+  });
+
+  it("follows encryption_enabled_by_default_for_room_type and login_via_existing_session", async () => {
+    const other = await startTestServer({ config: { encryption_enabled_by_default_for_room_type: "invite", login_via_existing_session: { enabled: true } } });
+    try {
+      const f = (await other.call("GET", "/_matrix/client/versions")).json.unstable_features;
+      expect([f["io.element.e2ee_forced.public"], f["io.element.e2ee_forced.private"], f["io.element.e2ee_forced.trusted_private"], f["org.matrix.msc3882"]]).toEqual([false, true, true, true]);
+    } finally {
+      await other.close();
+    }
+    const all = await startTestServer({ config: { encryption_enabled_by_default_for_room_type: "all" } });
+    try {
+      const f = (await all.call("GET", "/_matrix/client/versions")).json.unstable_features;
+      expect([f["io.element.e2ee_forced.public"], f["io.element.e2ee_forced.private"], f["io.element.e2ee_forced.trusted_private"]]).toEqual([true, true, true]);
+    } finally {
+      await all.close();
+    }
+  });
+});
+
+describe("routes every client probes, beside a live Synapse", () => {
+  let t: TestServer;
+  let synapse: SynapseServer;
+  let weftToken: string;
+  let synapseToken: string;
+  beforeAll(async () => {
+    [t, synapse] = await Promise.all([startTestServer({}), startSynapse()]);
+    weftToken = (await registerUser(t, "prober")).access_token;
+    synapseToken = (await synapse.register("prober")).access_token;
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all([t?.close(), synapse?.close()]);
+  });
+
+  it.each(PROBES)("%s %s answers Synapse's status and errcode", async (method, p) => {
+    const body = method === "PUT" ? {} : undefined;
+    const [ours, theirs] = await Promise.all([t.call(method, p, { token: weftToken, body }), synapse.call(method, p, { token: synapseToken, body })]);
+    expect({ status: ours.status, errcode: ours.json?.errcode }).toEqual({ status: theirs.status, errcode: theirs.json?.errcode });
+    expect(ours.json?.errcode).toBeTypeOf("string");
+  });
+});
