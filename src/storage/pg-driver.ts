@@ -1,8 +1,7 @@
-// The pg driver, loaded without its Cloudflare Workers probe: at load, pg asks whether it runs in a Worker
-// by constructing a `Response` when `navigator` is missing (Node 20 has none), and that first touch of
-// the global loads Node's whole built-in fetch (undici and its llhttp wasm, ~2 MB of heap and more
-// outside it) into a server that never fetches. A `navigator` that says Node.js is present only while
-// pg loads. Every PostgreSQL module of ours takes pg from here (sql-postgres.ts, migrate.ts).
+// The pg driver, with its query configs taken uncopied. Every PostgreSQL module of ours takes pg from here
+// (sql-postgres.ts, migrate.ts). (pg's Cloudflare Workers probe reads `navigator`, a global since Node 21:
+// it no longer constructs a `Response`, which loaded Node's whole built-in fetch into every server on
+// Node 20; test/unit/pg-driver.test.ts checks that it stays so.)
 //
 // pg copies every query config it is given, property descriptor by property descriptor, so that it never
 // changes the caller's object (`normalizeQueryConfig`): 1–2 µs a query, on every statement a send makes.
@@ -12,18 +11,7 @@ import type * as Pg from "pg";
 
 const require = createRequire(import.meta.url);
 
-function load(): typeof Pg {
-  const g = globalThis as { navigator?: unknown };
-  if ("navigator" in g) return require("pg") as typeof Pg;
-  g.navigator = { userAgent: "Node.js" };
-  try {
-    return require("pg") as typeof Pg;
-  } finally {
-    delete g.navigator;
-  }
-}
-
-export const pg = load();
+export const pg = require("pg") as typeof Pg;
 
 /**
  * A query's config made for that one call (sql-postgres.ts): pg takes it as it is. Every field pg's Query
