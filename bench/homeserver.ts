@@ -81,7 +81,18 @@ export async function json(url: string, init: RequestInit & { token?: string } =
  * The node flags `npm start` gives the server (package.json): a young generation of 4 MB semi-spaces, two
  * V8 helper threads instead of four, and an old generation grown by 30% past its live size (not up to 4×).
  */
-export const SERVER_NODE_ARGS = ["--max-semi-space-size=4", "--v8-pool-size=1", "--heap-growing-percent=30"];
+/**
+ * `npm start`'s node flags (read from package.json's start script), or WEFT_BENCH_START_FLAGS instead when
+ * set ("" for none: an A/B run of the flags themselves).
+ */
+export const SERVER_NODE_ARGS: string[] = (() => {
+  const override = process.env.WEFT_BENCH_START_FLAGS;
+  if (override !== undefined) return override.split(" ").filter(Boolean);
+  const script = (JSON.parse(readFileSync(path.join(import.meta.dirname, "..", "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start;
+  const flags = /^node((?: --[^ ]+)*) bin\/weft\.js start/.exec(script);
+  if (!flags) throw new Error(`package.json's start script is not "node [flags] bin/weft.js start ...": ${script}`);
+  return flags[1]!.trim().split(" ").filter(Boolean);
+})();
 
 /**
  * The node arguments that run the server as `npm start` does: the compiled build (bin/weft.js runs

