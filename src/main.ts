@@ -56,7 +56,7 @@ import { forgetRejoinedDeviceLists } from "./domain/federation/e2ee/remote-devic
 import { forgetChangedRemoteProfiles } from "./domain/federation/remote-profiles.ts";
 import { FederationMediaFetcher } from "./federation/media-fetcher.ts";
 import { appServiceEvents } from "./domain/appservices/consumer.ts";
-import { httpListeners } from "./config/config.ts";
+import { serveListeners } from "./compat/listeners.ts";
 import { withRequestIds } from "./observability/log.ts";
 import type { Metrics } from "./observability/metrics.ts";
 import { observeRequests } from "./observability/http-observer.ts";
@@ -159,12 +159,9 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
   await app.after(); // route groups in their own context (media) are registered by now
   metrics?.watch(services, () => app.websocketServer?.clients.size ?? 0);
 
-  // One Fastify instance listens once: the first http listener's first address. (Several listeners arrive
-  // with worker processes; until then extra ones are reported, not silently dropped.)
-  const [first, ...rest] = httpListeners(config);
-  if (rest.length > 0 || first!.bind_addresses.length > 1)
-    log.warn("only the first listener and its first bind address are served by this process");
-  const urls = [await app.listen({ port: opts.port ?? first!.port, host: first!.bind_addresses[0] })];
+  // Every http listener on every bind address, each with its own resources (compat/listeners.ts).
+  const serving = await serveListeners(app, services, opts.port);
+  const urls = serving.urls;
   log.info({ urls }, "homeserver listening");
 
   // Synapse's `type: metrics` listeners, each a small server of its own.
@@ -177,7 +174,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
     try {
       metricsListeners.push(await startMetricsListener(listener, metrics, log));
     } catch (err) {
-      await app.close();
+      await Promise.all([serving.close(), app.close()]);
       await Promise.all(metricsListeners.map((m) => m.close()));
       for (const fn of [...services.onClose].reverse()) await fn();
       await storage.close();
@@ -200,7 +197,7 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
       services.inFlight.draining = true;
       services.sync.shutdown(); // waiting long polls answer now instead of at their timeout
       services.media.uploads.wakeAll(); // so do downloads waiting for content still to be uploaded
-      await app.close();
+      await Promise.all([serving.close(), app.close()]);
       await services.inFlight.idle(); // handlers whose client went away may still be reading
       for (const fn of [...services.onClose].reverse()) await fn();
       await storage.close();

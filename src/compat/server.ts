@@ -12,8 +12,7 @@ import { MatrixError } from "../domain/errors.ts";
 import type { Services } from "../domain/services.ts";
 import { stringifyJson } from "../domain/json-limits.ts";
 import { toMatrixError } from "../shared/http-errors.ts";
-import { readTlsFiles } from "../config/federation.ts";
-import { httpListeners } from "../config/config.ts";
+import { listenerServes, mainServerFactory } from "./listeners.ts";
 import { genReqId } from "../observability/http-observer.ts";
 
 export const CORS_HEADERS = {
@@ -74,10 +73,9 @@ const methodNotAllowed = (reply: FastifyReply) => sendError(reply, new MatrixErr
  * those answered 404 for an alias a route is not served under included.
  */
 export function createHttpServer(s: Services, opts: { observe?: (app: FastifyInstance) => void } = {}): FastifyInstance {
-  // A `tls: true` listener serves HTTPS itself (federation needs it unless a reverse proxy terminates TLS).
-  const tls = httpListeners(s.config)[0]?.tls ? readTlsFiles(s.config) : undefined;
   const app = Fastify({
-    ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
+    // The first http listener's server (HTTPS when `tls: true`); the others serve the same app (listeners.ts).
+    serverFactory: mainServerFactory(s),
     loggerInstance: s.log as unknown as import("fastify").FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     // Request ids unique in the process; request handlers log through the server's logger, which adds the
@@ -152,6 +150,11 @@ export function createHttpServer(s: Services, opts: { observe?: (app: FastifyIns
     for (const m of [route.method].flat()) pathMethods.add(route.url, String(m).toUpperCase(), config[ALIASES]);
   });
   opts.observe?.(app);
+  // A listener answers only the resources it names (Synapse's `resources`): elsewhere the path is unknown.
+  app.addHook("onRequest", (req, reply, done) => {
+    if (listenerServes(req)) return done();
+    void sendError(reply, new MatrixError("M_UNRECOGNIZED", "Unrecognized request", 404));
+  });
   // A request under an alias its route is not served under is answered as if the alias were a route of
   // its own (the not-found handler: 404, or 405 when the alias serves other methods at that path).
   app.addHook("onRequest", (req, reply, done) => {

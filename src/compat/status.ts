@@ -39,7 +39,7 @@ export function statusRoutes(app: FastifyInstance, s: Services, metrics: Metrics
       reply.type("text/html; charset=utf-8").header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'").send(page),
     );
 
-  if (metrics && httpListeners(s.config)[0]?.resources.includes("metrics")) {
+  if (metrics && httpListeners(s.config).some((l) => l.resources.includes("metrics"))) {
     app.get("/_synapse/metrics", async (_req, reply) => reply.type(metrics.contentType).send(await metrics.text()));
   }
 }

@@ -77,10 +77,13 @@ server_name: ${q(o.serverName)}
 # The URL clients use to reach this server.
 public_baseurl: ${q(o.publicBaseurl)}
 
-# Where the server listens for client and federation traffic. Only the first http listener and its first
-# bind address are served by one process. Use "0.0.0.0" to listen on every interface; set x_forwarded: true
-# behind a reverse proxy that sends X-Forwarded-For. To change the port, change \`port\` here AND the port in
-# public_baseurl above (or write a new config with \`weft generate-config --port N\`).
+# Where the server listens for client and federation traffic. Every http listener is served, on each of
+# its bind_addresses ("::" and "0.0.0.0" for every interface), answering only its resources' paths
+# (client, federation, keys, media, static, openid, metrics; /health on all): e.g. add a listener with
+# port 8448, tls: true (tls_certificate_path, tls_private_key_path) and names [federation] for other
+# servers. Set x_forwarded: true on a listener behind a reverse proxy that sends X-Forwarded-For. To change
+# the port, change \`port\` here AND the port in public_baseurl above (or write a new config with
+# \`weft generate-config --port N\`).
 listeners:
   - port: ${o.port}
     type: http
