@@ -27,8 +27,10 @@ function newestBelow(dir) {
 /** Whether dist/ is older than its inputs (or missing). */
 export function buildIsStale() {
   if (!existsSync(STAMP) || !existsSync(COMPILED_CLI)) return true;
+  // A deployment of the compiled server alone (dist/ without src/, as in an image): nothing to rebuild from.
+  if (!existsSync(path.join(ROOT, "src"))) return false;
   const built = statSync(STAMP).mtimeMs;
-  const inputs = ["tsconfig.json", "tsconfig.build.json", "package.json"].map((f) => statSync(path.join(ROOT, f)).mtimeMs);
+  const inputs = ["tsconfig.json", "tsconfig.build.json", "package.json"].filter((f) => existsSync(path.join(ROOT, f))).map((f) => statSync(path.join(ROOT, f)).mtimeMs);
   return Math.max(newestBelow(path.join(ROOT, "src")), ...inputs) > built;
 }
 
