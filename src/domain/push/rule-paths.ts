@@ -1,8 +1,6 @@
-// Which part of the push rules a path under /pushrules/ names, at every level of it (spec: Client-Server
-// API "Push Rules: API"; where the spec gives no path, as Synapse's push_rule servlet reads it): reads of
-// the whole set (`/pushrules/`), a scope's (`/pushrules/global/`), a kind's rules in order
-// (`/pushrules/global/{kind}/`), one rule and one attribute; writes and deletes of a rule or attribute.
-// A path missing a level, or naming a scope other than `global`, is a 400 M_UNRECOGNIZED, never 404/405.
+// What a path under /pushrules/ names, at every level (spec: Client-Server API "Push Rules: API"; the
+// levels the spec leaves out as Synapse reads them): the set, a scope's, a kind's rules, a rule, an
+// attribute. A path missing a level or naming a scope other than `global` is 400 M_UNRECOGNIZED.
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";

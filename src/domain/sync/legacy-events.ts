@@ -1,11 +1,6 @@
-// GET /events (spec: Client-Server API "Legacy endpoints"; with `room_id`, the peeking GET /events of
-// "Room previews", where v1.17 makes `room_id` required): what happened after `from` (now when absent),
-// read forward in stream order — the events of the user's joined rooms and their own membership changes
-// elsewhere, at most `limit`, `end` just after the last one read so the next call goes on from there
-// (nothing skipped, nothing reordered across calls) — then typing, receipts, account data and presence
-// through the /sync providers; waiting up to `timeout` for something. With `room_id`: that room only,
-// joined or, when world_readable, peeked into (by a guest too) with its members' presence. Calling it
-// marks the user online (not a guest), as /sync and Synapse's /events do.
+// GET /events (spec: Client-Server API "Legacy endpoints", and "Room previews" for `room_id`): room events
+// after `from` read forward, at most `limit`, `end` where the read stopped; then typing, receipts, account
+// data and presence from the /sync providers. A world_readable room not joined is peeked into.
 import type { Services } from "../services.ts";
 import { MatrixError } from "../errors.ts";
 import type { Requester } from "../accounts/requester.ts";
@@ -116,6 +111,11 @@ async function peekedPresence(s: Services, scope: Scope, after: number, upTo: nu
   return (await s.presence.changed(after, upTo)).filter((p) => members.has(p.userId) && !shown.has(p.userId)).map((p) => legacyPresence(presenceEvent(p, now)));
 }
 
+/**
+ * GET /events: waits up to `timeout` for something after `from` (now when absent). A call marks the user
+ * online (not a guest), as /sync and Synapse's /events do; `room_id` names a joined room or a
+ * world_readable one (by a guest too; any other is 403), whose members' presence is then shown.
+ */
 export async function legacyEvents(s: Services, r: Requester, opts: { from?: string; timeoutMs?: number; limit?: number; roomId?: string; cancel?: Cancel }): Promise<JsonObject> {
   // As Synapse: a guest reads one room's events at a time.
   if (r.isGuest && opts.roomId === undefined) throw new MatrixError("M_UNKNOWN", "Guest users must specify room_id param", 400);

@@ -1,8 +1,6 @@
-// How the legacy reads (GET /initialSync, /rooms/{roomId}/initialSync, /events) shape what they send,
-// as Synapse's client format v1 does: each event also names its sender as `user_id` and carries `age`,
-// `prev_content`, `redacted_because` and `replaces_state` beside `unsigned`; presence is an m.presence
-// event with the user id in its content, a user never seen `offline`.
-// Spec: Client-Server API "Legacy endpoints" (the spec gives the fields; Synapse's format the rest).
+// The events of the legacy reads (/initialSync, /rooms/{roomId}/initialSync, /events; spec: Client-Server
+// API "Legacy endpoints") in Synapse's client format v1: `user_id` (the sender), `age` and the like beside
+// `unsigned`; presence with the user id in its content, `offline` for a user never seen.
 import type { Services } from "../services.ts";
 import { presenceEvent } from "../presence/presence.ts";
 import type { JsonObject } from "./types.ts";

@@ -1,9 +1,6 @@
-// The deprecated initial syncs the spec still defines (Client-Server API "Legacy endpoints"): GET
-// /initialSync (every room with its visibility, latest messages, state and account data; the user's
-// presence and their rooms' members'; receipts) and GET /rooms/{roomId}/initialSync (one room, its
-// members' presence, a peeked world_readable room too). Built on the /sync providers; events in the
-// legacy format (legacy-format.ts). Account data is the latest of each type; m.push_rules is not account
-// data here (as Synapse: legacy clients read /pushrules/). Like /sync, it marks the user online.
+// GET /initialSync and GET /rooms/{roomId}/initialSync (spec: Client-Server API "Legacy endpoints"): each
+// room's visibility, messages, state and latest account data, presence and receipts, from the /sync
+// providers, in the legacy format (legacy-format.ts). Like /sync, a call marks the user online.
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { parseSyncFilter } from "../filters/sync-filter.ts";
@@ -79,6 +76,7 @@ export async function legacyInitialSync(s: Services, r: Requester, opts: { limit
   // The user's own presence is always there (offline when never set, e.g. a guest's).
   const presence = res.presence.events.map(legacyPresence);
   if (!presence.some((p) => p.sender === r.userId)) presence.push(...(await presenceOfUsers(s, [r.userId])));
+  // m.push_rules is no account data here (as Synapse's: legacy clients read /pushrules/).
   const accountData = latestOfEachType(res.account_data.events.filter((e) => e.type !== "m.push_rules"));
   return { end: formatSyncToken(ctx.to), rooms, presence, receipts, account_data: accountData };
 }
