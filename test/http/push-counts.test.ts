@@ -2,7 +2,7 @@
 // with messages and mentions (m.mentions, display names with regex characters, @room with and without
 // the power to notify the room), are cleared by read receipts (m.read and m.read.private, at the latest
 // event or an earlier one), per thread with threaded receipts; muting a room through a room rule;
-// GET /notifications (newest first, read flags, only=highlight, pagination); the same counts after a
+// GET /notifications (newest first, read flags, only=highlight, pagination, profile_tag); the same counts after a
 // restart (read back from storage). Responses are validated against the spec's schemas.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
@@ -13,6 +13,11 @@ import { expectMatchesSpec } from "../helpers/spec.ts";
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
 const THREAD_FILTER = enc(JSON.stringify({ room: { timeline: { unread_thread_notifications: true } } }));
+
+/** A /notifications answer without its null profile_tags (Synapse's null, which the spec's schema types a string), to validate the rest. */
+function withoutNullProfileTags(res: { status: number; json: any }): { status: number; json: unknown } {
+  return { status: res.status, json: { ...res.json, notifications: res.json.notifications.map(({ profile_tag, ...n }: any) => (profile_tag === null ? n : { profile_tag, ...n })) } };
+}
 
 describe.each(backends())("notification counts on %s", (backend) => {
   let t: TestServer;
@@ -162,7 +167,9 @@ describe.each(backends())("notification counts on %s", (backend) => {
     await receipt(carol, roomId, ids[1]!);
     const first = await call("GET", "/notifications?limit=3", carol);
     expect(first.status).toBe(200);
-    expectMatchesSpec(first, "GET", `${V3}/notifications`);
+    // Every entry carries profile_tag, null as Synapse sends it (the spec types it a string when given).
+    expect(first.json.notifications.map((n: any) => ("profile_tag" in n ? n.profile_tag : "absent"))).toEqual([null, null, null]);
+    expectMatchesSpec(withoutNullProfileTags(first), "GET", `${V3}/notifications`);
     expect(first.json.notifications.map((n: any) => n.event.event_id)).toEqual([ids[4], ids[3], ids[2]]);
     expect(first.json.notifications.map((n: any) => n.read)).toEqual([false, false, false]);
     expect(first.json.notifications[1].actions).toContainEqual({ set_tweak: "highlight" });
@@ -171,7 +178,7 @@ describe.each(backends())("notification counts on %s", (backend) => {
     expect(typeof first.json.notifications[0].ts).toBe("number");
     expect(first.json.next_token).toBeDefined();
     const rest = await call("GET", `/notifications?limit=3&from=${enc(first.json.next_token)}`, carol);
-    expectMatchesSpec(rest, "GET", `${V3}/notifications`);
+    expectMatchesSpec(withoutNullProfileTags(rest), "GET", `${V3}/notifications`);
     expect(rest.json.notifications.map((n: any) => [n.event.event_id, n.read])).toEqual([[ids[1], true], [ids[0], true]]);
     expect(rest.json.next_token).toBeUndefined();
     const hl = await call("GET", "/notifications?only=highlight", carol);

@@ -2,7 +2,8 @@
 // `default` on every rule, adding rules with before/after, enabled/actions of user and default rules,
 // deleting, m.push_rules in /sync account data (initial, and incremental after a change) and through
 // GET account_data, never writable through PUT account_data; bad input gets the spec's errors and
-// leaves the ruleset unchanged. Responses are validated against the spec's schemas.
+// leaves the ruleset unchanged; every level of the /pushrules/ path answers as Synapse's (a scope's and a
+// kind's rules, 400 M_UNRECOGNIZED for a path missing a level). Responses are validated against the spec's schemas.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
@@ -169,6 +170,55 @@ describe.each(backends())("push rules API on %s", (backend) => {
     const noToken = await t.call("GET", `${V3}/pushrules/`);
     expect(noToken.status).toBe(401);
     expect(noToken.json.errcode).toBe("M_MISSING_TOKEN");
+  });
+
+  it("answers every level of the /pushrules/ path as Synapse does: the scope's set, a kind's rules in order, 400 for a path missing a level", async () => {
+    const bob = await registerUser(t, "bob_paths");
+    const as = (method: string, path: string, body?: unknown) => call(method, path, body, bob);
+    expect((await as("PUT", "/pushrules/global/content/second", { pattern: "b", actions: ["notify"] })).status).toBe(200);
+    expect((await as("PUT", "/pushrules/global/content/first", { pattern: "a", actions: [] })).status).toBe(200);
+    const all = await as("GET", "/pushrules/");
+    expect(all.status).toBe(200);
+    const scope = await as("GET", "/pushrules/global/");
+    expect(scope.status).toBe(200);
+    expectMatchesSpec(scope, "GET", `${V3}/pushrules/global/`);
+    expect(scope.json).toEqual(all.json.global);
+    for (const kind of ["override", "content", "room", "sender", "underride"]) {
+      const list = await as("GET", `/pushrules/global/${kind}/`);
+      expect({ kind, status: list.status }).toEqual({ kind, status: 200 });
+      expect(list.json).toEqual(all.json.global[kind]);
+    }
+    expect(ids((await as("GET", "/pushrules/global/content/")).json)).toEqual(["first", "second", ".m.rule.contains_user_name"]);
+
+    // A path missing a level (or naming another scope) is a 400 with an errcode; `/pushrules` is no route.
+    const cases: [string, string, number, string][] = [
+      ["GET", "/pushrules", 404, "M_UNRECOGNIZED"],
+      ["GET", "/pushrules/global", 400, "M_UNRECOGNIZED"],
+      ["GET", "/pushrules/global/content", 400, "M_UNRECOGNIZED"],
+      ["GET", "/pushrules/device/", 400, "M_UNRECOGNIZED"],
+      ["GET", "/pushrules/device/content/first", 400, "M_UNRECOGNIZED"],
+      ["PUT", "/pushrules/", 400, "M_UNRECOGNIZED"],
+      ["PUT", "/pushrules/device/content/x", 400, "M_UNRECOGNIZED"],
+      ["PUT", "/pushrules/global", 400, "M_UNRECOGNIZED"],
+      ["PUT", "/pushrules/global/", 400, "M_UNRECOGNIZED"],
+      ["PUT", "/pushrules/global/content", 400, "M_UNRECOGNIZED"],
+      ["PUT", "/pushrules/global/content/", 400, "M_UNRECOGNIZED"],
+      ["DELETE", "/pushrules/", 400, "M_UNRECOGNIZED"],
+      ["DELETE", "/pushrules/device/content/first", 400, "M_UNRECOGNIZED"],
+      ["DELETE", "/pushrules/global/", 400, "M_UNRECOGNIZED"],
+      ["DELETE", "/pushrules/global/content/", 400, "M_UNRECOGNIZED"],
+      ["POST", "/pushrules/", 405, "M_UNRECOGNIZED"],
+    ];
+    for (const [method, path, status, errcode] of cases) {
+      const res = await as(method, path, method === "PUT" ? { pattern: "z", actions: ["notify"] } : undefined);
+      expect({ method, path, status: res.status, errcode: res.json?.errcode }).toEqual({ method, path, status, errcode });
+    }
+    expect((await as("GET", "/pushrules/")).json).toEqual(all.json);
+    // `.../{ruleId}/` names the rule itself.
+    expect((await as("PUT", "/pushrules/global/content/third/", { pattern: "c", actions: [] })).status).toBe(200);
+    expect((await as("GET", "/pushrules/global/content/third")).json).toMatchObject({ rule_id: "third", pattern: "c" });
+    const noToken = await t.call("GET", `${V3}/pushrules/global/content/`);
+    expect(noToken.status).toBe(401);
   });
 
   it("m.push_rules: in initial sync, in an incremental sync after a change, through GET account_data, never writable", async () => {

@@ -1,7 +1,7 @@
 // Pushers and the push gateway on SQLite and PostgreSQL: the pushers API (validation with the spec's
 // errors, http and email pushers, append, deletion), and delivery to a real HTTP gateway listening on
 // loopback (allowed by ip_range_whitelist; every body it receives is validated against the Push Gateway
-// API's schema): the spec's fields, event_id_only, highlight tweaks, retries after failures and garbage,
+// API's schema): the spec's fields (and Synapse's legacy `id`, an invite's `membership`), event_id_only, highlight tweaks, retries after failures and garbage,
 // a hanging gateway that holds up only its own queue, a rejected pushkey deleting its pusher, a badge
 // update after a receipt, and a restart with the gateway down that loses nothing and sends nothing twice.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -120,6 +120,8 @@ describe.each(backends())("pushers and the push gateway on %s", (backend) => {
     expect(gw.invalid).toEqual([]);
     const full = gw.events().find((n) => n.event_id === e1 && n.devices[0].pushkey === "bob-full");
     expect(full).toMatchObject({
+      // The legacy `id` beside `event_id`, as Synapse sends it.
+      id: e1,
       event_id: e1,
       room_id: roomId,
       type: "m.room.message",
@@ -147,6 +149,14 @@ describe.each(backends())("pushers and the push gateway on %s", (backend) => {
     await gw.until(() => badges().some((r) => r.body.notification.counts.unread === 0));
     expect(gw.invalid).toEqual([]);
     await setPusher(bob, { pushkey: "bob-ids", app_id: "org.example.lite", kind: null });
+    // An invite's push says so: membership and user_is_target, as Synapse sends them.
+    const other = await createRoom(t, alice, { name: "Invited" });
+    const invite = await call("POST", `/rooms/${enc(other)}/invite`, alice, { user_id: bob.user_id });
+    expect(invite.status).toBe(200);
+    const invited = () => gw.events().find((n) => n.room_id === other && n.type === "m.room.member" && n.devices[0].pushkey === "bob-full");
+    await gw.until(() => invited() !== undefined);
+    expect(gw.invalid).toEqual([]);
+    expect(invited()).toMatchObject({ id: invited().event_id, sender: alice.user_id, membership: "invite", user_is_target: true });
   });
 
   it("retries failures and garbage with backoff, and a hanging gateway holds up only its own queue", async () => {

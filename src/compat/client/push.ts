@@ -3,34 +3,29 @@
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../../domain/services.ts";
 import { clientRoute, queryInt, queryString, type AuthedCall } from "../http.ts";
-import { deleteRule, getOwnRuleset, getRule, getRuleAttr, putRule, setRuleAttr } from "../../domain/push/rules-api.ts";
+import { deleteRulePath, readRulePath, writeRulePath, type RulePath } from "../../domain/push/rule-paths.ts";
 import { getPushers, setPusher } from "../../domain/push/pushers.ts";
 import { getNotifications, parseNotificationsQuery } from "../../domain/push/notifications.ts";
 
+/** The path's segments after `pushrules/` (rule-paths.ts): one per path parameter the route has. */
+const rulePath = (c: AuthedCall): RulePath => [c.params.scope ?? "", c.params.kind, c.params.ruleId, c.params.attr].filter((x): x is string => x !== undefined);
+
+/** Every level of /pushrules/{scope}/{kind}/{ruleId}/{attr}: a parameter may be empty (a trailing slash). */
+const LEVELS = ["/:scope", "/:scope/:kind", "/:scope/:kind/:ruleId", "/:scope/:kind/:ruleId/:attr"];
+
 export function pushRoutes(app: FastifyInstance, s: Services): void {
-  for (const path of ["/pushrules/", "/pushrules"])
-    clientRoute<AuthedCall>(app, s, { method: "GET", path, auth: "token", op: "pushRules", handler: async (c) => ({ global: await getOwnRuleset(s, c.requester) }) });
-  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/pushrules/global/", auth: "token", op: "pushRules", handler: (c) => getOwnRuleset(s, c.requester) });
-  clientRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/pushrules/global/:kind/:ruleId", auth: "token", op: "pushRules",
-    handler: (c) => getRule(s, c.requester, c.params.kind!, c.params.ruleId!),
-  });
-  clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/pushrules/global/:kind/:ruleId", auth: "token", op: "pushRules",
-    handler: async (c) => (await putRule(s, c.requester, c.params.kind!, c.params.ruleId!, c.body(), { before: queryString(c, "before"), after: queryString(c, "after") }), {}),
-  });
-  clientRoute<AuthedCall>(app, s, {
-    method: "DELETE", path: "/pushrules/global/:kind/:ruleId", auth: "token", op: "pushRules",
-    handler: async (c) => (await deleteRule(s, c.requester, c.params.kind!, c.params.ruleId!), {}),
-  });
-  clientRoute<AuthedCall>(app, s, {
-    method: "GET", path: "/pushrules/global/:kind/:ruleId/:attr", auth: "token", op: "pushRules",
-    handler: (c) => getRuleAttr(s, c.requester, c.params.kind!, c.params.ruleId!, c.params.attr!),
-  });
-  clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/pushrules/global/:kind/:ruleId/:attr", auth: "token", op: "pushRules",
-    handler: async (c) => (await setRuleAttr(s, c.requester, c.params.kind!, c.params.ruleId!, c.params.attr!, c.body()), {}),
-  });
+  // `/pushrules` without its slash is no route (as Synapse: 404 M_UNRECOGNIZED).
+  clientRoute<AuthedCall>(app, s, { method: "GET", path: "/pushrules/", auth: "token", op: "pushRules", handler: (c) => readRulePath(s, c.requester, [""]) });
+  for (const level of LEVELS) {
+    const path = `/pushrules${level}`;
+    clientRoute<AuthedCall>(app, s, { method: "GET", path, auth: "token", op: "pushRules", handler: (c) => readRulePath(s, c.requester, rulePath(c)) });
+    clientRoute<AuthedCall>(app, s, {
+      method: "PUT", path, auth: "token", op: "pushRules",
+      handler: async (c) => (await writeRulePath(s, c.requester, rulePath(c), () => c.body(), { before: queryString(c, "before"), after: queryString(c, "after") }), {}),
+    });
+    // Attributes are set, never deleted.
+    if (level !== LEVELS[3]) clientRoute<AuthedCall>(app, s, { method: "DELETE", path, auth: "token", op: "pushRules", handler: async (c) => (await deleteRulePath(s, c.requester, rulePath(c)), {}) });
+  }
   clientRoute<AuthedCall>(app, s, { method: "GET", path: "/pushers", auth: "token", op: "pushers", handler: (c) => getPushers(s, c.requester) });
   clientRoute<AuthedCall>(app, s, { method: "POST", path: "/pushers/set", auth: "token", op: "pushers", handler: async (c) => (await setPusher(s, c.requester, c.body()), {}) });
   clientRoute<AuthedCall>(app, s, {

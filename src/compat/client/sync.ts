@@ -7,7 +7,8 @@ import { clientRoute, queryBool, queryInt, queryString, type AuthedCall } from "
 import { sync } from "../../domain/sync/sync.ts";
 import { createFilter, getFilter, resolveSyncFilter } from "../../domain/filters/user-filters.ts";
 import { deleteTag, getAccountData, getTags, setAccountData, setTag } from "../../domain/account-data/account-data.ts";
-import { legacyEvents, legacyInitialSync, roomInitialSync } from "../../domain/sync/legacy.ts";
+import { legacyInitialSync, roomInitialSync } from "../../domain/sync/legacy-initial-sync.ts";
+import { legacyEvents } from "../../domain/sync/legacy-events.ts";
 import { Canceller, type Cancel } from "../../domain/sync/wait.ts";
 
 /** Aborted when the client closes the connection before the answer (ends a long poll early). */

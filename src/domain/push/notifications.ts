@@ -1,7 +1,9 @@
 // GET /notifications (spec: Client-Server API "Listing Notifications"): the events the user was notified
 // about, newest first, `from` a token of this list (a stream position), `limit` (default 50, at most 100),
 // `only=highlight`; each with its actions, the event as the user may see it, `read` (a receipt of theirs
-// is at or after it, in its thread or unthreaded) and when the notification was made.
+// is at or after it, in its thread or unthreaded), when the notification was made, and `profile_tag`:
+// always present, as Synapse sends it (clients and test suites look for the key), and null: it names the
+// profile tag of the rule that matched, and no rule has one (device-scoped rule sets are long gone).
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
@@ -10,7 +12,7 @@ import { serializeEvents } from "../rooms/serialize.ts";
 import type { ClientEvent } from "../events/format.ts";
 
 export interface NotificationsPage {
-  notifications: { actions: unknown[]; event: ClientEvent; read: boolean; room_id: string; ts: number }[];
+  notifications: { actions: unknown[]; event: ClientEvent; profile_tag: string | null; read: boolean; room_id: string; ts: number }[];
   next_token?: string;
 }
 
@@ -32,7 +34,7 @@ export async function getNotifications(s: Services, r: Requester, q: { before?: 
   const notifications = kept.map((n, i) => {
     const upTo = read.get(n.roomId);
     const isRead = Math.max(upTo?.get("") ?? 0, upTo?.get(n.threadId) ?? 0) >= n.streamOrdering;
-    return { actions: JSON.parse(n.actions) as unknown[], event: rendered[i]!, read: isRead, room_id: n.roomId, ts: n.ts };
+    return { actions: JSON.parse(n.actions) as unknown[], event: rendered[i]!, profile_tag: null, read: isRead, room_id: n.roomId, ts: n.ts };
   });
   return rows.length > q.limit ? { notifications, next_token: String(page[page.length - 1]!.streamOrdering) } : { notifications };
 }

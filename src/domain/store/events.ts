@@ -332,6 +332,52 @@ export class EventStore {
   }
 
   /**
+   * The first `limit` timeline events of any of these rooms with `after < stream_ordering <= upTo`, in
+   * stream order (the legacy /events stream reads the user's rooms forward with it). One query per 400 rooms.
+   */
+  async forwardInRooms(roomIds: readonly string[], opts: { after: number; upTo: number; limit: number }): Promise<StoredEvent[]> {
+    const out: StoredEvent[] = [];
+    if (opts.limit <= 0) return out;
+    for (let i = 0; i < roomIds.length; i += 400) {
+      const chunk = roomIds.slice(i, i + 400);
+      const rows = await this.sql.all<EventRow>(
+        `SELECT ${COLUMNS} FROM events WHERE room_id IN (${chunk.map(() => "?").join(",")}) AND ${IN_TIMELINE_SQL} AND stream_ordering > ? AND stream_ordering <= ?
+         ORDER BY stream_ordering ASC LIMIT ?`,
+        [...chunk, opts.after, opts.upTo, opts.limit],
+      );
+      for (const r of rows) {
+        const e = toStored(r);
+        this.cache.set(e.eventId, e);
+        out.push(e);
+      }
+    }
+    out.sort((a, b) => a.streamOrdering - b.streamOrdering);
+    return out.slice(0, opts.limit);
+  }
+
+  /**
+   * The member events of `userId` in these rooms with `after < stream_ordering <= upTo`, in stream order:
+   * outliers too (an invite received over federation), never rejected or soft-failed ones.
+   */
+  async memberEventsOf(userId: string, roomIds: readonly string[], opts: { after: number; upTo: number }): Promise<StoredEvent[]> {
+    const out: StoredEvent[] = [];
+    for (let i = 0; i < roomIds.length; i += 400) {
+      const chunk = roomIds.slice(i, i + 400);
+      const rows = await this.sql.all<EventRow>(
+        `SELECT ${COLUMNS} FROM events WHERE room_id IN (${chunk.map(() => "?").join(",")}) AND stream_ordering > ? AND stream_ordering <= ?
+         AND type = ? AND state_key = ? AND soft_failed = FALSE AND rejected_reason IS NULL ORDER BY stream_ordering ASC`,
+        [...chunk, opts.after, opts.upTo, "m.room.member", userId],
+      );
+      for (const r of rows) {
+        const e = toStored(r);
+        this.cache.set(e.eventId, e);
+        out.push(e);
+      }
+    }
+    return out.sort((a, b) => a.streamOrdering - b.streamOrdering);
+  }
+
+  /**
    * A room's events from a timestamp on (dir "f": origin_server_ts >= ts, earliest first) or back (dir
    * "b": <= ts, latest first), ties by stream position, skipping the first `offset`; outliers and
    * rejected events left out (GET /timestamp_to_event).

@@ -111,6 +111,16 @@ export class SyncReads {
     return out;
   }
 
+  /** Which of these rooms are published in the room directory (the legacy initialSync's `visibility`). */
+  async publicRoomIds(roomIds: readonly string[]): Promise<Set<string>> {
+    const out = new Set<string>();
+    for (const chunk of chunks(roomIds)) {
+      const rows = await this.sql.all<{ room_id: string }>(`SELECT room_id FROM rooms WHERE is_public = ? AND room_id IN (${marks(chunk.length)})`, [true, ...chunk] as Param[]);
+      for (const r of rows) out.add(r.room_id);
+    }
+    return out;
+  }
+
   /** Joined and invited members of many rooms (for member counts and heroes), oldest membership first. */
   async activeMembers(roomIds: readonly string[]): Promise<Map<string, { userId: string; membership: string }[]>> {
     const out = new Map<string, { userId: string; membership: string }[]>();

@@ -27,6 +27,7 @@ import type { SyncFilter } from "../filters/sync-filter.ts";
 import { Waiter, type Cancel } from "./wait.ts";
 import { STREAMS, formatSyncToken, parseSyncToken, type SyncToken } from "./token.ts";
 import type { JoinedRoomResult, SyncContext, SyncResult } from "./types.ts";
+import type { StreamName } from "../rooms/notifier.ts";
 
 export interface SyncRequest {
   since?: string;
@@ -78,6 +79,17 @@ export async function collectOnce(s: Services, r: Requester, req: SyncRequest, s
   for (const p of s.sync.providers()) if (await p.collect(ctx, since?.[p.stream], ctx.to[p.stream])) added = true;
   for (const d of s.sync.decorators) await d(ctx);
   return { ctx, added };
+}
+
+/**
+ * Runs only the providers of `streams` over (since, to], reading per-room data for `rooms` (taken as the
+ * joined rooms): for a read that takes the room events itself (the legacy /events stream). No decorators.
+ */
+export async function collectStreams(s: Services, r: Requester, filter: SyncFilter, since: SyncToken, to: SyncToken, rooms: ReadonlySet<string>, streams: readonly StreamName[]): Promise<SyncContext> {
+  const ctx = newContext(s, r, { timeoutMs: 0, fullState: false, filter }, since, to);
+  for (const roomId of rooms) ctx.joinedRooms.add(roomId);
+  for (const p of s.sync.providers()) if (streams.includes(p.stream)) await p.collect(ctx, since[p.stream], to[p.stream]);
+  return ctx;
 }
 
 export async function sync(s: Services, r: Requester, req: SyncRequest): Promise<SyncResponse> {

@@ -42,6 +42,8 @@ export class Waiter {
   private readonly off: () => void;
   /** Rooms whose events concern the user (joined rooms); set once known, may be replaced. */
   rooms: ReadonlySet<string> = new Set();
+  /** Users whose presence changes concern the user besides those naming them (the members of a room peeked into). */
+  presenceOf: ReadonlySet<string> = new Set();
 
   constructor(private readonly notifier: Notifier, private readonly userId: string) {
     this.off = notifier.onStream((n) => {
@@ -51,10 +53,11 @@ export class Waiter {
     });
   }
 
-  /** Does a notice concern this user: their own id, one of their rooms, or everyone (neither given)? */
+  /** Does a notice concern this user: their own id, one of their rooms, a user whose presence they watch, or everyone (neither given)? */
   private concerns(n: StreamNotice): boolean {
     if (!n.userIds && !n.roomIds) return true;
     if (n.userIds?.includes(this.userId)) return true;
+    if (n.stream === "presence" && this.presenceOf.size > 0 && n.userIds?.some((u) => this.presenceOf.has(u))) return true;
     return n.roomIds?.some((r) => this.rooms.has(r)) ?? false;
   }
 

@@ -1,5 +1,6 @@
 // The body of POST /_matrix/push/v1/notify (spec: Push Gateway API) for one notification of one pusher:
-// the event's id, room, type, sender, the sender's display name and the room's name, its content (unless
+// the event's id (also as the legacy `id`, as Synapse sends it), room, type, sender (a member event's
+// `membership` and `user_is_target`), the sender's display name and the room's name, its content (unless
 // the pusher's format is `event_id_only`, or push.include_content is off), prio (`high` for encrypted
 // events and when the actions sound or highlight, as Synapse), counts.unread, and the device: app_id,
 // pushkey, pushkey_ts in seconds, the pusher's data without `url`, and the tweaks of the actions. Also
@@ -45,8 +46,14 @@ export async function notifyBody(s: Services, p: PusherRow, n: NotificationRow, 
   const prio = pdu.type === "m.room.encrypted" || tweaks.highlight || tweaks.sound ? "high" : "low";
   if (p.data.format === "event_id_only")
     return { notification: { event_id: event.eventId, room_id: event.roomId, prio, counts: { unread: badge }, devices: [device(p)] } };
-  const notification: Record<string, unknown> = { event_id: event.eventId, room_id: event.roomId, type: pdu.type, sender: pdu.sender, prio, counts: { unread: badge } };
-  if (pdu.type === "m.room.member" && pdu.state_key !== undefined) notification.user_is_target = pdu.state_key === p.userId;
+  // `id` is the event id under its legacy name, beside `event_id`: Synapse still sends it and gateways in
+  // the field read it.
+  const notification: Record<string, unknown> = { id: event.eventId, event_id: event.eventId, room_id: event.roomId, type: pdu.type, sender: pdu.sender, prio, counts: { unread: badge } };
+  if (pdu.type === "m.room.member" && pdu.state_key !== undefined) {
+    // The membership as Synapse adds it (an invite's push says it is one).
+    if (typeof pdu.content.membership === "string") notification.membership = pdu.content.membership;
+    notification.user_is_target = pdu.state_key === p.userId;
+  }
   const redacted = (await s.rooms.events.redactionsOf([event.eventId])).size > 0;
   const room = await loadRoom(s, event.roomId);
   const content = redacted && room ? redactEvent(pdu, room.version).content : pdu.content;
