@@ -3,8 +3,9 @@
 // a waiting client counts (guest access among them, also for a room that had none) — and the upgrader's
 // push rules follow; /messages from the prev_batch of a timeline that holds the whole room serves it with
 // an `end`; m.room.canonical_alias refuses what is no alias with M_INVALID_PARAM and an alias elsewhere
-// with M_BAD_ALIAS; avatar URLs must be MXC URIs and member events show the avatar the profile shows;
-// deactivating with a wrong password answers the UIA body with `completed`.
+// with M_BAD_ALIAS (other servers are asked only for a member who may send it); avatar URLs must be MXC
+// URIs and member events show the avatar the profile shows; deactivating with a wrong password answers
+// the UIA body with `completed`.
 import { describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
 import { withServer } from "../helpers/with-server.ts";
@@ -102,6 +103,9 @@ describe.each(backends())("rooms (conformance) on %s", (backend) => {
     ] as const) {
       expectError(await put(content), 400, errcode);
     }
+    // Someone who may not send the event is refused by the auth rules; no other server is asked first.
+    const stranger = await t.call("PUT", `${V3}/rooms/${enc(roomId)}/state/m.room.canonical_alias/`, { token: bob.access_token, body: { alias: "#far:other.example" } });
+    expectError(stranger, 403, "M_FORBIDDEN");
     expect(await stateOf(roomId, "m.room.canonical_alias")).toEqual({ alias, alt_aliases: [alias] });
   });
 
