@@ -26,7 +26,7 @@ import { indexRelations } from "./domain/relations/index-hook.ts";
 import { bundleAggregations } from "./domain/relations/aggregations.ts";
 import { updateDirectoryStats } from "./domain/directory/stats.ts";
 import { resolveLocalAlias } from "./domain/directory/aliases.ts";
-import { aliasOnCreate, canonicalAliasCheck } from "./domain/directory/room-extensions.ts";
+import { aliasOnCreate, canonicalAliasCheck, remoteCanonicalAliasCheck } from "./domain/directory/room-extensions.ts";
 import { serverAclCheck } from "./domain/federation/server-acl.ts";
 import { encryptionByDefault } from "./domain/e2ee/encryption-default.ts";
 import { announceDeletedDevices, dropAccountKeys, announceDeviceUpdate, deleteDeviceKeys } from "./domain/e2ee/device-lists.ts";
@@ -112,6 +112,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     unsigned: [bundleAggregations],
     createRoom: [aliasOnCreate, encryptionByDefault],
     stateEventChecks: [canonicalAliasCheck, serverAclCheck],
+    stateEventPrechecks: [remoteCanonicalAliasCheck],
     // Local aliases first; then the application services whose alias namespace holds it.
     aliasResolvers: [resolveLocalAlias, aliasFromAppServices],
     // An unknown local user looked up (profile, invite): the services whose namespace holds it.

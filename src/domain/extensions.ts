@@ -45,6 +45,8 @@ export interface Extensions {
   createRoom: CreateRoomExtension[];
   /** Checks on a local state event before it is built (e.g. m.room.canonical_alias → M_BAD_ALIAS). */
   stateEventChecks: StateEventCheck[];
+  /** The same, for checks that ask other servers: run before the room's lane (they would hold up its events). */
+  stateEventPrechecks: StateEventCheck[];
   /** Room alias → room id (the first that knows wins). */
   aliasResolvers: AliasResolver[];
   /** Asked, in order, about an unknown local user that a lookup names (application services may create it). */
@@ -85,6 +87,7 @@ export function noExtensions(): Extensions {
     unsigned: [],
     createRoom: [],
     stateEventChecks: [],
+    stateEventPrechecks: [],
     aliasResolvers: [],
     userQueries: [],
     profileChanged: [],

@@ -3,7 +3,7 @@
 // federate; A answers GET /_matrix/federation/v1/hierarchy/{roomId} (suggested_only, inaccessible
 // children, 404 for a room B's server could not peek or join); B's /hierarchy walks from a space of B into
 // a space that lives on A (through the child's via) and on into A's rooms, showing only what B's user
-// may see.
+// may see. A room's m.room.canonical_alias may list B's aliases only when B says they point at it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
 import { federationCall, signedBy, startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
@@ -113,5 +113,27 @@ describe.each(backends())("directories across Weft servers on %s", (backend) => 
     // max_depth 1 stops at A's space.
     const shallow = await b.call("GET", `${V1}/rooms/${enc(home)}/hierarchy?max_depth=1`, { token: bob.access_token });
     expect(shallow.json.rooms.map((r: { room_id: string }) => r.room_id)).toEqual([home, remoteSpace, homeRoom]);
+  });
+
+  it("m.room.canonical_alias on A lists an alias of B only when B says it points at the room (else M_BAD_ALIAS)", async () => {
+    const roomId = await createRoom(a, alice, { preset: "public_chat" });
+    const join = await b.call("POST", `${V3}/join/${enc(roomId)}?via=${enc(a.serverName)}`, { token: bob.access_token, body: {} });
+    expect(join.status, JSON.stringify(join.json)).toBe(200);
+    const mine = `#canon-here:${b.serverName}`;
+    expect((await b.call("PUT", `${V3}/directory/room/${enc(mine)}`, { token: bob.access_token, body: { room_id: roomId } })).status).toBe(200);
+    const bobsRoom = await createRoom(b, bob);
+    const elsewhere = `#canon-elsewhere:${b.serverName}`;
+    expect((await b.call("PUT", `${V3}/directory/room/${enc(elsewhere)}`, { token: bob.access_token, body: { room_id: bobsRoom } })).status).toBe(200);
+
+    const path = `${V3}/rooms/${enc(roomId)}/state/m.room.canonical_alias/`;
+    const put = (content: unknown) => a.call("PUT", path, { token: alice.access_token, body: content });
+    for (const content of [{ alias: elsewhere }, { alt_aliases: [`#canon-nobody:${b.serverName}`] }, { alias: mine, alt_aliases: [elsewhere] }]) {
+      const res = await put(content);
+      expect([res.status, res.json.errcode], JSON.stringify(content)).toEqual([400, "M_BAD_ALIAS"]);
+    }
+    const ok = await put({ alias: mine, alt_aliases: [mine] });
+    expect(ok.status, JSON.stringify(ok.json)).toBe(200);
+    expectMatchesSpec(ok, "PUT", path);
+    expect((await a.call("GET", path, { token: alice.access_token })).json).toEqual({ alias: mine, alt_aliases: [mine] });
   });
 });

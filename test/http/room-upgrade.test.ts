@@ -8,6 +8,7 @@ import { backends, startTestServer, type TestServer } from "../helpers/server.ts
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
+import { appendEvent } from "../../src/domain/rooms/append.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -59,7 +60,8 @@ describe.each(backends())("room upgrades on %s", (backend) => {
   it("copies the state, moves the aliases, sends the canonical alias once, tombstones and restricts the old room", async () => {
     const old = await createRoom(t, alice, { room_version: "10", preset: "public_chat", visibility: "public", name: "Old", topic: "History", room_alias_name: "upgrade-me" });
     await call("PUT", `${V3}/directory/room/${enc("#upgrade-alt:weft.test")}`, alice, { room_id: old });
-    await putState(alice, old, "m.room.canonical_alias", { alias: "#upgrade-me:weft.test", alt_aliases: ["#upgrade-alt:weft.test", "#far:other.example"] });
+    // Another server's alias, as its server confirmed when the event was sent (other.example does not resolve here).
+    await appendEvent(t.hs.services, old, { type: "m.room.canonical_alias", stateKey: "", sender: alice.user_id, content: { alias: "#upgrade-me:weft.test", alt_aliases: ["#upgrade-alt:weft.test", "#far:other.example"] } });
     await putState(alice, old, "m.room.avatar", { url: "mxc://weft.test/avatar" });
     await putState(alice, old, "m.room.guest_access", { guest_access: "forbidden" });
     await putState(alice, old, "m.room.history_visibility", { history_visibility: "world_readable" });

@@ -185,34 +185,67 @@ export async function localAliases(s: Services, r: Requester, roomId: string): P
 // ---------------------------------------------------------------------------------------------------
 // m.room.canonical_alias
 
+/** A listed alias that is not a room alias at all: M_INVALID_PARAM (as Synapse); M_BAD_ALIAS is for real aliases elsewhere. */
 function checkAliasValue(v: unknown): string {
-  if (typeof v !== "string") throw new MatrixError("M_BAD_ALIAS", "Aliases must be strings", 400);
+  if (typeof v !== "string") throw new MatrixError("M_INVALID_PARAM", "Aliases must be strings", 400);
   try {
     parseAliasParam(v);
   } catch {
-    throw new MatrixError("M_BAD_ALIAS", `Invalid alias: ${JSON.stringify(v)}`, 400);
+    throw new MatrixError("M_INVALID_PARAM", `Invalid alias: ${JSON.stringify(v)}`, 400);
   }
   return v;
 }
 
-/**
- * Checks an m.room.canonical_alias a local client sends: `alias` and `alt_aliases` must be aliases; those
- * newly listed that are ours must exist and point to this room (others' cannot be resolved without
- * federation), else 400 M_BAD_ALIAS. Aliases already in the current event are not checked again (spec).
- */
-export async function checkCanonicalAlias(s: Services, roomId: string, content: Record<string, unknown>, previous: Record<string, unknown> | undefined): Promise<void> {
+/** The aliases an m.room.canonical_alias content lists (`alias` and `alt_aliases`), each checked to be one (else M_INVALID_PARAM). */
+function listedAliases(content: Record<string, unknown>): string[] {
   const listed: string[] = [];
   if (content.alias !== undefined && content.alias !== null) listed.push(checkAliasValue(content.alias));
   if (content.alt_aliases !== undefined) {
     if (!Array.isArray(content.alt_aliases)) throw new MatrixError("M_INVALID_PARAM", "The alt_aliases property must be a list", 400);
     for (const a of content.alt_aliases) listed.push(checkAliasValue(a));
   }
+  return [...new Set(listed)];
+}
+
+/** The aliases `content` lists that `previous` (the current event) does not: only those are checked (spec). */
+function newlyListed(content: Record<string, unknown>, previous: Record<string, unknown> | undefined): string[] {
   const before = new Set<unknown>([previous?.alias, ...(Array.isArray(previous?.alt_aliases) ? previous.alt_aliases : [])]);
-  for (const alias of new Set(listed)) {
-    if (before.has(alias) || !isLocal(s, parseRoomAlias(alias).serverName)) continue;
+  return listedAliases(content).filter((a) => !before.has(a));
+}
+
+const pointsElsewhere = (alias: string) => new MatrixError("M_BAD_ALIAS", `Room alias ${alias} does not point to the room`, 400);
+
+/**
+ * Checks an m.room.canonical_alias a local client sends: `alias` and `alt_aliases` must be aliases (else
+ * 400 M_INVALID_PARAM); those newly listed that are ours must exist and point to this room, else 400
+ * M_BAD_ALIAS (others' are asked of their servers before the room's lane: checkRemoteCanonicalAliases).
+ * Aliases already in the current event are not checked again (spec).
+ */
+export async function checkCanonicalAlias(s: Services, roomId: string, content: Record<string, unknown>, previous: Record<string, unknown> | undefined): Promise<void> {
+  for (const alias of newlyListed(content, previous)) {
+    if (!isLocal(s, parseRoomAlias(alias).serverName)) continue;
     const row = await s.directory.getAlias(alias);
-    if (row?.roomId !== roomId) throw new MatrixError("M_BAD_ALIAS", `Room alias ${alias} does not point to the room`, 400);
+    if (row?.roomId !== roomId) throw pointsElsewhere(alias);
   }
+}
+
+/**
+ * The newly listed aliases of other servers, asked of those servers (as Synapse does), all at once: one
+ * that server does not know, or that points to another room, is 400 M_BAD_ALIAS; a server that cannot
+ * answer fails the request as the query does (502). Run before the room's lane, so that no other server
+ * holds up the room's events; against the current event as it is then.
+ */
+export async function checkRemoteCanonicalAliases(s: Services, roomId: string, content: Record<string, unknown>, previous: Record<string, unknown> | undefined): Promise<void> {
+  const remote = newlyListed(content, previous).filter((a) => !isLocal(s, parseRoomAlias(a).serverName));
+  await Promise.all(
+    remote.map(async (alias) => {
+      const found = await resolveRemoteAlias(s, alias).catch((err: unknown) => {
+        if (err instanceof MatrixError && err.errcode === "M_NOT_FOUND") throw pointsElsewhere(alias);
+        throw err;
+      });
+      if (found.roomId !== roomId) throw pointsElsewhere(alias);
+    }),
+  );
 }
 
 /** createRoom's room_alias_name: the full alias it asks for, M_INVALID_PARAM when malformed. */

@@ -30,17 +30,22 @@ import { canonicalJson } from "../canonical-json.ts";
 import { localUserExists } from "../accounts/user-lookup.ts";
 import { inviteThirdParty, thirdPartyInviteOf } from "../threepids/third-party-invite.ts";
 import { requireRoomNotBlocked } from "./blocked.ts";
+import { shownMxc } from "../media/ids.ts";
 
 /** Resolves a room alias to a room id (the directory's local aliases; remote ones with federation). */
 export type AliasResolver = (s: Services, alias: string) => Promise<string | undefined>;
 
-/** The member event content for `userId`, with their profile's displayname and avatar_url when set. */
+/**
+ * The member event content for `userId`, with their profile's displayname and avatar_url when set — the
+ * avatar as the profile shows it (an MXC URI: a stored value that is none is shown nowhere).
+ */
 export async function memberContentFor(s: Services, userId: string, membership: string): Promise<Record<string, unknown>> {
   const content: Record<string, unknown> = { membership };
   if (membership === "join" || membership === "invite" || membership === "knock") {
     const profile = parseUserId(userId).serverName === s.config.server_name ? await s.users.getProfile(userId) : null;
     if (profile?.displayname) content.displayname = profile.displayname;
-    if (profile?.avatarUrl) content.avatar_url = profile.avatarUrl;
+    const avatar = shownMxc(profile?.avatarUrl);
+    if (avatar) content.avatar_url = avatar;
   }
   return content;
 }

@@ -127,6 +127,8 @@ export async function sendStateEvent(
   if (type === "m.room.member") return sendMemberState(s, r, roomId, stateKey, content);
   if (type === "m.room.power_levels") checkPowerLevelsContent(content);
   rateLimit(s, r);
+  // Checks that ask other servers run here, outside the room's lane.
+  for (const hook of s.extensions.stateEventPrechecks) await hook(s, r, roomId, type, stateKey, content);
   const e = await appendEvent(s, roomId, async (room) => {
     const current = room.state.get(stateKeyOf(type, stateKey));
     if (current) {

@@ -1,7 +1,8 @@
 // Room upgrades (POST /rooms/{roomId}/upgrade): a replacement room of the new version whose create event
 // names its predecessor, with the old room's transferable state copied (name, topic, avatar, join rules
 // — restricted allow lists pointing at the old room now point at the new one —, guest access, history
-// visibility, encryption, server ACL, power levels, space links, room type), the upgrader's power raised
+// visibility, encryption, server ACL, power levels, space links, room type; guest access "forbidden" when
+// the old room had none, which is what its absence meant), the upgrader's power raised
 // while the copy is made and then restored, bans copied, local aliases moved and the canonical alias set
 // once in the new room; then the tombstone in the old room, the old room's local aliases taken out of
 // its m.room.canonical_alias, and its power levels raised to restrict it (events_default and invite).
@@ -193,6 +194,9 @@ export async function upgradeRoom(s: Services, r: Requester, roomId: string, bod
         copied.push({ type, state_key: stateKey, content: pdu.content });
       }
     }
+    // A room without m.room.guest_access forbids guests: the new room says so explicitly, so it holds
+    // the event clients (and Synapse's upgrades, whose private_chat preset adds one) count on.
+    if (!copied.some((e) => e.type === "m.room.guest_access")) copied.push({ type: "m.room.guest_access", state_key: "", content: { guest_access: "forbidden" } });
     const initialStateFor = (newId: string) => [
       { type: "m.room.power_levels", state_key: "", content: copiedPl },
       { type: "m.room.join_rules", state_key: "", content: joinRuleFor(newId) },

@@ -61,6 +61,7 @@ function newContext(s: Services, r: Requester, req: SyncRequest, since: SyncToke
     fullState: req.fullState,
     result,
     joinedRooms: new Set(),
+    presenceOf: new Set(),
     joinedRoom(roomId: string): JoinedRoomResult {
       return (result.rooms.join[roomId] ??= {
         state: { events: [] },

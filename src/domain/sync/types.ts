@@ -56,6 +56,12 @@ export interface SyncContext {
    * first; later providers (account data, receipts, typing) deliver per-room data for these rooms only.
    */
   joinedRooms: Set<string>;
+  /**
+   * Users whose presence an incremental sync brings whether it changed or not (as Synapse): the members of
+   * rooms the user joined since the token, and those who joined, were invited to or knock on the user's
+   * rooms in what this sync shows. Filled by the events provider, read by the presence provider.
+   */
+  presenceOf: Set<string>;
   /** The joined-room entry of `roomId` in the response, created empty when absent. */
   joinedRoom(roomId: string): JoinedRoomResult;
 }

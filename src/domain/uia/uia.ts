@@ -125,7 +125,9 @@ export async function checkUia(s: Services, req: UiaRequest, opts: UiaOptions): 
     params: opts.params ?? {},
     session: session.sessionId,
   };
-  if (completed.size > 0) body.completed = [...completed.keys()];
+  // Once the client presented an auth dict, the answer says which stages are done, none included (as
+  // Synapse: a client tells a failed stage from a fresh session by `completed` and `errcode`).
+  if (completed.size > 0 || Object.keys(authDict).length > 0) body.completed = [...completed.keys()];
   throw new UserInteractiveAuthRequired(body, failure);
 }
 

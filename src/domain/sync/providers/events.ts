@@ -43,14 +43,20 @@ interface RoomPlan {
   after: number;
   upTo: number;
   fullState: boolean;
+  /** The room is new to the client in an incremental sync (joined since the token): its timeline is limited unless it shows every visible event. */
+  newToClient: boolean;
 }
 
 interface Timeline {
   /** Returned events, oldest first. */
   events: StoredEvent[];
-  /** Every event read from the newest down to the oldest returned (incl. invisible/filtered), newest first. */
-  scanned: StoredEvent[];
+  /**
+   * Events the client asked for were left out: an older visible event the filter matches (events the
+   * filter excludes are not left out), or, in a room new to the client, any visible event not shown.
+   */
   limited: boolean;
+  /** Some event of the range before the timeline's start was not shown (so state may have changed unseen). */
+  gap: boolean;
 }
 
 /** Renders stored events per the filter's event_format and event_fields. One batch for many rooms. */
@@ -92,37 +98,55 @@ async function visibleEvents(s: Services, userId: string, m: UserMembership, eve
   return ok;
 }
 
-/** Selects the timeline of one room from its newest events (extending the read when filtering thinned it). */
+/** The most events one extra read of a timeline asks for. */
+const MAX_TIMELINE_READ = 1000;
+
+/**
+ * Selects the timeline of one room from its newest events: the newest `limit` visible events the filter
+ * matches, reading further back while filtering thinned them, and past the limit until it is known
+ * whether a wanted event was left out (a few reads at most: past them the timeline counts as limited).
+ */
 async function selectTimeline(s: Services, userId: string, plan: RoomPlan, newest: StoredEvent[], fetched: number, limit: number, filter: SyncFilter): Promise<Timeline> {
-  const scanned: StoredEvent[] = [];
   const picked: StoredEvent[] = [];
   let batch = newest;
   let exhausted = batch.length < fetched;
-  let limited = false;
+  let leftOut = false;
+  // Every event of the range was looked at, down to its start.
+  let complete = false;
+  let oldestScanned: StoredEvent | undefined;
   for (let round = 0; ; round++) {
     const visible = await visibleEvents(s, userId, plan.m, batch);
-    let i = 0;
-    for (; i < batch.length && picked.length < limit; i++) {
-      const e = batch[i]!;
-      scanned.push(e);
-      if (visible.has(e.eventId) && matchesFilter(filter.room.timeline, e.pdu, e.roomId)) picked.push(e);
+    let stopped = false;
+    for (const e of batch) {
+      oldestScanned = e;
+      const shown = visible.has(e.eventId);
+      const wanted = shown && matchesFilter(filter.room.timeline, e.pdu, e.roomId);
+      if (picked.length < limit) {
+        if (wanted) picked.push(e);
+        else if (plan.newToClient && shown) leftOut = true;
+      } else if (wanted || (plan.newToClient && shown)) leftOut = true;
+      if (picked.length >= limit && leftOut) {
+        stopped = e !== batch[batch.length - 1] || !exhausted;
+        break;
+      }
     }
-    if (picked.length >= limit) {
-      limited = i < batch.length || !exhausted;
+    if (leftOut && picked.length >= limit) {
+      complete = !stopped;
       break;
     }
-    if (exhausted || round >= 5 || batch.length === 0) {
-      limited = !exhausted;
+    if (exhausted || batch.length === 0) {
+      complete = true;
       break;
     }
+    if (round >= 5) break;
     const oldest = batch[batch.length - 1]!.streamOrdering;
-    const want = Math.max(limit - picked.length, 1) * 4;
+    const want = Math.min(MAX_TIMELINE_READ, Math.max(limit - picked.length, 1) * 4 * 2 ** round);
     batch = await s.rooms.events.page(plan.m.roomId, { after: plan.after, upTo: oldest - 1, dir: "b", limit: want });
     exhausted = batch.length < want;
   }
-  return { events: picked.reverse(), scanned, limited };
+  const first = picked[picked.length - 1];
+  return { events: picked.reverse(), limited: leftOut || !complete, gap: !complete || (oldestScanned !== undefined && oldestScanned !== first) };
 }
-
 
 /**
  * The user's member events in the state of these rooms at stream position `pos` (from the state group
@@ -175,7 +199,12 @@ interface PartialRooms {
   completedAt: ReadonlyMap<string, number>;
 }
 
-function plan(ctx: SyncContext, memberships: UserMembership[], to: number, joinedBefore: Set<string>, partial?: PartialRooms): { rooms: RoomPlan[]; invites: UserMembership[]; knocks: UserMembership[] } {
+/**
+ * What each room of the user shows. `joinedBefore`: rooms whose membership changed since the token but
+ * that were joined at it; `joinedAndLeft`: rooms left since the token that were joined since it (they
+ * are new to the client: the leave comes with the room's full state, as a newly joined room).
+ */
+function plan(ctx: SyncContext, memberships: UserMembership[], to: number, joinedBefore: Set<string>, joinedAndLeft: Set<string>, partial?: PartialRooms): { rooms: RoomPlan[]; invites: UserMembership[]; knocks: UserMembership[] } {
   const from = ctx.since?.events;
   const rooms: RoomPlan[] = [];
   const invites: UserMembership[] = [];
@@ -189,8 +218,9 @@ function plan(ctx: SyncContext, memberships: UserMembership[], to: number, joine
         ctx.joinedRooms.add(m.roomId);
         const completed = partial?.completedAt.get(m.roomId);
         const shownAnew = from !== undefined && completed !== undefined && completed > from;
-        if (from === undefined || shownAnew || (changed && !joinedBefore.has(m.roomId))) rooms.push({ m, section: "join", after: 0, upTo: to, fullState: true });
-        else rooms.push({ m, section: "join", after: from, upTo: to, fullState: ctx.fullState });
+        if (from === undefined) rooms.push({ m, section: "join", after: 0, upTo: to, fullState: true, newToClient: false });
+        else if (shownAnew || (changed && !joinedBefore.has(m.roomId))) rooms.push({ m, section: "join", after: 0, upTo: to, fullState: true, newToClient: true });
+        else rooms.push({ m, section: "join", after: from, upTo: to, fullState: ctx.fullState, newToClient: false });
         break;
       }
       case "invite":
@@ -203,9 +233,10 @@ function plan(ctx: SyncContext, memberships: UserMembership[], to: number, joine
       case "ban":
         if (m.forgotten) break;
         if (from === undefined) {
-          if (ctx.filter.room.include_leave) rooms.push({ m, section: "leave", after: 0, upTo: m.streamOrdering, fullState: true });
-        } else if (changed) rooms.push({ m, section: "leave", after: from, upTo: m.streamOrdering, fullState: ctx.fullState });
-        else if (ctx.fullState && ctx.filter.room.include_leave) rooms.push({ m, section: "leave", after: m.streamOrdering, upTo: m.streamOrdering, fullState: true });
+          if (ctx.filter.room.include_leave) rooms.push({ m, section: "leave", after: 0, upTo: m.streamOrdering, fullState: true, newToClient: false });
+        } else if (changed && joinedAndLeft.has(m.roomId)) rooms.push({ m, section: "leave", after: 0, upTo: m.streamOrdering, fullState: true, newToClient: true });
+        else if (changed) rooms.push({ m, section: "leave", after: from, upTo: m.streamOrdering, fullState: ctx.fullState, newToClient: false });
+        else if (ctx.fullState && ctx.filter.room.include_leave) rooms.push({ m, section: "leave", after: m.streamOrdering, upTo: m.streamOrdering, fullState: true, newToClient: false });
         break;
     }
   }
@@ -278,13 +309,30 @@ export const eventsProvider: SyncProvider = {
     const memberships = await membershipsAt(s, reads, userId, await s.sync.streamCache.membershipsOf(userId, () => reads.membershipsOf(userId)), to);
     const versions = new Map(memberships.map((m) => [m.roomId, m.roomVersion]));
     // Rooms whose membership changed since the token but were joined then (e.g. a new display name).
+    // Rooms left since the token whose leave replaced a join made since it: joined within the batch
+    // unless the user was joined at the token too (the join replaced was then a profile change).
     const joinedBefore = new Set<string>();
+    const joinedAndLeft = new Set<string>();
     if (from !== undefined) {
       const rejoined = memberships.filter((m) => m.membership === "join" && m.streamOrdering > from).map((m) => m.roomId);
-      for (const [roomId, e] of await memberEventsAt(s, reads, userId, rejoined, from)) if (e.pdu.content.membership === "join") joinedBefore.add(roomId);
+      const left = memberships.filter((m) => (m.membership === "leave" || m.membership === "ban") && m.streamOrdering > from && !m.forgotten);
+      const leaves = left.length > 0 ? await s.rooms.events.getMany(left.map((m) => m.eventId)) : new Map<string, StoredEvent>();
+      const replaced = leaves.size > 0 ? await s.rooms.events.getMany([...leaves.values()].map((e) => e.replacesState).filter((x): x is string => !!x)) : new Map<string, StoredEvent>();
+      const leftAfterJoining = left
+        .filter((m) => {
+          const prev = replaced.get(leaves.get(m.eventId)?.replacesState ?? "");
+          return prev?.pdu.content.membership === "join" && prev.streamOrdering > from;
+        })
+        .map((m) => m.roomId);
+      for (const roomId of leftAfterJoining) joinedAndLeft.add(roomId);
+      for (const [roomId, e] of await memberEventsAt(s, reads, userId, [...rejoined, ...leftAfterJoining], from)) {
+        if (e.pdu.content.membership !== "join") continue;
+        joinedBefore.add(roomId);
+        joinedAndLeft.delete(roomId);
+      }
     }
     const partial = lazyLoadMembers(filter) ? undefined : await partialStateView(s);
-    const { rooms, invites, knocks } = plan(ctx, memberships, to, joinedBefore, partial);
+    const { rooms, invites, knocks } = plan(ctx, memberships, to, joinedBefore, joinedAndLeft, partial);
     let added = false;
 
     // Invites and knocks: stripped state. Invites sent by users this user ignores are not shown.
@@ -329,7 +377,7 @@ export const eventsProvider: SyncProvider = {
     const leaveEvents = await s.rooms.events.getMany(rooms.filter((p) => p.section === "leave").map((p) => p.m.eventId));
     for (const p of rooms) {
       const e = p.section === "leave" ? leaveEvents.get(p.m.eventId) : undefined;
-      if (e?.outlier && timelines.get(p.m.roomId)!.events.length === 0 && e.streamOrdering > p.after) timelines.set(p.m.roomId, { events: [e], scanned: [e], limited: false });
+      if (e?.outlier && timelines.get(p.m.roomId)!.events.length === 0 && e.streamOrdering > p.after) timelines.set(p.m.roomId, { events: [e], limited: false, gap: false });
     }
 
     // Which rooms appear: all on initial/full-state syncs and for membership changes; else those with events.
@@ -385,8 +433,8 @@ export const eventsProvider: SyncProvider = {
     if (!sent) s.sync.sentMembers.set(deviceKey, (sent = new Map()));
     const stateIds = new Map<string, string[]>();
     const stateKeys = new Map<string, Set<string>>();
-    // Where limited incremental timelines' gaps start: the state at the since-token, per room.
-    const limitedAfter = shown.filter((p) => !p.fullState && timelines.get(p.m.roomId)!.limited);
+    // Where gappy incremental timelines' gaps start: the state at the since-token, per room.
+    const limitedAfter = shown.filter((p) => !p.fullState && timelines.get(p.m.roomId)!.gap);
     const sinceGroups = new Map<string, number>();
     for (const after of new Set(limitedAfter.map((p) => p.after))) {
       const rooms = limitedAfter.filter((p) => p.after === after).map((p) => p.m.roomId);
@@ -399,15 +447,21 @@ export const eventsProvider: SyncProvider = {
       const start = atStart.get(roomId)!;
       let entries: [string, string][];
       if (p.fullState) entries = [...start];
-      else if (tl.limited) {
+      else if (tl.gap) {
         const group = sinceGroups.get(roomId);
         const before = (group !== undefined ? sinceStates.get(group) : undefined) ?? new Map<string, string>();
         entries = [...start].filter(([k, id]) => before.get(k) !== id);
       } else entries = [];
       if (lazy) {
-        // The members the timeline needs (its senders, and the user), plus — in a gappy sync — every
-        // membership that changed in the gap (joins and leaves the client would otherwise never see).
-        const wanted = new Set([userId, ...tl.events.map((e) => e.pdu.sender)]);
+        // The members the timeline needs: its senders whose membership the timeline does not bring before
+        // their first event, and on a full-state sync the user (as Synapse); plus — in a gappy sync —
+        // every membership that changed in the gap (joins and leaves the client would otherwise never see).
+        const wanted = new Set<string>(p.fullState ? [userId] : []);
+        const inTimeline = new Set<string>();
+        for (const e of tl.events) {
+          if (!inTimeline.has(e.pdu.sender)) wanted.add(e.pdu.sender);
+          if (e.pdu.type === MEMBER && e.pdu.state_key !== undefined) inTimeline.add(e.pdu.state_key);
+        }
         const members = [...wanted].map((u) => [stateKeyOf(MEMBER, u), start.get(stateKeyOf(MEMBER, u))] as const).filter((x): x is [string, string] => !!x[1]);
         const gap = p.fullState ? [] : entries.filter(([k]) => k.startsWith(MEMBER + "\u0000") && !wanted.has(k.slice(MEMBER.length + 1)));
         entries = [...entries.filter(([k]) => !k.startsWith(MEMBER + "\u0000")), ...gap, ...members];
@@ -488,7 +542,9 @@ export const eventsProvider: SyncProvider = {
       const timeline = {
         events: tl.events.map((e) => tIndex.get(e.eventId)!),
         limited: tl.limited,
-        prev_batch: streamToken(oldest ? oldest.streamOrdering - 1 : p.upTo),
+        // A timeline from the room's start that left nothing out points /messages at its own end, as
+        // Synapse: paginating from it serves these events again, down to the room's start, with an `end`.
+        prev_batch: streamToken(oldest && (tl.limited || p.after !== 0) ? oldest.streamOrdering - 1 : p.upTo),
       };
       const state = { events: stateLists.get(roomId)!.map((e) => sIndex.get(e.eventId)!) };
       if (p.section === "join") {
@@ -508,6 +564,21 @@ export const eventsProvider: SyncProvider = {
         ctx.result.rooms.leave[roomId] = { state, timeline, account_data: { events: [] } };
       }
       added = true;
+    }
+
+    // Whose presence an incremental sync brings along (presence.ts): the members of rooms new to the
+    // client, and who joined (was invited, knocks) in the member events shown — unless they left after.
+    if (from !== undefined) {
+      for (const p of joinedShown) {
+        if (p.newToClient) for (const x of members.get(p.m.roomId) ?? []) if (x.membership === "join") ctx.presenceOf.add(x.userId);
+        for (const e of [...stateLists.get(p.m.roomId)!, ...timelines.get(p.m.roomId)!.events]) {
+          if (e.pdu.type !== MEMBER || e.pdu.state_key === undefined) continue;
+          const membership = e.pdu.content.membership;
+          if (membership === "join" || membership === "invite" || membership === "knock") ctx.presenceOf.add(e.pdu.state_key);
+          else ctx.presenceOf.delete(e.pdu.state_key);
+        }
+      }
+      ctx.presenceOf.delete(userId);
     }
     return added;
   },
