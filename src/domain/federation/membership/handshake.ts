@@ -83,7 +83,7 @@ function intField(server: string, t: Record<string, unknown>, name: string): num
 /**
  * make_join / make_leave on `server`, then the event completed from its template and signed as this
  * server: the template's room, sender, state_key, type and membership checked (the spec's MUSTs), its
- * prev_events, auth_events, depth and timestamp kept, `content` ours (plus a restricted join's
+ * prev_events, auth_events and depth kept, the timestamp and `content` ours (plus a restricted join's
  * `join_authorised_via_users_server`, which the resident server chose).
  */
 export async function makeAndSign(s: Services, server: string, roomId: string, userId: string, membership: "join" | "leave" | "knock", content: Record<string, unknown>): Promise<SignedMembership> {
@@ -111,7 +111,9 @@ export async function makeAndSign(s: Services, server: string, roomId: string, u
     type: "m.room.member",
     state_key: userId,
     content: eventContent,
-    origin_server_ts: intField(server, t, "origin_server_ts"),
+    // The event is ours: its timestamp is our clock's, as for any event we build (templates need not
+    // carry one: Complement's do not).
+    origin_server_ts: s.clock.now(),
     depth: intField(server, t, "depth"),
     prev_events: t.prev_events as Pdu["prev_events"],
     auth_events: t.auth_events as Pdu["auth_events"],
