@@ -22,15 +22,16 @@ cat > homeserver.yaml <<YAML
 server_name: "$SERVER_NAME"
 public_baseurl: "http://127.0.0.1:8008/"
 listeners:
+  # Both serve everything, as Synapse's Complement image does (its tests reach federation paths on 8008).
   - port: 8008
     type: http
     bind_addresses: ["0.0.0.0"]
-    resources: [{names: [client]}]
+    resources: [{names: [client, federation]}]
   - port: 8448
     type: http
     tls: true
     bind_addresses: ["0.0.0.0"]
-    resources: [{names: [federation]}]
+    resources: [{names: [client, federation]}]
 tls_certificate_path: /data/tls.crt
 tls_private_key_path: /data/tls.key
 database: {name: sqlite3, args: {database: /data/homeserver.db}}
