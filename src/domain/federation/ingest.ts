@@ -30,10 +30,15 @@ function lanesOf(s: Services): KeyedLanes {
   return l;
 }
 
-/** What a pipeline outcome says to the sending server. */
+/**
+ * What a pipeline outcome says to the sending server. An error only for an event that could not be
+ * processed (a bad signature or format, a state that cannot be resolved, prev_events unknown); one the
+ * auth rules rejected or soft-failed was processed, and is answered {} like an accepted one (as Synapse:
+ * the sender would otherwise retry it or complain).
+ */
 export function resultOf(o: RemoteOutcome | undefined): PduResult {
   if (!o) return "The event was not processed";
-  if (o.status === "rejected" || o.status === "dropped") return o.reason;
+  if (o.status === "dropped") return o.reason;
   if (o.status === "outlier") return "The event's prev_events are unknown";
   return undefined;
 }
