@@ -1,14 +1,15 @@
-// A remote server invites one of our users (PUT /invite v2): the invite must be an m.room.member invite
+// A remote server invites one of our users (PUT /invite v2, or the v1 older servers send): the invite must be an m.room.member invite
 // for an existing local user, sent by a user of the origin server, for the room and event id of the
 // path, in a room version this server implements, with a matching content hash and the origin's valid
 // signature, and its invite_room_state well formed. This server then countersigns it and keeps it: in a
 // room it is in, through the remote planner (a refused invite is a 403 and nothing stored); otherwise —
 // the usual case — as an out-of-band membership carrying the stripped state, so the invite shows in the
 // user's /sync. The answer is the event with our signature. Retrying the same invite answers the same.
-// Spec: Server-Server API "Inviting to a room" (PUT /_matrix/federation/v2/invite/{roomId}/{eventId}).
+// Spec: Server-Server API "Inviting to a room" (PUT /_matrix/federation/v2/invite/{roomId}/{eventId}, and
+// the deprecated PUT /_matrix/federation/v1/invite/{roomId}/{eventId}).
 import type { Services } from "../../services.ts";
 import type { Pdu } from "../../events/types.ts";
-import { domainOf } from "../../events/types.ts";
+import { domainOf, isPlainObject } from "../../events/types.ts";
 import { MatrixError } from "../../errors.ts";
 import { checkContentHash, eventIdOf, roomIdOf } from "../../events/hashes.ts";
 import { validatePduFormat } from "../../events/validate.ts";
@@ -58,6 +59,19 @@ async function checkInvite(s: Services, origin: string, roomId: string, eventId:
   if (user.deactivated) throw new MatrixError("M_FORBIDDEN", "This user cannot be invited", 403);
   const { unsigned: _u, ...rest } = pdu;
   return rest as Pdu;
+}
+
+/**
+ * PUT /invite v1 (deprecated, still used by older servers): the body is the invite event itself, its
+ * stripped state in `unsigned.invite_room_state`, and no room version: the spec says to assume 1 or 2 (the
+ * room's, when this server knows it as one of them; else 1, as Synapse — the two share an event format).
+ * Then as v2; the v1 answer's `[200, {...}]` wrapper is the route's.
+ */
+export async function receiveInviteV1(s: Services, origin: string, roomId: string, eventId: string, body: Record<string, unknown>): Promise<{ event: Pdu }> {
+  const known = (await loadRoom(s, roomId))?.version.id;
+  const unsigned = isPlainObject(body.unsigned) ? body.unsigned : {};
+  const version = known === "2" ? "2" : "1";
+  return receiveInvite(s, origin, roomId, eventId, { room_version: version, event: body, invite_room_state: unsigned.invite_room_state });
 }
 
 /** PUT /invite v2: checks, countersigns and keeps the invite; answers the event with our signature. */
