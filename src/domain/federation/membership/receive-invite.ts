@@ -76,11 +76,11 @@ export async function receiveInviteV1(s: Services, origin: string, roomId: strin
 
 /** PUT /invite v2: checks, countersigns and keeps the invite; answers the event with our signature. */
 export async function receiveInvite(s: Services, origin: string, roomId: string, eventId: string, body: Record<string, unknown>): Promise<{ event: Pdu }> {
-  const claimed = roomVersionOf(body);
   const room = await loadRoom(s, roomId);
-  if (room && room.version.id !== claimed.id) throw invalid(`Room ${roomId} has version ${room.version.id}, not ${claimed.id}`);
-  // A room we know: its ACL decides whether the origin may invite into it (403, as Synapse).
+  // A room we know: its ACL decides whether the origin may invite into it (403, as Synapse), first.
   if (room) await assertServerAllowed(s, room.state, origin);
+  const claimed = roomVersionOf(body);
+  if (room && room.version.id !== claimed.id) throw invalid(`Room ${roomId} has version ${room.version.id}, not ${claimed.id}`);
   const v = room?.version ?? claimed;
   const invite = await checkInvite(s, origin, roomId, eventId, body.event, v);
   const inviteState = await checkReceivedInviteState(s, body.invite_room_state, v, roomId);
