@@ -17,6 +17,7 @@ import { authorizeEvent, checkSignatures } from "../../rooms/pipeline/checks.ts"
 import { receiveRemoteEvents } from "../../rooms/receive.ts";
 import { requireRoom, type RoomSnapshot } from "../../rooms/room-cache.ts";
 import { clientError, sameEvent } from "./handshake.ts";
+import { assertCanonicalForVersion } from "../../events/validate.ts";
 import { putV2OrV1 } from "./v1-fallback.ts";
 import { inviteRoomState } from "./invite-state.ts";
 
@@ -56,6 +57,8 @@ export async function inviteRemoteUser(s: Services, roomId: string, draft: Event
     throw clientError(err, "invite the user");
   }
   const returned = isPlainObject(answer) ? answer.event : undefined;
+  // A value the room version forbids in the event that came back: 400 M_BAD_JSON (as Synapse answers).
+  assertCanonicalForVersion(returned, room.version);
   if (!sameEvent(built.pdu, returned) || !isPlainObject(returned.signatures))
     throw new MatrixError("M_UNKNOWN", `${server} answered the invite with another event`, 502);
   const signatures = returned.signatures as Pdu["signatures"];

@@ -12,7 +12,7 @@ import type { Pdu } from "../../events/types.ts";
 import { domainOf, isPlainObject } from "../../events/types.ts";
 import { MatrixError } from "../../errors.ts";
 import { checkContentHash, eventIdOf, roomIdOf } from "../../events/hashes.ts";
-import { validatePduFormat } from "../../events/validate.ts";
+import { assertCanonicalForVersion, validatePduFormat } from "../../events/validate.ts";
 import { getRoomVersion, type RoomVersion } from "../../rooms/room-versions.ts";
 import { addSignature } from "../../rooms/build-event.ts";
 import { checkSignatures } from "../../rooms/pipeline/checks.ts";
@@ -34,9 +34,14 @@ function roomVersionOf(body: Record<string, unknown>): RoomVersion {
   return v;
 }
 
-/** The invite event checked against the request: the spec's validation, M_INVALID_PARAM when it fails. */
+/**
+ * The invite event checked against the request: the spec's validation, M_INVALID_PARAM when it fails
+ * (M_BAD_JSON for a value its room version forbids).
+ */
 async function checkInvite(s: Services, origin: string, roomId: string, eventId: string, raw: unknown, v: RoomVersion): Promise<Pdu> {
   if (raw === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing event", 400);
+  // A value the room version forbids (a float, say) is M_BAD_JSON, as Synapse answers; other faults below.
+  assertCanonicalForVersion(raw, v);
   let pdu: Pdu;
   try {
     pdu = validatePduFormat(raw, v);
