@@ -18,7 +18,7 @@ import { eventIdOf } from "../../events/hashes.ts";
 import { fedPath } from "../../../federation/client.ts";
 import { stateKeyOf } from "../../store/state-groups.ts";
 import { receiveRemoteEvents, type RemoteEventInput } from "../../rooms/receive.ts";
-import { badAnswer, makeAndSign, sameEvent, throughServers } from "./handshake.ts";
+import { badAnswer, JOIN_FAILOVER_ERRCODES, makeAndSign, sameEvent, throughServers } from "./handshake.ts";
 import { putV2OrV1 } from "./v1-fallback.ts";
 import { loadRoom } from "../../rooms/room-cache.ts";
 import { markPartialState } from "../partial-state/flag.ts";
@@ -94,6 +94,6 @@ export async function joinRemoteRoom(s: Services, roomId: string, userId: string
       throw badAnswer(server, `the join is not allowed by the state ${server} answered (${o.status}${"reason" in o ? `: ${o.reason}` : ""})`);
     }
     return mark !== undefined;
-  });
+  }, JOIN_FAILOVER_ERRCODES);
   if (partial) resyncInBackground(s, roomId);
 }
