@@ -1,6 +1,7 @@
 // Federation request authentication, both directions: the `Authorization: X-Matrix ...` header (its
 // grammar: RFC 9110 auth-params, quoted or bare values, with X-Proto as a second scheme name), signing an
-// outbound request, and verifying an inbound one against the origin's keys. Errors as Synapse words them.
+// outbound request, and verifying an inbound one against the origin's keys (over its body as received when
+// the body holds numbers canonical JSON cannot carry: received-json.ts). Errors as Synapse words them.
 // Spec: Server-Server API, "Request Authentication"; Appendices, "Signing JSON".
 import { MatrixError } from "../errors.ts";
 import { isValidServerName } from "../ids.ts";

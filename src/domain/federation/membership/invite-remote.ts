@@ -3,7 +3,8 @@
 // state (PUT /invite v2; v1 to a server without it, in rooms of versions 1 and 2), and comes back
 // countersigned; only the same event with a valid signature of that server is kept, entering the room
 // through the remote planner (its prev_events may no longer be the room's tips by then). A refusal by the
-// invitee's server is our client's 403.
+// invitee's server reaches our client as it said it (handshake.ts `clientError`); an answer holding a value
+// the room version forbids is 400 M_BAD_JSON.
 // Spec: Server-Server API "Inviting to a room" (PUT /_matrix/federation/v2/invite/{roomId}/{eventId}, and
 // the deprecated v1).
 import type { Services } from "../../services.ts";
