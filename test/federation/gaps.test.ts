@@ -1,16 +1,18 @@
 // Received events whose prev_events or auth events Weft lacks, over TLS. Between two Weft servers: a gap
 // closed with /get_missing_events, and one wider than get_missing_events reaches, closed by fetching the
-// state after the missing prev event (/state_ids, /event). Against a stand-in server serving a hand-built
-// DAG: the exact requests Weft makes; the state fallback when /get_missing_events fails; missing auth
-// events fetched with /event_auth; and hostile answers — junk and strangers' events ignored, oversize
-// answers and wrong events refused, a server leading Weft from gap to gap stopped by the budget — each
-// leaving the PDU with an error and nothing unchecked stored. SQLite and PostgreSQL.
+// state after the prev event of the oldest event it brought (/state_ids, /event) — that one an outlier,
+// whose state is not served. Against a stand-in server serving a hand-built DAG: the exact requests Weft
+// makes; a pushed PDU whose prev_events its origin does not give refused as Synapse refuses it, without
+// asking for the state at them; missing auth events fetched with /event_auth; and hostile answers — junk
+// and strangers' events ignored, oversize answers and wrong events refused, a server leading Weft from
+// gap to gap stopped by the budget — each leaving the PDU with an error and nothing unchecked stored.
+// SQLite and PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
 import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
-import { joinByHand, pushEvents, sendMessages, sendTransaction, syncUntil } from "../helpers/by-hand.ts";
+import { joinByHand, pushEvents, sendMessages, sendTransaction, signedCall, signerOf, syncUntil } from "../helpers/by-hand.ts";
 import { startFakeOrigin, type FakeOrigin, type FakeRequest } from "../helpers/fake-origin.ts";
 import { Dag } from "../helpers/dag.ts";
 import type { Pdu } from "../../src/domain/events/types.ts";
@@ -64,6 +66,11 @@ describe.each(backends())("filling gaps before received events on %s", (backend)
       expect(bodies.filter((b) => b.startsWith("g"))).toEqual(["g4", "g5", "g6", "g7", "g8", "g9", "g10", "g11", "g12", "g13", "g14"]);
       const g3 = (await a.hs.services.rooms.events.get(ids[2]!))!;
       expect([g3.outlier, g3.stateGroup]).toEqual([true, null]);
+      // Not served: the state at an outlier is not known here.
+      for (const endpoint of ["state", "state_ids"]) {
+        const at = await signedCall(signerOf(b), a, "GET", `/_matrix/federation/v1/${endpoint}/${enc(roomId)}?event_id=${enc(ids[2]!)}`);
+        expect([at.status, at.json.errcode], endpoint).toEqual([404, "M_NOT_FOUND"]);
+      }
       expect(await a.hs.services.rooms.events.get(ids[1]!)).toBeUndefined();
       const g4 = (await a.hs.services.rooms.events.get(ids[3]!))!;
       expect(g4.outlier).toBe(false);
@@ -160,30 +167,69 @@ describe.each(backends())("filling gaps before received events on %s", (backend)
       expect(seen.filter((e) => e.sender === fred && e.type === "m.room.message").map((e) => e.content.body)).toEqual(["f1", "f2", "f3"]);
     });
 
-    it("when get_missing_events fails, the state after the missing prev event is fetched (state_ids, then event)", async () => {
+    it("a pushed PDU whose prev_events its origin does not give is refused; the state at them is never asked for", async () => {
       const tip = await tipNow();
-      const [s1, s2] = await fredSays(tip, "s1", "s2");
+      const [s1, s2, s3] = await fredSays(tip, "s1", "s2", "s3");
+      const stateAfterTip = [...(await a.hs.services.rooms.stateGroups.get((await stored(tip))!.stateGroup!)).values()];
+      for (const gme of [{ status: 500, json: { errcode: "M_UNKNOWN", error: "nope" } }, { status: 200, json: { events: [] } }]) {
+        f.requests.length = 0;
+        f.handler = (req) => {
+          if (req.path.includes("/get_missing_events/")) return gme;
+          if (req.path.includes("/state_ids/")) return { status: 200, json: { pdu_ids: stateAfterTip, auth_chain_ids: [] } };
+          return honest(req);
+        };
+        const res = await sendTransaction(f, a, [s2!.pdu]);
+        expect(res.json).toEqual({ pdus: { [s2!.eventId]: { error: "Your server isn't divulging details about prev_events referenced in this event." } } });
+        expect(reads(f).map((r) => [r.method, r.path.split("/")[4]])).toEqual([["POST", "get_missing_events"]]);
+        expect(await stored(s2!.eventId)).toBeUndefined();
+        expect(await stored(s1!.eventId)).toBeUndefined();
+        expect(await a.hs.services.rooms.events.extremities(roomId)).toEqual([tip]);
+      }
+      // An event on the refused one: asked for again (get_missing_events), and refused alike when not given.
       f.requests.length = 0;
-      const stateAfterTip = [...(await a.hs.services.rooms.stateGroups.get((await stored(await tipNow()))!.stateGroup!)).values()];
+      const res = await sendTransaction(f, a, [s3!.pdu]);
+      expect(res.json.pdus[s3!.eventId].error).toMatch(/prev_events/);
+      expect(reads(f).map((r) => [r.method, r.path.split("/")[4], (r.body as { latest_events?: string[] }).latest_events])).toEqual([["POST", "get_missing_events", [s3!.eventId]]]);
+      // Given, the whole gap closes.
+      f.handler = (req) => (req.path.includes("/get_missing_events/") ? { status: 200, json: { events: [s1!.pdu, s2!.pdu] } } : honest(req));
+      const filled = await sendTransaction(f, a, [s3!.pdu]);
+      expect(filled.json).toEqual({ pdus: { [s3!.eventId]: {} } });
+      for (const e of [s1!, s2!, s3!]) expect((await stored(e.eventId))!.outlier).toBe(false);
+      expect(await a.hs.services.rooms.events.extremities(roomId)).toEqual([s3!.eventId]);
+    });
+
+    it("the oldest event get_missing_events brings, its own prev_event unknown, is placed with the state fetched after that one", async () => {
+      const tip = await tipNow();
+      const [p1, p2, p3] = await fredSays(tip, "p1", "p2", "p3");
+      f.requests.length = 0;
+      const stateAfterTip = [...(await a.hs.services.rooms.stateGroups.get((await stored(tip))!.stateGroup!)).values()];
       f.handler = (req) => {
-        if (req.path.includes("/get_missing_events/")) return { status: 500, json: { errcode: "M_UNKNOWN", error: "nope" } };
+        if (req.path.includes("/get_missing_events/")) return { status: 200, json: { events: [p2!.pdu] } };
         if (req.path.includes("/state_ids/")) return { status: 200, json: { pdu_ids: stateAfterTip, auth_chain_ids: [] } };
         return honest(req);
       };
-      const res = await sendTransaction(f, a, [s2!.pdu]);
-      expect(res.json).toEqual({ pdus: { [s2!.eventId]: {} } });
+      const res = await sendTransaction(f, a, [p3!.pdu]);
+      expect(res.json).toEqual({ pdus: { [p3!.eventId]: {} } });
       expect(reads(f).map((r) => [r.method, r.path.split("/")[4], r.query.get("event_id") ?? r.path.split("/")[5]])).toEqual([
         ["POST", "get_missing_events", roomId],
-        ["GET", "state_ids", s1!.eventId],
-        // A lacks most of what it needs (s1 alone, of a small state): the whole state, as Synapse asks.
-        ["GET", "state", s1!.eventId],
-        ["GET", "event", s1!.eventId],
+        ["GET", "state_ids", p1!.eventId],
+        // A lacks most of what it needs (p1 alone, of a small state): the whole state, as Synapse asks.
+        ["GET", "state", p1!.eventId],
+        ["GET", "event", p1!.eventId],
       ]);
-      expect((await stored(s1!.eventId))!.outlier).toBe(true);
-      const s2row = (await stored(s2!.eventId))!;
-      expect([s2row.outlier, s2row.rejectedReason, s2row.softFailed]).toEqual([false, null, false]);
-      // s1 is not in A's DAG: nothing joins the old tip to s2, both are forward extremities.
-      expect((await a.hs.services.rooms.events.extremities(roomId)).sort()).toEqual([tip, s2!.eventId].sort());
+      expect((await stored(p1!.eventId))!.outlier).toBe(true);
+      for (const e of [p2!, p3!]) {
+        const row = (await stored(e.eventId))!;
+        expect([row.outlier, row.rejectedReason, row.softFailed]).toEqual([false, null, false]);
+      }
+      // p1 is not in A's DAG: nothing joins the old tip to p3, both are forward extremities.
+      expect((await a.hs.services.rooms.events.extremities(roomId)).sort()).toEqual([tip, p3!.eventId].sort());
+      // p1 is an outlier here: the state at it is not served (404), nor at a rejected event.
+      const asF = (path: string) => signedCall(f, a, "GET", path);
+      for (const endpoint of ["state", "state_ids"]) {
+        const at = await asF(`/_matrix/federation/v1/${endpoint}/${enc(roomId)}?event_id=${enc(p1!.eventId)}`);
+        expect([at.status, at.json.errcode], endpoint).toEqual([404, "M_NOT_FOUND"]);
+      }
     });
 
     it("junk and other rooms' events in a get_missing_events answer are ignored; the rest is used", async () => {
@@ -217,23 +263,26 @@ describe.each(backends())("filling gaps before received events on %s", (backend)
     });
 
     it("hostile answers: an oversize state_ids, or another event than the one asked for, leave the PDU refused", async () => {
-      const [, h2] = await fredSays(await tipNow(), "h1", "h2");
+      // h3 pushed; get_missing_events brings h2, whose prev h1 is unknown: the state after h1 is asked for.
+      const [, h2, h3] = await fredSays(await tipNow(), "h1", "h2", "h3");
       const other = (await fredSays(await tipNow(), "other"))[0]!;
+      const missing = (req: FakeRequest) => (req.path.includes("/get_missing_events/") ? { status: 200, json: { events: [h2!.pdu] } } : undefined);
       for (const handler of [
-        (req: FakeRequest) => (req.path.includes("/state_ids/") ? { status: 200, json: { pdu_ids: Array.from({ length: 60_000 }, (_, i) => `$x${i}`), auth_chain_ids: [] } } : undefined),
-        (req: FakeRequest) => (req.path.includes("/state_ids/") ? { status: 200, json: { pdu_ids: "all of them", auth_chain_ids: [] } } : undefined),
+        (req: FakeRequest) => (req.path.includes("/state_ids/") ? { status: 200, json: { pdu_ids: Array.from({ length: 60_000 }, (_, i) => `$x${i}`), auth_chain_ids: [] } } : missing(req)),
+        (req: FakeRequest) => (req.path.includes("/state_ids/") ? { status: 200, json: { pdu_ids: "all of them", auth_chain_ids: [] } } : missing(req)),
         (req: FakeRequest) => {
           if (req.path.includes("/state_ids/")) return { status: 200, json: { pdu_ids: [], auth_chain_ids: [] } };
           if (req.path.includes("/event/")) return { status: 200, json: { origin: f.serverName, origin_server_ts: 0, pdus: [other.pdu] } };
-          return undefined;
+          return missing(req);
         },
       ]) {
         f.handler = handler;
-        const res = await sendTransaction(f, a, [h2!.pdu]);
+        f.requests.length = 0;
+        const res = await sendTransaction(f, a, [h3!.pdu]);
         expect(res.status).toBe(200);
-        expect(res.json.pdus[h2!.eventId].error).toMatch(/Cannot fetch/);
-        expect(await stored(h2!.eventId)).toBeUndefined();
-        expect(await stored(other.eventId)).toBeUndefined();
+        expect(res.json.pdus[h3!.eventId].error).toMatch(/prev_events/);
+        expect(reads(f).some((r) => r.path.includes("/state_ids/"))).toBe(true);
+        for (const e of [h2!, h3!, other]) expect(await stored(e.eventId)).toBeUndefined();
       }
     });
 
@@ -256,7 +305,7 @@ describe.each(backends())("filling gaps before received events on %s", (backend)
       const started = Date.now();
       const res = await sendTransaction(f, a, [target.pdu]);
       expect(res.status).toBe(200);
-      expect(res.json.pdus[target.eventId].error).toMatch(/Cannot fetch/);
+      expect(res.json.pdus[target.eventId].error).toMatch(/prev_events/);
       expect(f.requests.length).toBeLessThanOrEqual(60);
       expect(f.requests.filter((r) => r.path.includes("/state_ids/")).length).toBeLessThanOrEqual(4);
       expect(Date.now() - started).toBeLessThan(30_000);

@@ -3,7 +3,8 @@
 // and A's alice sees them in /sync; the spec's answer shape; a replayed transaction gets the stored answer
 // and changes nothing; oversize and malformed transactions are refused whole; per PDU: a bad content hash
 // stores the event redacted, a bad signature drops it, an event failing auth is rejected (stored, never
-// served), a malformed one is an error, one for a room A does not know is ignored, one for a room A is no
+// served) or soft-failed against current state is answered {} all the same (it was processed: Synapse's
+// answer), a malformed one is an error, one for a room A does not know is ignored, one for a room A is no
 // longer in is refused; EDUs go to the handler of their type (unknown types dropped). SQLite and PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
@@ -11,11 +12,13 @@ import { startFederatedServer, type FederatedServer } from "../helpers/federatio
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
-import { eventOnRoom, joinByHand, sendTransaction, signedCall, signerOf, syncUntil } from "../helpers/by-hand.ts";
+import { eventOnRoom, joinByHand, pushEvents, sendTransaction, signedCall, signerOf, syncUntil } from "../helpers/by-hand.ts";
+import { buildEvent } from "../../src/domain/rooms/build-event.ts";
 import type { EduHandler } from "../../src/domain/federation/edu.ts";
 import { generateSigningKey } from "../../src/domain/signing-key.ts";
 import { eventIdOf } from "../../src/domain/events/hashes.ts";
 import { loadRoom } from "../../src/domain/rooms/room-cache.ts";
+import { stateKeyOf } from "../../src/domain/store/state-groups.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -149,13 +152,39 @@ describe.each(backends())("PUT /send on %s", (backend) => {
     const mallory = `@mallory:${b.serverName}`;
     const bad = await eventOnRoom(b.hs.services, roomId, signerOf(b), { type: "m.room.message", sender: mallory, content: { msgtype: "m.text", body: "let me in" } });
     const res = await sendTransaction(signerOf(b), a, [bad.pdu]);
-    expect(res.json.pdus[bad.eventId].error).toMatch(/Auth rule|not joined|membership/i);
+    // Processed and rejected by the auth rules: no error for the sender (as Synapse), which would retry it.
+    expect([res.status, res.json]).toEqual([200, { pdus: { [bad.eventId]: {} } }]);
     const row = (await stored(bad.eventId))!;
-    expect(row.rejectedReason).not.toBeNull();
+    expect(row.rejectedReason).toMatch(/Auth rule|not joined|membership/i);
     expect((await clientEvent(bad.eventId)).status).toBe(404);
     const fed = await signedCall(signerOf(b), a, "GET", `/_matrix/federation/v1/event/${enc(bad.eventId)}`);
     expect([fed.status, fed.json.errcode]).toEqual([404, "M_NOT_FOUND"]);
     expect(await a.hs.services.rooms.events.extremities(roomId)).not.toContain(bad.eventId);
+  });
+
+  it("an event soft-failed against current state is answered {} too: stored as such, not shown, not a tip", async () => {
+    // eve of B joins; A hears of it, then of her ban. Her message built before the ban (on her join) passes
+    // the auth rules at its place in the DAG and fails against A's current state.
+    const eve = await registerUser(b, "eve");
+    const joined = await b.call("POST", `${V3}/join/${enc(roomId)}`, { token: eve.access_token, body: {} });
+    expect(joined.status, JSON.stringify(joined.json)).toBe(200);
+    const atJoin = (await loadRoom(b.hs.services, roomId))!;
+    const joinId = atJoin.state.get(stateKeyOf("m.room.member", eve.user_id))!;
+    const banned = await b.call("POST", `${V3}/rooms/${enc(roomId)}/ban`, { token: bob.access_token, body: { user_id: eve.user_id } });
+    expect(banned.status, JSON.stringify(banned.json)).toBe(200);
+    const banId = (await loadRoom(b.hs.services, roomId))!.state.get(stateKeyOf("m.room.member", eve.user_id))!;
+    const pushed = await pushEvents(b, a, [joinId, banId]);
+    expect(pushed.json).toEqual({ pdus: { [joinId]: {}, [banId]: {} } });
+    const late = await buildEvent(b.hs.services, { roomId, version: atJoin.version, state: atJoin.state, extremities: atJoin.extremities, maxDepth: atJoin.maxDepth }, { type: "m.room.message", sender: eve.user_id, content: { msgtype: "m.text", body: "said before my ban" } });
+    const tipsBefore = await a.hs.services.rooms.events.extremities(roomId);
+    const res = await sendTransaction(signerOf(b), a, [late.pdu]);
+    expect([res.status, res.json]).toEqual([200, { pdus: { [late.eventId]: {} } }]);
+    expectMatchesSpec(res, "PUT", "/_matrix/federation/v1/send/t3");
+    const row = (await stored(late.eventId))!;
+    expect([row.softFailed, row.rejectedReason, row.outlier]).toEqual([true, null, false]);
+    expect(await a.hs.services.rooms.events.extremities(roomId)).toEqual(tipsBefore);
+    const seen = await syncUntil(a, alice.access_token, roomId, (evs) => evs.some((e) => e.event_id === banId));
+    expect(seen.map((e) => e.event_id)).not.toContain(late.eventId);
   });
 
   it("a PDU for a room A does not know is ignored; one for a room A is no longer in is refused", async () => {

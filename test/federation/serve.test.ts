@@ -99,9 +99,16 @@ describe.each(backends())("serving events and state to other servers on %s", (ba
     // A rejected event (bob names the room without the power to) is never served.
     const rejected = await eventOnRoom(a.hs.services, roomId, signerOf(b), { type: "m.room.name", stateKey: "", sender: bob.user_id, content: { name: "bob's room" } });
     const sent = await sendTransaction(signerOf(b), a, [rejected.pdu]);
-    expect(sent.json.pdus[rejected.eventId].error).toBeDefined();
+    // Processed (and rejected): answered {} as Synapse does.
+    expect(sent.json.pdus[rejected.eventId]).toEqual({});
+    expect((await a.hs.services.rooms.events.get(rejected.eventId))!.rejectedReason).not.toBeNull();
     const notServed = await asB("GET", `${F}/event/${enc(rejected.eventId)}`);
     expect([notServed.status, notServed.json.errcode]).toEqual([404, "M_NOT_FOUND"]);
+    // Nor the state at it.
+    for (const endpoint of ["state", "state_ids"]) {
+      const res = await asB("GET", `${F}/${endpoint}/${enc(roomId)}?event_id=${enc(rejected.eventId)}`);
+      expect([res.status, res.json.errcode], endpoint).toEqual([404, "M_NOT_FOUND"]);
+    }
   });
 
   it("GET /state_ids and /state: the state before the event and its auth chain; refusals", async () => {

@@ -3,7 +3,9 @@
 // denying "127.0.0.1" (or IP literals) shuts B out of A's room: B's PDUs are answered "Server is banned
 // from room" and not stored, its typing is dropped, its room reads and invites are 403, and A's events no
 // longer go to B; lifting the ACL lets B back in. An ACL that would deny A itself is refused (400, as
-// Synapse), through the state API and createRoom's initial_state alike.
+// Synapse), through the state API and createRoom's initial_state alike — A's full name is matched, port
+// included, as Synapse's self-check does: C, a third server named `localhost:PORT` like A, is shut out by
+// an ACL denying "localhost", which A takes; C is then refused on every room endpoint, v1 and v2.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
 import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
@@ -12,7 +14,8 @@ import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { FederationError } from "../../src/federation/errors.ts";
 import { destinationsOfEvents, remoteServersInRoom } from "../../src/domain/federation/room-servers.ts";
-import { eventOnRoom, signedCall, signerOf } from "../helpers/by-hand.ts";
+import { eventOnRoom, sendTransaction, signedCall, signerOf } from "../helpers/by-hand.ts";
+import { loadRoom } from "../../src/domain/rooms/room-cache.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -20,21 +23,25 @@ const enc = encodeURIComponent;
 describe.each(backends())("server ACLs across Weft servers on %s", (backend) => {
   let a: FederatedServer;
   let b: FederatedServer;
+  let c: FederatedServer;
   let alice: Session;
   let bob: Session;
+  let carol: Session;
   let roomId: string;
   let txn = 0;
 
   beforeAll(async () => {
-    [a, b] = await Promise.all([startFederatedServer({ backend, name: "localhost" }), startFederatedServer({ backend })]);
-    [alice, bob] = await Promise.all([registerUser(a, "alice"), registerUser(b, "bob")]);
+    [a, b, c] = await Promise.all([startFederatedServer({ backend, name: "localhost" }), startFederatedServer({ backend }), startFederatedServer({ backend, name: "localhost" })]);
+    [alice, bob, carol] = await Promise.all([registerUser(a, "alice"), registerUser(b, "bob"), registerUser(c, "carol")]);
     roomId = await createRoom(a, alice, { preset: "public_chat" });
-    const join = await b.call("POST", `${V3}/join/${enc(roomId)}?via=${enc(a.serverName)}`, { token: bob.access_token, body: {} });
-    expect(join.status, JSON.stringify(join.json)).toBe(200);
-    await eventually(async () => (await a.hs.services.rooms.store.membership(roomId, bob.user_id))?.membership === "join", "bob joined on A");
+    for (const [t, who] of [[b, bob], [c, carol]] as const) {
+      const join = await t.call("POST", `${V3}/join/${enc(roomId)}?via=${enc(a.serverName)}`, { token: who.access_token, body: {} });
+      expect(join.status, JSON.stringify(join.json)).toBe(200);
+      await eventually(async () => (await a.hs.services.rooms.store.membership(roomId, who.user_id))?.membership === "join", `${who.user_id} joined on A`);
+    }
   });
   afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
+    await Promise.all([a?.close(), b?.close(), c?.close()]);
   });
 
   const setAcl = async (content: Record<string, unknown>) => {
@@ -84,13 +91,13 @@ describe.each(backends())("server ACLs across Weft servers on %s", (backend) => 
     // A's own events and EDUs no longer go to B.
     const mine = await a.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/a${++txn}`, { token: alice.access_token, body: { msgtype: "m.text", body: "not for B" } });
     const stored = (await a.hs.services.rooms.events.get(mine.json.event_id))!;
-    expect((await destinationsOfEvents(a.hs.services, [stored])).get(stored.eventId)).toEqual([]);
-    expect(await remoteServersInRoom(a.hs.services, roomId)).toEqual([]);
+    expect((await destinationsOfEvents(a.hs.services, [stored])).get(stored.eventId)).toEqual([c.serverName]);
+    expect(await remoteServersInRoom(a.hs.services, roomId)).toEqual([c.serverName]);
 
     // Lifted: B reads the room again, and is a destination again.
     const lifted = await setAcl({ allow: ["*"] });
     expect(await stateIdsFromB(lifted)).toBe(200);
-    expect(await remoteServersInRoom(a.hs.services, roomId)).toEqual([b.serverName]);
+    expect((await remoteServersInRoom(a.hs.services, roomId)).sort()).toEqual([b.serverName, c.serverName].sort());
   });
 
   it("an invite from a server the room's ACL denies is refused (403); lifted, the same invite is taken", async () => {
@@ -112,7 +119,8 @@ describe.each(backends())("server ACLs across Weft servers on %s", (backend) => 
   });
 
   it("an ACL that would deny this server itself is refused, in the state API and in createRoom", async () => {
-    const refusals = [{ allow: ["*"], deny: ["localhost"] }, { allow: [] }, { deny: ["*"] }, {}, { allow: ["LOCALHOST"], deny: ["local*"] }];
+    // A's full name is matched, port included (Synapse's self-check): "localhost" alone allows it not.
+    const refusals = [{ allow: [] }, { deny: ["*"] }, {}, { allow: ["LOCALHOST"], deny: ["local*"] }, { allow: ["localhost"] }, { allow: ["*"], deny: [a.serverName.toUpperCase()] }];
     const aclBefore = await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.server_acl/`, { token: alice.access_token });
     for (const content of refusals) {
       const res = await a.call("PUT", `${V3}/rooms/${enc(roomId)}/state/m.room.server_acl/`, { token: alice.access_token, body: content });
@@ -121,8 +129,8 @@ describe.each(backends())("server ACLs across Weft servers on %s", (backend) => 
     }
     const aclAfter = await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.server_acl/`, { token: alice.access_token });
     expect(aclAfter.json).toEqual(aclBefore.json);
-    // Allowed: our own host, without regard to its port or case.
-    await setAcl({ allow: ["LOCALHOST", "127.0.0.1"], deny: ["elsewhere.example"] });
+    // Allowed: our own name, matched without regard to case.
+    await setAcl({ allow: ["LOCALHOST:*", "127.0.0.1"], deny: ["elsewhere.example"] });
     await setAcl({ allow: ["*"] });
 
     const rooms = async () => (await a.call("GET", `${V3}/joined_rooms`, { token: alice.access_token })).json.joined_rooms as string[];
@@ -131,6 +139,50 @@ describe.each(backends())("server ACLs across Weft servers on %s", (backend) => 
     expect(create.status).toBe(400);
     expect(create.json.errcode).toBe("M_UNKNOWN");
     expect(await rooms()).toEqual(before);
+  });
+
+  it("on a host shared with A, an ACL denying the host is taken and shuts C out of every room endpoint (ports not considered)", async () => {
+    expect(a.serverName.split(":")[0]).toBe("localhost");
+    expect(c.serverName.split(":")[0]).toBe("localhost");
+    const aclId = await setAcl({ allow: ["*"], deny: ["localhost"] });
+    const asC = (method: "GET" | "PUT" | "POST", path: string, body?: unknown) => signedCall(signerOf(c), a, method, path, body);
+    const F = "/_matrix/federation";
+    // C's PDUs: each answered "Server is banned from room", none stored.
+    const msg = await eventOnRoom(a.hs.services, roomId, signerOf(c), { type: "m.room.message", sender: carol.user_id, content: { msgtype: "m.text", body: "still here?" } });
+    const sent = await sendTransaction(signerOf(c), a, [msg.pdu]);
+    expect([sent.status, sent.json]).toEqual([200, { pdus: { [msg.eventId]: { error: "Server is banned from room" } } }]);
+    expect(await a.hs.services.rooms.events.get(msg.eventId)).toBeUndefined();
+    // Every room endpoint: 403 M_FORBIDDEN.
+    const leave = await eventOnRoom(a.hs.services, roomId, signerOf(c), { type: "m.room.member", stateKey: carol.user_id, sender: carol.user_id, content: { membership: "leave" } });
+    const invite = await eventOnRoom(a.hs.services, roomId, signerOf(c), { type: "m.room.member", stateKey: `@dora:${a.serverName}`, sender: carol.user_id, content: { membership: "invite" } });
+    const version = (await loadRoom(a.hs.services, roomId))!.version.id;
+    const calls: [string, () => ReturnType<typeof asC>][] = [
+      ["make_join", () => asC("GET", `${F}/v1/make_join/${enc(roomId)}/${enc(`@dan:${c.serverName}`)}?ver=${version}`)],
+      ["make_leave", () => asC("GET", `${F}/v1/make_leave/${enc(roomId)}/${enc(carol.user_id)}`)],
+      ["send_join v1", () => asC("PUT", `${F}/v1/send_join/${enc(roomId)}/${enc(leave.eventId)}`, leave.pdu)],
+      ["send_join v2", () => asC("PUT", `${F}/v2/send_join/${enc(roomId)}/${enc(leave.eventId)}`, leave.pdu)],
+      ["send_leave v1", () => asC("PUT", `${F}/v1/send_leave/${enc(roomId)}/${enc(leave.eventId)}`, leave.pdu)],
+      ["send_leave v2", () => asC("PUT", `${F}/v2/send_leave/${enc(roomId)}/${enc(leave.eventId)}`, leave.pdu)],
+      ["invite v1", () => asC("PUT", `${F}/v1/invite/${enc(roomId)}/${enc(invite.eventId)}`, invite.pdu)],
+      ["invite v2", () => asC("PUT", `${F}/v2/invite/${enc(roomId)}/${enc(invite.eventId)}`, { room_version: version, event: invite.pdu, invite_room_state: [] })],
+      ["state", () => asC("GET", `${F}/v1/state/${enc(roomId)}?event_id=${enc(aclId)}`)],
+      ["state_ids", () => asC("GET", `${F}/v1/state_ids/${enc(roomId)}?event_id=${enc(aclId)}`)],
+      ["backfill", () => asC("GET", `${F}/v1/backfill/${enc(roomId)}?v=${enc(aclId)}&limit=10`)],
+      ["event_auth", () => asC("GET", `${F}/v1/event_auth/${enc(roomId)}/${enc(aclId)}`)],
+      ["get_missing_events", () => asC("POST", `${F}/v1/get_missing_events/${enc(roomId)}`, { earliest_events: [], latest_events: [aclId], limit: 10 })],
+    ];
+    for (const [what, call] of calls) {
+      const res = await call();
+      expect([res.status, res.json], what).toEqual([403, { errcode: "M_FORBIDDEN", error: "Server is banned from room" }]);
+    }
+    expect((await a.hs.services.rooms.store.membership(roomId, carol.user_id))?.membership).toBe("join");
+    // B, on another host, still reads the room; A's events go to B and not to C.
+    expect(await stateIdsFromB(aclId)).toBe(200);
+    expect(await remoteServersInRoom(a.hs.services, roomId)).toEqual([b.serverName]);
+    const lifted = await setAcl({ allow: ["*"] });
+    const back = await asC("GET", `${F}/v1/state_ids/${enc(roomId)}?event_id=${enc(lifted)}`);
+    expect(back.status, JSON.stringify(back.json)).toBe(200);
+    expect((await remoteServersInRoom(a.hs.services, roomId)).sort()).toEqual([b.serverName, c.serverName].sort());
   });
 
   it("allow_ip_literals: false shuts out servers named by IP literal", async () => {

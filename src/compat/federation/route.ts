@@ -30,9 +30,12 @@ export async function federationOrigin(call: Call): Promise<string> {
   const headers = req.raw.headersDistinct.authorization ?? [];
   // Only PUT and POST carry a signed body (as Synapse: a GET's body is ignored).
   const content = req.method === "PUT" || req.method === "POST" ? call.body() : undefined;
+  // The body as received, should the signature cover numbers canonical JSON forbids (request-auth.ts).
+  const raw = req.body;
+  const contentText = () => (Buffer.isBuffer(raw) ? raw.toString("utf8") : undefined);
   return authenticateRequest(
     { serverName: s.config.server_name, keyRing: s.keyRing, now: s.clock.now() },
-    { method: req.method, uri: req.originalUrl, authorization: headers, content },
+    { method: req.method, uri: req.originalUrl, authorization: headers, content, contentText },
   );
 }
 

@@ -1,6 +1,7 @@
 // The client serialization of a PDU (ClientEvent): the fields clients see, `unsigned` built by the server
-// (age, transaction_id, prev_content, redacted_because, membership), and `redacts` offered both at the top
-// level and in content whatever the room version. Federation-only fields never reach clients.
+// (age, transaction_id, prev_content, redacted_because and Synapse's redacted_by, membership), and
+// `redacts` offered both at the top level and in content whatever the room version. Federation-only
+// fields never reach clients.
 // Spec: Client-Server API "Room Event Format" (ClientEvent), "Redactions"; Room Version 11 "Moving the
 // redacts property"; m.room.redaction.
 import { resolveRoomVersion, type RoomVersion } from "../rooms/room-versions.ts";
@@ -116,7 +117,12 @@ export function toClientEvent(pdu: Pdu, opts: ClientEventOptions): ClientEvent {
   if (isState && opts.prevContent !== undefined) unsigned.prev_content = cloneJson(servableContent(pdu.type, opts.prevContent, v));
   if (isState && opts.prevSender !== undefined) unsigned["prev_sender"] = opts.prevSender;
   if (isState && opts.replacesState !== undefined) unsigned["replaces_state"] = opts.replacesState;
-  if (opts.redactedBecause !== undefined) unsigned.redacted_because = opts.redactedBecause;
+  if (opts.redactedBecause !== undefined) {
+    unsigned.redacted_because = opts.redactedBecause;
+    // Synapse names the redaction beside it (not in the spec; clients and tests read it).
+    const by = opts.redactedBecause.event_id;
+    if (typeof by === "string") unsigned["redacted_by"] = by;
+  }
   if (opts.membership !== undefined) unsigned.membership = opts.membership;
   if (Object.keys(unsigned).length > 0) out.unsigned = unsigned;
   return out;

@@ -32,6 +32,20 @@ function checkReferences(name: string, value: unknown, v: RoomVersion, max: numb
 }
 
 /**
+ * Room versions 6 and later: M_BAD_JSON (400) when the event holds a value canonical JSON cannot carry — a
+ * float, an integer outside ±(2^53−1) — at any depth, in any field (Synapse's words differ, not its code).
+ * Also the first check of an event whose other faults earn another errcode (an invite's M_INVALID_PARAM).
+ */
+export function assertCanonicalForVersion(json: unknown, version: string | RoomVersion): void {
+  if (!resolveRoomVersion(version).strictCanonicalJson) return;
+  try {
+    assertCanonicalCompatible(json);
+  } catch (err) {
+    bad(`Event is not canonical JSON: ${(err as Error).message}`);
+  }
+}
+
+/**
  * Returns `json` typed as a PDU if it has this room version's event format; throws M_BAD_JSON (format) or
  * M_TOO_LARGE (size) otherwise. Hashes, signatures and auth rules are checked elsewhere.
  */
@@ -76,13 +90,7 @@ export function validatePduFormat(json: unknown, version: string | RoomVersion):
     if (target !== undefined && typeof target !== "string") bad("redacts must be an event id");
   }
 
-  if (v.strictCanonicalJson) {
-    try {
-      assertCanonicalCompatible(e);
-    } catch (err) {
-      bad(`Event is not canonical JSON: ${(err as Error).message}`);
-    }
-  }
+  assertCanonicalForVersion(e, v);
   checkPduSize(e);
   return e as Pdu;
 }

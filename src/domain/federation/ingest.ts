@@ -1,10 +1,14 @@
 // PDUs a server pushed to us (PUT /send), one room at a time, into the pipeline (receiveRemoteEvents).
 // PDUs whose prev_events and auth events are known go in one commit. For one with a gap: the events
-// between our forward extremities and it are asked of its origin (/get_missing_events) and placed;
-// missing auth events are fetched (/event_auth); a prev_event still missing then has the state after it
-// fetched (/state_ids, /state, /event) and given with the PDU, resolved with the states this server has.
-// Gap filling runs one at a time per room (a second transaction for the room waits and finds the gap
-// filled), bounded by the fetcher's budget; its failures are the PDU's error, never the transaction's.
+// between our forward extremities and it are asked of its origin (/get_missing_events) and placed (the
+// oldest of those, if its own prev_events are unknown, with the state after them fetched: fetch-events.ts
+// `receivePulled`); missing auth events are fetched (/event_auth). A pushed PDU whose prev_events are still
+// missing then is refused, as Synapse refuses it ("Your server isn't divulging details about prev_events
+// referenced in this event."): its origin has no excuse not to give them, and the state at an event this
+// server lacks is never asked for it — else a PDU that became the room's only tip would make us trust its
+// sender's word for the room's state. Gap filling runs one at a time per room (a second transaction for
+// the room waits and finds the gap filled), bounded by the fetcher's budget; its failures are the PDU's
+// error, never the transaction's.
 // Spec: Server-Server API "Checks performed on receipt of a PDU", "Backfilling and retrieving missing
 // events" ("the receiving server ... SHOULD request the missing events"), "Room State".
 import type { Services } from "../services.ts";
@@ -12,7 +16,6 @@ import { prevEventIds } from "../events/types.ts";
 import { loadRoom, type RoomSnapshot } from "../rooms/room-cache.ts";
 import { KeyedLanes } from "../rooms/lanes.ts";
 import { receiveRemoteEvents, type RemoteOutcome } from "../rooms/receive.ts";
-import type { StateMap } from "../store/state-groups.ts";
 import type { StoredEvent } from "../store/events.ts";
 import { RemoteRoomFetcher, type ParsedPdu } from "./fetch-events.ts";
 import { fetchMissingEvents } from "./missing-events.ts";
@@ -30,15 +33,23 @@ function lanesOf(s: Services): KeyedLanes {
   return l;
 }
 
-/** What a pipeline outcome says to the sending server. */
+/**
+ * What a pipeline outcome says to the sending server. An error only for an event that could not be
+ * processed (a bad signature or format, a state that cannot be resolved, prev_events unknown); one the
+ * auth rules rejected or soft-failed was processed, and is answered {} like an accepted one (as Synapse:
+ * the sender would otherwise retry it or complain).
+ */
 export function resultOf(o: RemoteOutcome | undefined): PduResult {
   if (!o) return "The event was not processed";
-  if (o.status === "rejected" || o.status === "dropped") return o.reason;
+  if (o.status === "dropped") return o.reason;
   if (o.status === "outlier") return "The event's prev_events are unknown";
   return undefined;
 }
 
 const inDag = (e: StoredEvent | undefined) => e !== undefined && !e.outlier;
+
+/** The answer for a pushed PDU whose prev_events its origin would not give (Synapse's words). */
+export const PREVS_WITHHELD = "Your server isn't divulging details about prev_events referenced in this event.";
 
 /**
  * Receives the PDUs `origin` pushed for one room (already parsed as events of it), in order. Returns each
@@ -98,19 +109,22 @@ async function fillGapAndReceive(s: Services, origin: string, roomId: string, p:
           const pulled = await fetchMissingEvents(fetcher, p, [...room.extremities, ...prevs.filter((id) => inDag(stored.get(id)))], minDepth);
           await fetcher.receivePulled(pulled, { exclude: new Set([p.eventId]) });
         } catch (err) {
-          // The state fallback below still applies.
+          // The PDU is refused below.
           s.log.info({ err, roomId, eventId: p.eventId, origin }, "get_missing_events failed");
         }
         stored = await s.rooms.events.getMany(refs);
       }
     }
+    // Refused (not stored): the state at a missing event is not asked for (see the module comment).
+    if (prevs.some((id) => !inDag(stored.get(id)))) {
+      s.log.info({ roomId, eventId: p.eventId, origin }, "refusing a pushed event: its prev_events could not be fetched");
+      return PREVS_WITHHELD;
+    }
     if (authIdsOf(p.pdu, room).some((id) => !stored.has(id))) {
       await fetcher.fetchAuthChain(p.eventId);
       stored = await s.rooms.events.getMany(refs);
     }
-    const prevStates = new Map<string, StateMap>();
-    for (const prev of prevs) if (!inDag(stored.get(prev))) prevStates.set(prev, await fetcher.stateAfter(prev));
-    const [outcome] = await receiveRemoteEvents(s, roomId, [prevStates.size > 0 ? { pdu: p.pdu, prevStates } : { pdu: p.pdu }]);
+    const [outcome] = await receiveRemoteEvents(s, roomId, [{ pdu: p.pdu }]);
     return resultOf(outcome);
   } catch (err) {
     s.log.info({ err, roomId, eventId: p.eventId, origin }, "cannot fill the gap before a received event");

@@ -1,10 +1,13 @@
 // Federation request authentication, both directions: the `Authorization: X-Matrix ...` header (its
 // grammar: RFC 9110 auth-params, quoted or bare values, with X-Proto as a second scheme name), signing an
-// outbound request, and verifying an inbound one against the origin's keys. Errors as Synapse words them.
+// outbound request, and verifying an inbound one against the origin's keys (over its body as received when
+// the body holds numbers canonical JSON cannot carry: received-json.ts). Errors as Synapse words them.
 // Spec: Server-Server API, "Request Authentication"; Appendices, "Signing JSON".
 import { MatrixError } from "../errors.ts";
 import { isValidServerName } from "../ids.ts";
-import { signJson, verifyJsonSignature, type JsonSigner } from "../signing.ts";
+import type { KeyObject } from "node:crypto";
+import { signJson, verifyBytes, verifyJsonSignature, type JsonSigner } from "../signing.ts";
+import { canonicalJsonAsReceived, parseKeepingNumbers } from "../received-json.ts";
 import type { KeyRing } from "../keys/key-ring.ts";
 
 export const AUTH_SCHEMES = ["X-Matrix", "X-Proto"] as const;
@@ -113,12 +116,22 @@ export interface InboundRequest {
   authorization: readonly string[];
   /** The parsed JSON body (PUT/POST), undefined for requests without one. */
   content?: unknown;
+  /**
+   * The body's text as received: a signature that does not verify over the parsed body is checked again
+   * over it, its numbers as sent (received-json.ts) — a sender signs the float or big integer it sent.
+   */
+  contentText?: () => string | undefined;
 }
 
 export interface RequestAuthDeps {
   serverName: string;
   keyRing: KeyRing;
   now: number;
+}
+
+/** Whether `signature` (unpadded base64) verifies over `bytes` with `key`; false without bytes. */
+function verifyReceived(bytes: Buffer | null, signature: string, key: KeyObject): boolean {
+  return bytes !== null && verifyBytes(bytes, signature, key);
 }
 
 /**
@@ -146,11 +159,26 @@ export async function authenticateRequest(deps: RequestAuthDeps, req: InboundReq
   if (req.content !== undefined) json.content = req.content;
   json.signatures = { [origin]: Object.fromEntries(sigs) };
 
+  // The bytes signed, with the body's numbers as received: made only if a signature fails over the parsed body.
+  let asReceived: Buffer | null | undefined;
+  const bytesAsReceived = (): Buffer | null => {
+    if (asReceived !== undefined) return asReceived;
+    const text = req.content !== undefined ? req.contentText?.() : undefined;
+    asReceived = null;
+    if (text === undefined) return null;
+    try {
+      const { signatures: _s, ...signed } = json;
+      asReceived = Buffer.from(canonicalJsonAsReceived({ ...signed, content: parseKeepingNumbers(text) }), "utf8");
+    } catch {
+      // Not JSON after all: nothing else to check.
+    }
+    return asReceived;
+  };
   let verified = false;
   for (const keyId of sigs.keys()) {
     const key = await deps.keyRing.verifyKey(origin, keyId, deps.now);
     if (!key) continue;
-    if (!verifyJsonSignature(json, origin, keyId, key))
+    if (!verifyJsonSignature(json, origin, keyId, key) && !verifyReceived(bytesAsReceived(), sigs.get(keyId)!, key))
       throw new MatrixError("M_UNAUTHORIZED", `Invalid signature for server ${origin} with key ${keyId}: Unable to verify signature for ${origin}`, 401);
     verified = true;
   }

@@ -5,7 +5,9 @@
 // when a `deny` glob matches, or when no `allow` glob does (no `allow`: nobody). Malformed fields read
 // as Synapse reads them (a non-list is empty, non-strings are skipped, a non-boolean
 // allow_ip_literals is true). A local ACL that would shut out this server itself is refused (400, as
-// Synapse). Spec: Client-Server API "Server Access Control Lists (ACLs) for rooms".
+// Synapse), matched — as Synapse's self-check does — against this server's full name, port included: a
+// server `localhost:8008` may deny "localhost" to shut out `localhost:8448`.
+// Spec: Client-Server API "Server Access Control Lists (ACLs) for rooms".
 import type { Services } from "../services.ts";
 import { MatrixError } from "../errors.ts";
 import { isPlainObject } from "../events/types.ts";
@@ -46,11 +48,16 @@ function hostOf(serverName: string): string {
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
+/** Whether the ACL lets in `name`, matched as it is (a host, or — for the self-check — a full server name). */
+function nameAllowedByAcl(acl: ServerAcl, name: string): boolean {
+  if (!acl.allowIpLiterals && (name.startsWith("[") || IPV4.test(name))) return false;
+  if (acl.deny.some((re) => re.test(name))) return false;
+  return acl.allow.some((re) => re.test(name));
+}
+
+/** Whether the ACL lets `serverName` take part: its host is matched, without the port (the spec's rule). */
 export function serverAllowedByAcl(acl: ServerAcl, serverName: string): boolean {
-  const host = hostOf(serverName);
-  if (!acl.allowIpLiterals && (host.startsWith("[") || IPV4.test(host))) return false;
-  if (acl.deny.some((re) => re.test(host))) return false;
-  return acl.allow.some((re) => re.test(host));
+  return nameAllowedByAcl(acl, hostOf(serverName));
 }
 
 /** The ACL in effect in a state map (undefined: none, everyone may take part). Compiled once per ACL event. */
@@ -80,11 +87,13 @@ export async function assertServerAllowed(s: Services, state: ReadonlyMap<string
 
 /**
  * Refuses an ACL a local user sends that would deny this server (it would cut the room off from us):
- * 400 with Synapse's words and errcode (the spec is silent). Used by the state API and createRoom's
- * initial_state.
+ * 400 with Synapse's words and errcode (the spec is silent). The server's full name is matched, port and
+ * all, as Synapse's check does (only servers' hosts are matched otherwise), so on a host shared with
+ * another server, an ACL denying the host is taken and shuts the other one out. Used by the state API and
+ * createRoom's initial_state.
  */
 export function assertAclKeepsServer(s: Services, content: unknown): void {
-  if (!serverAllowedByAcl(parseServerAcl(content), s.config.server_name))
+  if (!nameAllowedByAcl(parseServerAcl(content), s.config.server_name))
     throw new MatrixError("M_UNKNOWN", "Can't create an ACL event that denies the local server", 400);
 }
 

@@ -3,7 +3,7 @@
 // of its users joined now); it sees an event when one of its users could: world_readable and shared
 // history always, `invited` when one of its users was invited or joined at the event, `joined` when one
 // was joined at it. An event it may not see is served redacted (the DAG stays whole for it), as is one a
-// redaction took effect on; rejected events are never served. Outliers (no known state) count as shared.
+// redaction took effect on, and an erased user's (as Synapse); rejected events are never served. Outliers (no known state) count as shared.
 // A room joined with partial state (partial-state/) refuses the reads that need its full state; those it
 // serves count the servers its join named as in it, and redact other servers' events (as Synapse does).
 // Spec: Client-Server API "History visibility" (server behaviour); Server-Server API "Retrieving events".
@@ -21,6 +21,7 @@ import { unableDueToPartialState } from "./partial-state/refusals.ts";
 import { joinedServersOfState, withPartialStateServers } from "./room-servers.ts";
 import { domainOf } from "../events/types.ts";
 import { signOwnEvents } from "../rooms/own-signature.ts";
+import { erasedForReader } from "../rooms/erasure.ts";
 
 const MEMBER_PREFIX = "m.room.member\u0000";
 const HV_KEY = stateKeyOf("m.room.history_visibility", "");
@@ -94,7 +95,8 @@ export async function visibleToServer(s: Services, server: string, events: reado
 
 /**
  * The PDUs of `events` as `server` may have them, in the same order: rejected events left out; an event
- * it may not see, or one a redaction took effect on, in its redacted form (signatures and hashes kept).
+ * it may not see, one a redaction took effect on, or an erased user's, in its redacted form (signatures
+ * and hashes kept).
  * `checkVisibility: false` serves auth chains and state, which any server in the room may have (Synapse).
  */
 export async function pdusForServer(s: Services, server: string, room: RoomSnapshot, events: readonly StoredEvent[], opts: { checkVisibility?: boolean } = {}): Promise<Pdu[]> {
@@ -103,7 +105,9 @@ export async function pdusForServer(s: Services, server: string, room: RoomSnaps
   // While the room's state is partial, the servers in it are not known for sure: other servers' events are
   // served redacted (Synapse's filter_out_remote_partial_state_events).
   const hideRemote = visible !== undefined && (await isPartialState(s, room.roomId));
-  const hidden = (e: StoredEvent) => (visible && !visible.has(e.eventId)) || (hideRemote && domainOf(e.pdu.sender) !== s.config.server_name);
+  // An erased user's events reach other servers redacted (Synapse's filter_out_erased_senders).
+  const erased = visible !== undefined ? await erasedForReader(s, undefined, served) : undefined;
+  const hidden = (e: StoredEvent) => (visible && !visible.has(e.eventId)) || erased?.has(e.eventId) === true || (hideRemote && domainOf(e.pdu.sender) !== s.config.server_name);
   const redacted = await effectiveRedactions(s, served, async () => room.version.id);
   await signOwnEvents(s, served, () => room.version);
   return served.map((e) => (redacted.has(e.eventId) || hidden(e) ? redactEvent(e.pdu, room.version) : e.pdu));

@@ -2,8 +2,9 @@
 // PDUs and 100 EDUs); idempotent per (origin, txnId) — a retry, concurrent or later, gets the stored answer
 // and changes nothing; one transaction at a time per origin (as Synapse), each origin on its own. PDUs are
 // grouped per room (rooms in parallel, each room's PDUs in order) and received through the pipeline
-// (ingest.ts); a PDU for a room this server does not know is ignored, one that fails is an error in the
-// answer, never a failed transaction. EDUs, beside the PDUs, go to the handler declared for their edu_type
+// (ingest.ts); a PDU for a room this server does not know is ignored, one that cannot be processed is an
+// error in the answer (one the auth rules rejected or soft-failed is answered {}), never a failed
+// transaction. EDUs, beside the PDUs, go to the handler declared for their edu_type
 // (extensions.eduHandlers); unknown types are dropped (logged once per type).
 // Spec: Server-Server API "Transactions", "PDUs", "EDUs".
 import { serverAllowedInState } from "./server-acl.ts";

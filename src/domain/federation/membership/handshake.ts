@@ -1,10 +1,14 @@
 // The joining (knocking, leaving) server's side of the membership handshake, shared by joins, knocks and
-// leaves: asking servers in turn until one answers (a 403 or an incompatible room version ends the search:
-// another server would say the same), make_join / make_knock / make_leave with its answer checked as the
-// spec requires, the member event completed from the template and signed as this server; and how a
-// failure reaches our client — a remote refusal as ours (403, 404, 400 M_INCOMPATIBLE_ROOM_VERSION),
-// anything else 502. Spec: Server-Server API "Joining Rooms" (make_join), "Knocking Rooms" (make_knock),
-// "Leaving Rooms" (make_leave); Room Versions "Event format", "Event IDs".
+// leaves: asking servers in turn until one answers — as Synapse, a server that fails (unreachable, a 5xx,
+// a bad answer) or answers one of the operation's "try elsewhere" errcodes (M_NOT_FOUND; for joins also
+// M_UNABLE_TO_AUTHORISE_JOIN, M_UNABLE_TO_GRANT_JOIN) makes way for the next, and any other 4xx ends the
+// search —, make_join / make_knock / make_leave with its answer checked as the spec requires (a room
+// version this server does not implement is 400 M_UNSUPPORTED_ROOM_VERSION), the member event completed
+// from the template and signed as this server; and how a failure reaches our client: a remote 4xx passed
+// through (status, errcode, message and its other fields, such as room_version; a 401 as 400 and
+// M_UNKNOWN_TOKEN as M_UNKNOWN, which would log our user out), anything else 502.
+// Spec: Server-Server API "Joining Rooms" (make_join), "Knocking Rooms" (make_knock), "Leaving Rooms"
+// (make_leave); Room Versions "Event format", "Event IDs".
 import type { Services } from "../../services.ts";
 import type { Pdu } from "../../events/types.ts";
 import { isPlainObject } from "../../events/types.ts";
@@ -32,28 +36,40 @@ export function badAnswer(server: string, msg: string): FederationError {
   return new FederationError("invalid_response", server, msg);
 }
 
+/** The errcodes of a remote 4xx that send a handshake to the next server (Synapse's failover codes). */
+export const FAILOVER_ERRCODES = new Set(["M_NOT_FOUND"]);
+export const JOIN_FAILOVER_ERRCODES = new Set(["M_NOT_FOUND", "M_UNABLE_TO_AUTHORISE_JOIN", "M_UNABLE_TO_GRANT_JOIN"]);
+
 /** Would every server refuse alike? (Then asking another one is pointless.) */
-function isFinal(err: unknown): boolean {
-  if (!(err instanceof FederationError)) return !(err instanceof MatrixError) || err.httpStatus === 403;
-  return err.is(403) || err.remoteErrcode === "M_INCOMPATIBLE_ROOM_VERSION" || err.remoteErrcode === "M_UNSUPPORTED_ROOM_VERSION";
+function isFinal(err: unknown, failover: ReadonlySet<string>): boolean {
+  // Our own refusals: a 403, or a room version this server lacks (a remote's bad answer is not final).
+  if (!(err instanceof FederationError)) return !(err instanceof MatrixError) || err.httpStatus === 403 || err.errcode === "M_UNSUPPORTED_ROOM_VERSION";
+  if (err.kind !== "remote" || err.remoteStatus === undefined) return false;
+  return err.remoteStatus >= 400 && err.remoteStatus < 500 && !failover.has(err.remoteErrcode ?? "");
 }
 
-/** The error our client sees for a failed handshake with another server. */
+/**
+ * The error our client sees for a failed handshake with another server: a remote 4xx as the remote server
+ * said it (Synapse's pass-through, but for what would mean something else coming from us: a 401 is a 400,
+ * M_UNKNOWN_TOKEN is M_UNKNOWN), anything else 502.
+ */
 export function clientError(err: unknown, what: string): MatrixError {
   if (!(err instanceof FederationError)) return err instanceof MatrixError ? err : new MatrixError("M_UNKNOWN", `Failed to ${what}`, 500);
-  const detail = err.remoteError ? `: ${err.remoteError}` : "";
-  if (err.is(403)) return new MatrixError("M_FORBIDDEN", `${err.destination} refused to ${what}${detail}`, 403);
-  if (err.is(404)) return new MatrixError("M_NOT_FOUND", `${err.destination} does not know the room${detail}`, 404);
-  if (err.remoteErrcode === "M_INCOMPATIBLE_ROOM_VERSION" || err.remoteErrcode === "M_UNSUPPORTED_ROOM_VERSION")
-    return new MatrixError("M_INCOMPATIBLE_ROOM_VERSION", `This server does not support the room's version${detail}`, 400);
+  const status = err.kind === "remote" ? err.remoteStatus : undefined;
+  if (status !== undefined && status >= 400 && status < 500) {
+    const errcode = err.remoteErrcode === undefined || err.remoteErrcode === "M_UNKNOWN_TOKEN" ? "M_UNKNOWN" : err.remoteErrcode;
+    const message = err.remoteError ?? `${err.destination} answered ${status}`;
+    // The remote's errcode (a well-formed one: FederationError checks it), which may be none of ours.
+    return new MatrixError(errcode as MatrixError["errcode"], message, status === 401 ? 400 : status, err.remoteFields ?? {});
+  }
   return new MatrixError("M_UNKNOWN", `Failed to ${what} through ${err.destination}: ${err.message}`, 502);
 }
 
 /**
  * Runs `attempt` against each server until one succeeds. No server: 404. All failed: the error of the
- * last (or the first final one), as our client should see it.
+ * last (or the first final one: see isFinal), as our client should see it.
  */
-export async function throughServers<T>(s: Services, servers: readonly string[], what: string, attempt: (server: string) => Promise<T>): Promise<T> {
+export async function throughServers<T>(s: Services, servers: readonly string[], what: string, attempt: (server: string) => Promise<T>, failover: ReadonlySet<string> = FAILOVER_ERRCODES): Promise<T> {
   if (servers.length === 0) throw new MatrixError("M_NOT_FOUND", `No known servers to ${what} through`, 404);
   let last: unknown;
   for (const server of servers) {
@@ -62,7 +78,7 @@ export async function throughServers<T>(s: Services, servers: readonly string[],
     } catch (err) {
       last = err;
       s.log.info({ server, err: (err as Error).message }, `could not ${what} through this server`);
-      if (isFinal(err)) break;
+      if (isFinal(err, failover)) break;
     }
   }
   throw clientError(last, what);
@@ -95,8 +111,10 @@ export async function makeAndSign(s: Services, server: string, roomId: string, u
   if (!isPlainObject(answer) || !isPlainObject(answer.event)) throw badAnswer(server, `make_${membership} answered no event template`);
   // No room_version: the spec says the room is version 1 or 2, which share an event format.
   const versionId = answer.room_version === undefined ? "1" : answer.room_version;
-  const version = typeof versionId === "string" ? getRoomVersion(versionId) : undefined;
-  if (!version) throw badAnswer(server, `make_${membership} named an unknown room version`);
+  if (typeof versionId !== "string") throw badAnswer(server, `make_${membership} named no room version`);
+  const version = getRoomVersion(versionId);
+  // A version this server does not implement: no other server's answer would do (Synapse: the same 400).
+  if (!version) throw new MatrixError("M_UNSUPPORTED_ROOM_VERSION", `This server does not support room version ${versionId.slice(0, 100)}`, 400, { room_version: versionId.slice(0, 100) });
   if (membership === "knock" && !version.knock) throw badAnswer(server, `make_knock named room version ${version.id}, which has no knocking`);
   const t = answer.event;
   if (t.room_id !== roomId || t.sender !== userId || t.state_key !== userId || t.type !== "m.room.member" || !isPlainObject(t.content) || t.content.membership !== membership)

@@ -1,9 +1,12 @@
 // A local user invites a user of another server: the invite is built and authorised here (in the room's
 // lane, without holding it during the request), sent to the invitee's server with the room's stripped
-// state (PUT /invite v2), and comes back countersigned; only the same event with a valid signature of that
-// server is kept, entering the room through the remote planner (its prev_events may no longer be the
-// room's tips by then). A refusal by the invitee's server is our client's 403.
-// Spec: Server-Server API "Inviting to a room" (PUT /_matrix/federation/v2/invite/{roomId}/{eventId}).
+// state (PUT /invite v2; v1 to a server without it, in rooms of versions 1 and 2), and comes back
+// countersigned; only the same event with a valid signature of that server is kept, entering the room
+// through the remote planner (its prev_events may no longer be the room's tips by then). A refusal by the
+// invitee's server reaches our client as it said it (handshake.ts `clientError`); an answer holding a value
+// the room version forbids is 400 M_BAD_JSON.
+// Spec: Server-Server API "Inviting to a room" (PUT /_matrix/federation/v2/invite/{roomId}/{eventId}, and
+// the deprecated v1).
 import type { Services } from "../../services.ts";
 import type { Pdu } from "../../events/types.ts";
 import { domainOf, isPlainObject } from "../../events/types.ts";
@@ -15,6 +18,8 @@ import { authorizeEvent, checkSignatures } from "../../rooms/pipeline/checks.ts"
 import { receiveRemoteEvents } from "../../rooms/receive.ts";
 import { requireRoom, type RoomSnapshot } from "../../rooms/room-cache.ts";
 import { clientError, sameEvent } from "./handshake.ts";
+import { assertCanonicalForVersion } from "../../events/validate.ts";
+import { putV2OrV1 } from "./v1-fallback.ts";
 import { inviteRoomState } from "./invite-state.ts";
 
 /**
@@ -38,10 +43,13 @@ export async function inviteRemoteUser(s: Services, roomId: string, draft: Event
   const server = domainOf(draft.stateKey!)!;
   let answer: unknown;
   try {
-    answer = await s.federation.putJson(server, fedPath`/_matrix/federation/v2/invite/${roomId}/${built.eventId}`, {
-      room_version: room.version.id,
-      event: built.pdu,
-      invite_room_state: inviteState,
+    // A server serving no v2 is asked v1 (the event itself, its stripped state in `unsigned`), which can
+    // only carry the event format of room versions 1 and 2 (as Synapse).
+    const v1 = room.version.eventIdFormat === "server-assigned";
+    answer = await putV2OrV1(s, server, "invite", {
+      v2: { path: fedPath`/_matrix/federation/v2/invite/${roomId}/${built.eventId}`, body: { room_version: room.version.id, event: built.pdu, invite_room_state: inviteState } },
+      v1: v1 ? { path: fedPath`/_matrix/federation/v1/invite/${roomId}/${built.eventId}`, body: { ...built.pdu, unsigned: { invite_room_state: inviteState } } } : undefined,
+      noV1: () => new MatrixError("M_UNSUPPORTED_ROOM_VERSION", "User's homeserver does not support this room version", 400),
     }, { maxBytes: 1024 * 1024 });
   } catch (err) {
     // The spec: the invitee server's M_MISSING_PARAM / M_INVALID_PARAM is our fault, a 5xx for our client.
@@ -50,6 +58,8 @@ export async function inviteRemoteUser(s: Services, roomId: string, draft: Event
     throw clientError(err, "invite the user");
   }
   const returned = isPlainObject(answer) ? answer.event : undefined;
+  // A value the room version forbids in the event that came back: 400 M_BAD_JSON (as Synapse answers).
+  assertCanonicalForVersion(returned, room.version);
   if (!sameEvent(built.pdu, returned) || !isPlainObject(returned.signatures))
     throw new MatrixError("M_UNKNOWN", `${server} answered the invite with another event`, 502);
   const signatures = returned.signatures as Pdu["signatures"];

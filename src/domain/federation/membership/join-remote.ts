@@ -1,5 +1,6 @@
 // A local user joins a room this server is not in, through a server that is: make_join (offering every
-// room version we implement), the join completed and signed here, send_join v2, then everything the
+// room version we implement), the join completed and signed here, send_join v2 (v1 for a server that
+// serves no v2: v1-fallback.ts), then everything the
 // answer holds checked before anything is kept — the create event and the room version, each state and
 // auth chain event's format, signatures, content hash and authorization (through the remote planner, as
 // outliers), and the join itself against the returned state. One commit stores it all: the room then
@@ -17,7 +18,8 @@ import { eventIdOf } from "../../events/hashes.ts";
 import { fedPath } from "../../../federation/client.ts";
 import { stateKeyOf } from "../../store/state-groups.ts";
 import { receiveRemoteEvents, type RemoteEventInput } from "../../rooms/receive.ts";
-import { badAnswer, makeAndSign, sameEvent, throughServers } from "./handshake.ts";
+import { badAnswer, JOIN_FAILOVER_ERRCODES, makeAndSign, sameEvent, throughServers } from "./handshake.ts";
+import { putV2OrV1 } from "./v1-fallback.ts";
 import { loadRoom } from "../../rooms/room-cache.ts";
 import { markPartialState } from "../partial-state/flag.ts";
 import { resyncInBackground } from "../partial-state/resync.ts";
@@ -43,7 +45,10 @@ export async function joinRemoteRoom(s: Services, roomId: string, userId: string
   const askPartial = (await loadRoom(s, roomId)) === undefined;
   const partial = await throughServers(s, servers, "join the room", async (server) => {
     const { version, built } = await makeAndSign(s, server, roomId, userId, "join", content);
-    const answer = await s.federation.putJson<unknown>(server, fedPath`/_matrix/federation/v2/send_join/${roomId}/${built.eventId}`, built.pdu, {
+    const answer = await putV2OrV1(s, server, "send_join", {
+      v2: { path: fedPath`/_matrix/federation/v2/send_join/${roomId}/${built.eventId}`, body: built.pdu },
+      v1: { path: fedPath`/_matrix/federation/v1/send_join/${roomId}/${built.eventId}`, body: built.pdu },
+    }, {
       maxBytes: SEND_JOIN_MAX_BYTES,
       timeoutMs: SEND_JOIN_TIMEOUT_MS,
       ...(askPartial ? { query: { omit_members: "true" } } : {}),
@@ -89,6 +94,6 @@ export async function joinRemoteRoom(s: Services, roomId: string, userId: string
       throw badAnswer(server, `the join is not allowed by the state ${server} answered (${o.status}${"reason" in o ? `: ${o.reason}` : ""})`);
     }
     return mark !== undefined;
-  });
+  }, JOIN_FAILOVER_ERRCODES);
   if (partial) resyncInBackground(s, roomId);
 }

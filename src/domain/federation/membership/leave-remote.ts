@@ -3,7 +3,8 @@
 // the inviting server; when it cannot be reached, a leave made up here, as Synapse does, so the invite
 // goes away at least for us). The leave is kept in the room when this server can place it, else out of
 // band like the invite it answers.
-// Spec: Server-Server API "Leaving Rooms (Rejecting Invites)" (make_leave, send_leave v2).
+// Spec: Server-Server API "Leaving Rooms (Rejecting Invites)" (make_leave, send_leave v2; v1 for a server
+// that serves no v2).
 import type { Services } from "../../services.ts";
 import type { Pdu } from "../../events/types.ts";
 import { isPlainObject } from "../../events/types.ts";
@@ -18,6 +19,7 @@ import { commitOutOfBandMembership } from "../../rooms/pipeline/out-of-band.ts";
 import type { RoomVersion } from "../../rooms/room-versions.ts";
 import type { StoredEvent } from "../../store/events.ts";
 import { badAnswer, makeAndSign, throughServers } from "./handshake.ts";
+import { putV2OrV1 } from "./v1-fallback.ts";
 
 /**
  * Keeps this server's own member event that a remote handshake produced: in the room through the remote
@@ -40,7 +42,10 @@ export async function keepOwnMembership(s: Services, roomId: string, version: Ro
 export async function leaveRemoteRoom(s: Services, roomId: string, userId: string, servers: readonly string[], content: Record<string, unknown>): Promise<void> {
   await throughServers(s, servers, "leave the room", async (server) => {
     const { version, built } = await makeAndSign(s, server, roomId, userId, "leave", content);
-    const answer = await s.federation.putJson<unknown>(server, fedPath`/_matrix/federation/v2/send_leave/${roomId}/${built.eventId}`, built.pdu, { maxBytes: 64 * 1024 });
+    const answer = await putV2OrV1(s, server, "send_leave", {
+      v2: { path: fedPath`/_matrix/federation/v2/send_leave/${roomId}/${built.eventId}`, body: built.pdu },
+      v1: { path: fedPath`/_matrix/federation/v1/send_leave/${roomId}/${built.eventId}`, body: built.pdu },
+    }, { maxBytes: 64 * 1024 });
     if (!isPlainObject(answer)) throw badAnswer(server, "send_leave answered no object");
     await keepOwnMembership(s, roomId, version, built.eventId, built.pdu);
   });

@@ -1,17 +1,18 @@
-// A remote server invites one of our users (PUT /invite v2): the invite must be an m.room.member invite
+// A remote server invites one of our users (PUT /invite v2, or the v1 older servers send): the invite must be an m.room.member invite
 // for an existing local user, sent by a user of the origin server, for the room and event id of the
 // path, in a room version this server implements, with a matching content hash and the origin's valid
 // signature, and its invite_room_state well formed. This server then countersigns it and keeps it: in a
 // room it is in, through the remote planner (a refused invite is a 403 and nothing stored); otherwise —
 // the usual case — as an out-of-band membership carrying the stripped state, so the invite shows in the
 // user's /sync. The answer is the event with our signature. Retrying the same invite answers the same.
-// Spec: Server-Server API "Inviting to a room" (PUT /_matrix/federation/v2/invite/{roomId}/{eventId}).
+// Spec: Server-Server API "Inviting to a room" (PUT /_matrix/federation/v2/invite/{roomId}/{eventId}, and
+// the deprecated PUT /_matrix/federation/v1/invite/{roomId}/{eventId}).
 import type { Services } from "../../services.ts";
 import type { Pdu } from "../../events/types.ts";
-import { domainOf } from "../../events/types.ts";
+import { domainOf, isPlainObject } from "../../events/types.ts";
 import { MatrixError } from "../../errors.ts";
 import { checkContentHash, eventIdOf, roomIdOf } from "../../events/hashes.ts";
-import { validatePduFormat } from "../../events/validate.ts";
+import { assertCanonicalForVersion, validatePduFormat } from "../../events/validate.ts";
 import { getRoomVersion, type RoomVersion } from "../../rooms/room-versions.ts";
 import { addSignature } from "../../rooms/build-event.ts";
 import { checkSignatures } from "../../rooms/pipeline/checks.ts";
@@ -33,9 +34,14 @@ function roomVersionOf(body: Record<string, unknown>): RoomVersion {
   return v;
 }
 
-/** The invite event checked against the request: the spec's validation, M_INVALID_PARAM when it fails. */
+/**
+ * The invite event checked against the request: the spec's validation, M_INVALID_PARAM when it fails
+ * (M_BAD_JSON for a value its room version forbids).
+ */
 async function checkInvite(s: Services, origin: string, roomId: string, eventId: string, raw: unknown, v: RoomVersion): Promise<Pdu> {
   if (raw === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing event", 400);
+  // A value the room version forbids (a float, say) is M_BAD_JSON, as Synapse answers; other faults below.
+  assertCanonicalForVersion(raw, v);
   let pdu: Pdu;
   try {
     pdu = validatePduFormat(raw, v);
@@ -60,13 +66,26 @@ async function checkInvite(s: Services, origin: string, roomId: string, eventId:
   return rest as Pdu;
 }
 
+/**
+ * PUT /invite v1 (deprecated, still used by older servers): the body is the invite event itself, its
+ * stripped state in `unsigned.invite_room_state`, and no room version: the spec says to assume 1 or 2 (the
+ * room's, when this server knows it as one of them; else 1, as Synapse — the two share an event format).
+ * Then as v2; the v1 answer's `[200, {...}]` wrapper is the route's.
+ */
+export async function receiveInviteV1(s: Services, origin: string, roomId: string, eventId: string, body: Record<string, unknown>): Promise<{ event: Pdu }> {
+  const known = (await loadRoom(s, roomId))?.version.id;
+  const unsigned = isPlainObject(body.unsigned) ? body.unsigned : {};
+  const version = known === "2" ? "2" : "1";
+  return receiveInvite(s, origin, roomId, eventId, { room_version: version, event: body, invite_room_state: unsigned.invite_room_state });
+}
+
 /** PUT /invite v2: checks, countersigns and keeps the invite; answers the event with our signature. */
 export async function receiveInvite(s: Services, origin: string, roomId: string, eventId: string, body: Record<string, unknown>): Promise<{ event: Pdu }> {
-  const claimed = roomVersionOf(body);
   const room = await loadRoom(s, roomId);
-  if (room && room.version.id !== claimed.id) throw invalid(`Room ${roomId} has version ${room.version.id}, not ${claimed.id}`);
-  // A room we know: its ACL decides whether the origin may invite into it (403, as Synapse).
+  // A room we know: its ACL decides whether the origin may invite into it (403, as Synapse), first.
   if (room) await assertServerAllowed(s, room.state, origin);
+  const claimed = roomVersionOf(body);
+  if (room && room.version.id !== claimed.id) throw invalid(`Room ${roomId} has version ${room.version.id}, not ${claimed.id}`);
   const v = room?.version ?? claimed;
   const invite = await checkInvite(s, origin, roomId, eventId, body.event, v);
   const inviteState = await checkReceivedInviteState(s, body.invite_room_state, v, roomId);

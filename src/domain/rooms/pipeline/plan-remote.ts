@@ -7,7 +7,8 @@
 // outlier before and received again with a known state is checked again and joins the DAG
 // (de-outliering). Accepted events move the forward extremities (unless a stored event already follows
 // them: history arriving late); current state is the resolved state at them. Backfilled history (older
-// than the room's state) is not soft-failed and takes positions below the stream (commit.ts).
+// than the room's state) is not soft-failed and takes positions below the stream (commit.ts). A redaction
+// naming an event of another room is soft-failed (ignored: it never takes effect, and clients never see it).
 // Spec: Server-Server API "Checks performed on receipt of a PDU", "Rejection", "Soft failure",
 // "Backfilling and retrieving missing events"; Room Versions "Authorization rules".
 import type { Services } from "../../services.ts";
@@ -22,6 +23,7 @@ import { resolveState, trivialResolution } from "../../state/resolve.ts";
 import type { RoomSnapshot } from "../room-cache.ts";
 import { authorizeWithAuthEvents, authorizeWithState, checkHashOrRedact, checkSignatures } from "./checks.ts";
 import { redactionTarget, stateChanges, type CommitPlan, type GroupBasis, type PlannedEvent } from "./plan.ts";
+import { redactsOf } from "../../events/redaction.ts";
 
 export interface RemoteEventInput {
   /** The PDU as received (untrusted JSON). */
@@ -225,6 +227,10 @@ export class RemotePlanner {
       }
     }
 
+    // A redaction naming an event of another room can never take effect: it is ignored — soft-failed, so
+    // stored but never served to clients (Synapse withholds it from them).
+    if (before && rejectedReason === null && !softFailed && (await this.redactsElsewhere(pdu))) softFailed = true;
+
     const key = isStateEvent(pdu) ? stateKeyOf(pdu.type, pdu.state_key!) : undefined;
     const stateBefore = before?.state;
     const stateAfter = stateBefore && key && rejectedReason === null ? new Map(stateBefore).set(key, eventId) : stateBefore;
@@ -317,6 +323,15 @@ export class RemotePlanner {
     const out = new Map<string, string>();
     for (const [k, id] of given) if (found.has(id) && !this.rejected.has(id)) out.set(k, id);
     return out.size === given.size ? given : out;
+  }
+
+  /** Whether `pdu` is a redaction of an event this server holds in another room. */
+  private async redactsElsewhere(pdu: Pdu): Promise<boolean> {
+    if (pdu.type !== "m.room.redaction" || isStateEvent(pdu)) return false;
+    const target = redactsOf(pdu, this.room.version);
+    if (target === undefined || this.pending.has(target)) return false;
+    const stored = await this.s.rooms.events.get(target);
+    return stored !== undefined && stored.roomId !== this.room.roomId;
   }
 
   /** Events by id from the batch or storage. */
