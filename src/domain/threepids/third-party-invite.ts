@@ -24,6 +24,11 @@ export interface ThirdPartyInvite {
 /** The body's third-party fields, or undefined when it invites by user_id. */
 export function thirdPartyInviteOf(body: Record<string, unknown>): ThirdPartyInvite | undefined {
   if (body.user_id !== undefined || (body.id_server === undefined && body.medium === undefined && body.address === undefined)) return undefined;
+  return parseThirdPartyInvite(body);
+}
+
+/** A third-party invite's fields (an /invite body, an entry of createRoom's invite_3pid), each required. */
+export function parseThirdPartyInvite(body: Record<string, unknown>): ThirdPartyInvite {
   const get = (key: string) => {
     const v = body[key];
     if (v === undefined || v === null) throw new MatrixError("M_MISSING_PARAM", `Missing param ${key}`, 400);
