@@ -4,7 +4,7 @@
 // self-signing key signed by the master key —
 // answered with a boolean, since a remote server's bad key is dropped, never an error for our client.
 // Spec: Server-Server API "End-to-End Encryption"; Client-Server API "Cross-signing".
-import { checkDeviceKeys } from "../../e2ee/upload-keys.ts";
+import { checkDeviceKeys } from "../../e2ee/upload-body.ts";
 import { checkCrossSigningKey, type KeyType } from "../../e2ee/cross-signing.ts";
 import { verifyJsonSignature } from "../../signing.ts";
 import { isPlainObject, type Json } from "../../e2ee/json.ts";
