@@ -29,6 +29,21 @@ export async function dropCachedDeviceList(tx: SqlExecutor, userId: string): Pro
   await tx.run(`DELETE FROM e2e_cross_signing_keys WHERE user_id = ?`, [userId]);
 }
 
+/**
+ * Users joined to `roomId` whose device list is kept here but who share no joined room with any local user
+ * (one of ours has just left): their copies no longer follow their server's updates.
+ */
+export async function unsharedCopiesIn(ex: SqlExecutor, roomId: string): Promise<string[]> {
+  const rows = await ex.all<{ user_id: string }>(
+    `SELECT d.user_id AS user_id FROM remote_device_lists d JOIN room_memberships m ON m.user_id = d.user_id
+     WHERE m.room_id = ? AND m.membership = 'join' AND NOT EXISTS (
+       SELECT 1 FROM room_memberships a JOIN room_memberships b ON b.room_id = a.room_id JOIN users u ON u.user_id = b.user_id
+       WHERE a.user_id = d.user_id AND a.membership = 'join' AND b.membership = 'join')`,
+    [roomId],
+  );
+  return rows.map((r) => r.user_id);
+}
+
 /** Replaces all device keys of a remote user with `devices` (device id → canonical JSON). */
 export async function replaceRemoteDeviceKeys(tx: SqlExecutor, userId: string, devices: ReadonlyMap<string, string>, now: number): Promise<void> {
   await tx.run(`DELETE FROM e2e_device_keys WHERE user_id = ?`, [userId]);

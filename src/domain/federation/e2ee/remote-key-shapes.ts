@@ -35,14 +35,17 @@ export function validDeviceKeys(v: unknown, userId: string, deviceId: string): v
 
 /**
  * Valid device keys of another server (validDeviceKeys) as our clients may see them: their `unsigned`,
- * which no signature covers, kept only as the spec's UnsignedDeviceInfo (a string device_display_name).
+ * which no signature covers, kept only as the spec's UnsignedDeviceInfo (a string device_display_name) —
+ * the one the server gives beside the keys (`displayName`: /user/devices' and the EDU's
+ * device_display_name) before the one inside them, as Synapse shows it.
  */
-export function remoteDeviceKeys(v: unknown, userId: string, deviceId: string): Json | undefined {
+export function remoteDeviceKeys(v: unknown, userId: string, deviceId: string, displayName?: unknown): Json | undefined {
   if (!validDeviceKeys(v, userId, deviceId)) return undefined;
   const { unsigned, ...signed } = v;
-  if (unsigned === undefined) return v;
-  const name = isPlainObject(unsigned) ? unsigned.device_display_name : undefined;
-  return typeof name === "string" ? { ...signed, unsigned: { device_display_name: name } } : signed;
+  const inside = isPlainObject(unsigned) ? unsigned.device_display_name : undefined;
+  const name = typeof displayName === "string" ? displayName : inside;
+  if (typeof name === "string") return { ...signed, unsigned: { device_display_name: name } };
+  return unsigned === undefined ? v : signed;
 }
 
 /** The cross-signing key's public key when it is a valid key of `userId` for `usage`. */

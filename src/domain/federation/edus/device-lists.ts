@@ -143,10 +143,10 @@ export const deviceListsToFederation: BackgroundTask = (s) => {
 /** Reads an m.device_list_update, or undefined when it is malformed. */
 function parseUpdate(content: unknown): DeviceListUpdate | undefined {
   if (!isPlainObject(content)) return undefined;
-  const { user_id: userId, device_id: deviceId, stream_id: streamId, prev_id: prevIds = [], deleted = false, keys } = content;
+  const { user_id: userId, device_id: deviceId, stream_id: streamId, prev_id: prevIds = [], deleted = false, keys, device_display_name: name } = content;
   if (typeof userId !== "string" || typeof deviceId !== "string" || deviceId === "" || !isStreamId(streamId)) return undefined;
   if (!Array.isArray(prevIds) || prevIds.length > MAX_PREV_IDS || !prevIds.every(isStreamId) || typeof deleted !== "boolean") return undefined;
-  const checked = keys === undefined || keys === null ? undefined : remoteDeviceKeys(keys, userId, deviceId);
+  const checked = keys === undefined || keys === null ? undefined : remoteDeviceKeys(keys, userId, deviceId, name);
   if (keys !== undefined && keys !== null && (deleted || !checked)) return undefined;
   return { userId, deviceId, streamId, prevIds, deleted, keys: checked };
 }
