@@ -18,7 +18,7 @@ import { isPlainObject, type Json } from "../../e2ee/json.ts";
 import { announceDeviceListChange, recordDeviceListChange } from "../../e2ee/device-lists.ts";
 import { serverOfUser } from "../room-servers.ts";
 import { remoteCrossSigning, signedByMaster, validCrossSigningKey, remoteDeviceKeys } from "./remote-key-shapes.ts";
-import { cachedDeviceLists, deleteRemoteDeviceKeys, dropCachedDeviceList, replaceRemoteDeviceKeys, setCachedStreamId, unsharedCopiesIn } from "./remote-device-store.ts";
+import { cachedDeviceListTimes, cachedDeviceLists, deleteRemoteDeviceKeys, dropCachedDeviceList, replaceRemoteDeviceKeys, setCachedStreamId, unsharedCopiesIn } from "./remote-device-store.ts";
 
 export interface DeviceListUpdate {
   userId: string;
@@ -27,6 +27,8 @@ export interface DeviceListUpdate {
   prevIds: number[];
   deleted: boolean;
   keys?: Json;
+  /** The update carried keys that are not this device's keys in the spec's shape: none are kept for it. */
+  unusableKeys?: boolean;
 }
 
 /** Most devices taken from one resync answer. */
@@ -78,7 +80,7 @@ export function applyDeviceListUpdate(s: Services, origin: string, u: DeviceList
     if (held !== undefined && u.prevIds.every((p) => p <= held)) {
       const now = s.clock.now();
       await moveStream(s, u.userId, [u.deviceId], async (tx) => {
-        if (u.deleted) await deleteRemoteDeviceKeys(tx, u.userId, u.deviceId);
+        if (u.deleted || u.unusableKeys) await deleteRemoteDeviceKeys(tx, u.userId, u.deviceId);
         else if (u.keys) await s.e2ee.setDeviceKeys(tx, u.userId, u.deviceId, canonicalJson(u.keys), now);
         await setCachedStreamId(tx, u.userId, u.streamId, now);
       });
@@ -200,9 +202,15 @@ export const forgetRejoinedDeviceLists: CommitListener = (s, c) => {
   }
   if (joined.size === 0 && !localLeft) return;
   const roomId = c.notice.roomId;
+  const committed = s.clock.now();
   void (async () => {
     const stale = new Set((await cachedDeviceLists(s.storage.sql, [...joined])).keys());
     if (localLeft) for (const u of await unsharedCopiesIn(s.storage.sql, roomId)) stale.add(u);
-    for (const userId of stale) await serialized(s, userId, () => s.storage.sql.transaction((tx) => dropCachedDeviceList(tx, userId)));
+    for (const userId of stale)
+      await serialized(s, userId, async () => {
+        // A copy written since (a resync that already saw this commit) has missed nothing: it stays.
+        const written = (await cachedDeviceListTimes(s.storage.sql, [userId])).get(userId);
+        if (written !== undefined && written < committed) await s.storage.sql.transaction((tx) => dropCachedDeviceList(tx, userId));
+      });
   })().catch((err: unknown) => s.log.warn({ err }, "could not drop copies of remote device lists"));
 };

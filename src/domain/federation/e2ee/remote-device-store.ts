@@ -17,6 +17,17 @@ export async function cachedDeviceLists(ex: SqlExecutor, userIds: readonly strin
   return out;
 }
 
+/** When each of `userIds` whose device list is kept here last had it written (ms). */
+export async function cachedDeviceListTimes(ex: SqlExecutor, userIds: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (let i = 0; i < userIds.length; i += 500) {
+    const chunk = userIds.slice(i, i + 500);
+    const rows = await ex.all<{ user_id: string; ts: number | bigint }>(`SELECT user_id, ts FROM remote_device_lists WHERE user_id IN (${marks(chunk.length)})`, chunk);
+    for (const r of rows) out.set(r.user_id, Number(r.ts));
+  }
+  return out;
+}
+
 export async function setCachedStreamId(tx: SqlExecutor, userId: string, streamId: number, now: number): Promise<void> {
   const changed = await tx.run(`UPDATE remote_device_lists SET stream_id = ?, ts = ? WHERE user_id = ?`, [streamId, now, userId]);
   if (changed === 0) await tx.run(`INSERT INTO remote_device_lists (user_id, stream_id, ts) VALUES (?, ?, ?)`, [userId, streamId, now]);
