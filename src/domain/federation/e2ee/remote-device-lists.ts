@@ -94,17 +94,38 @@ export function applyDeviceListUpdate(s: Services, origin: string, u: DeviceList
 
 /**
  * Resyncs the device lists of remote users a local client asked all keys of, whose lists no copy here
- * holds (each in its user's queue, all at once, within `timeoutMs`): the client is then answered from the
- * copy, and later queries too. Those whose server does not answer are left to be asked as before.
+ * holds: the client is then answered from the copy, and later queries too. Servers are asked at once,
+ * each server's users one after the other (each in its user's queue) until `timeoutMs` is spent or the
+ * server fails one; the users left are asked of their server in one /user/keys/query as before.
  */
 export async function resyncForQuery(s: Services, userIds: readonly string[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const byServer = new Map<string, string[]>();
+  for (const u of userIds) {
+    const server = serverOfUser(u);
+    if (server) byServer.set(server, [...(byServer.get(server) ?? []), u]);
+  }
   await Promise.all(
-    userIds.map((userId) =>
-      serialized(s, userId, async () => {
-        if ((await cachedDeviceLists(s.storage.sql, [userId])).has(userId) || !(await tracked(s, userId))) return;
-        await resync(s, serverOfUser(userId)!, userId, timeoutMs);
-      }),
-    ),
+    [...byServer].map(async ([server, users]) => {
+      for (const userId of users) {
+        const left = deadline - Date.now();
+        if (left <= 0) return;
+        const done = serialized(s, userId, async () => {
+          if ((await cachedDeviceLists(s.storage.sql, [userId])).has(userId) || !(await tracked(s, userId))) return;
+          if (!(await resync(s, server, userId, Math.max(1, deadline - Date.now())))) throw new Error("resync failed");
+        });
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<void>((_, reject) => (timer = setTimeout(() => reject(new Error("too late")), left)));
+        try {
+          await Promise.race([done, late]);
+        } catch {
+          return;
+        } finally {
+          clearTimeout(timer);
+          done.catch(() => {});
+        }
+      }
+    }),
   );
 }
 
