@@ -167,7 +167,7 @@ describe.each(backends())("identity servers on %s", (backend) => {
     expect(member.json.third_party_invite.signed.mxid).toBe(ivy.user_id);
   });
 
-  it("binds under the unstable prefix older clients call", async () => {
+  it("binds and unbinds under the unstable prefix older clients call", async () => {
     const jay = await registerUser(t, "jay", "jay-pw");
     const creds = is.validatedSession("email", "jay@example.org");
     const res = await t.call("POST", "/_matrix/client/unstable/account/3pid/bind", { token: jay.access_token, body: { ...creds, id_server: is.name, id_access_token: is.accessToken } });
@@ -177,5 +177,9 @@ describe.each(backends())("identity servers on %s", (backend) => {
     const listed = await t.call("GET", "/_matrix/client/unstable/account/3pid", { token: jay.access_token });
     expect(listed.status).toBe(200);
     expect(Array.isArray(listed.json.threepids)).toBe(true);
+    // And unbind there too (sytest binds and unbinds under /unstable).
+    const unbind = await t.call("POST", "/_matrix/client/unstable/account/3pid/unbind", { token: jay.access_token, body: { medium: "email", address: "jay@example.org" } });
+    expect([unbind.status, unbind.json]).toEqual([200, { id_server_unbind_result: "success" }]);
+    expect(is.bindings.has("email jay@example.org")).toBe(false);
   });
 });
