@@ -135,7 +135,7 @@ describe.each(backends())("identity servers on %s", (backend) => {
     expect(invite.json).toMatchObject({ display_name: "g...@example.org", public_key: is.publicKey });
   });
 
-  it("createRoom refuses malformed invite_3pid before making any room", async () => {
+  it("createRoom refuses malformed invite_3pid, and identity servers that cannot answer, before making any room", async () => {
     const joined = async () => (await t.call("GET", "/_matrix/client/v3/joined_rooms", { token: alice.access_token })).json.joined_rooms.length;
     const before = [await joined(), is.invites.length];
     const good = { id_server: is.name, id_access_token: is.accessToken, medium: "email", address: "hal@example.org" };
@@ -145,6 +145,9 @@ describe.each(backends())("identity servers on %s", (backend) => {
       [[good, { ...good, id_access_token: undefined }], "M_MISSING_PARAM"],
       [[{ ...good, medium: "pigeon" }], "M_INVALID_PARAM"],
       [[{ ...good, id_server: "https://x" }], "M_INVALID_PARAM"],
+      // An identity server this server may not reach, or that refuses the token: asked before the room is made.
+      [[good, { ...good, id_server: "10.0.0.1" }], "M_SERVER_NOT_TRUSTED"],
+      [[{ ...good, id_access_token: "wrong" }], "M_UNAUTHORIZED"],
     ] as const) {
       const res = await t.call("POST", "/_matrix/client/v3/createRoom", { token: alice.access_token, body: { invite_3pid } });
       expect([res.status, res.json.errcode], JSON.stringify(invite_3pid)).toEqual([400, errcode]);

@@ -18,7 +18,7 @@ import { checkPowerLevelsContent } from "./power-levels.ts";
 import type { SqlExecutor } from "../../storage/sql.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import { assertAclKeepsServer } from "../federation/server-acl.ts";
-import { parseThirdPartyInvite } from "../threepids/third-party-invite.ts";
+import { lookupThirdParty, parseThirdPartyInvite } from "../threepids/third-party-invite.ts";
 import { inviteByThirdPartyId } from "./membership.ts";
 
 export interface CreateRoomRequest {
@@ -122,6 +122,10 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
     if (serverName !== s.config.server_name) throw new MatrixError("M_FORBIDDEN", "Inviting users on other servers needs federation, which this server does not offer yet", 403);
     if (!(await s.users.exists(u))) throw new MatrixError("M_NOT_FOUND", `Unknown user ${u}`, 404);
   }
+  // The identity servers are asked whom each address belongs to before anything is made: one that is
+  // unreachable or refuses fails the request with no room made.
+  const lookedUp = [];
+  for (const t of p.thirdParty) lookedUp.push(await lookupThirdParty(s, t));
 
   // The create event decides the room id in v12, so it is built first.
   const createContent: Record<string, unknown> = { ...p.creation, room_version: v.id };
@@ -205,7 +209,7 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
     }),
   );
   // Each after the other, as the creator, through the /invite operation (an identity server that fails
-  // makes the request fail with the room made, as in Synapse).
-  for (const t of p.thirdParty) await inviteByThirdPartyId(s, r, roomId, t);
+  // to store an invite now makes the request fail with the room made, as in Synapse).
+  for (const [i, t] of p.thirdParty.entries()) await inviteByThirdPartyId(s, r, roomId, t, lookedUp[i]);
   return { room_id: roomId };
 }

@@ -28,7 +28,7 @@ import { knockRemoteRoom } from "../federation/membership/knock.ts";
 import { resolveRemoteAlias } from "../federation/remote-alias.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { localUserExists } from "../accounts/user-lookup.ts";
-import { inviteThirdParty, thirdPartyInviteOf, type ThirdPartyInvite } from "../threepids/third-party-invite.ts";
+import { inviteThirdParty, thirdPartyInviteOf, type LookedUp, type ThirdPartyInvite } from "../threepids/third-party-invite.ts";
 import { requireRoomNotBlocked } from "./blocked.ts";
 
 /** Resolves a room alias to a room id (the directory's local aliases; remote ones with federation). */
@@ -290,9 +290,9 @@ export async function inviteUser(s: Services, r: Requester, roomId: string, body
  * Invites by third-party identifier (POST /invite with an id_server, createRoom's invite_3pid): a user the
  * identity server knows the address of is invited as anyone else, otherwise the invite is stored there.
  */
-export async function inviteByThirdPartyId(s: Services, r: Requester, roomId: string, t: ThirdPartyInvite): Promise<void> {
+export async function inviteByThirdPartyId(s: Services, r: Requester, roomId: string, t: ThirdPartyInvite, looked?: LookedUp): Promise<void> {
   requireNotGuest(r, "inviteUser");
-  const done = await inviteThirdParty(s, r, roomId, t);
+  const done = await inviteThirdParty(s, r, roomId, t, looked);
   if ("userId" in done) await inviteUser(s, r, roomId, { user_id: done.userId });
 }
 
