@@ -31,9 +31,9 @@ export interface TestIdentityServer {
   /**
    * Binds the address to `mxid` and tells the user's homeserver (at `homeserverBaseUrl`) with PUT
    * /_matrix/federation/v1/3pid/onbind, carrying every invite stored for the address, each signed with
-   * this server's key. Returns the homeserver's answer.
+   * this server's key (POST instead, as Sydent sends it, when `method` says so). Returns the homeserver's answer.
    */
-  bindAndNotify(homeserverBaseUrl: string, medium: string, address: string, mxid: string): Promise<{ status: number; json: any }>;
+  bindAndNotify(homeserverBaseUrl: string, medium: string, address: string, mxid: string, method?: "PUT" | "POST"): Promise<{ status: number; json: any }>;
   close(): Promise<void>;
 }
 
@@ -134,7 +134,7 @@ export async function startIdentityServer(homeserverBaseUrl: () => string): Prom
     invites,
     unbinds,
     publicKey: publicKeyB64,
-    async bindAndNotify(homeserverBaseUrl, medium, address, mxid) {
+    async bindAndNotify(homeserverBaseUrl, medium, address, mxid, method = "PUT") {
       bindings.set(`${medium} ${address}`, mxid);
       const pending = invites.filter((i) => i.body.medium === medium && i.body.address === address);
       const body = {
@@ -151,7 +151,7 @@ export async function startIdentityServer(homeserverBaseUrl: () => string): Prom
         })),
       };
       const res = await undiciFetch(`${homeserverBaseUrl}/_matrix/federation/v1/3pid/onbind`, {
-        method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(body), dispatcher: insecureAgent,
+        method, headers: { "content-type": "application/json" }, body: JSON.stringify(body), dispatcher: insecureAgent,
       });
       return { status: res.status, json: await res.json() };
     },

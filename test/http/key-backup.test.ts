@@ -164,6 +164,37 @@ describe.each(backends())("key backup on %s", (backend) => {
       expect(Object.keys(one.json.sessions)).toEqual(["__proto__"]);
     });
 
+    it("stores session_data in the shapes clients send (any JSON, as Synapse) and answers it as sent", async () => {
+      const u = await user();
+      const v = await newVersion(u);
+      const q = `?version=${v}`;
+      const shapes: [string, unknown][] = [["opaque", "anopaquestring"], ["object", { ciphertext: "c", mac: "m", ephemeral: "e" }], ["list", ["a", 1]], ["number", 7], ["empty", {}]];
+      for (const [sid, data] of shapes) {
+        const res = await call(u, "PUT", `${V3}/room_keys/keys/${enc(ROOM)}/${sid}${q}`, { first_message_index: 3, forwarded_count: 0, is_verified: false, session_data: data });
+        expect(res.status, JSON.stringify(res.json)).toBe(200);
+        expectMatchesSpec(res, "PUT", `${V3}/room_keys/keys/${enc(ROOM)}/${sid}`);
+      }
+      for (const [sid, data] of shapes) {
+        const got = await call(u, "GET", `${V3}/room_keys/keys/${enc(ROOM)}/${sid}${q}`);
+        expect(got.json).toEqual({ first_message_index: 3, forwarded_count: 0, is_verified: false, session_data: data });
+      }
+      expect((await call(u, "GET", `${V3}/room_keys/version`)).json.count).toBe(shapes.length);
+    });
+
+    it("a backup deleted and created again starts empty", async () => {
+      const u = await user();
+      const v = await newVersion(u);
+      const put = await call(u, "PUT", `${V3}/room_keys/keys/${enc("!abcd")}/1234?version=${v}`, { first_message_index: 3, forwarded_count: 0, is_verified: false, session_data: "areallyopaquestring" });
+      expect(put.status, JSON.stringify(put.json)).toBe(200);
+      expect((await call(u, "GET", `${V3}/room_keys/keys?version=${v}`)).json).toEqual({ rooms: { "!abcd": { sessions: { "1234": { first_message_index: 3, forwarded_count: 0, is_verified: false, session_data: "areallyopaquestring" } } } } });
+      expect((await call(u, "DELETE", `${V3}/room_keys/version/${v}`)).status).toBe(200);
+      const again = await newVersion(u);
+      expect(again).not.toBe(v);
+      const keys = await call(u, "GET", `${V3}/room_keys/keys?version=${again}`);
+      expect([keys.status, keys.json]).toEqual([200, { rooms: {} }]);
+      expect((await call(u, "GET", `${V3}/room_keys/version`)).json).toMatchObject({ version: again, count: 0 });
+    });
+
     it("writes only to the current version; the version parameter is required; bad bodies change nothing", async () => {
       const u = await user();
       const v1 = await newVersion(u);
@@ -186,7 +217,7 @@ describe.each(backends())("key backup on %s", (backend) => {
       expectError(await call(u, "PUT", `${V3}/room_keys/keys/${enc(ROOM)}${q}`, { sessions: "x" }), 400, "M_BAD_JSON");
       expectError(await call(u, "PUT", `${V3}/room_keys/keys${q}`, {}), 400, "M_MISSING_PARAM");
       // A batch with one bad session stores nothing.
-      expectError(await call(u, "PUT", `${V3}/room_keys/keys${q}`, { rooms: { [ROOM]: { sessions: { ok: key(0, 0, false), bad: { ...key(0, 0, false), session_data: 1 } } } } }), 400, "M_BAD_JSON");
+      expectError(await call(u, "PUT", `${V3}/room_keys/keys${q}`, { rooms: { [ROOM]: { sessions: { ok: key(0, 0, false), bad: { ...key(0, 0, false), forwarded_count: "many" } } } } }), 400, "M_BAD_JSON");
       expect((await call(u, "GET", `${V3}/room_keys/version`)).json).toMatchObject({ count: 0, etag: "0" });
     });
   });

@@ -1,5 +1,5 @@
 // Device keys over HTTP on SQLite and PostgreSQL: upload (self-signed device keys, one-time keys,
-// fallback keys) and its refusals, query (all or some devices, display names, remote users as
+// fallback keys; different device keys replacing the stored ones) and its refusals (Synapse's errcodes), query (all or some devices, display names, remote users as
 // failures), claim (one-time keys consumed, then the fallback key reused until replaced), key changes
 // between stream positions and sync-style tokens, and the clean-up when a device is deleted.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -44,25 +44,46 @@ describe.each(backends())("keys on %s", (backend) => {
       expect((await uploadKeys(t, s, { device_keys: dev.keys })).status).toBe(200);
     });
 
-    it("refuses device keys of another user or device, malformed signatures, and new identity keys for a device", async () => {
+    it("refuses invalid device keys with M_BAD_JSON (one missing field: M_MISSING_PARAM), as Synapse, storing nothing", async () => {
       const s = await loginUser(t, "alice");
       const dev = deviceKeysFor(s);
       const k = dev.keys as any;
       const resign = (body: Record<string, unknown>) => signed({ ...body, signatures: undefined } as Record<string, unknown>, body.user_id as string, `ed25519:${s.device_id}`, dev.ed);
-      expectError(await uploadKeys(t, s, { device_keys: resign({ ...k, user_id: bob.user_id }) }), 400, "M_INVALID_PARAM");
-      expectError(await uploadKeys(t, s, { device_keys: resign({ ...k, device_id: "OTHERDEVICE" }) }), 400, "M_INVALID_PARAM");
+      const otks = { "my_algorithm:my_id_1": "KIhHVkAQi8r41aPNql2zTqQsInpFa8XdslQLC8F8BHc" };
+      // algorithms, keys and signatures are required (sytest "Rejects invalid device keys").
+      expectError(await uploadKeys(t, s, { device_keys: { user_id: s.user_id, device_id: s.device_id }, one_time_keys: otks }), 400, "M_BAD_JSON");
+      expectError(await uploadKeys(t, s, { device_keys: resign({ ...k, user_id: bob.user_id }) }), 400, "M_BAD_JSON");
+      expectError(await uploadKeys(t, s, { device_keys: resign({ ...k, device_id: "OTHERDEVICE" }) }), 400, "M_BAD_JSON");
       // (A missing or invalid self-signature is the receiving clients' to judge: test/http/conformance-accounts.test.ts.)
-      expectError(await uploadKeys(t, s, { device_keys: { ...k, signatures: "no" } }), 400, "M_INVALID_PARAM");
-      expectError(await uploadKeys(t, s, { device_keys: { ...k, signatures: { [s.user_id]: { x: 1 } } } }), 400, "M_INVALID_PARAM");
-      expectError(await uploadKeys(t, s, { device_keys: { ...k, algorithms: "no" } }), 400, "M_INVALID_PARAM");
+      expectError(await uploadKeys(t, s, { device_keys: { ...k, signatures: "no" } }), 400, "M_BAD_JSON");
+      expectError(await uploadKeys(t, s, { device_keys: { ...k, signatures: { [s.user_id]: { x: 1 } } } }), 400, "M_BAD_JSON");
+      expectError(await uploadKeys(t, s, { device_keys: { ...k, algorithms: "no" } }), 400, "M_BAD_JSON");
+      expectError(await uploadKeys(t, s, { device_keys: { ...k, keys: { a: 1 } } }), 400, "M_BAD_JSON");
+      expectError(await uploadKeys(t, s, { device_keys: { ...k, user_id: 5 } }), 400, "M_BAD_JSON");
       expectError(await uploadKeys(t, s, { device_keys: "no" }), 400, "M_BAD_JSON");
+      expectError(await uploadKeys(t, s, { device_keys: { ...k, keys: undefined } }), 400, "M_MISSING_PARAM");
+      expectError(await uploadKeys(t, s, { device_keys: null }), 400, "M_INVALID_PARAM");
       expect(await t.hs.services.e2ee.deviceKeys(s.user_id, s.device_id)).toBeUndefined();
+      expect(await oneTimeKeyCounts(t.hs.services, s.user_id, s.device_id)).toEqual({ signed_curve25519: 0 });
+    });
 
+    it("replaces a device's keys with different ones, as Synapse, and moves the device list", async () => {
+      const s = await loginUser(t, "alice");
+      const dev = deviceKeysFor(s);
       expect((await uploadKeys(t, s, { device_keys: dev.keys })).status).toBe(200);
+      const p0 = await currentDeviceListPosition(t.hs.services);
       const replacement = deviceKeysFor(s);
-      expectError(await uploadKeys(t, s, { device_keys: replacement.keys }), 400, "M_INVALID_PARAM");
+      const res = await uploadKeys(t, s, { device_keys: replacement.keys });
+      expect(res.status, JSON.stringify(res.json)).toBe(200);
+      expectMatchesSpec(res, "POST", `${V3}/keys/upload`);
       const q = await query(alice, { [alice.user_id]: [s.device_id] });
-      expect(q.json.device_keys[alice.user_id][s.device_id].keys).toEqual(k.keys);
+      expect(q.json.device_keys[alice.user_id][s.device_id].keys).toEqual((replacement.keys as any).keys);
+      const p1 = await currentDeviceListPosition(t.hs.services);
+      expect(p1).toBeGreaterThan(p0);
+      expect(await t.hs.services.e2ee.deviceListChangedUsers(alice.user_id, p0, p1)).toEqual([alice.user_id]);
+      // The same keys again change nothing.
+      expect((await uploadKeys(t, s, { device_keys: replacement.keys })).status).toBe(200);
+      expect(await currentDeviceListPosition(t.hs.services)).toBe(p1);
     });
 
     it("counts one-time keys per algorithm and refuses a key id reused with other content", async () => {
@@ -78,9 +99,13 @@ describe.each(backends())("keys on %s", (backend) => {
       expect((await uploadKeys(t, s, { one_time_keys: { "signed_curve25519:A1": otk(s, dev, 1) } })).json.one_time_key_counts.signed_curve25519).toBe(2);
       expectError(await uploadKeys(t, s, { one_time_keys: { "signed_curve25519:A1": otk(s, dev, 9), "signed_curve25519:A3": otk(s, dev, 3) } }), 400, "M_INVALID_PARAM");
       expect(await oneTimeKeyCounts(t.hs.services, s.user_id, s.device_id)).toEqual({ signed_curve25519: 2, curve25519: 1 });
-      expectError(await uploadKeys(t, s, { one_time_keys: { nocolon: otk(s, dev, 4) } }), 400, "M_INVALID_PARAM");
-      expectError(await uploadKeys(t, s, { one_time_keys: { "signed_curve25519:A4": 12 } }), 400, "M_INVALID_PARAM");
+      expectError(await uploadKeys(t, s, { one_time_keys: { nocolon: otk(s, dev, 4) } }), 400, "M_BAD_JSON");
+      expectError(await uploadKeys(t, s, { one_time_keys: { "signed_curve25519:A4:x": otk(s, dev, 4) } }), 400, "M_BAD_JSON");
+      expectError(await uploadKeys(t, s, { one_time_keys: { "signed_curve25519:A4": 12 } }), 400, "M_BAD_JSON");
+      expectError(await uploadKeys(t, s, { one_time_keys: { "signed_curve25519:A4": { key: "k" } } }), 400, "M_BAD_JSON");
+      expectError(await uploadKeys(t, s, { fallback_keys: { "signed_curve25519:F": { ...otk(s, dev, 5, true), fallback: "yes" } } }), 400, "M_BAD_JSON");
       expectError(await uploadKeys(t, s, { one_time_keys: [] }), 400, "M_BAD_JSON");
+      expect(await oneTimeKeyCounts(t.hs.services, s.user_id, s.device_id)).toEqual({ signed_curve25519: 2, curve25519: 1 });
     });
 
     it("needs a token and a JSON body", async () => {

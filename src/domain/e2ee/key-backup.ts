@@ -3,7 +3,8 @@
 // current version (M_WRONG_ROOM_KEYS_VERSION with `current_version` otherwise); a stored session is
 // replaced only by a better one: verified beats unverified, then a lower first_message_index, then a
 // lower forwarded_count. The etag moves whenever the keys change. Spec: Client-Server API "Server-side
-// key backups"; where it is silent, as Synapse (versions are integers, deleted versions stay deleted).
+// key backups"; where it is silent, as Synapse (versions are integers, deleted versions stay deleted,
+// auth_data and session_data are any JSON, stored as sent).
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
@@ -26,7 +27,8 @@ export interface KeyBackupData {
   first_message_index: number;
   forwarded_count: number;
   is_verified: boolean;
-  session_data: Json;
+  /** Any JSON value (an object for m.megolm_backup.v1.curve25519-aes-sha2). */
+  session_data: unknown;
 }
 
 const noBackup = () => new MatrixError("M_NOT_FOUND", "No backup found", 404);
@@ -98,7 +100,8 @@ function readKeyData(v: unknown, where: string): KeyBackupData {
   if (v.is_verified === undefined) throw new MatrixError("M_MISSING_PARAM", `${where}.is_verified is required`, 400);
   if (typeof v.is_verified !== "boolean") throw new MatrixError("M_BAD_JSON", `${where}.is_verified must be a boolean`, 400);
   if (v.session_data === undefined) throw new MatrixError("M_MISSING_PARAM", `${where}.session_data is required`, 400);
-  if (!isPlainObject(v.session_data)) throw new MatrixError("M_BAD_JSON", `${where}.session_data must be an object`, 400);
+  // session_data is the algorithm's business, like auth_data: the spec's algorithm makes it an object,
+  // but clients and test tools in the field send other JSON (opaque strings), which Synapse stores as is.
   canonicalJson(v.session_data);
   return { first_message_index, forwarded_count, is_verified: v.is_verified, session_data: v.session_data };
 }

@@ -2,7 +2,8 @@
 // users asked for, with the stored signatures the requester may see (the owner's own, and the
 // requester's); the user-signing key only for the requester's own user. Users of other servers are read
 // from the copy of their device list kept here (remote-device-lists.ts) when it is kept up to date for a
-// room the requester shares with them, else asked of their servers (one request per server, within the
+// room the requester shares with them — made first through GET /user/devices when all their devices are
+// asked for and no copy is held — else asked of their servers (one request per server, within the
 // request's `timeout`; those that fail are listed in `failures`). Spec: Client-Server API "POST /keys/query".
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -12,6 +13,7 @@ import { isPlainObject, objectField, parseJson, withSignatures, type Json } from
 import type { SignatureRow } from "../store/e2ee.ts";
 import { queryRemoteKeys, requestTimeout } from "../federation/e2ee/remote-key-queries.ts";
 import { cachedDeviceLists } from "../federation/e2ee/remote-device-store.ts";
+import { resyncForQuery } from "../federation/e2ee/remote-device-lists.ts";
 
 export interface KeysQueryResult {
   device_keys: Record<string, Record<string, Json>>;
@@ -78,8 +80,18 @@ export async function queryKeys(s: Services, r: Requester, body: Json): Promise<
     (serverName === s.config.server_name ? local : remote).set(userId, (devices ?? []) as string[]);
   }
   // Remote users whose device list is kept here and who share a room with the requester: read like ours.
+  // Those asked for all their devices whose list no copy holds yet are resynced first (as Synapse), each
+  // within the request's timeout; what is left of it goes to the servers not answered so.
+  const timeout = requestTimeout(body);
+  const started = Date.now();
   if (remote.size > 0) {
-    const [cached, sharing] = await Promise.all([cachedDeviceLists(s.storage.sql, [...remote.keys()]), s.e2ee.usersSharingRoomsWith(r.userId)]);
+    const sharing = await s.e2ee.usersSharingRoomsWith(r.userId);
+    let cached = await cachedDeviceLists(s.storage.sql, [...remote.keys()]);
+    const unsynced = [...remote].filter(([u, devices]) => devices.length === 0 && sharing.has(u) && !cached.has(u)).map(([u]) => u);
+    if (unsynced.length > 0) {
+      await resyncForQuery(s, unsynced, timeout);
+      cached = await cachedDeviceLists(s.storage.sql, [...remote.keys()]);
+    }
     for (const u of cached.keys()) {
       if (!sharing.has(u)) continue;
       local.set(u, remote.get(u)!);
@@ -93,7 +105,8 @@ export async function queryKeys(s: Services, r: Requester, body: Json): Promise<
     if (!m) byServer.set(server, (m = new Map()));
     m.set(userId, devices);
   }
-  const [ours, theirs] = await Promise.all([localKeys(s, r.userId, local), byServer.size > 0 ? queryRemoteKeys(s, byServer, requestTimeout(body)) : undefined]);
+  const left = Math.max(0, timeout - (Date.now() - started));
+  const [ours, theirs] = await Promise.all([localKeys(s, r.userId, local), byServer.size > 0 ? queryRemoteKeys(s, byServer, left) : undefined]);
   if (!theirs) return { ...ours, failures: {} };
   // The requester's own signatures on remote users' master keys are stored here: merged in.
   const sigs = await s.e2ee.signaturesOn(Object.keys(theirs.master_keys), r.userId);

@@ -96,8 +96,8 @@ export class FederatedKeyRing implements KeyRing {
   }
 
   /**
-   * Asks the server itself for fresh keys (unless it was asked moments ago or is backed off). The notary
-   * face uses this: never our own notaries, so two notaries trusting each other cannot loop.
+   * Asks the server itself for fresh keys (joining a fetch already under way). The notary face uses
+   * this: never our own notaries, so two notaries trusting each other cannot loop.
    */
   async refreshDirect(serverName: string, minimumValidUntilTs: number): Promise<void> {
     if (serverName === this.o.serverName) return;
@@ -122,7 +122,11 @@ export class FederatedKeyRing implements KeyRing {
     const stateKey = useNotaries ? serverName : `direct:${serverName}`;
     let state = this.fetches.get(stateKey);
     if (state?.inflight) return state.inflight;
-    if (state && this.o.now() < state.nextAllowedTs) return;
+    // The floor and the backoff hold for keys wanted to check a signature. The notary face asks the
+    // server itself each time a query's minimum_valid_until_ts is not met by what we hold, however soon
+    // after the last fetch and whatever it answered then (as Synapse, whose key fetches for its notary
+    // ignore backoff): one fetch per server at a time still bounds it.
+    if (state && useNotaries && this.o.now() < state.nextAllowedTs) return;
     state ??= { nextAllowedTs: 0, failures: 0 };
     this.fetches.set(stateKey, state);
     const s = state;

@@ -1,6 +1,7 @@
 // POST /createRoom: the create event, the creator's join, power levels (with the override), preset
 // state (join rules, history visibility, guest access), initial_state, name, topic and invites — all
-// built in order, authorized, and committed in one transaction. Spec: Client-Server API "Creation".
+// built in order, authorized, and committed in one transaction; then the third-party invites of
+// invite_3pid. Spec: Client-Server API "Creation".
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
@@ -17,6 +18,8 @@ import { checkPowerLevelsContent } from "./power-levels.ts";
 import type { SqlExecutor } from "../../storage/sql.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import { assertAclKeepsServer } from "../federation/server-acl.ts";
+import { lookupThirdParty, parseThirdPartyInvite } from "../threepids/third-party-invite.ts";
+import { inviteByThirdPartyId } from "./membership.ts";
 
 export interface CreateRoomRequest {
   visibility?: unknown;
@@ -75,8 +78,13 @@ function parseRequest(s: Services, req: CreateRoomRequest) {
   const invites = req.invite ?? [];
   if (!Array.isArray(invites) || invites.some((u) => typeof u !== "string")) throw new MatrixError("M_BAD_JSON", "invite must be a list of user ids");
   for (const u of invites as string[]) parseUserId(u);
-  if (req.invite_3pid !== undefined && (!Array.isArray(req.invite_3pid) || req.invite_3pid.length > 0))
-    throw new MatrixError("M_UNRECOGNIZED", "Third-party invites are not supported by this server", 400);
+  // Third-party invites are checked before anything is made, and sent once the room exists (as Synapse).
+  const invites3pid = req.invite_3pid ?? [];
+  if (!Array.isArray(invites3pid)) throw new MatrixError("M_BAD_JSON", "invite_3pid must be a list", 400);
+  const thirdParty = invites3pid.map((e) => {
+    if (!isPlainObject(e)) throw new MatrixError("M_BAD_JSON", "invite_3pid entries must be objects", 400);
+    return parseThirdPartyInvite(e);
+  });
   const creation = req.creation_content ?? {};
   if (!isPlainObject(creation)) throw new MatrixError("M_BAD_JSON", "creation_content must be an object");
   const initial = req.initial_state ?? [];
@@ -100,6 +108,7 @@ function parseRequest(s: Services, req: CreateRoomRequest) {
     name: optString(req.name, "name"),
     topic: optString(req.topic, "topic"),
     isDirect: req.is_direct === true,
+    thirdParty,
   };
 }
 
@@ -113,6 +122,10 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
     if (serverName !== s.config.server_name) throw new MatrixError("M_FORBIDDEN", "Inviting users on other servers needs federation, which this server does not offer yet", 403);
     if (!(await s.users.exists(u))) throw new MatrixError("M_NOT_FOUND", `Unknown user ${u}`, 404);
   }
+  // The identity servers are asked whom each address belongs to before anything is made: one that is
+  // unreachable or refuses fails the request with no room made.
+  const lookedUp = [];
+  for (const t of p.thirdParty) lookedUp.push(await lookupThirdParty(s, t));
 
   // The create event decides the room id in v12, so it is built first.
   const createContent: Record<string, unknown> = { ...p.creation, room_version: v.id };
@@ -195,5 +208,8 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
       },
     }),
   );
+  // Each after the other, as the creator, through the /invite operation (an identity server that fails
+  // to store an invite now makes the request fail with the room made, as in Synapse).
+  for (const [i, t] of p.thirdParty.entries()) await inviteByThirdPartyId(s, r, roomId, t, lookedUp[i]);
   return { room_id: roomId };
 }

@@ -28,7 +28,7 @@ import { knockRemoteRoom } from "../federation/membership/knock.ts";
 import { resolveRemoteAlias } from "../federation/remote-alias.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { localUserExists } from "../accounts/user-lookup.ts";
-import { inviteThirdParty, thirdPartyInviteOf } from "../threepids/third-party-invite.ts";
+import { inviteThirdParty, thirdPartyInviteOf, type LookedUp, type ThirdPartyInvite } from "../threepids/third-party-invite.ts";
 import { requireRoomNotBlocked } from "./blocked.ts";
 import { shownMxc } from "../media/ids.ts";
 
@@ -268,11 +268,7 @@ export async function inviteUser(s: Services, r: Requester, roomId: string, body
   requireNotGuest(r, "inviteUser");
   // Invite by third-party identifier: a user the identity server knows is invited as anyone else.
   const thirdParty = thirdPartyInviteOf(body);
-  if (thirdParty) {
-    const done = await inviteThirdParty(s, r, roomId, thirdParty);
-    if ("eventId" in done) return;
-    body = { user_id: done.userId };
-  }
+  if (thirdParty) return inviteByThirdPartyId(s, r, roomId, thirdParty);
   const target = body.user_id;
   if (target === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing user_id", 400);
   if (typeof target !== "string") throw new MatrixError("M_BAD_JSON", "user_id must be a string");
@@ -293,6 +289,16 @@ export async function inviteUser(s: Services, r: Requester, roomId: string, body
   }
   if (!(await localUserExists(s, target))) throw new MatrixError("M_NOT_FOUND", "Unknown user", 404);
   await changeMembership(s, r, roomId, target, "invite", body, check);
+}
+
+/**
+ * Invites by third-party identifier (POST /invite with an id_server, createRoom's invite_3pid): a user the
+ * identity server knows the address of is invited as anyone else, otherwise the invite is stored there.
+ */
+export async function inviteByThirdPartyId(s: Services, r: Requester, roomId: string, t: ThirdPartyInvite, looked?: LookedUp): Promise<void> {
+  requireNotGuest(r, "inviteUser");
+  const done = await inviteThirdParty(s, r, roomId, t, looked);
+  if ("userId" in done) await inviteUser(s, r, roomId, { user_id: done.userId });
 }
 
 function targetOf(body: Record<string, unknown>): string {

@@ -77,7 +77,7 @@ async function makeThirdPartyInvite(s: Services, inv: BoundInvite): Promise<void
 }
 
 /**
- * PUT /3pid/onbind (from the identity server; unsigned, as in the spec): `{medium, address, mxid,
+ * PUT /3pid/onbind (or POST, as Sydent sends it; from the identity server, unsigned, as in the spec): `{medium, address, mxid,
  * invites}`. Each invite is made or exchanged; one that fails is logged and the others go on (Synapse).
  */
 export async function onThirdPartyBind(s: Services, body: Record<string, unknown>): Promise<Record<string, never>> {

@@ -24,6 +24,11 @@ export interface ThirdPartyInvite {
 /** The body's third-party fields, or undefined when it invites by user_id. */
 export function thirdPartyInviteOf(body: Record<string, unknown>): ThirdPartyInvite | undefined {
   if (body.user_id !== undefined || (body.id_server === undefined && body.medium === undefined && body.address === undefined)) return undefined;
+  return parseThirdPartyInvite(body);
+}
+
+/** A third-party invite's fields (an /invite body, an entry of createRoom's invite_3pid), each required. */
+export function parseThirdPartyInvite(body: Record<string, unknown>): ThirdPartyInvite {
   const get = (key: string) => {
     const v = body[key];
     if (v === undefined || v === null) throw new MatrixError("M_MISSING_PARAM", `Missing param ${key}`, 400);
@@ -68,17 +73,31 @@ async function stateContent(s: Services, roomId: string, type: string, stateKey 
   return (await currentStateEvent(s, room, type, stateKey))?.content ?? {};
 }
 
+/** What the identity server said of an address, asked before (createRoom asks before making the room). */
+export interface LookedUp {
+  mxid: string | undefined;
+}
+
+/** Asks the identity server whom the address belongs to (its refusals as the client's errors). */
+export async function lookupThirdParty(s: Services, t: ThirdPartyInvite): Promise<LookedUp> {
+  try {
+    return { mxid: await lookup(s, t) };
+  } catch (err) {
+    throw toClientError(err);
+  }
+}
+
 /**
  * Invites the address: returns the user id when the identity server knew it (the caller invites them),
- * else stores the invite there and sends m.room.third_party_invite.
+ * else stores the invite there and sends m.room.third_party_invite. `looked` is the lookup made already.
  */
-export async function inviteThirdParty(s: Services, r: Requester, roomId: string, t: ThirdPartyInvite): Promise<{ userId: string } | { eventId: string }> {
+export async function inviteThirdParty(s: Services, r: Requester, roomId: string, t: ThirdPartyInvite, looked?: LookedUp): Promise<{ userId: string } | { eventId: string }> {
   try {
     const room = await requireRoom(s, roomId);
     // Only a member may make this server ask an identity server on the room's behalf.
     const own = await stateContent(s, roomId, "m.room.member", r.userId);
     if (own.membership !== "join") throw new MatrixError("M_FORBIDDEN", "You are not in this room", 403);
-    const mxid = await lookup(s, t);
+    const mxid = looked ? looked.mxid : await lookup(s, t);
     if (mxid) return { userId: mxid };
     const str = (v: unknown) => (typeof v === "string" ? v : undefined);
     const [name, avatar, joinRules, alias, member] = await Promise.all([

@@ -1,9 +1,13 @@
 // The copy this server keeps of a remote user's device list while they share a room with one of our
 // users: applied from their server's m.device_list_update (when its prev_id continues the stream_id we
-// hold) and m.signing_key_update EDUs, else resynced whole through GET /user/devices/{userId}. Every
-// update moves our device-list stream for that user, so local users sharing a room see them in /sync
-// `device_lists.changed` and re-query. A user no room here shares any more is no longer kept, nor is one
-// who joins a room here (updates may have been missed meanwhile). Updates of one user apply in order.
+// hold) and m.signing_key_update EDUs, else resynced whole through GET /user/devices/{userId} — also when
+// a local client asks for all of a user's keys and no copy is held (as Synapse). A resync that fails
+// leaves the copy as it was (an unreachable server changes nothing here; the next update tries again).
+// Every update moves our device-list stream for that user, so local users sharing a room see them in
+// /sync `device_lists.changed` and re-query. A user no room here shares any more is no longer kept —
+// whether they left or our last user sharing a room with them did — nor is one who joins a room here
+// (updates may have been missed meanwhile). Updates of one user apply in order. The display names their
+// server gives (device_display_name) are kept with the keys, as Synapse shows them.
 // Spec: Server-Server API "Device Management"; Client-Server API "Tracking the device list for a user".
 import type { Services } from "../../services.ts";
 import type { SqlExecutor } from "../../../storage/sql.ts";
@@ -14,7 +18,7 @@ import { isPlainObject, type Json } from "../../e2ee/json.ts";
 import { announceDeviceListChange, recordDeviceListChange } from "../../e2ee/device-lists.ts";
 import { serverOfUser } from "../room-servers.ts";
 import { remoteCrossSigning, signedByMaster, validCrossSigningKey, remoteDeviceKeys } from "./remote-key-shapes.ts";
-import { cachedDeviceLists, deleteRemoteDeviceKeys, dropCachedDeviceList, replaceRemoteDeviceKeys, setCachedStreamId } from "./remote-device-store.ts";
+import { cachedDeviceListTimes, cachedDeviceLists, deleteRemoteDeviceKeys, dropCachedDeviceList, replaceRemoteDeviceKeys, setCachedStreamId, unsharedCopiesIn } from "./remote-device-store.ts";
 
 export interface DeviceListUpdate {
   userId: string;
@@ -23,6 +27,8 @@ export interface DeviceListUpdate {
   prevIds: number[];
   deleted: boolean;
   keys?: Json;
+  /** The update carried keys that are not this device's keys in the spec's shape: none are kept for it. */
+  unusableKeys?: boolean;
 }
 
 /** Most devices taken from one resync answer. */
@@ -74,31 +80,75 @@ export function applyDeviceListUpdate(s: Services, origin: string, u: DeviceList
     if (held !== undefined && u.prevIds.every((p) => p <= held)) {
       const now = s.clock.now();
       await moveStream(s, u.userId, [u.deviceId], async (tx) => {
-        if (u.deleted) await deleteRemoteDeviceKeys(tx, u.userId, u.deviceId);
+        if (u.deleted || u.unusableKeys) await deleteRemoteDeviceKeys(tx, u.userId, u.deviceId);
         else if (u.keys) await s.e2ee.setDeviceKeys(tx, u.userId, u.deviceId, canonicalJson(u.keys), now);
         await setCachedStreamId(tx, u.userId, u.streamId, now);
       });
       return;
     }
-    await resync(s, origin, u.userId);
+    if (!(await resync(s, origin, u.userId, RESYNC_TIMEOUT_MS)) && held === undefined)
+      // Without a copy here, clients still hear of the change: their query goes to the user's server.
+      await moveStream(s, u.userId, [""], async () => {});
   });
 }
 
-/** Fetches the user's whole device list from their server and replaces our copy (dropped if that fails). */
-async function resync(s: Services, origin: string, userId: string): Promise<void> {
+/**
+ * Resyncs the device lists of remote users a local client asked all keys of, whose lists no copy here
+ * holds: the client is then answered from the copy, and later queries too. Servers are asked at once,
+ * each server's users one after the other (each in its user's queue) until `timeoutMs` is spent or the
+ * server fails one; the users left are asked of their server in one /user/keys/query as before.
+ */
+export async function resyncForQuery(s: Services, userIds: readonly string[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const byServer = new Map<string, string[]>();
+  for (const u of userIds) {
+    const server = serverOfUser(u);
+    if (server) byServer.set(server, [...(byServer.get(server) ?? []), u]);
+  }
+  await Promise.all(
+    [...byServer].map(async ([server, users]) => {
+      for (const userId of users) {
+        const left = deadline - Date.now();
+        if (left <= 0) return;
+        const done = serialized(s, userId, async () => {
+          if ((await cachedDeviceLists(s.storage.sql, [userId])).has(userId) || !(await tracked(s, userId))) return;
+          if (!(await resync(s, server, userId, Math.max(1, deadline - Date.now())))) throw new Error("resync failed");
+        });
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<void>((_, reject) => (timer = setTimeout(() => reject(new Error("too late")), left)));
+        try {
+          await Promise.race([done, late]);
+        } catch {
+          return;
+        } finally {
+          clearTimeout(timer);
+          done.catch(() => {});
+        }
+      }
+    }),
+  );
+}
+
+/**
+ * Fetches the user's whole device list from their server and replaces our copy; false (the copy left as
+ * it was) when the server does not answer, or answers something invalid.
+ */
+async function resync(s: Services, origin: string, userId: string, timeoutMs: number): Promise<boolean> {
   let answer: unknown;
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
   try {
-    answer = await s.federation.getJson(origin, fedPath`/_matrix/federation/v1/user/devices/${userId}`, undefined, { timeoutMs: RESYNC_TIMEOUT_MS });
+    answer = await s.federation.getJson(origin, fedPath`/_matrix/federation/v1/user/devices/${userId}`, undefined, { timeoutMs, signal: abort.signal });
   } catch (err) {
-    s.log.info({ origin, userId, err: err instanceof Error ? err.message : String(err) }, "device list resync failed: keys of this user will be asked of their server");
-    answer = undefined;
+    s.log.info({ origin, userId, err: err instanceof Error ? err.message : String(err) }, "device list resync failed: the copy held (if any) stays as it was");
+    return false;
+  } finally {
+    clearTimeout(timer);
   }
   const parsed = parseDevices(answer, userId);
   if (!parsed) {
-    if (answer !== undefined) s.log.info({ origin, userId }, "invalid device list answer dropped");
-    // Clients still hear of the change and query; without a copy here, their query goes to the server.
-    await moveStream(s, userId, [""], (tx) => dropCachedDeviceList(tx, userId));
-    return;
+    s.log.info({ origin, userId }, "invalid device list answer dropped");
+    return false;
   }
   const now = s.clock.now();
   await moveStream(s, userId, [""], async (tx) => {
@@ -108,6 +158,7 @@ async function resync(s: Services, origin: string, userId: string): Promise<void
     if (parsed.selfSigning) await s.e2ee.setCrossSigningKey(tx, userId, "self_signing", canonicalJson(parsed.selfSigning), now);
     await setCachedStreamId(tx, userId, parsed.streamId, now);
   });
+  return true;
 }
 
 /** A GET /user/devices answer about `userId`, checked: only valid keys are kept. */
@@ -118,7 +169,7 @@ function parseDevices(answer: unknown, userId: string): { streamId: number; devi
   const devices = new Map<string, string>();
   for (const d of answer.devices) {
     if (!isPlainObject(d) || typeof d.device_id !== "string" || d.device_id === "") continue;
-    const keys = remoteDeviceKeys(d.keys, userId, d.device_id);
+    const keys = remoteDeviceKeys(d.keys, userId, d.device_id, d.device_display_name);
     if (keys) devices.set(d.device_id, canonicalJson(keys));
   }
   return { streamId, devices, ...remoteCrossSigning(userId, answer.master_key, answer.self_signing_key) };
@@ -153,22 +204,34 @@ export function applySigningKeyUpdate(s: Services, userId: string, master: unkno
 }
 
 /**
- * A remote user joining a room here (declared in src/main.ts, `commitListeners`): the copy of their device
- * list may have missed updates while no room was shared, so it is dropped; queries go to their server
- * until an update from it builds a new copy.
+ * Copies that may miss updates from now on (declared in src/main.ts, `commitListeners`) are dropped:
+ * those of a remote user joining a room here (updates may have been missed while no room was shared),
+ * and — when a local user leaves a room — those of its remote members no local user shares a room with
+ * any more (their server stops telling us; when one of ours meets them again, they are resynced, as
+ * Synapse marks such lists unsubscribed). Queries go to their server until a resync builds a new copy.
  */
 export const forgetRejoinedDeviceLists: CommitListener = (s, c) => {
   const joined = new Set<string>();
+  let localLeft = false;
   for (const e of c.events) {
     const p = e.pdu;
     if (p.type !== "m.room.member" || typeof p.state_key !== "string" || e.outlier || e.rejectedReason !== null) continue;
-    if ((p.content as { membership?: unknown }).membership !== "join") continue;
+    const membership = (p.content as { membership?: unknown }).membership;
     const server = serverOfUser(p.state_key);
-    if (server && server !== s.config.server_name) joined.add(p.state_key);
+    if (membership === "join" && server && server !== s.config.server_name) joined.add(p.state_key);
+    if ((membership === "leave" || membership === "ban") && server === s.config.server_name) localLeft = true;
   }
-  if (joined.size === 0) return;
+  if (joined.size === 0 && !localLeft) return;
+  const roomId = c.notice.roomId;
+  const committed = s.clock.now();
   void (async () => {
-    const held = await cachedDeviceLists(s.storage.sql, [...joined]);
-    for (const userId of held.keys()) await serialized(s, userId, () => s.storage.sql.transaction((tx) => dropCachedDeviceList(tx, userId)));
+    const stale = new Set((await cachedDeviceLists(s.storage.sql, [...joined])).keys());
+    if (localLeft) for (const u of await unsharedCopiesIn(s.storage.sql, roomId)) stale.add(u);
+    for (const userId of stale)
+      await serialized(s, userId, async () => {
+        // A copy written since (a resync that already saw this commit) has missed nothing: it stays.
+        const written = (await cachedDeviceListTimes(s.storage.sql, [userId])).get(userId);
+        if (written !== undefined && written < committed) await s.storage.sql.transaction((tx) => dropCachedDeviceList(tx, userId));
+      });
   })().catch((err: unknown) => s.log.warn({ err }, "could not drop copies of remote device lists"));
 };

@@ -17,6 +17,17 @@ export async function cachedDeviceLists(ex: SqlExecutor, userIds: readonly strin
   return out;
 }
 
+/** When each of `userIds` whose device list is kept here last had it written (ms). */
+export async function cachedDeviceListTimes(ex: SqlExecutor, userIds: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (let i = 0; i < userIds.length; i += 500) {
+    const chunk = userIds.slice(i, i + 500);
+    const rows = await ex.all<{ user_id: string; ts: number | bigint }>(`SELECT user_id, ts FROM remote_device_lists WHERE user_id IN (${marks(chunk.length)})`, chunk);
+    for (const r of rows) out.set(r.user_id, Number(r.ts));
+  }
+  return out;
+}
+
 export async function setCachedStreamId(tx: SqlExecutor, userId: string, streamId: number, now: number): Promise<void> {
   const changed = await tx.run(`UPDATE remote_device_lists SET stream_id = ?, ts = ? WHERE user_id = ?`, [streamId, now, userId]);
   if (changed === 0) await tx.run(`INSERT INTO remote_device_lists (user_id, stream_id, ts) VALUES (?, ?, ?)`, [userId, streamId, now]);
@@ -27,6 +38,21 @@ export async function dropCachedDeviceList(tx: SqlExecutor, userId: string): Pro
   await tx.run(`DELETE FROM remote_device_lists WHERE user_id = ?`, [userId]);
   await tx.run(`DELETE FROM e2e_device_keys WHERE user_id = ?`, [userId]);
   await tx.run(`DELETE FROM e2e_cross_signing_keys WHERE user_id = ?`, [userId]);
+}
+
+/**
+ * Users joined to `roomId` whose device list is kept here but who share no joined room with any local user
+ * (one of ours has just left): their copies no longer follow their server's updates.
+ */
+export async function unsharedCopiesIn(ex: SqlExecutor, roomId: string): Promise<string[]> {
+  const rows = await ex.all<{ user_id: string }>(
+    `SELECT d.user_id AS user_id FROM remote_device_lists d JOIN room_memberships m ON m.user_id = d.user_id
+     WHERE m.room_id = ? AND m.membership = 'join' AND NOT EXISTS (
+       SELECT 1 FROM room_memberships a JOIN room_memberships b ON b.room_id = a.room_id JOIN users u ON u.user_id = b.user_id
+       WHERE a.user_id = d.user_id AND a.membership = 'join' AND b.membership = 'join')`,
+    [roomId],
+  );
+  return rows.map((r) => r.user_id);
 }
 
 /** Replaces all device keys of a remote user with `devices` (device id → canonical JSON). */

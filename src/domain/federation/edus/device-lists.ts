@@ -140,15 +140,20 @@ export const deviceListsToFederation: BackgroundTask = (s) => {
   };
 };
 
-/** Reads an m.device_list_update, or undefined when it is malformed. */
+/**
+ * Reads an m.device_list_update, or undefined when it is malformed. Keys that are not the device's keys
+ * in the spec's shape leave it an update of the stream all the same (as Synapse takes it), of a device
+ * with no keys this server can serve: dropping it would lose its place in the stream.
+ */
 function parseUpdate(content: unknown): DeviceListUpdate | undefined {
   if (!isPlainObject(content)) return undefined;
-  const { user_id: userId, device_id: deviceId, stream_id: streamId, prev_id: prevIds = [], deleted = false, keys } = content;
+  const { user_id: userId, device_id: deviceId, stream_id: streamId, prev_id: prevIds = [], deleted = false, keys, device_display_name: name } = content;
   if (typeof userId !== "string" || typeof deviceId !== "string" || deviceId === "" || !isStreamId(streamId)) return undefined;
   if (!Array.isArray(prevIds) || prevIds.length > MAX_PREV_IDS || !prevIds.every(isStreamId) || typeof deleted !== "boolean") return undefined;
-  const checked = keys === undefined || keys === null ? undefined : remoteDeviceKeys(keys, userId, deviceId);
-  if (keys !== undefined && keys !== null && (deleted || !checked)) return undefined;
-  return { userId, deviceId, streamId, prevIds, deleted, keys: checked };
+  const given = keys !== undefined && keys !== null;
+  if (given && deleted) return undefined;
+  const checked = given ? remoteDeviceKeys(keys, userId, deviceId, name) : undefined;
+  return { userId, deviceId, streamId, prevIds, deleted, keys: checked, unusableKeys: given && !checked };
 }
 
 /** Inbound m.device_list_update (declared in src/main.ts, `eduHandlers`). */
