@@ -8,15 +8,17 @@
 #   4. `go test -json` over Complement's packages, then complement/summary.mjs: a line per package, the
 #      totals, and a failure for every test of complement/passes.txt (what passed here before) that did not.
 # Needs the checkout built (dist/) and installed (node_modules); run as root (Docker). Prints its progress.
-# Environment: COMPLEMENT_DIR, WEFT_COMPLEMENT_RUN (a `go test -run` pattern, to run part of the suite).
+# Environment: COMPLEMENT_DIR, WEFT_COMPLEMENT_RUN (a `go test -run` pattern, to run part of the suite),
+# WEFT_COMPLEMENT_PACKAGES (default ./tests/...), WEFT_COMPLEMENT_IMAGE (the image tag), WEFT_COMPLEMENT_OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 CACHE="${WEFT_CI_CACHE:-$HOME/.cache/weft-ci}"
 COMPLEMENT_DIR="${COMPLEMENT_DIR:-$ROOT/../shared/complement/src}"
 BASE_IMAGE=weft-complement-base:bookworm
-IMAGE=weft-complement:latest
+IMAGE="${WEFT_COMPLEMENT_IMAGE:-weft-complement:latest}"
 mkdir -p "$CACHE"
+out="${WEFT_COMPLEMENT_OUT:-$CACHE/complement-output.json}"
 say() { echo "complement: $*"; }
 
 # 1. Docker.
@@ -25,9 +27,18 @@ if ! command -v dockerd >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap >/dev/null 2>&1 ||
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap >/dev/null; }
 fi
+# What this script starts it stops on its way out: the daemon (when it started it) and the build context.
+dockerd_pid=""
+ctx=""
+cleanup() {
+  [ -z "$ctx" ] || rm -rf "$ctx"
+  if [ -n "$dockerd_pid" ]; then kill "$dockerd_pid" 2>/dev/null && wait "$dockerd_pid" 2>/dev/null || true; fi
+}
+trap cleanup EXIT
 if ! docker info >/dev/null 2>&1; then
   say "starting dockerd"
-  (dockerd >"$CACHE/dockerd.log" 2>&1 &)
+  dockerd >"$CACHE/dockerd.log" 2>&1 &
+  dockerd_pid=$!
   for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
   docker info >/dev/null 2>&1 || { tail -20 "$CACHE/dockerd.log"; exit 1; }
 fi
@@ -49,7 +60,6 @@ fi
 # 3. Weft's image: the build context holds Node, the compiled server and its production dependencies.
 node scripts/build.mjs
 ctx="$(mktemp -d)"
-trap 'rm -rf "$ctx"' EXIT
 mkdir -p "$ctx/app/src/graphql/explorer"
 cp "$(command -v node)" "$ctx/node"
 cp -r package.json package-lock.json bin dist prisma "$ctx/app/"
@@ -63,17 +73,16 @@ cp node_modules/better-sqlite3/build/Release/better_sqlite3.node "$ctx/app/node_
 cp complement/Dockerfile complement/entrypoint.sh "$ctx/"
 say "building $IMAGE ($(du -sh "$ctx" | cut -f1) of context)"
 # (Debian's Docker has no BuildKit: the legacy builder's deprecation notice goes to the log with the rest.)
-docker build -q --build-arg BASE="$BASE_IMAGE" -t "$IMAGE" "$ctx" >"$CACHE/docker-build.log" 2>&1 || { tail -30 "$CACHE/docker-build.log"; exit 1; }
+docker build -q --build-arg BASE="$BASE_IMAGE" -t "$IMAGE" "$ctx" >"${out%.json}-docker-build.log" 2>&1 || { tail -30 "${out%.json}-docker-build.log"; exit 1; }
 
 # 4. The suite: its Go modules come through the module proxy (cached in Go's own cache).
 say "running the suite from $COMPLEMENT_DIR"
-out="${WEFT_COMPLEMENT_OUT:-$CACHE/complement-output.json}"
 status=0
 (
   cd "$COMPLEMENT_DIR"
   COMPLEMENT_BASE_IMAGE="$IMAGE" COMPLEMENT_ENABLE_DIRTY_RUNS=1 COMPLEMENT_SPAWN_HS_TIMEOUT_SECS=90 \
-    go test -count=1 -timeout 60m -json -p 1 ${WEFT_COMPLEMENT_RUN:+-run "$WEFT_COMPLEMENT_RUN"} ./tests/... >"$out" 2>"$CACHE/complement-stderr.log"
+    go test -count=1 -timeout 60m -json -p 1 ${WEFT_COMPLEMENT_RUN:+-run "$WEFT_COMPLEMENT_RUN"} ${WEFT_COMPLEMENT_PACKAGES:-./tests/...} >"$out" 2>"${out%.json}-stderr.log"
 ) || status=$?
-node complement/summary.mjs "$out" complement/passes.txt "$COMPLEMENT_DIR/../SYNAPSE-PASSES.txt" || exit 1
+node complement/summary.mjs "$out" complement/passes.txt "$COMPLEMENT_DIR/../SYNAPSE-PASSES.txt" ${WEFT_COMPLEMENT_RUN:+--partial} ${WEFT_COMPLEMENT_PACKAGES:+--partial} || exit 1
 # go test fails when any test fails; the summary decides instead (only a known pass that failed fails CI).
-[ "$status" -eq 0 ] || [ "$status" -eq 1 ] || { say "go test exited $status"; tail -20 "$CACHE/complement-stderr.log"; exit 1; }
+[ "$status" -eq 0 ] || [ "$status" -eq 1 ] || { say "go test exited $status"; tail -20 "${out%.json}-stderr.log"; exit 1; }

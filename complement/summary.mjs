@@ -2,7 +2,7 @@
 // passed / failed / skipped, subtests passed), the totals, how many of Synapse's passes (the target,
 // ../shared/complement/SYNAPSE-PASSES.txt) pass here, and every test that passed here before
 // (complement/passes.txt, one "package Test[/Subtest]" a line) and did not now: those fail the run.
-// Usage: node complement/summary.mjs OUTPUT.json PASSES.txt [SYNAPSE-PASSES.txt] [--write-passes FILE]
+// Usage: node complement/summary.mjs OUTPUT.json PASSES.txt [SYNAPSE-PASSES.txt] [--write-passes FILE] [--partial]
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 
 const [outputFile, passesFile, synapseFile] = process.argv.slice(2).filter((a, i, all) => !a.startsWith("--") && all[i - 1] !== "--write-passes");
@@ -67,7 +67,9 @@ if (writeTo) {
   console.log(`complement: wrote ${passed.length} passes to ${writeTo}`);
 }
 
-const lost = passedBefore.filter((t) => results.get(t) !== "pass");
+// A partial run (--partial: a -run pattern or some packages) answers only for the tests it ran.
+const partial = process.argv.includes("--partial");
+const lost = passedBefore.filter((t) => results.get(t) !== "pass" && (!partial || results.has(t)));
 if (lost.length) {
   console.log(`complement: ${lost.length} test(s) that passed before did not pass now:`);
   for (const t of lost) console.log(`  ${t}: ${results.get(t) ?? "not run"}`);
