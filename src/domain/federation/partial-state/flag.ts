@@ -57,6 +57,15 @@ export async function isPartialState(s: Services, roomId: string): Promise<boole
 }
 
 /**
+ * Whether `server` is in a partial-state room as far as this server can tell: its join named it (the
+ * members of the room are not known yet). Synapse's "hosts in room, or the partial-state approximation",
+ * by which typing and receipts from a room's servers are taken while partial.
+ */
+export async function inPartialStateRoom(s: Services, roomId: string, server: string): Promise<boolean> {
+  return (await flags(s).rooms).get(roomId)?.servers.includes(server) ?? false;
+}
+
+/**
  * What /sync needs: the rooms still partial, and when each completed one became complete (a sync since an
  * earlier token shows the room anew to the clients it was hidden from).
  */

@@ -16,7 +16,7 @@ import { stateKeyOf, type StateMap } from "../../store/state-groups.ts";
 import { stateBeforeEvent } from "../../rooms/state-before.ts";
 import { authorizeWithAuthEvents, authorizeWithState, requiredSigners } from "../../rooms/pipeline/checks.ts";
 import { stateChanges } from "../../rooms/pipeline/plan.ts";
-import { writeMemberships } from "../../rooms/pipeline/commit.ts";
+import { indexStateChanges, writeMemberships } from "../../rooms/pipeline/commit.ts";
 import { resolveState, trivialResolution } from "../../state/resolve.ts";
 import { relationsOfEvents } from "../../relations/index-hook.ts";
 import { searchableText } from "../../search/index-hooks.ts";
@@ -229,5 +229,6 @@ export async function writeRecheck(s: Services, tx: SqlExecutor, room: RoomSnaps
   if (plan.currentChanges.size > 0) {
     await s.rooms.store.changeCurrentState(tx, roomId, plan.currentChanges);
     await writeMemberships(s, tx, roomId, plan.currentChanges, new Map());
+    await indexStateChanges(s, tx, room, plan.currentChanges);
   }
 }

@@ -13,7 +13,7 @@ import type { BackgroundTask } from "../../extensions.ts";
 import { prevEventIds } from "../../events/types.ts";
 import type { StateMap } from "../../store/state-groups.ts";
 import { loadRoom } from "../../rooms/room-cache.ts";
-import { writeMemberships } from "../../rooms/pipeline/commit.ts";
+import { indexStateChanges, writeMemberships } from "../../rooms/pipeline/commit.ts";
 import { resolveState } from "../../state/resolve.ts";
 import { RemoteRoomFetcher, type FetchLimits } from "../fetch-events.ts";
 import { clearPartialState, partialStateOf, partialStateRooms, type PartialStateRoom } from "./flag.ts";
@@ -54,9 +54,11 @@ async function completeAndRecheck(s: Services, ps: PartialStateRoom, full: State
       if (!room.state.has(k) && e && e.rejectedReason === null) changes.set(k, id);
     }
     if (changes.size > 0) {
+      const current = room;
       await s.storage.sql.transaction(async (tx) => {
         await s.rooms.store.changeCurrentState(tx, roomId, changes);
         await writeMemberships(s, tx, roomId, changes, new Map());
+        await indexStateChanges(s, tx, current, changes);
         await s.rooms.stateGroups.completeSnapshots(tx, roomId, changes);
         tx.onSettled?.(() => s.rooms.cache.delete(roomId));
       });
@@ -64,9 +66,9 @@ async function completeAndRecheck(s: Services, ps: PartialStateRoom, full: State
       if (!room) return;
     }
     const plan = await recheckSinceJoin(s, room, join, { beforeJoin: full, stateAfterMissing: (id) => fetcher.stateAfter(id) });
-    const current = room;
+    const rechecked = room;
     await s.storage.sql.transaction(async (tx) => {
-      await writeRecheck(s, tx, current, plan);
+      await writeRecheck(s, tx, rechecked, plan);
       await clearPartialState(s, tx, roomId);
       tx.onSettled?.(() => s.rooms.cache.delete(roomId));
     });
