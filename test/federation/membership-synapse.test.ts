@@ -1,8 +1,8 @@
 // Membership between Weft (SQLite and PostgreSQL) and a live Synapse over TLS on loopback: a Synapse user
 // joins Weft rooms (Synapse calls Weft's make_join / send_join and checks its answer) and a Weft user joins
 // Synapse rooms (Weft checks Synapse's), in several room versions; invites from each side, accepted and
-// rejected (the rejection through make_leave / send_leave); a Weft user leaving a Synapse room. What each side sees is read from
-// its own client API.
+// rejected (the rejection through make_leave / send_leave); a Weft user leaving a Synapse room (a leave
+// made on Weft). What each side sees is read from its own client API.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
 import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";

@@ -88,7 +88,7 @@ export async function joinRemoteRoom(s: Services, roomId: string, userId: string
     // answer standing for those it lacks (Synapse: a second partial join keeps the first one's members).
     const prevs = prevEventIds(join as Pdu);
     const held = partialServers && known ? await s.rooms.events.getMany(prevs) : new Map();
-    const missing = prevs.filter((id) => { const e = held.get(id); return !e || e.outlier; });
+    const missing = prevs.filter((id) => !held.get(id) || held.get(id)!.outlier);
     const joinInput: RemoteEventInput =
       partialServers && known && missing.length < prevs.length
         ? { pdu: join, prevStates: new Map(missing.map((id) => [id, stateBefore])), noSoftFail: true }
