@@ -31,6 +31,10 @@ describe.each(backends())("server notices on %s", (backend) => {
     await t.hs.services.users.setAdmin(root.user_id, true);
     const plain = await notice(alice.access_token, text(bob.user_id, "hi"));
     expect([plain.status, plain.json.errcode]).toEqual([403, "M_FORBIDDEN"]);
+    const noBody = await t.call("POST", `${ADMIN}/send_server_notice`, { token: alice.access_token });
+    expect([noBody.status, noBody.json.errcode]).toEqual([403, "M_FORBIDDEN"]);
+    const adminNoBody = await t.call("POST", `${ADMIN}/send_server_notice`, { token: root.access_token });
+    expect([adminNoBody.status, adminNoBody.json.errcode]).toEqual([400, "M_NOT_JSON"]);
     for (const [body, status, code] of [
       [{ content: { body: "x" } }, 400, "M_MISSING_PARAM"],
       [{ user_id: bob.user_id }, 400, "M_MISSING_PARAM"],

@@ -6,9 +6,9 @@ import { adminRoute, type AuthedCall } from "../http.ts";
 import { sendServerNotice } from "../../domain/admin/server-notices.ts";
 
 export function serverNoticeRoutes(app: FastifyInstance, s: Services): void {
-  adminRoute<AuthedCall>(app, s, { method: "POST", path: "/send_server_notice", auth: "token", op: "admin", handler: (c) => sendServerNotice(s, c.requester, c.body()) });
+  adminRoute<AuthedCall>(app, s, { method: "POST", path: "/send_server_notice", auth: "token", op: "admin", handler: (c) => sendServerNotice(s, c.requester, () => c.body()) });
   adminRoute<AuthedCall>(app, s, {
     method: "PUT", path: "/send_server_notice/:txnId", auth: "token", op: "admin",
-    handler: (c) => sendServerNotice(s, c.requester, c.body(), c.params.txnId),
+    handler: (c) => sendServerNotice(s, c.requester, () => c.body(), c.params.txnId),
   });
 }

@@ -17,8 +17,10 @@ function field(body: Record<string, unknown>, key: string): unknown {
   return body[key];
 }
 
-export async function sendServerNotice(s: Services, r: Requester, body: Record<string, unknown>, txnId?: string): Promise<{ event_id: string }> {
+/** `body` is read once the requester is known to be an admin (anyone else gets 403 whatever they sent, as Synapse). */
+export async function sendServerNotice(s: Services, r: Requester, readBody: () => Record<string, unknown>, txnId?: string): Promise<{ event_id: string }> {
   requireAdmin(r);
+  const body = readBody();
   const userId = field(body, "user_id");
   const content = field(body, "content");
   if (typeof userId !== "string") throw new MatrixError("M_INVALID_PARAM", "user_id must be a string", 400);
