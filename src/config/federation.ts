@@ -1,7 +1,7 @@
 // The federation options of homeserver.yaml, with Synapse's names and defaults: the TLS certificate of
 // `tls: true` listeners, outbound certificate checks, the IP ranges outbound requests may reach, the
-// trusted key servers (notaries), profile lookups over federation, and the `federation` section's backoff
-// of unreachable destinations (the outbound send queues, src/federation/sender).
+// trusted key servers (notaries), profile and device-name lookups over federation, and the `federation`
+// section's backoff of unreachable destinations (the outbound send queues, src/federation/sender).
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "./errors.ts";
@@ -34,6 +34,11 @@ export interface FederationConfig {
   allow_profile_lookup_over_federation: boolean;
   /** Let other servers read our published room directory (Synapse's option; default false). */
   allow_public_rooms_over_federation: boolean;
+  /**
+   * Tell other servers our users' device display names (in /user/keys/query, /user/devices and
+   * m.device_list_update EDUs; Synapse's option, default false: the names stay private).
+   */
+  allow_device_name_lookup_over_federation: boolean;
   /** Synapse's `federation` section (the parts Weft has). */
   federation: FederationSection;
   /**
@@ -145,6 +150,7 @@ export function readFederationConfig(r: OptionReader, baseDir: string, anyTlsLis
     suppress_key_server_warning: r.bool("suppress_key_server_warning", false),
     allow_profile_lookup_over_federation: r.bool("allow_profile_lookup_over_federation", true),
     allow_public_rooms_over_federation: r.bool("allow_public_rooms_over_federation", false),
+    allow_device_name_lookup_over_federation: r.bool("allow_device_name_lookup_over_federation", false),
     federation: federationSection(r),
     send_federation: r.bool("send_federation", true) && !(r.has("federation_sender_instances") && r.list("federation_sender_instances").length === 0),
   };

@@ -46,13 +46,13 @@ export function roomRoutes(app: FastifyInstance, s: Services): void {
   for (const [method, path] of [["PUT", "/rooms/:roomId/send/:eventType/:txnId"], ["POST", "/rooms/:roomId/send/:eventType"]] as const) {
     clientRoute<AuthedCall>(app, s, {
       method, path, auth: "token",
-      handler: (c) => sendMessage(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.txnId, c.body()),
+      handler: (c) => sendMessage(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.txnId, c.body(), { ts: queryString(c, "ts") }),
     });
   }
   for (const path of ["/rooms/:roomId/state/:eventType", "/rooms/:roomId/state/:eventType/", "/rooms/:roomId/state/:eventType/:stateKey"]) {
     clientRoute<AuthedCall>(app, s, {
       method: "PUT", path, auth: "token",
-      handler: (c) => sendStateEvent(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.stateKey ?? "", c.body()),
+      handler: (c) => sendStateEvent(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.stateKey ?? "", c.body(), { ts: queryString(c, "ts") }),
     });
     clientRoute<AuthedCall>(app, s, {
       method: "GET", path, auth: "token",

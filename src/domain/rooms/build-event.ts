@@ -24,6 +24,8 @@ export interface EventDraft {
   content: Record<string, unknown>;
   /** v1–10 redactions put `redacts` at the top level (v11+ keep it in content). */
   redacts?: string;
+  /** origin_server_ts other than the clock's (an application service's `ts`: timestamp massaging). */
+  originServerTs?: number;
 }
 
 export interface BuiltEvent {
@@ -82,7 +84,7 @@ export async function unsignedPdu(s: Services, ctx: BuildContext, draft: EventDr
     sender: draft.sender,
     type: draft.type,
     content: draft.content,
-    origin_server_ts: now,
+    origin_server_ts: draft.originServerTs ?? now,
     depth: Math.min(ctx.maxDepth + 1, MAX_SAFE),
     prev_events: prevIds,
     auth_events: authIds,

@@ -59,6 +59,10 @@ export interface CreateRoomInternal {
   finalDrafts?: EventDraft[];
   /** Extra writes in the room's commit transaction. */
   alsoWrite?: (tx: SqlExecutor, roomId: string) => Promise<void>;
+  /** The creator's join content instead of their profile's (the server notices user's configured one). */
+  creatorMemberContent?: Record<string, unknown>;
+  /** No state from the createRoom extensions (a server notices room is never encrypted by default). */
+  withoutExtensionState?: boolean;
 }
 
 function optString(v: unknown, name: string): string | undefined {
@@ -176,13 +180,14 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
   const preset = (type: string, content: Record<string, unknown>): EventDraft[] =>
     initial.has(`${type}\u0000`) ? [] : [{ type, stateKey: "", sender: me, content }];
   const drafts: EventDraft[] = [
-    { type: "m.room.member", stateKey: me, sender: me, content: await memberContentFor(s, me, "join") },
+    { type: "m.room.member", stateKey: me, sender: me, content: internal.creatorMemberContent ?? (await memberContentFor(s, me, "join")) },
     { type: "m.room.power_levels", stateKey: "", sender: me, content: initialPl?.content ?? powerLevels },
     ...preset("m.room.join_rules", { join_rule: p.preset === "public_chat" ? "public" : "invite" }),
     ...preset("m.room.history_visibility", { history_visibility: "shared" }),
     ...(p.preset !== "public_chat" ? preset("m.room.guest_access", { guest_access: "can_join" }) : []),
   ];
-  for (const hook of s.extensions.createRoom) if (hook.extraState) drafts.push(...(await hook.extraState(s, r, req, roomId, v)));
+  if (!internal.withoutExtensionState)
+    for (const hook of s.extensions.createRoom) if (hook.extraState) drafts.push(...(await hook.extraState(s, r, req, roomId, v)));
   for (const e of initialList) {
     if (e === initialPl) continue;
     drafts.push({ type: e.type, stateKey: e.state_key ?? "", sender: me, content: e.content });

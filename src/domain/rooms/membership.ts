@@ -26,6 +26,7 @@ import { joinRemoteRoom } from "../federation/membership/join-remote.ts";
 import { leaveRemoteRoom, outOfBandLeave } from "../federation/membership/leave-remote.ts";
 import { inviteRemoteUser } from "../federation/membership/invite-remote.ts";
 import { knockRemoteRoom } from "../federation/membership/knock.ts";
+import { checkInviteTarget, checkLeaveAllowed } from "../server-notices/policy.ts";
 import { resolveRemoteAlias } from "../federation/remote-alias.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { localUserExists } from "../accounts/user-lookup.ts";
@@ -214,6 +215,7 @@ export async function leaveRoom(s: Services, r: Requester, roomId: string, body:
   const row = await s.rooms.store.membership(roomId, r.userId);
   const current = row?.membership;
   if (current === "leave") return;
+  await checkLeaveAllowed(s, roomId, current);
   const reason = reasonOf(body);
   const content: Record<string, unknown> = { membership: "leave", ...(reason !== undefined ? { reason } : {}) };
   if (!room || !(await hostInRoom(s, roomId))) {
@@ -264,6 +266,7 @@ export async function inviteUser(s: Services, r: Requester, roomId: string, body
   if (target === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing user_id", 400);
   if (typeof target !== "string") throw new MatrixError("M_BAD_JSON", "user_id must be a string");
   const { serverName } = parseUserId(target);
+  checkInviteTarget(s, target);
   await requireRoomNotBlocked(s, roomId);
   const check = (current: string | undefined) => {
     if (current === "join") throw new MatrixError("M_FORBIDDEN", `${target} is already in the room.`, 403);

@@ -1,7 +1,9 @@
 // Sending room events: messages with per-device transaction ids (a retry returns the same event; the
 // same id with another request is refused), state events (an identical re-send is a no-op, as in
 // Synapse), and redactions (v1–10 put `redacts` at the top level, v11+ in content). rc_message applies.
-// Spec: Client-Server API "Sending events to a room", "Redactions", "Transaction identifiers".
+// An application service may set a message's or state event's origin_server_ts (`ts`).
+// Spec: Client-Server API "Sending events to a room", "Redactions", "Transaction identifiers";
+// Application Service API "Timestamp massaging".
 import { hash } from "node:crypto";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -85,6 +87,16 @@ async function withTxn(
   }
 }
 
+/**
+ * The origin_server_ts an application service asks for with `?ts=` (spec "Timestamp massaging"); other
+ * requesters' `ts` is ignored, as Synapse does. Undefined: the clock's.
+ */
+export function massagedTimestamp(r: Requester, ts: string | undefined): number | undefined {
+  if (ts === undefined || !r.appserviceId) return undefined;
+  if (!/^\d{1,16}$/.test(ts) || !Number.isSafeInteger(Number(ts))) throw new MatrixError("M_INVALID_PARAM", "ts must be a non-negative integer", 400);
+  return Number(ts);
+}
+
 export async function sendMessage(
   s: Services,
   r: Requester,
@@ -92,8 +104,10 @@ export async function sendMessage(
   type: string,
   txnId: string | undefined,
   content: Record<string, unknown>,
+  opts: { ts?: string } = {},
 ): Promise<{ event_id: string }> {
   checkEventType(type);
+  const originServerTs = massagedTimestamp(r, opts.ts);
   const redaction = type === "m.room.redaction";
   return withTxn(
     s, r, txnId, ["send", roomId, type], content,
@@ -106,7 +120,8 @@ export async function sendMessage(
       }
       // A message's transaction id is looked up by the group commit (rooms/append.ts) with the ids of the
       // messages queued beside it; a fresh one is rate-limited there, a retransmission answered as recorded.
-      const e = await appendEvent(s, roomId, { type, sender: r.userId, content }, { txn, admit: () => rateLimit(s, r) });
+      const draft = originServerTs === undefined ? { type, sender: r.userId, content } : { type, sender: r.userId, content, originServerTs };
+      const e = await appendEvent(s, roomId, draft, { txn, admit: () => rateLimit(s, r) });
       return e.eventId;
     },
     !redaction,
@@ -120,8 +135,10 @@ export async function sendStateEvent(
   type: string,
   stateKey: string,
   content: Record<string, unknown>,
+  opts: { ts?: string } = {},
 ): Promise<{ event_id: string }> {
   checkEventType(type);
+  const originServerTs = massagedTimestamp(r, opts.ts);
   // A state event is checked against the room's full state: in a partial-state room it waits for it.
   await awaitFullState(s, roomId);
   if (type === "m.room.member") return sendMemberState(s, r, roomId, stateKey, content);
@@ -136,7 +153,7 @@ export async function sendStateEvent(
       if (existing && existing.pdu.sender === r.userId && canonicalJson(existing.pdu.content) === canonicalJson(content)) return { alreadyDone: existing };
     }
     for (const hook of s.extensions.stateEventChecks) await hook(s, r, room.roomId, type, stateKey, content);
-    return { type, stateKey, sender: r.userId, content };
+    return originServerTs === undefined ? { type, stateKey, sender: r.userId, content } : { type, stateKey, sender: r.userId, content, originServerTs };
   });
   return { event_id: e.eventId };
 }

@@ -379,16 +379,25 @@ export class EventStore {
 
   /**
    * A room's events from a timestamp on (dir "f": origin_server_ts >= ts, earliest first) or back (dir
-   * "b": <= ts, latest first), ties by stream position, skipping the first `offset`; outliers and
-   * rejected events left out (GET /timestamp_to_event).
+   * "b": <= ts, latest first), ties by depth (the DAG's order) then stream position, skipping the first
+   * `offset`; outliers and rejected events left out (GET /timestamp_to_event; Synapse's order).
    */
   async byTimestamp(roomId: string, ts: number, dir: "b" | "f", limit: number, offset = 0): Promise<StoredEvent[]> {
     const cmp = dir === "f" ? ">=" : "<=";
     const order = dir === "f" ? "ASC" : "DESC";
     const rows = await this.sql.all<EventRow>(
       `SELECT ${COLUMNS} FROM events WHERE room_id = ? AND ${IN_TIMELINE_SQL} AND origin_server_ts ${cmp} ?
-       ORDER BY origin_server_ts ${order}, stream_ordering ${order} LIMIT ? OFFSET ?`,
+       ORDER BY origin_server_ts ${order}, depth ${order}, stream_ordering ${order} LIMIT ? OFFSET ?`,
       [roomId, ts, limit, offset],
+    );
+    return rows.map(toStored);
+  }
+
+  /** The room's DAG events (outliers left out) deeper than `depth` (later in the DAG), shallowest first, at most `limit`. */
+  async laterInDag(roomId: string, depth: number, limit: number): Promise<StoredEvent[]> {
+    const rows = await this.sql.all<EventRow>(
+      `SELECT ${COLUMNS} FROM events WHERE room_id = ? AND outlier = FALSE AND depth > ? ORDER BY depth ASC, stream_ordering ASC LIMIT ?`,
+      [roomId, depth, limit],
     );
     return rows.map(toStored);
   }
