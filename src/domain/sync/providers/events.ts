@@ -231,7 +231,10 @@ function plan(ctx: SyncContext, memberships: UserMembership[], to: number, joine
         break;
       case "leave":
       case "ban":
-        if (m.forgotten) break;
+        // A forgotten room stays out of initial syncs and later ones, but a leave made since the token is
+        // still shown (as Synapse): the user's other devices learn the room was left however soon it was
+        // forgotten (Complement's "Leave for forgotten room shows up in v2 incremental /sync").
+        if (m.forgotten && !(from !== undefined && changed)) break;
         if (from === undefined) {
           if (ctx.filter.room.include_leave) rooms.push({ m, section: "leave", after: 0, upTo: m.streamOrdering, fullState: true, newToClient: false });
         } else if (changed && joinedAndLeft.has(m.roomId)) rooms.push({ m, section: "leave", after: 0, upTo: m.streamOrdering, fullState: true, newToClient: true });
@@ -315,7 +318,7 @@ export const eventsProvider: SyncProvider = {
     const joinedAndLeft = new Set<string>();
     if (from !== undefined) {
       const rejoined = memberships.filter((m) => m.membership === "join" && m.streamOrdering > from).map((m) => m.roomId);
-      const left = memberships.filter((m) => (m.membership === "leave" || m.membership === "ban") && m.streamOrdering > from && !m.forgotten);
+      const left = memberships.filter((m) => (m.membership === "leave" || m.membership === "ban") && m.streamOrdering > from);
       const leaves = left.length > 0 ? await s.rooms.events.getMany(left.map((m) => m.eventId)) : new Map<string, StoredEvent>();
       const replaced = leaves.size > 0 ? await s.rooms.events.getMany([...leaves.values()].map((e) => e.replacesState).filter((x): x is string => !!x)) : new Map<string, StoredEvent>();
       const leftAfterJoining = left
