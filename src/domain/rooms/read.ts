@@ -233,18 +233,18 @@ export async function getMembers(
   return serialize(s, r, events);
 }
 
-export async function getJoinedMembers(s: Services, r: Requester, roomId: string): Promise<{ joined: Record<string, { display_name?: string; avatar_url?: string }> }> {
+/**
+ * GET /joined_members: each joined member's display name and avatar, both always there and null when
+ * unset, as Synapse answers (clients and Complement's TestRoomState read the keys; the spec's fields are optional).
+ */
+export async function getJoinedMembers(s: Services, r: Requester, roomId: string): Promise<{ joined: Record<string, { display_name: string | null; avatar_url: string | null }> }> {
   const m = await s.rooms.store.membership(roomId, r.userId);
   if (m?.membership !== "join") throw new MatrixError("M_FORBIDDEN", "You are not in this room", 403);
   await awaitFullState(s, roomId);
-  const joined: Record<string, { display_name?: string; avatar_url?: string }> = {};
+  const joined: Record<string, { display_name: string | null; avatar_url: string | null }> = {};
   for (const member of await s.rooms.store.membersOf(roomId)) {
     if (member.membership !== "join") continue;
-    const avatar = shownMxc(member.avatarUrl);
-    joined[member.userId] = {
-      ...(member.displayname ? { display_name: member.displayname } : {}),
-      ...(avatar ? { avatar_url: avatar } : {}),
-    };
+    joined[member.userId] = { display_name: member.displayname || null, avatar_url: shownMxc(member.avatarUrl) ?? null };
   }
   return { joined };
 }
