@@ -8,7 +8,8 @@
 // A room this server does not know is joined with partial state (omit_members=true, "faster joins"): when
 // the resident server leaves the members out, the join is accepted against the state it answered, the
 // room is marked partial in the same commit, and the full state is fetched in the background
-// (partial-state/resync.ts) while /join returns.
+// (partial-state/resync.ts) while /join returns. Joining another server's replacement of a room this
+// server is in carries its members' state over (rooms/upgrade-user-state.ts).
 // Spec: Server-Server API "Joining Rooms" (make_join, send_join v2 and omit_members), "Checks performed on
 // receipt of a PDU".
 import type { Services } from "../../services.ts";
@@ -23,6 +24,7 @@ import { putV2OrV1 } from "./v1-fallback.ts";
 import { loadRoom } from "../../rooms/room-cache.ts";
 import { markPartialState } from "../partial-state/flag.ts";
 import { resyncInBackground } from "../partial-state/resync.ts";
+import { transferFromPredecessor } from "../../rooms/upgrade-user-state.ts";
 
 /** Most events a send_join answer may hold (state and auth chain together). */
 const MAX_JOIN_EVENTS = 100_000;
@@ -96,4 +98,6 @@ export async function joinRemoteRoom(s: Services, roomId: string, userId: string
     return mark !== undefined;
   }, JOIN_FAILOVER_ERRCODES);
   if (partial) resyncInBackground(s, roomId);
+  // The replacement of a room this server is in: its local members' push rules, tags and m.direct follow.
+  await transferFromPredecessor(s, roomId);
 }
