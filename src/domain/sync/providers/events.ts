@@ -57,6 +57,8 @@ interface Timeline {
   limited: boolean;
   /** Some event of the range before the timeline's start was not shown (so state may have changed unseen). */
   gap: boolean;
+  /** Every event looked at, newest first (down to the oldest one that decided the timeline). */
+  scanned: StoredEvent[];
 }
 
 /** Renders stored events per the filter's event_format and event_fields. One batch for many rooms. */
@@ -114,11 +116,13 @@ async function selectTimeline(s: Services, userId: string, plan: RoomPlan, newes
   // Every event of the range was looked at, down to its start.
   let complete = false;
   let oldestScanned: StoredEvent | undefined;
+  const scanned: StoredEvent[] = [];
   for (let round = 0; ; round++) {
     const visible = await visibleEvents(s, userId, plan.m, batch);
     let stopped = false;
     for (const e of batch) {
       oldestScanned = e;
+      scanned.push(e);
       const shown = visible.has(e.eventId);
       const wanted = shown && matchesFilter(filter.room.timeline, e.pdu, e.roomId);
       if (picked.length < limit) {
@@ -145,7 +149,34 @@ async function selectTimeline(s: Services, userId: string, plan: RoomPlan, newes
     exhausted = batch.length < want;
   }
   const first = picked[picked.length - 1];
-  return { events: picked.reverse(), limited: leftOut || !complete, gap: !complete || (oldestScanned !== undefined && oldestScanned !== first) };
+  return { events: picked.reverse(), limited: leftOut || !complete, gap: !complete || (oldestScanned !== undefined && oldestScanned !== first), scanned };
+}
+
+/**
+ * Timelines holding an event stored with missing history before it (store gapsAmong: prev_events this
+ * server did not have) are limited, as Synapse's timeline_gaps make them; an incremental sync's timeline
+ * then starts at the latest such event of its range, so the client paginates the gap instead of reading
+ * the events before it as adjacent (Complement TestSyncTimelineGap). One query for all rooms; an initial
+ * sync asks only about timelines not already limited (the flag is all a gap changes there).
+ */
+async function markGaps(s: Services, plans: RoomPlan[], timelines: Map<string, Timeline>, from: number | undefined): Promise<void> {
+  const candidates: StoredEvent[] = [];
+  for (const p of plans) {
+    const tl = timelines.get(p.m.roomId)!;
+    if (from === undefined && tl.limited) continue;
+    for (const e of tl.scanned) if (e.streamOrdering > (from ?? 0)) candidates.push(e);
+  }
+  if (candidates.length === 0) return;
+  const gaps = await s.rooms.events.gapsAmong(candidates.map((e) => e.eventId));
+  if (gaps.size === 0) return;
+  for (const p of plans) {
+    const tl = timelines.get(p.m.roomId)!;
+    const latest = tl.scanned.find((e) => gaps.has(e.eventId) && e.streamOrdering > (from ?? 0));
+    if (!latest) continue;
+    const events = from === undefined ? tl.events : tl.events.filter((e) => e.streamOrdering >= latest.streamOrdering);
+    // The state before the gap's event came from elsewhere: `state` brings what changed since the token.
+    timelines.set(p.m.roomId, { events, limited: true, gap: true, scanned: tl.scanned });
+  }
 }
 
 /**
@@ -374,13 +405,14 @@ export const eventsProvider: SyncProvider = {
       const newest = (newestIds.get(p.m.roomId) ?? []).map((id) => loaded.get(id)!).filter(Boolean);
       timelines.set(p.m.roomId, await selectTimeline(s, userId, p, newest, fetch, limit, filter));
     }
+    await markGaps(s, rooms, timelines, from);
 
     // A leave out of band (an invite rejected, the room's state never held here) is the leave's whole
     // timeline, as in Synapse.
     const leaveEvents = await s.rooms.events.getMany(rooms.filter((p) => p.section === "leave").map((p) => p.m.eventId));
     for (const p of rooms) {
       const e = p.section === "leave" ? leaveEvents.get(p.m.eventId) : undefined;
-      if (e?.outlier && timelines.get(p.m.roomId)!.events.length === 0 && e.streamOrdering > p.after) timelines.set(p.m.roomId, { events: [e], limited: false, gap: false });
+      if (e?.outlier && timelines.get(p.m.roomId)!.events.length === 0 && e.streamOrdering > p.after) timelines.set(p.m.roomId, { events: [e], limited: false, gap: false, scanned: [e] });
     }
 
     // Which rooms appear: all on initial/full-state syncs and for membership changes; else those with events.
