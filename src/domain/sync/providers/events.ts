@@ -25,6 +25,7 @@ import { resolveRoomVersion } from "../../rooms/room-versions.ts";
 import { streamToken } from "../../rooms/read.ts";
 import { stateBeforeEvent } from "../../rooms/state-before.ts";
 import { signOwnEvents } from "../../rooms/own-signature.ts";
+import type { MembershipHint } from "../../rooms/membership-at-event.ts";
 import type { Requester } from "../../accounts/requester.ts";
 import type { JsonObject, SyncContext, SyncProvider } from "../types.ts";
 import { STRIPPED_STATE_TYPES } from "../../rooms/stripped-state.ts";
@@ -62,11 +63,12 @@ interface Timeline {
 }
 
 /** Renders stored events per the filter's event_format and event_fields. One batch for many rooms. */
-export async function renderEvents(s: Services, r: Requester, filter: SyncFilter, events: StoredEvent[], versions: Map<string, string>, omitRoomId = true): Promise<JsonObject[]> {
+export async function renderEvents(s: Services, r: Requester, filter: SyncFilter, events: StoredEvent[], versions: Map<string, string>, omitRoomId = true, timeline?: MembershipHint): Promise<JsonObject[]> {
   const lookup = async (roomId: string) => versions.get(roomId) ?? (await s.rooms.store.getRoom(roomId))?.roomVersion ?? "1";
   const federation = filter.event_format === "federation";
-  // The response is serialized at once and never changed: events share their content objects.
-  const out = await serializeEvents(s, r, lookup, events, { omitRoomId: omitRoomId && !federation, shareContent: true });
+  // The response is serialized at once and never changed: events share their content objects. Timeline
+  // events carry the reader's unsigned.membership at each (state events, often many, do not: as Synapse).
+  const out = await serializeEvents(s, r, lookup, events, { omitRoomId: omitRoomId && !federation, shareContent: true, membership: timeline ?? false });
   if (federation) {
     // The PDU as federation carries it (redacted if it was), with its event id and the unsigned data
     // clients get (age, transaction_id ...), as Synapse's federation format: signed, as it is served.
@@ -564,7 +566,9 @@ export const eventsProvider: SyncProvider = {
       stateLists.set(p.m.roomId, list.filter((e) => matchesFilter(filter.room.state, e.pdu, e.roomId)));
     }
     const allState = [...stateLists.values()].flat();
-    const renderedTimeline = await renderEvents(s, r, filter, allTimeline, versions);
+    // unsigned.membership: `join` after a join the user still holds (as visibleEvents takes it), else looked up.
+    const joinedAt = new Map(shown.filter((p) => p.m.membership === "join").map((p) => [p.m.roomId, p.m.streamOrdering]));
+    const renderedTimeline = await renderEvents(s, r, filter, allTimeline, versions, true, (e) => (e.streamOrdering >= (joinedAt.get(e.roomId) ?? Infinity) ? "join" : undefined));
     const renderedState = await renderEvents(s, r, filter, allState, versions);
     const tIndex = new Map(allTimeline.map((e, i) => [e.eventId, renderedTimeline[i]!]));
     const sIndex = new Map(allState.map((e, i) => [e.eventId, renderedState[i]!]));
