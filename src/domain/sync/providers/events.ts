@@ -1,7 +1,8 @@
 // Sync provider of the room-events stream: rooms.join (timeline, state, summary), rooms.invite (stripped
 // invite_state), rooms.knock (knock_state) and rooms.leave (kicks, bans, rejections; archived rooms with
 // include_leave), from the user's memberships. Timelines are the newest `limit` visible, matching events
-// (gappy: `limited` + a `prev_batch` /messages accepts); `state` is the state at the start of the
+// (gappy: `limited` + a `prev_batch` /messages accepts; over missing history, from after the hole:
+// timeline-gaps.ts), with the user's unsigned.membership at each; `state` is the state at the start of the
 // timeline — all of it on initial/full-state syncs and newly joined rooms, else the change between the
 // since-token and the timeline start — with lazy-loaded members (timeline senders and the user, minus
 // those the device already has). The state at a timeline's start is read from the state group of its
@@ -26,6 +27,7 @@ import { streamToken } from "../../rooms/read.ts";
 import { stateBeforeEvent } from "../../rooms/state-before.ts";
 import { signOwnEvents } from "../../rooms/own-signature.ts";
 import type { MembershipHint } from "../../rooms/membership-at-event.ts";
+import { markGaps } from "../timeline-gaps.ts";
 import type { Requester } from "../../accounts/requester.ts";
 import type { JsonObject, SyncContext, SyncProvider } from "../types.ts";
 import { STRIPPED_STATE_TYPES } from "../../rooms/stripped-state.ts";
@@ -152,33 +154,6 @@ async function selectTimeline(s: Services, userId: string, plan: RoomPlan, newes
   }
   const first = picked[picked.length - 1];
   return { events: picked.reverse(), limited: leftOut || !complete, gap: !complete || (oldestScanned !== undefined && oldestScanned !== first), scanned };
-}
-
-/**
- * Timelines holding an event stored with missing history before it (store gapsAmong: prev_events this
- * server did not have) are limited, as Synapse's timeline_gaps make them; an incremental sync's timeline
- * then starts at the latest such event of its range, so the client paginates the gap instead of reading
- * the events before it as adjacent (Complement TestSyncTimelineGap). One query for all rooms; an initial
- * sync asks only about timelines not already limited (the flag is all a gap changes there).
- */
-async function markGaps(s: Services, plans: RoomPlan[], timelines: Map<string, Timeline>, from: number | undefined): Promise<void> {
-  const candidates: StoredEvent[] = [];
-  for (const p of plans) {
-    const tl = timelines.get(p.m.roomId)!;
-    if (from === undefined && tl.limited) continue;
-    for (const e of tl.scanned) if (e.streamOrdering > (from ?? 0)) candidates.push(e);
-  }
-  if (candidates.length === 0) return;
-  const gaps = await s.rooms.events.gapsAmong(candidates.map((e) => e.eventId));
-  if (gaps.size === 0) return;
-  for (const p of plans) {
-    const tl = timelines.get(p.m.roomId)!;
-    const latest = tl.scanned.find((e) => gaps.has(e.eventId) && e.streamOrdering > (from ?? 0));
-    if (!latest) continue;
-    const events = from === undefined ? tl.events : tl.events.filter((e) => e.streamOrdering >= latest.streamOrdering);
-    // The state before the gap's event came from elsewhere: `state` brings what changed since the token.
-    timelines.set(p.m.roomId, { events, limited: true, gap: true, scanned: tl.scanned });
-  }
 }
 
 /**
@@ -407,7 +382,7 @@ export const eventsProvider: SyncProvider = {
       const newest = (newestIds.get(p.m.roomId) ?? []).map((id) => loaded.get(id)!).filter(Boolean);
       timelines.set(p.m.roomId, await selectTimeline(s, userId, p, newest, fetch, limit, filter));
     }
-    await markGaps(s, rooms, timelines, from);
+    await markGaps(s, timelines, from);
 
     // A leave out of band (an invite rejected, the room's state never held here) is the leave's whole
     // timeline, as in Synapse.
