@@ -218,7 +218,10 @@ export async function leaveRoom(s: Services, r: Requester, roomId: string, body:
   await checkLeaveAllowed(s, roomId, current);
   const reason = reasonOf(body);
   const content: Record<string, unknown> = { membership: "leave", ...(reason !== undefined ? { reason } : {}) };
-  if (!room || !(await hostInRoom(s, roomId))) {
+  // An invite from one of our users whose members here have all left since: declined with an event of
+  // the room built here, as any leave (it reaches the servers still in the room), as Synapse does.
+  const localInvite = room !== undefined && current === "invite" && domainOf(row!.sender) === s.config.server_name;
+  if (!localInvite && (!room || !(await hostInRoom(s, roomId)))) {
     // A room this server is not in: an invite (or knock) held out of band is answered remotely.
     if (current === "invite" || current === "knock") return rejectRemotely(s, roomId, row!, content);
     if (!room) throw new MatrixError("M_NOT_FOUND", "Not a known room", 404);

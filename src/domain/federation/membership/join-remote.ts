@@ -10,6 +10,8 @@
 // against the state it answered, the room is marked partial in the same commit (a room already partial
 // keeps its first join's mark), and the full state is fetched in the background (partial-state/resync.ts)
 // while /join returns. A join the answer's own state refuses is 403 (Synapse's "Join event was rejected").
+// Joining another server's replacement of a room this server is in carries its members' state over
+// (rooms/upgrade-user-state.ts).
 // Spec: Server-Server API "Joining Rooms" (make_join, send_join v2 and omit_members), "Checks performed on
 // receipt of a PDU".
 import type { Services } from "../../services.ts";
@@ -26,6 +28,7 @@ import { isPartialState, markPartialState, markPartialStateJoin } from "../parti
 import { hostInRoom } from "./residency.ts";
 import { MatrixError } from "../../errors.ts";
 import { resyncInBackground } from "../partial-state/resync.ts";
+import { transferFromPredecessor } from "../../rooms/upgrade-user-state.ts";
 
 /** Most events a send_join answer may hold (state and auth chain together). */
 const MAX_JOIN_EVENTS = 100_000;
@@ -114,4 +117,6 @@ export async function joinRemoteRoom(s: Services, roomId: string, userId: string
     return partialServers !== undefined;
   }, JOIN_FAILOVER_ERRCODES);
   if (partial) resyncInBackground(s, roomId);
+  // The replacement of a room this server is in: its local members' push rules, tags and m.direct follow.
+  await transferFromPredecessor(s, roomId);
 }
