@@ -42,9 +42,13 @@ function cacheOf(s: Services) {
  * successive states cost little however many members it has.
  */
 export async function joinedServersOfState(s: Services, roomId: string, state: StateMap): Promise<readonly string[]> {
+  return (await joinedOfState(s, roomId, state)).servers;
+}
+
+async function joinedOfState(s: Services, roomId: string, state: StateMap): Promise<JoinedOfState> {
   const cache = cacheOf(s);
   const prev = cache.get(roomId);
-  if (prev?.state === state) return prev.servers;
+  if (prev?.state === state) return prev;
   const joined = new Map(prev?.joined ?? []);
   const changed = new Map<string, string>();
   for (const [key, eventId] of state) {
@@ -69,7 +73,22 @@ export async function joinedServersOfState(s: Services, roomId: string, state: S
   }
   const entry: JoinedOfState = { state, joined, servers: [...servers] };
   cache.set(roomId, entry);
-  return entry.servers;
+  return entry;
+}
+
+/**
+ * Whether `e`, a local user's join, made this server a member of the room: no other user of ours is joined
+ * in the state after it. Such a join came through a remote handshake (a local join needs this server in
+ * the room: rooms/membership.ts), and the resident server that took it sends it on to the room's other
+ * servers (send-membership.ts, on our behalf): we do not send it ourselves (Synapse: proactively_send
+ * false, "the remote server is responsible for sending our join event to the rest of the federation").
+ */
+function joinedThroughHandshake(s: Services, e: StoredEvent, joined: ReadonlyMap<string, string>): boolean {
+  const p = e.pdu;
+  if (p.type !== "m.room.member" || p.state_key !== p.sender || (p.content as { membership?: unknown }).membership !== "join") return false;
+  if (joined.get(p.sender) !== e.eventId) return false;
+  for (const userId of joined.keys()) if (userId !== p.sender && serverOfUser(userId) === s.config.server_name) return false;
+  return true;
 }
 
 /** The servers of the room's joined members in current state (ours included when we have a member); [] for an unknown room. */
@@ -121,13 +140,18 @@ export async function destinationsOfEvents(s: Services, events: readonly StoredE
   if (ours.length === 0) return out;
   const states = await s.rooms.stateGroups.getMany(ours.map((e) => e.stateGroup!));
   // Per state group (a room's messages share one): its joined servers and its ACL, found once.
-  const ofGroup = new Map<number, { servers: string[]; acl: ServerAcl | undefined }>();
+  const ofGroup = new Map<number, { servers: string[]; joined: ReadonlyMap<string, string>; acl: ServerAcl | undefined }>();
   for (const e of ours) {
     let g = ofGroup.get(e.stateGroup!);
     if (!g) {
       const state = states.get(e.stateGroup!)!;
-      g = { servers: await withPartialStateServers(s, e.roomId, await joinedServersOfState(s, e.roomId, state)), acl: await aclOfState(s, state) };
+      const of = await joinedOfState(s, e.roomId, state);
+      g = { servers: await withPartialStateServers(s, e.roomId, of.servers), joined: of.joined, acl: await aclOfState(s, state) };
       ofGroup.set(e.stateGroup!, g);
+    }
+    if (joinedThroughHandshake(s, e, g.joined)) {
+      out.set(e.eventId, []);
+      continue;
     }
     const dests = new Set(g.servers);
     const p = e.pdu;
