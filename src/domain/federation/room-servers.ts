@@ -5,7 +5,8 @@
 // (fed-membership), not through the queue. Our own server is never a destination.
 // Spec: Server-Server API "Transactions", "PDUs" (sending to every server in the room); Synapse sends to
 // the hosts joined in the state before the event, which is what this computes from the state after it.
-// Servers the room's m.room.server_acl denies are never destinations (server-acl.ts).
+// Servers the room's m.room.server_acl denies are never destinations (server-acl.ts) — but a new ACL
+// itself still reaches the servers it denies, as in Synapse.
 import type { Services } from "../services.ts";
 import type { StoredEvent } from "../store/events.ts";
 import type { StateMap } from "../store/state-groups.ts";
@@ -161,11 +162,17 @@ export async function destinationsOfEvents(s: Services, events: readonly StoredE
       if (target && membership !== "invite") dests.add(target);
     }
     dests.delete(s.config.server_name);
-    // Servers the room's ACL denies (in the state after the event) are not sent to.
-    const acl = g.acl;
+    // Servers the room's ACL denies are not sent to: the ACL in force before the event, so that a new ACL
+    // still reaches the servers it denies (they learn they are shut out; Synapse sends it to them too).
+    const acl = p.type === "m.room.server_acl" && p.state_key === "" ? await aclBefore(s, e) : g.acl;
     out.set(e.eventId, acl ? [...dests].filter((d) => serverAllowedByAcl(acl, d)) : [...dests]);
   }
   return out;
+}
+
+/** The ACL an m.room.server_acl event replaced (undefined: none). */
+async function aclBefore(s: Services, e: StoredEvent): Promise<ServerAcl | undefined> {
+  return e.replacesState ? aclOfState(s, new Map([["m.room.server_acl\u0000", e.replacesState]])) : undefined;
 }
 
 /**
