@@ -184,6 +184,21 @@ describe.each(backends())("membership across Weft servers on %s", (backend) => {
     expect(after.json.rooms.invite?.[roomId]).toBeUndefined();
   });
 
+  it("createRoom invites a user of B (is_direct kept); an unknown server fails the request with the room made, as Synapse", async () => {
+    const erin = await registerUser(b, "erin");
+    const res = await a.call("POST", `${V3}/createRoom`, { token: alice.access_token, body: { preset: "trusted_private_chat", is_direct: true, invite: [erin.user_id] } });
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    const roomId = res.json.room_id as string;
+    const onA = await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.member/${enc(erin.user_id)}`, { token: alice.access_token });
+    expect(onA.json).toMatchObject({ membership: "invite", is_direct: true });
+    const sync = await until(() => b.call("GET", `${V3}/sync`, { token: erin.access_token }), (r) => r.json.rooms?.invite?.[roomId] !== undefined, "the invite on B");
+    const own = (sync.json.rooms.invite[roomId].invite_state.events as { type: string; state_key: string; content: any }[]).find((e) => e.type === "m.room.member" && e.state_key === erin.user_id);
+    expect(own?.content).toMatchObject({ membership: "invite", is_direct: true });
+
+    const gone = await a.call("POST", `${V3}/createRoom`, { token: alice.access_token, body: { invite: ["@nobody:127.0.0.1:1"] } });
+    expect(gone.status, JSON.stringify(gone.json)).toBeGreaterThanOrEqual(400);
+  });
+
   it("rejecting an invite goes through the inviting server", async () => {
     const roomId = await createRoom(a, alice, { preset: "private_chat", name: "Declined" });
     const dave = await registerUser(b, "dave");
