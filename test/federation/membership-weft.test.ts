@@ -294,6 +294,30 @@ describe.each(backends())("membership across Weft servers on %s", (backend) => {
     expect(Object.keys(stored!.pdu.signatures).sort()).toEqual([a.serverName, b.serverName].sort());
   });
 
+  it("restricted rooms (v10): a join on B that no member of B may authorise goes through A; B does not trust what it knew of a room it left", async () => {
+    const space = await createRoom(a, alice, { preset: "public_chat", name: "Space 2" });
+    const allowSpace = { type: "m.room.join_rules", state_key: "", content: { join_rule: "restricted", allow: [{ type: "m.room_membership", room_id: space }] } };
+    // Only moderators may invite: no user of B can authorise a join.
+    const roomId = await createRoom(a, alice, { room_version: "10", initial_state: [allowSpace], power_level_content_override: { invite: 50 } });
+    const [ivan, judy] = await Promise.all([registerUser(b, "ivan"), registerUser(b, "judy")]);
+    for (const who of [ivan, judy]) expect((await b.call("POST", `${V3}/join/${enc(space)}?via=${enc(a.serverName)}`, { token: who.access_token, body: {} })).status).toBe(200);
+    expect((await b.call("POST", `${V3}/join/${enc(roomId)}?via=${enc(a.serverName)}`, { token: ivan.access_token, body: {} })).status).toBe(200);
+    await until(() => membershipOn(b, ivan, roomId, ivan.user_id), (m) => m === "join", "ivan joined on B");
+    // B is in the room now, yet judy's join is made through A, which authorises it.
+    const joined = await b.call("POST", `${V3}/join/${enc(roomId)}`, { token: judy.access_token, body: {} });
+    expect(joined.status, JSON.stringify(joined.json)).toBe(200);
+    const join = await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.member/${enc(judy.user_id)}?format=event`, { token: alice.access_token });
+    expect(join.json.content).toMatchObject({ membership: "join", join_authorised_via_users_server: alice.user_id });
+
+    // B's users leave the allowed room: what B knew of it (kim of A joined) no longer counts at B's make_join.
+    const kim = await registerUser(a, "kim");
+    expect((await a.call("POST", `${V3}/join/${enc(space)}`, { token: kim.access_token, body: {} })).status).toBe(200);
+    await until(() => membershipOn(b, ivan, space, kim.user_id), (m) => m === "join", "kim's join known on B");
+    for (const who of [ivan, judy]) expect((await b.call("POST", `${V3}/rooms/${enc(space)}/leave`, { token: who.access_token, body: {} })).status).toBe(200);
+    const asked = await a.hs.services.federation.getJson(b.serverName, `/_matrix/federation/v1/make_join/${enc(roomId)}/${enc(kim.user_id)}`, { ver: ["10"] }).catch((e: unknown) => e) as { remoteStatus?: number; remoteErrcode?: string };
+    expect([asked.remoteStatus, asked.remoteErrcode]).toEqual([400, "M_UNABLE_TO_AUTHORISE_JOIN"]);
+  });
+
   it("m.federate: false: A refuses B's users, and B's client gets a clean 403 with nothing stored", async () => {
     const roomId = await createRoom(a, alice, { preset: "public_chat", creation_content: { "m.federate": false }, name: "Local only" });
     const res = await b.call("POST", `${V3}/join/${enc(roomId)}?via=${enc(a.serverName)}`, { token: bob.access_token, body: {} });

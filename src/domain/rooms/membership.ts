@@ -16,7 +16,7 @@ import { currentStateEvent, loadRoom, type RoomSnapshot } from "./room-cache.ts"
 import { stateKeyOf } from "../store/state-groups.ts";
 import type { EventDraft } from "./build-event.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
-import { restrictedJoin } from "./restricted-join.ts";
+import { restrictedJoin, serversThatCanInvite } from "./restricted-join.ts";
 import { getRoomVersion } from "./room-versions.ts";
 import type { MembershipRow } from "../store/rooms.ts";
 import { hostInRoom, joinedServers, localJoinedMembers } from "../federation/membership/residency.ts";
@@ -138,6 +138,15 @@ export async function joinRoom(
   if (!known || !(await hostInRoom(s, roomId))) {
     await joinThroughServers(s, r, roomId, servers, reason, { ...extra, ...memberContent });
     return { room_id: roomId };
+  }
+  // A restricted room none of our members may authorise the join to: a remote join through a server whose
+  // member may (as Synapse; the room stays as it is here until the join comes back).
+  if ((await restrictedJoin(s, known, r.userId)).kind === "no_authoriser") {
+    const inviters = await serversThatCanInvite(s, known);
+    if (inviters.length > 0) {
+      await joinThroughServers(s, r, roomId, [...inviters, ...servers], reason, { ...extra, ...memberContent });
+      return { room_id: roomId };
+    }
   }
   await appendEvent(s, roomId, async (room): Promise<EventDraft | AlreadyDone> => {
     const existing = await membershipEvent(s, room, r.userId);
