@@ -185,18 +185,39 @@ describe.each(backends())("membership across Weft servers on %s", (backend) => {
   });
 
   it("createRoom invites a user of B (is_direct kept); an unknown server fails the request with the room made, as Synapse", async () => {
-    const erin = await registerUser(b, "erin");
-    const res = await a.call("POST", `${V3}/createRoom`, { token: alice.access_token, body: { preset: "trusted_private_chat", is_direct: true, invite: [erin.user_id] } });
+    const erik = await registerUser(b, "erik");
+    const res = await a.call("POST", `${V3}/createRoom`, { token: alice.access_token, body: { preset: "trusted_private_chat", is_direct: true, invite: [erik.user_id] } });
     expect(res.status, JSON.stringify(res.json)).toBe(200);
     const roomId = res.json.room_id as string;
-    const onA = await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.member/${enc(erin.user_id)}`, { token: alice.access_token });
+    const onA = await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.member/${enc(erik.user_id)}`, { token: alice.access_token });
     expect(onA.json).toMatchObject({ membership: "invite", is_direct: true });
-    const sync = await until(() => b.call("GET", `${V3}/sync`, { token: erin.access_token }), (r) => r.json.rooms?.invite?.[roomId] !== undefined, "the invite on B");
-    const own = (sync.json.rooms.invite[roomId].invite_state.events as { type: string; state_key: string; content: any }[]).find((e) => e.type === "m.room.member" && e.state_key === erin.user_id);
+    const sync = await until(() => b.call("GET", `${V3}/sync`, { token: erik.access_token }), (r) => r.json.rooms?.invite?.[roomId] !== undefined, "the invite on B");
+    const own = (sync.json.rooms.invite[roomId].invite_state.events as { type: string; state_key: string; content: any }[]).find((e) => e.type === "m.room.member" && e.state_key === erik.user_id);
     expect(own?.content).toMatchObject({ membership: "invite", is_direct: true });
 
     const gone = await a.call("POST", `${V3}/createRoom`, { token: alice.access_token, body: { invite: ["@nobody:127.0.0.1:1"] } });
     expect(gone.status, JSON.stringify(gone.json)).toBeGreaterThanOrEqual(400);
+  });
+
+  it("an invite to B is withdrawn by its inviter only: a kick by another member of A leaves it standing on B", async () => {
+    const [ann, oli] = await Promise.all([registerUser(a, "ann"), registerUser(b, "oli")]);
+    // trusted_private_chat: ann, invited, gets the power to kick.
+    const roomId = await createRoom(a, alice, { preset: "trusted_private_chat", invite: [ann.user_id] });
+    expect((await a.call("POST", `${V3}/join/${enc(roomId)}`, { token: ann.access_token, body: {} })).status).toBe(200);
+    expect((await a.call("POST", `${V3}/rooms/${enc(roomId)}/invite`, { token: ann.access_token, body: { user_id: oli.user_id } })).status).toBe(200);
+    await until(() => b.call("GET", `${V3}/sync`, { token: oli.access_token }), (r) => r.json.rooms?.invite?.[roomId] !== undefined, "the invite on B");
+    // alice (not the inviter) kicks oli: B ignores it.
+    const kick = await a.call("POST", `${V3}/rooms/${enc(roomId)}/kick`, { token: alice.access_token, body: { user_id: oli.user_id, reason: "not yours" } });
+    expect(kick.status).toBe(200);
+    const kickId = (await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.member/${enc(oli.user_id)}?format=event`, { token: alice.access_token })).json.event_id;
+    await eventually(() => a.hs.services.federationSender.describe(b.serverName).then((d) => d?.queuedPdus === 0 || undefined), "A's queue to B drained");
+    expect(await b.hs.services.rooms.events.get(kickId)).toBeUndefined();
+    expect((await b.hs.services.rooms.store.membership(roomId, oli.user_id))?.membership).toBe("invite");
+    // Invited again by ann and withdrawn by her: B takes that.
+    expect((await a.call("POST", `${V3}/rooms/${enc(roomId)}/invite`, { token: ann.access_token, body: { user_id: oli.user_id } })).status).toBe(200);
+    const rescind = await a.call("POST", `${V3}/rooms/${enc(roomId)}/kick`, { token: ann.access_token, body: { user_id: oli.user_id } });
+    expect(rescind.status).toBe(200);
+    await until(async () => (await b.hs.services.rooms.store.membership(roomId, oli.user_id))?.membership, (m) => m === "leave", "the withdrawal on B");
   });
 
   it("rejecting an invite goes through the inviting server", async () => {
