@@ -11,6 +11,7 @@ import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 import { errcode, gql } from "../graphql/client.ts";
+import { startFakeOrigin } from "../helpers/fake-origin.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -337,6 +338,25 @@ describe.each(backends())("membership across Weft servers on %s", (backend) => {
     for (const who of [ivan, judy]) expect((await b.call("POST", `${V3}/rooms/${enc(space)}/leave`, { token: who.access_token, body: {} })).status).toBe(200);
     const asked = await a.hs.services.federation.getJson(b.serverName, `/_matrix/federation/v1/make_join/${enc(roomId)}/${enc(kim.user_id)}`, { ver: ["10"] }).catch((e: unknown) => e) as { remoteStatus?: number; remoteErrcode?: string };
     expect([asked.remoteStatus, asked.remoteErrcode]).toEqual([400, "M_UNABLE_TO_AUTHORISE_JOIN"]);
+  });
+
+  it("a join naming servers goes through those only (and the inviter's), not the room's last known ones, as Synapse", async () => {
+    const roomId = await createRoom(a, alice, { preset: "public_chat", name: "Named servers" });
+    const pam = await registerUser(b, "pam");
+    expect((await b.call("POST", `${V3}/join/${enc(roomId)}?via=${enc(a.serverName)}`, { token: pam.access_token, body: {} })).status).toBe(200);
+    expect((await b.call("POST", `${V3}/rooms/${enc(roomId)}/leave`, { token: pam.access_token, body: {} })).status).toBe(200);
+    await until(() => membershipOn(a, alice, roomId, pam.user_id), (m) => m === "leave", "pam's leave on A");
+    // F cannot authorise the join (a failover errcode); A, which would let pam in, is not named.
+    const f = await startFakeOrigin(() => ({ status: 400, json: { errcode: "M_UNABLE_TO_AUTHORISE_JOIN", error: "cannot tell" } }));
+    try {
+      const res = await b.call("POST", `${V3}/join/${enc(roomId)}?via=${enc(f.serverName)}`, { token: pam.access_token, body: {} });
+      expect(res.status).toBe(400);
+      expect(await membershipOn(a, alice, roomId, pam.user_id)).toBe("leave");
+      // Named nothing: the room's last known servers are tried (A lets pam back in).
+      expect((await b.call("POST", `${V3}/join/${enc(roomId)}`, { token: pam.access_token, body: {} })).status).toBe(200);
+    } finally {
+      await f.close();
+    }
   });
 
   it("m.federate: false: A refuses B's users, and B's client gets a clean 403 with nothing stored", async () => {

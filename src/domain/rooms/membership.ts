@@ -170,13 +170,15 @@ export async function joinRoom(
 
 /**
  * A join of a room this server is not in, through servers that are: those named, the inviter's when the
- * user is invited, and those of the room's last known state. Guests may not (as Synapse: their access
+ * user is invited, and — when none is named — those of the room's last known state. Guests may not (as Synapse: their access
  * is judged by room state this server does not hold).
  */
 async function joinThroughServers(s: Services, r: Requester, roomId: string, servers: readonly string[], reason: string | undefined, memberContent?: Record<string, unknown>): Promise<void> {
   const row = await s.rooms.store.membership(roomId, r.userId);
   const inviter = row?.membership === "invite" ? domainOf(row.sender) : undefined;
-  const lastKnown = [...(await joinedServers(s, roomId))];
+  // As Synapse: the servers named and the inviter's; those of the room's last known state only when the
+  // client named none (a server refusing the join is not bypassed through servers the client did not name).
+  const lastKnown = servers.length > 0 ? [] : [...(await joinedServers(s, roomId))];
   const candidates = candidateServers(s, [...servers, inviter, ...lastKnown]);
   if (candidates.length === 0) throw new MatrixError("M_NOT_FOUND", "No known room with that id, and no server to join it through", 404);
   if (r.isGuest) throw new MatrixError("M_FORBIDDEN", "Guest access is not allowed in rooms on other servers", 403);
