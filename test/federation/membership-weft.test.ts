@@ -1,6 +1,6 @@
 // Membership across two Weft servers over TLS on loopback (SQLite and PostgreSQL): a user of B joins a
 // room of A by id with `via` (room versions 1, 3, 6, 10, 11 and 12) and by A's alias, and then holds the
-// room's full state; leaves go through A; invites from A reach B's /sync with stripped state and are
+// room's full state; leaves are B's own, sent to A; invites from A reach B's /sync with stripped state and are
 // accepted (joining through the inviter's server) or rejected (through it, or locally when it is gone);
 // kicks and bans by A's moderator hold; `m.federate: false` rooms refuse B's users.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -125,18 +125,23 @@ describe.each(backends())("membership across Weft servers on %s", (backend) => {
     expect([unknown.status, unknown.json.errcode]).toEqual([404, "M_NOT_FOUND"]);
   });
 
-  it("B's last member leaving goes through A (make_leave / send_leave); B's sync shows the room left", async () => {
+  it("B's last member leaving is a local leave (as Synapse: no make_leave) that reaches A; B's sync shows the room left", async () => {
     const roomId = await createRoom(a, alice, { preset: "public_chat", name: "Leaving" });
     const leaver = await registerUser(b, "leaver");
     expect((await b.call("POST", `${V3}/join/${enc(roomId)}?via=${enc(a.serverName)}`, { token: leaver.access_token, body: {} })).status).toBe(200);
     const since = (await b.call("GET", `${V3}/sync`, { token: leaver.access_token })).json.next_batch;
     const res = await b.call("POST", `${V3}/rooms/${enc(roomId)}/leave`, { token: leaver.access_token, body: { reason: "bye" } });
     expect(res.status, JSON.stringify(res.json)).toBe(200);
-    // A has the leave now (it went through A), with the reason; B holds the same event.
-    const onA = await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.member/${enc(leaver.user_id)}?format=event`, { token: alice.access_token });
-    expect(onA.json.content).toEqual({ membership: "leave", reason: "bye" });
+    // B made the leave (no make_leave asked of A); A receives it, with the reason.
     const onB = await b.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.member/${enc(leaver.user_id)}?format=event`, { token: leaver.access_token });
-    expect(onB.json.event_id).toBe(onA.json.event_id);
+    expect(onB.json.content).toEqual({ membership: "leave", reason: "bye" });
+    expect((await b.hs.services.rooms.events.get(onB.json.event_id))?.pdu.prev_events).not.toEqual([]);
+    const onA = await until(
+      () => a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.member/${enc(leaver.user_id)}?format=event`, { token: alice.access_token }),
+      (r) => r.json.event_id === onB.json.event_id,
+      "A receiving B's leave",
+    );
+    expect(onA.json.content).toEqual({ membership: "leave", reason: "bye" });
     const sync = await b.call("GET", `${V3}/sync?since=${enc(since)}`, { token: leaver.access_token });
     expect(sync.json.rooms.leave[roomId].timeline.events.map((e: { event_id: string }) => e.event_id)).toContain(onA.json.event_id);
     // Joining again goes through A again (B is no longer in the room).

@@ -3,7 +3,7 @@
 // events it lacks by GET /event, or the whole GET /state when it lacks many — Synapse's 10% rule), all
 // stored as outliers through the pipeline (signatures, hashes and auth checked there); and events pulled
 // from another server (a /get_missing_events or /backfill answer) placed into the room: oldest first,
-// their missing auth events fetched, and the state after each prev_event still missing fetched with it.
+// the state after each prev_event still missing fetched with it, then their auth events still missing.
 // Every answer is untrusted: shapes, counts and sizes checked; an event is kept only if it is one asked
 // for. A budget (requests, time) bounds the whole of one gap's filling, so a hostile server cannot make
 // us loop. Spec: Server-Server API "Retrieving events", "Room State", "Backfilling and retrieving missing
@@ -215,9 +215,9 @@ export class RemoteRoomFetcher {
 
   /**
    * Places events pulled from the remote server (an answer of /get_missing_events or /backfill) into the
-   * room: those it has in its DAG already are skipped, the rest taken oldest first; for each, missing auth
-   * events are fetched (its auth chain), and for each prev_event neither stored in the DAG nor among the
-   * pulled ones, the state after it (`stateAfter`). An event whose gap cannot be filled is left out (an
+   * room: those it has in its DAG already are skipped, the rest taken oldest first; for each prev_event
+   * neither stored in the DAG nor among the pulled ones, the state after it (`stateAfter`), then the auth
+   * events still missing (its auth chain). An event whose gap cannot be filled is left out (an
    * event after it then has a gap of its own). One commit for all.
    */
   async receivePulled(list: readonly unknown[], opts: { backfill?: boolean; exclude?: ReadonlySet<string> } = {}): Promise<RemoteOutcome[]> {

@@ -6,14 +6,15 @@
 // Spec: Server-Server API "Transactions", "PDUs" (sending to every server in the room); Synapse sends to
 // the hosts joined in the state before the event, which is what this computes from the state after it.
 // Servers the room's m.room.server_acl denies are never destinations (server-acl.ts) — but a new ACL
-// itself still reaches the servers it denies, as in Synapse.
+// itself still reaches the servers it denies, as in Synapse. Our join made through a remote handshake
+// (partial or not) is sent on by the resident server that took it, not by us (as Synapse).
 import type { Services } from "../services.ts";
 import type { StoredEvent } from "../store/events.ts";
 import type { StateMap } from "../store/state-groups.ts";
 import { loadRoom } from "../rooms/room-cache.ts";
 import { tryParseServerName } from "../ids.ts";
 import { aclOfState, serverAllowedByAcl, type ServerAcl } from "./server-acl.ts";
-import { partialStateOf } from "./partial-state/flag.ts";
+import { isPartialStateJoin, partialStateOf, partialStateRooms } from "./partial-state/flag.ts";
 
 const MEMBER_PREFIX = "m.room.member\u0000";
 
@@ -137,7 +138,10 @@ export function isLocalTimelineEvent(s: Services, e: StoredEvent): boolean {
  */
 export async function destinationsOfEvents(s: Services, events: readonly StoredEvent[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
-  const ours = events.filter((e) => isLocalTimelineEvent(s, e) && e.stateGroup !== null);
+  const local = events.filter((e) => isLocalTimelineEvent(s, e) && e.stateGroup !== null);
+  // Our join that made a room partial went out through the resident server (send_join): not sent again.
+  const ours: StoredEvent[] = [];
+  for (const e of local) if (!(e.pdu.type === "m.room.member" && (await isPartialStateJoin(s, e.eventId)))) ours.push(e);
   if (ours.length === 0) return out;
   const states = await s.rooms.stateGroups.getMany(ours.map((e) => e.stateGroup!));
   // Per state group (a room's messages share one): its joined servers and its ACL, found once.
@@ -176,12 +180,30 @@ async function aclBefore(s: Services, e: StoredEvent): Promise<ServerAcl | undef
 }
 
 /**
- * The remote servers sharing a room with each of `userIds` (joined on both sides): where their presence
- * goes. One query for all of them.
+ * The remote servers sharing a room with each of `userIds` (joined on both sides), and for a room joined
+ * with partial state the servers its join named (Synapse sends to them alike): where their presence and
+ * device-list updates go. One query for all of them (two with partial-state rooms).
  */
 export async function serversSharingRoomsWith(s: Services, userIds: readonly string[]): Promise<Map<string, Set<string>>> {
   const out = new Map<string, Set<string>>();
   const ids = [...new Set(userIds)];
+  const partial = await partialStateRooms(s);
+  if (partial.length > 0) {
+    const servers = new Map(partial.map((p) => [p.roomId, p.servers]));
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      const rooms = [...servers.keys()];
+      const rows = await s.storage.sql.all<{ user_id: string; room_id: string }>(
+        `SELECT user_id, room_id FROM room_memberships WHERE membership = 'join' AND user_id IN (${chunk.map(() => "?").join(",")}) AND room_id IN (${rooms.map(() => "?").join(",")})`,
+        [...chunk, ...rooms],
+      );
+      for (const r of rows) {
+        let set = out.get(r.user_id);
+        if (!set) out.set(r.user_id, (set = new Set()));
+        for (const d of servers.get(r.room_id) ?? []) if (d !== s.config.server_name) set.add(d);
+      }
+    }
+  }
   for (let i = 0; i < ids.length; i += 500) {
     const chunk = ids.slice(i, i + 500);
     const rows = await s.storage.sql.all<{ user_id: string; other: string }>(

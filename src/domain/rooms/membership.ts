@@ -19,7 +19,8 @@ import { requireNotGuest } from "../accounts/guest-access.ts";
 import { restrictedJoin, serversThatCanInvite } from "./restricted-join.ts";
 import { getRoomVersion } from "./room-versions.ts";
 import type { MembershipRow } from "../store/rooms.ts";
-import { hostInRoom, joinedServers, localJoinedMembers } from "../federation/membership/residency.ts";
+import { hostInRoom, joinedServers } from "../federation/membership/residency.ts";
+import { isPartialState } from "../federation/partial-state/flag.ts";
 import { candidateServers } from "../federation/membership/handshake.ts";
 import { joinRemoteRoom } from "../federation/membership/join-remote.ts";
 import { leaveRemoteRoom, outOfBandLeave } from "../federation/membership/leave-remote.ts";
@@ -135,7 +136,10 @@ export async function joinRoom(
   const reason = reasonOf(body);
   const { third_party_signed: _signed, reason: _reason, ...extra } = body;
   const known = await loadRoom(s, roomId);
-  if (!known || !(await hostInRoom(s, roomId))) {
+  // A room joined with partial state is joined remotely by a user not yet joined (as Synapse: this server
+  // cannot authorise the join against state it lacks).
+  const partial = known !== undefined && (await isPartialState(s, roomId)) && (await s.rooms.store.membership(roomId, r.userId))?.membership !== "join";
+  if (!known || partial || !(await hostInRoom(s, roomId))) {
     await joinThroughServers(s, r, roomId, servers, reason, { ...extra, ...memberContent });
     return { room_id: roomId };
   }
@@ -228,19 +232,6 @@ export async function leaveRoom(s: Services, r: Requester, roomId: string, body:
     if (current === "invite" || current === "knock") return rejectRemotely(s, roomId, row!, content);
     if (!room) throw new MatrixError("M_NOT_FOUND", "Not a known room", 404);
     throw new MatrixError("M_FORBIDDEN", "You are not in this room", 403);
-  }
-  if (current === "join" && (await localJoinedMembers(s, roomId)).every((u) => u === r.userId)) {
-    // The last of our users leaving: through a server that stays in the room, so it hears of it now;
-    // failing that, the leave is made here (and reaches the others as any local event does).
-    const servers = candidateServers(s, [...(await joinedServers(s, roomId))]);
-    if (servers.length > 0) {
-      try {
-        await leaveRemoteRoom(s, roomId, r.userId, servers, content);
-        return;
-      } catch (err) {
-        s.log.info({ roomId, err: (err as Error).message }, "leaving through another server failed; leaving locally");
-      }
-    }
   }
   await changeMembership(s, r, roomId, r.userId, "leave", body);
 }

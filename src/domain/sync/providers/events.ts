@@ -15,6 +15,7 @@ import { SyncReads, type UserMembership } from "../../store/sync-reads.ts";
 import { stateKeyOf } from "../../store/state-groups.ts";
 import { matchesFilter } from "../../filters/room-event-filter.ts";
 import { partialStateView } from "../../federation/partial-state/flag.ts";
+import { membersFromAuthEvents } from "../partial-state-members.ts";
 import { DEFAULT_TIMELINE_LIMIT, includeRedundantMembers, lazyLoadMembers, pickEventFields, roomWanted, type SyncFilter } from "../../filters/sync-filter.ts";
 import { filterVisible } from "../../rooms/visibility.ts";
 import { loadRoom } from "../../rooms/room-cache.ts";
@@ -441,6 +442,12 @@ export const eventsProvider: SyncProvider = {
       for (const [roomId, group] of await reads.stateGroupsAt(rooms, after)) sinceGroups.set(roomId, group);
     }
     const sinceStates = await s.rooms.stateGroups.getMany(sinceGroups.values());
+    // Rooms joined with partial state: the senders' member events their own events cite.
+    const partialRooms = lazy ? (await partialStateView(s)).partial : new Set<string>();
+    const cited = await membersFromAuthEvents(
+      s,
+      shown.filter((p) => partialRooms.has(p.m.roomId)).map((p) => ({ roomId: p.m.roomId, state: atStart.get(p.m.roomId)!, events: timelines.get(p.m.roomId)!.events })),
+    );
     for (const p of shown) {
       const roomId = p.m.roomId;
       const tl = timelines.get(roomId)!;
@@ -462,7 +469,7 @@ export const eventsProvider: SyncProvider = {
           if (!inTimeline.has(e.pdu.sender)) wanted.add(e.pdu.sender);
           if (e.pdu.type === MEMBER && e.pdu.state_key !== undefined) inTimeline.add(e.pdu.state_key);
         }
-        const members = [...wanted].map((u) => [stateKeyOf(MEMBER, u), start.get(stateKeyOf(MEMBER, u))] as const).filter((x): x is [string, string] => !!x[1]);
+        const members = [...wanted].map((u) => [stateKeyOf(MEMBER, u), start.get(stateKeyOf(MEMBER, u)) ?? cited.get(roomId)?.get(u)] as const).filter((x): x is [string, string] => !!x[1]);
         const gap = p.fullState ? [] : entries.filter(([k]) => k.startsWith(MEMBER + "\u0000") && !wanted.has(k.slice(MEMBER.length + 1)));
         entries = [...entries.filter(([k]) => !k.startsWith(MEMBER + "\u0000")), ...gap, ...members];
         let seen = sent.get(roomId);
