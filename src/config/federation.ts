@@ -50,15 +50,20 @@ export interface FederationConfig {
 }
 
 /**
- * Backoff of a destination that does not answer (Synapse's option names): the first retry after
- * `destination_min_retry_interval`, each next one `destination_retry_multiplier` times later (jittered
- * ×0.8–1.4), never more than `destination_max_retry_interval` apart. Weft's minimum defaults to 1 minute
- * (Synapse: 10 minutes, after retrying the request itself for several minutes first; Weft does not).
+ * Backoff of a destination that does not answer (Synapse's option names). A transaction that fails while
+ * the destination is up is first tried again `max_long_retries` times, after 4, 16, 64 ... seconds (at
+ * most `max_long_retry_delay`, jittered ×0.8–1.4), as Synapse's federation client retries a transaction
+ * (so a server back after a restart gets what waited within seconds); then the destination is down: the
+ * first retry after `destination_min_retry_interval`, each next one `destination_retry_multiplier` times
+ * later (jittered), never more than `destination_max_retry_interval` apart. Weft's minimum defaults to 1
+ * minute (Synapse: 10 minutes).
  */
 export interface FederationSection {
   destination_min_retry_interval: number;
   destination_retry_multiplier: number;
   destination_max_retry_interval: number;
+  max_long_retries: number;
+  max_long_retry_delay: number;
 }
 
 /** What federation.ts needs of config.ts's option reader. */
@@ -86,6 +91,8 @@ function federationSection(r: OptionReader): FederationSection {
     destination_min_retry_interval: min,
     destination_retry_multiplier: f.number("destination_retry_multiplier", 2, { min: 1 }),
     destination_max_retry_interval: max,
+    max_long_retries: f.number("max_long_retries", 10, { min: 0, integer: true }),
+    max_long_retry_delay: f.duration("max_long_retry_delay", 60_000)!,
   };
 }
 

@@ -417,8 +417,9 @@ describe.each(backends())("sending on %s", (backend) => {
       expect(inTimeline.unsigned.redacted_because.event_id).toBe(redId);
       expectMatchesSpec(m, "GET", `${V3}/rooms/${enc(roomId)}/messages`);
 
-      // Redacting an unknown event: 404.
-      expectError(await t.call("PUT", `${V3}/rooms/${enc(roomId)}/redact/${enc("$nope")}/${nextTxn()}`, { token: alice.access_token, body: {} }), 404, "M_NOT_FOUND");
+      // Redacting an unknown event: 404 without the redact level; taken from one with it (as Synapse).
+      expectError(await t.call("PUT", `${V3}/rooms/${enc(roomId)}/redact/${enc("$nope")}/${nextTxn()}`, { token: bob.access_token, body: {} }), 404, "M_NOT_FOUND");
+      expect((await t.call("PUT", `${V3}/rooms/${enc(roomId)}/redact/${enc("$nope")}/${nextTxn()}`, { token: alice.access_token, body: {} })).status).toBe(200);
     });
 
     it.each(["10", "11"])("v%s: m.room.redaction through /send puts redacts where the version wants it", async (v) => {

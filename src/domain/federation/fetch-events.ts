@@ -150,9 +150,23 @@ export class RemoteRoomFetcher {
   async fetchAuthChain(eventId: string): Promise<void> {
     const answer = await this.get(fedPath`/_matrix/federation/v1/event_auth/${this.room.roomId}/${eventId}`, undefined, 32 * MIB);
     const list = objects(this.server, answer, "auth_chain", MAX_STATE_IDS);
-    const parsed = list.map((json) => parsePdu(this.room, json)).filter((p): p is ParsedPdu => p !== undefined);
+    const parsed = list.map((json) => parsePdu(this.room, json)).filter((p): p is ParsedPdu => p !== undefined && p.eventId !== eventId);
     const stored = await this.s.rooms.events.getMany(parsed.map((p) => p.eventId));
     await this.storeOutliers(parsed.filter((p) => !stored.has(p.eventId)));
+  }
+
+  /**
+   * `fetchAuthChain`, a failure of which is only logged (as Synapse: a server that does not serve
+   * /event_auth, or fails, leaves the event's auth events to be found otherwise — or not, and the caller
+   * then leaves the event out). A spent budget is still thrown.
+   */
+  async tryFetchAuthChain(eventId: string): Promise<void> {
+    try {
+      await this.fetchAuthChain(eventId);
+    } catch (err) {
+      if (err instanceof FederationError && err.kind === "timeout") throw err;
+      this.s.log.info({ err, roomId: this.room.roomId, eventId, server: this.server }, "could not fetch an event's auth chain");
+    }
   }
 
   /**
@@ -217,9 +231,12 @@ export class RemoteRoomFetcher {
     const pulled = [...byId.values()].filter((p) => !stored.get(p.eventId) || stored.get(p.eventId)!.outlier).sort((a, b) => a.pdu.depth - b.pdu.depth);
     const placed = new Set(pulled.map((p) => p.eventId));
     const inputs: RemoteEventInput[] = [];
+    const authMissing = (p: ParsedPdu) => authIdsOf(p.pdu, this.room).some((id) => !stored.has(id) && !placed.has(id));
     for (const p of pulled) {
       try {
-        // The states after missing prev_events first: they bring most auth events along (Synapse's order).
+        // As Synapse: the state after each missing prev_event first (its answer brings the auth chain
+        // too), then /event_auth only for auth events still missing; an event whose auth events cannot be
+        // found is left out, not stored as rejected (they may exist).
         const prevStates = new Map<string, StateMap>();
         for (const prev of prevEventIds(p.pdu)) {
           const e = stored.get(prev);
@@ -227,9 +244,10 @@ export class RemoteRoomFetcher {
           prevStates.set(prev, await this.stateAfter(prev));
         }
         if (prevStates.size > 0) stored = await this.s.rooms.events.getMany(refs);
-        if (authIdsOf(p.pdu, this.room).some((id) => !stored.has(id) && !placed.has(id))) {
-          await this.fetchAuthChain(p.eventId);
+        if (authMissing(p)) {
+          await this.tryFetchAuthChain(p.eventId);
           stored = await this.s.rooms.events.getMany(refs);
+          if (authMissing(p)) throw new Error("its auth events could not be found");
         }
         inputs.push(prevStates.size > 0 ? { pdu: p.pdu, prevStates } : { pdu: p.pdu });
       } catch (err) {

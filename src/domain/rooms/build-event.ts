@@ -73,6 +73,10 @@ export async function buildEvent(s: Services, ctx: BuildContext, draft: EventDra
  */
 export async function unsignedPdu(s: Services, ctx: BuildContext, draft: EventDraft, now: number, originServer: string): Promise<Pdu> {
   const v = ctx.version;
+  // A room has one create event, its first: another one is a bad request before any auth rule (as Synapse).
+  if (draft.type === "m.room.create" && draft.stateKey !== undefined && ctx.extremities.length > 0) {
+    throw new MatrixError("M_INVALID_PARAM", "Cannot resend m.room.create event", 400);
+  }
   const prevIds = ctx.extremities.slice(-MAX_PREV_EVENTS);
   const authIds = authTypesForEvent(v, draft.type, draft.stateKey, draft.sender, draft.content)
     .map(([t, k]) => ctx.state.get(stateKeyOf(t, k)))

@@ -11,7 +11,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { appendEvent } from "./append.ts";
 import { currentStateEvent, requireRoom } from "./room-cache.ts";
-import { checkPowerLevelsContent } from "./power-levels.ts";
+import { checkPowerLevelsContent, powerLevelsOf } from "./power-levels.ts";
 import { authStateFromEvents, redactionTakesEffect } from "../auth/index.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 import { joinRoom, leaveRoom } from "./membership.ts";
@@ -198,12 +198,22 @@ async function redactDraft(
     roomId,
     async (room) => {
       const target = await s.rooms.events.get(redacts);
-      if (!target) throw new MatrixError("M_NOT_FOUND", "Event not found", 404);
+      const powerLevels = await currentStateEvent(s, room, "m.room.power_levels");
+      const content: Record<string, unknown> = {};
+      if (typeof body.reason === "string") content.reason = body.reason;
+      if (room.version.redactsInContent) content.redacts = redacts;
+      const draft = { type: "m.room.redaction", sender: r.userId, content, redacts };
+      if (!target) {
+        // As Synapse: a user with the redact level may redact an event this server has not seen (it takes
+        // effect if the event arrives: every read of it applies the rule); anyone else gets 404.
+        const powers = await powerLevelsOf(s, room);
+        if (powers.user(r.userId) >= powers.named("redact")) return draft;
+        throw new MatrixError("M_NOT_FOUND", "Event not found", 404);
+      }
       // As Synapse: a redaction names an event of its own room (the spec is silent on the answer).
       if (target.roomId !== roomId) throw new MatrixError("M_UNKNOWN", "Cannot redact event from a different room", 400);
       // The one rule of who may redact (auth/redaction.ts), against the state the redaction will be
       // authorised against: the commit applies it again, and so does every read of the target.
-      const powerLevels = await currentStateEvent(s, room, "m.room.power_levels");
       const allowed = redactionTakesEffect({
         redaction: { type: "m.room.redaction", sender: r.userId, isState: false, roomId, redacts },
         target: { eventId: target.eventId, roomId: target.roomId, sender: target.pdu.sender },
@@ -212,10 +222,7 @@ async function redactDraft(
         localServer: s.config.server_name,
       });
       if (!allowed) throw new MatrixError("M_FORBIDDEN", "You don't have permission to redact events of other users", 403);
-      const content: Record<string, unknown> = {};
-      if (typeof body.reason === "string") content.reason = body.reason;
-      if (room.version.redactsInContent) content.redacts = redacts;
-      return { type: "m.room.redaction", sender: r.userId, content, redacts };
+      return draft;
     },
     { txn },
   );
