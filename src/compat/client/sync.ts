@@ -37,6 +37,7 @@ export function syncRoutes(app: FastifyInstance, s: Services): void {
         fullState: queryBool(c, "full_state") ?? false,
         filter: await resolveSyncFilter(s, c.requester, queryString(c, "filter")),
         setPresence: queryString(c, "set_presence"),
+        useStateAfter: s.config.experimental_features.msc4222_enabled && (queryBool(c, "org.matrix.msc4222.use_state_after") ?? false),
         // Built only when the request comes to wait.
         cancel: () => clientGone(c),
       }),

@@ -4,11 +4,12 @@
 // (gappy: `limited` + a `prev_batch` /messages accepts); `state` is the state at the start of the
 // timeline — all of it on initial/full-state syncs and newly joined rooms, else the change between the
 // since-token and the timeline start — with lazy-loaded members (timeline senders and the user, minus
-// those the device already has). The state at a timeline's start is read from the state group of its
+// those the device already has); with MSC4222's state_after, the state at the timeline's end instead (all
+// of it, or what changed since the token). The state at a timeline's start is read from the state group of its
 // first event (never by undoing current state: once history forks the two differ). Reads are batched over
 // all rooms: memberships, newest events (one windowed query), state groups, member counts: a few queries
 // whatever the number of rooms.
-// Spec: Client-Server API "Syncing", "Lazy-loading room members", "Stripped state", "History visibility".
+// Spec: Client-Server API "Syncing", MSC4222 ("state_after"), "Lazy-loading room members", "Stripped state", "History visibility".
 import type { Services } from "../../services.ts";
 import type { StoredEvent } from "../../store/events.ts";
 import { SyncReads, type UserMembership } from "../../store/sync-reads.ts";
@@ -78,6 +79,14 @@ export async function renderEvents(s: Services, r: Requester, filter: SyncFilter
     return rendered;
   }
   return out.map((e) => pickEventFields(e as unknown as JsonObject, filter.event_fields));
+}
+
+/** The state after a timeline: its start with the timeline's state events applied in order. */
+function stateAtEnd(start: ReadonlyMap<string, string>, events: readonly StoredEvent[]): ReadonlyMap<string, string> {
+  if (!events.some((e) => e.pdu.state_key !== undefined)) return start;
+  const end = new Map(start);
+  for (const e of events) if (e.pdu.state_key !== undefined) end.set(stateKeyOf(e.pdu.type, e.pdu.state_key), e.eventId);
+  return end;
 }
 
 /**
@@ -444,23 +453,25 @@ export const eventsProvider: SyncProvider = {
     for (const p of shown) {
       const roomId = p.m.roomId;
       const tl = timelines.get(roomId)!;
-      const start = atStart.get(roomId)!;
+      // MSC4222 (state_after): the state at the timeline's end, which its state events move on from its start.
+      const start = ctx.stateAfter ? stateAtEnd(atStart.get(roomId)!, tl.events) : atStart.get(roomId)!;
       let entries: [string, string][];
       if (p.fullState) entries = [...start];
       else if (tl.gap) {
         const group = sinceGroups.get(roomId);
         const before = (group !== undefined ? sinceStates.get(group) : undefined) ?? new Map<string, string>();
         entries = [...start].filter(([k, id]) => before.get(k) !== id);
-      } else entries = [];
+      } else entries = ctx.stateAfter ? [...start].filter(([k, id]) => atStart.get(roomId)!.get(k) !== id) : [];
       if (lazy) {
         // The members the timeline needs: its senders whose membership the timeline does not bring before
         // their first event, and on a full-state sync the user (as Synapse); plus — in a gappy sync —
         // every membership that changed in the gap (joins and leaves the client would otherwise never see).
         const wanted = new Set<string>(p.fullState ? [userId] : []);
         const inTimeline = new Set<string>();
+        // (With state_after, every sender's: the state is the one after the timeline.)
         for (const e of tl.events) {
           if (!inTimeline.has(e.pdu.sender)) wanted.add(e.pdu.sender);
-          if (e.pdu.type === MEMBER && e.pdu.state_key !== undefined) inTimeline.add(e.pdu.state_key);
+          if (e.pdu.type === MEMBER && e.pdu.state_key !== undefined && !ctx.stateAfter) inTimeline.add(e.pdu.state_key);
         }
         const members = [...wanted].map((u) => [stateKeyOf(MEMBER, u), start.get(stateKeyOf(MEMBER, u))] as const).filter((x): x is [string, string] => !!x[1]);
         const gap = p.fullState ? [] : entries.filter(([k]) => k.startsWith(MEMBER + "\u0000") && !wanted.has(k.slice(MEMBER.length + 1)));
