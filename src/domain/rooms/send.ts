@@ -22,12 +22,13 @@ export function deviceKeyOf(r: Requester): string {
 }
 
 /** An event type over 255 bytes is an oversized event (spec "Size limits"; 413 M_TOO_LARGE as in Synapse). */
-function checkEventType(type: string): void {
+export function checkEventType(type: string): void {
   if (type.length === 0) throw new MatrixError("M_INVALID_PARAM", "Event type must not be empty", 400);
   if (Buffer.byteLength(type) > 255) throw new MatrixError("M_TOO_LARGE", "'type' is longer than 255 bytes", 413);
 }
 
-function rateLimit(s: Services, r: Requester): void {
+/** rc_message: every sent event (and every delayed one scheduled) takes one from the sender's bucket. */
+export function rateLimit(s: Services, r: Requester): void {
   if (r.isAdmin) return;
   if (isRateLimitExempt(s.config, r.appserviceId, r.userId)) return;
   s.ratelimiter.check(`message:${r.userId}`, s.config.rc_message);
@@ -36,7 +37,7 @@ function rateLimit(s: Services, r: Requester): void {
 type Txn = { userId: string; deviceKey: string; txnId: string; requestHash: string; scope: string };
 
 /** The fixed-length name of an endpoint path a transaction id belongs to (remembered: a room's sends all share one). */
-function scopeOf(s: Services, endpoint: string[]): string {
+export function scopeOf(s: Services, endpoint: string[]): string {
   const cache = s.caches.get<string, string>("txn_scopes", 10_000);
   const key = JSON.stringify(endpoint);
   let scope = cache.get(key);
