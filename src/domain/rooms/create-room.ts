@@ -20,6 +20,7 @@ import { requireNotGuest } from "../accounts/guest-access.ts";
 import { assertAclKeepsServer } from "../federation/server-acl.ts";
 import { lookupThirdParty, parseThirdPartyInvite } from "../threepids/third-party-invite.ts";
 import { inviteByThirdPartyId } from "./membership.ts";
+import { assertLocalInviteAllowed } from "../account-data/invite-filter.ts";
 
 export interface CreateRoomRequest {
   visibility?: unknown;
@@ -121,6 +122,8 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
     const { serverName } = parseUserId(u);
     if (serverName !== s.config.server_name) throw new MatrixError("M_FORBIDDEN", "Inviting users on other servers needs federation, which this server does not offer yet", 403);
     if (!(await s.users.exists(u))) throw new MatrixError("M_NOT_FOUND", `Unknown user ${u}`, 404);
+    // An invitee whose invite filter (MSC4155) blocks the creator: refused before anything is made.
+    await assertLocalInviteAllowed(s, r, u);
   }
   // The identity servers are asked whom each address belongs to before anything is made: one that is
   // unreachable or refuses fails the request with no room made.

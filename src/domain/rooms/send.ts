@@ -16,6 +16,7 @@ import { joinRoom, leaveRoom } from "./membership.ts";
 import { requireNotGuest, type GuestRefusedOperation } from "../accounts/guest-access.ts";
 import { isRateLimitExempt } from "../accounts/appservices.ts";
 import { awaitFullState } from "../federation/partial-state/flag.ts";
+import { assertLocalInviteAllowed } from "../account-data/invite-filter.ts";
 
 export function deviceKeyOf(r: Requester): string {
   return r.deviceId ?? (r.accessTokenId ? `token:${r.accessTokenId}` : `as:${r.appserviceId ?? ""}`);
@@ -166,6 +167,7 @@ async function sendMemberState(s: Services, r: Requester, roomId: string, stateK
     // The guest rule of the membership operation this amounts to (invite, ban, knock, kick or unban).
     const op = MEMBERSHIP_OPERATION[membership];
     if (op) requireNotGuest(r, op);
+    if (membership === "invite") await assertLocalInviteAllowed(s, r, stateKey);
     const e = await appendEvent(s, roomId, { type: "m.room.member", stateKey, sender: r.userId, content });
     return { event_id: e.eventId };
   }
