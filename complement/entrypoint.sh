@@ -66,6 +66,17 @@ rc_login:
   failed_attempts: {per_second: 9999, burst_count: 9999}
 rc_media_create: {per_second: 9999, burst_count: 9999}
 rc_3pid_validation: {per_second: 9999, burst_count: 9999}
+rc_delayed_event_mgmt: {per_second: 9999, burst_count: 9999}
+# The unstable features Synapse's Complement configuration turns on, with its option names.
+max_event_delay_duration: 24h
+experimental_features:
+  msc3391_enabled: true
+  msc3890_enabled: true
+  msc3874_enabled: true
+  msc3381_polls_enabled: true
+  msc4155_enabled: true
+  msc4306_enabled: true
+  msc4222_enabled: true
 YAML
 
 exec node --max-semi-space-size=4 --v8-pool-size=1 --heap-growing-percent=30 /weft/bin/weft.js start --config /data/homeserver.yaml

@@ -67,6 +67,10 @@ import { appServiceSenders } from "./domain/appservices/install.ts";
 import { aliasFromAppServices, userFromAppServices } from "./domain/appservices/queries.ts";
 import { resumeRoomDeletions } from "./domain/admin/room-deletion.ts";
 import { emailRenewalMailer } from "./domain/threepids/renewal-mailer.ts";
+import { delayedEventSender } from "./domain/delayed-events/send-delayed.ts";
+import { delayedStateOverrides } from "./domain/delayed-events/state-overrides.ts";
+import { cancelDelayedEventsOf } from "./domain/delayed-events/manage.ts";
+import { delayedEventsEnabled } from "./config/experimental.ts";
 
 export interface Homeserver {
   services: Services;
@@ -99,6 +103,8 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
   // The appservices consumer runs only when services are configured (it would write its position on
   // every commit for nothing); a service added later is fed from the moment it was added.
   const appServices = (extra.config?.app_services.length ?? 0) > 0;
+  // Delayed events (MSC4140) are off unless configured: then a state change is checked against them.
+  const delayedEvents = extra.config !== undefined && delayedEventsEnabled(extra.config);
   return {
     // In the event commit's transaction: atomic with the events.
     // Push evaluation runs after relations (it reads the threads of the batch).
@@ -108,7 +114,8 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles, forgetRejoinedDeviceLists, kickGuestsOnRevocation, mergeForwardExtremities, ...(extra.metrics ? [extra.metrics.countCommit] : [])],
     // After the commit, from their own persisted positions. Application services: events into each
     // interested service's persistent queue. Search: the full-text index, in batches.
-    consumers: [federationSenderConsumer, searchIndexer, ...(appServices ? [appServiceEvents] : []), ...(extra.consumers ?? [])],
+    // Delayed events: state changes cancel other users' delayed events for the same state.
+    consumers: [federationSenderConsumer, searchIndexer, ...(appServices ? [appServiceEvents] : []), ...(delayedEvents ? [delayedStateOverrides] : []), ...(extra.consumers ?? [])],
     unsigned: [bundleAggregations],
     createRoom: [aliasOnCreate, encryptionByDefault],
     stateEventChecks: [canonicalAliasCheck, serverAclCheck],
@@ -120,7 +127,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     profileChanged: [updateMemberEvents],
     registered: [startAccountValidity, autoJoinRooms],
     renewalMailers: [emailRenewalMailer],
-    deactivated: [leaveAllRooms, dropUserPushers, dropAccountKeys, dropThreePids],
+    deactivated: [leaveAllRooms, dropUserPushers, dropAccountKeys, dropThreePids, cancelDelayedEventsOf],
     deviceDeleting: [deleteDeviceKeys],
     devicesDeleted: [announceDeletedDevices, dropDevicePushers],
     deviceUpdated: [announceDeviceUpdate],
@@ -132,7 +139,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     eduHandlers: [typingEduHandler, receiptEduHandler, presenceEduHandler, deviceListEduHandler, signingKeyEduHandler, toDeviceEduHandler],
     invalidationListeners: [invalidateTokenCache, invalidateIgnoredUsers, invalidateErasedUsers],
     // The federation sender first: the EDU producers after it hand it what they send.
-    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation, expireReceivedTransactions, expireSeenToDevice, appServiceSenders, appServiceEphemeral, resumeRoomDeletions, renewalMailJob, resumePartialStateRooms],
+    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation, expireReceivedTransactions, expireSeenToDevice, appServiceSenders, appServiceEphemeral, resumeRoomDeletions, renewalMailJob, resumePartialStateRooms, delayedEventSender],
   };
 }
 

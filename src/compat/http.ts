@@ -38,6 +38,8 @@ export interface Call {
   body(): Record<string, unknown>;
   /** The JSON body, or {} when none was sent. */
   bodyOrEmpty(): Record<string, unknown>;
+  /** The JSON body, or undefined when none was sent. */
+  bodyOrUndefined(): Record<string, unknown> | undefined;
 }
 
 export interface AuthedCall extends Call {
@@ -126,6 +128,7 @@ async function makeCall(s: Services, spec: RouteSpec<never>, req: FastifyRequest
       return b;
     },
     bodyOrEmpty: () => body() ?? {},
+    bodyOrUndefined: () => body(),
   };
 }
 

@@ -38,6 +38,7 @@ import { threePidRoutes } from "./client/threepids.ts";
 import { appServiceRoutes } from "./client/appservices.ts";
 import { ssoRoutes } from "./client/sso.ts";
 import { emailValidationRoutes } from "./client/email-validation.ts";
+import { delayedEventRoutes } from "./client/delayed-events.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -50,6 +51,7 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   profileRoutes,
   capabilityRoutes,
   roomRoutes,
+  delayedEventRoutes,
   searchRoutes,
   relationRoutes,
   spaceRoutes,

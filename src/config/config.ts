@@ -12,6 +12,7 @@ import { readSsoConfig, type SsoConfig } from "./sso.ts";
 import { readThreePidConfig, type ThreePidConfig } from "./email.ts";
 import { readAccountsConfig, type AccountsConfig } from "./accounts.ts";
 import { readServerNoticesConfig, type ServerNoticesConfig } from "./server-notices.ts";
+import { readExperimentalConfig, type ExperimentalConfig } from "./experimental.ts";
 
 export { ConfigError };
 
@@ -44,7 +45,7 @@ export interface PasswordPolicy {
   require_uppercase: boolean;
 }
 
-export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig {
+export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig {
   /** Where the file was read from; relative paths in it resolve against its folder. */
   configPath?: string;
   server_name: string;
@@ -331,6 +332,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     },
     ...readMediaConfig(r, baseDir),
     ...readAccountsConfig(r),
+    ...readExperimentalConfig(r),
     max_request_body_size: r.size("max_request_body_size", 10 * 1024 * 1024),
     caches: { global_factor: caches.number("global_factor", 0.5, { min: 0 }), per_cache_factors },
     event_cache_size: r.size("event_cache_size", 10 * 1024),

@@ -62,7 +62,15 @@ export type ErrCode =
   | "M_CONNECTION_FAILED"
   | "M_CONNECTION_TIMEOUT"
   /** MSC3895 (Synapse): a request a room joined with partial state cannot answer truthfully yet. */
-  | "ORG.MATRIX.MSC3895_UNABLE_DUE_TO_PARTIAL_STATE";
+  | "ORG.MATRIX.MSC3895_UNABLE_DUE_TO_PARTIAL_STATE"
+  /** MSC4140 (Synapse): a delayed event's delay over max_event_delay_duration. */
+  | "ORG.MATRIX.MSC4140_DELAY_TOO_LARGE"
+  /** MSC4155 (Synapse): the invitee's invite filter blocks the inviter. */
+  | "M_INVITE_BLOCKED"
+  /** MSC4306 (Synapse): an automatic thread subscription's cause event is not in the thread. */
+  | "IO.ELEMENT.MSC4306.M_NOT_IN_THREAD"
+  /** MSC4306 (Synapse): an automatic thread subscription obsoleted by a later unsubscription. */
+  | "IO.ELEMENT.MSC4306.M_CONFLICTING_UNSUBSCRIPTION";
 
 /** Default HTTP status per errcode, where the spec gives one status for it. */
 const DEFAULT_STATUS: Partial<Record<ErrCode, number>> = {
@@ -106,6 +114,8 @@ const DEFAULT_STATUS: Partial<Record<ErrCode, number>> = {
   M_NOT_YET_UPLOADED: 504,
   M_CANNOT_OVERWRITE_MEDIA: 409,
   M_INVALID_SIGNATURE: 401,
+  M_INVITE_BLOCKED: 403,
+  "IO.ELEMENT.MSC4306.M_CONFLICTING_UNSUBSCRIPTION": 409,
 };
 
 export class MatrixError extends Error {

@@ -50,6 +50,7 @@ import { SsoServices } from "./sso/sso-services.ts";
 import { ThreepidStore } from "./store/threepids.ts";
 import { Mailer } from "./threepids/mailer.ts";
 import { IdentityServerAgent } from "./threepids/identity-server.ts";
+import { DelayedEventServices } from "./delayed-events/delayed-event-services.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -135,6 +136,8 @@ export interface Services {
   media: MediaServices;
   /** Application services: their persistent queues, sender loops and the client that reaches them. */
   appservices: AppServiceServices;
+  /** Delayed events (MSC4140): the scheduled events and the timer of the next one due. */
+  delayedEvents: DelayedEventServices;
   /** Requests being handled, which shutdown waits for before closing storage. */
   inFlight: InFlight;
   /** Called on shutdown, in reverse order of registration. */
@@ -239,6 +242,7 @@ export function buildServices(opts: {
     push: undefined as unknown as PushServices, // needs the services it belongs to: set just below
     media: new MediaServices(storage.db, storage.sql, config.media_store_path, config.server_name),
     appservices: undefined as unknown as AppServiceServices, // needs the services it belongs to: set just below
+    delayedEvents: new DelayedEventServices(storage.sql),
     inFlight: new InFlight(),
     onClose: [],
   };

@@ -32,6 +32,8 @@ describe.each(backends())("capabilities on %s", (backend) => {
           "m.set_avatar_url": { enabled: true },
           "m.3pid_changes": { enabled: true },
           "m.get_login_token": { enabled: false },
+          // As Synapse: delayed events' limits, also when they are off (max_event_delay_duration unset).
+          "org.matrix.msc4140.delayed_events": { max_delay_ms: 0, max_scheduled: 100 },
         },
       });
     }
@@ -59,6 +61,8 @@ describe.each(backends())("capabilities on %s", (backend) => {
         login_via_existing_session: { enabled: true },
         default_room_version: "10",
         enable_3pid_changes: false,
+        max_event_delay_duration: "1d",
+        experimental_features: { msc4140_max_delayed_events_per_user: 7 },
       },
     });
     try {
@@ -75,6 +79,7 @@ describe.each(backends())("capabilities on %s", (backend) => {
           "m.set_avatar_url": { enabled: false },
           "m.3pid_changes": { enabled: false },
           "m.get_login_token": { enabled: true },
+          "org.matrix.msc4140.delayed_events": { max_delay_ms: 86_400_000, max_scheduled: 7 },
         },
       });
     } finally {

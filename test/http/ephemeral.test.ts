@@ -36,7 +36,7 @@ describe.each(backends())("typing, receipts, read markers and presence on %s", (
     expectMatchesSpec(res, "GET", `${V3}/sync`);
     return res.json;
   };
-  const ephemeral = (body: any, roomId: string, type: string) => (body.rooms.join[roomId]?.ephemeral?.events ?? []).filter((e: any) => e.type === type);
+  const ephemeral = (body: any, roomId: string, type: string) => (body.rooms?.join?.[roomId]?.ephemeral?.events ?? []).filter((e: any) => e.type === type);
 
   it("typing: start and stop reach room members' syncs as m.typing without room_id; checks", async () => {
     const roomId = await sharedRoom();

@@ -92,7 +92,7 @@ describe.each(backends())("sync on %s", (backend) => {
     expect(tl[0]).toMatchObject({ type: "m.room.topic", state_key: "", content: { topic: "new topic" } });
     // Nothing new: an empty answer (after a zero timeout) with a usable token.
     const fourth = await sync(alice, { since: third.next_batch, timeout: 0 });
-    expect(fourth.rooms.join).toEqual({});
+    expect(fourth.rooms?.join).toBeUndefined(); // an empty section is left out, as Synapse
     expect(fourth.next_batch).toBe(third.next_batch);
   });
 
@@ -117,7 +117,7 @@ describe.each(backends())("sync on %s", (backend) => {
     const quiet = sync(alice, { since: r.next_batch, timeout: 600 });
     await send(bob, other, "not for alice");
     const q = await quiet;
-    expect(q.rooms.join).toEqual({});
+    expect(q.rooms?.join).toBeUndefined();
   });
 
   it("long poll from the current position: woken by an invite, by a message to the device; at its timeout the usual answer", async () => {
@@ -129,7 +129,7 @@ describe.each(backends())("sync on %s", (backend) => {
     await untilParked(t, parked + 1);
     const q = await quiet;
     expect(q.next_batch).toBe(now);
-    expect(q.rooms.join).toEqual({});
+    expect(q.rooms?.join).toBeUndefined();
     expect(q.device_one_time_keys_count).toMatchObject({ signed_curve25519: 0 });
     // An invite into a room the user is not in yet wakes it.
     const invited = sync(carol, { since: now, timeout: 30000 });
@@ -200,7 +200,7 @@ describe.each(backends())("sync on %s", (backend) => {
     const joined = await sync(bob, { since: inv.next_batch });
     const jr = joined.rooms.join[roomId];
     expect(jr).toBeDefined();
-    expect(inv.rooms.join[roomId]).toBeUndefined();
+    expect(inv.rooms.join?.[roomId]).toBeUndefined();
     // Newly joined: full state (create event somewhere in state or timeline) and a summary.
     expect([...jr.state.events, ...jr.timeline.events].map((e: any) => e.type)).toContain("m.room.create");
     expect(jr.summary["m.joined_member_count"]).toBe(2);
@@ -208,14 +208,14 @@ describe.each(backends())("sync on %s", (backend) => {
     // Kick: bob's sync shows the room under leave with the kick in the timeline.
     await post(alice, `/rooms/${enc(roomId)}/kick`, { user_id: bob.user_id, reason: "bye" });
     const kicked = await sync(bob, { since: joined.next_batch });
-    expect(kicked.rooms.join[roomId]).toBeUndefined();
+    expect(kicked.rooms.join?.[roomId]).toBeUndefined();
     const left = kicked.rooms.leave[roomId];
     expect(left.timeline.events.at(-1)).toMatchObject({ type: "m.room.member", state_key: bob.user_id, sender: alice.user_id, content: { membership: "leave", reason: "bye" } });
     // Messages after the kick are not delivered to bob.
     await send(alice, roomId, "after kick");
     const quiet = await sync(bob, { since: kicked.next_batch, timeout: 0 });
-    expect(quiet.rooms.leave[roomId]).toBeUndefined();
-    expect(quiet.rooms.join[roomId]).toBeUndefined();
+    expect(quiet.rooms?.leave?.[roomId]).toBeUndefined();
+    expect(quiet.rooms?.join?.[roomId]).toBeUndefined();
     // Ban.
     await post(alice, `/rooms/${enc(roomId)}/invite`, { user_id: bob.user_id });
     await join(bob, roomId);
@@ -225,7 +225,7 @@ describe.each(backends())("sync on %s", (backend) => {
     const banned = await sync(bob, { since: rejoined.next_batch });
     expect(banned.rooms.leave[roomId].timeline.events.at(-1)).toMatchObject({ type: "m.room.member", content: { membership: "ban" } });
     // Archived rooms: in an initial sync only with include_leave.
-    expect((await sync(bob)).rooms.leave[roomId]).toBeUndefined();
+    expect((await sync(bob)).rooms?.leave?.[roomId]).toBeUndefined();
     const archived = await sync(bob, { filter: JSON.stringify({ room: { include_leave: true } }) });
     expect(archived.rooms.leave[roomId].timeline.events.at(-1)).toMatchObject({ content: { membership: "ban" } });
     // Reject an invite: the room goes from invite to leave.
@@ -295,7 +295,7 @@ describe.each(backends())("sync on %s", (backend) => {
     const urls = await sync(alice, { since: base.next_batch, filter: JSON.stringify({ room: { timeline: { contains_url: true } } }) });
     expect(bodies(urls.rooms.join[roomId].timeline.events)).toEqual(["pic"]);
     const types = await sync(alice, { since: base.next_batch, filter: JSON.stringify({ room: { timeline: { types: ["m.room.member"] } } }) });
-    expect(types.rooms.join[roomId]).toBeUndefined();
+    expect(types.rooms?.join?.[roomId]).toBeUndefined();
     const fields = await sync(alice, { since: base.next_batch, filter: JSON.stringify({ event_fields: ["type", "content.body"] }) }, false);
     expect(fields.rooms.join[roomId].timeline.events[0]).toEqual({ type: "m.room.message", content: { body: "from alice" } });
     const fed = await t.call("GET", `${V3}/sync?since=${enc(base.next_batch)}&filter=${enc(JSON.stringify({ event_format: "federation" }))}`, { token: alice.access_token });
@@ -305,7 +305,7 @@ describe.each(backends())("sync on %s", (backend) => {
     const stateOnly = await sync(alice, { filter: JSON.stringify({ room: { rooms: [roomId], timeline: { limit: 1 }, state: { types: ["m.room.create"] } } }) });
     expect(stateOnly.rooms.join[roomId].state.events.map((e: any) => e.type)).toEqual(["m.room.create"]);
     const none = await sync(alice, { since: base.next_batch, filter: JSON.stringify({ room: { not_rooms: [roomId] } }) });
-    expect(none.rooms.join[roomId]).toBeUndefined();
+    expect(none.rooms?.join?.[roomId]).toBeUndefined();
   });
 
   it("account data and tags arrive in sync, waking a long poll", async () => {

@@ -11,8 +11,12 @@ import { redactEvent, sendMessage, sendStateEvent } from "../../domain/rooms/sen
 import { getContext, getJoinedMembers, getJoinedRooms, getMembers, getMessages, getRoomEvent, getRoomState, getRoomStateEvent, type MessagesRequest } from "../../domain/rooms/read.ts";
 import { parseFilterParam } from "../../domain/filters/room-event-filter.ts";
 import { upgradeRoom } from "../../domain/rooms/upgrade.ts";
+import { scheduleDelayedEvent } from "../../domain/delayed-events/schedule.ts";
 
 const ok = () => ({});
+
+/** `org.matrix.msc4140.delay` (MSC4140): the send is a delayed event, sent that many ms from now. */
+const delayOf = (c: Call) => queryInt(c, "org.matrix.msc4140.delay", { min: 0 });
 
 /** The servers a join may go through: `via`, else the deprecated `server_name` (as Synapse, MSC4156). */
 function joinVia(c: Call): string[] {
@@ -46,13 +50,22 @@ export function roomRoutes(app: FastifyInstance, s: Services): void {
   for (const [method, path] of [["PUT", "/rooms/:roomId/send/:eventType/:txnId"], ["POST", "/rooms/:roomId/send/:eventType"]] as const) {
     clientRoute<AuthedCall>(app, s, {
       method, path, auth: "token",
-      handler: (c) => sendMessage(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.txnId, c.body(), { ts: queryString(c, "ts") }),
+      handler: (c) => {
+        const delay = delayOf(c);
+        if (delay === undefined) return sendMessage(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.txnId, c.body(), { ts: queryString(c, "ts") });
+        // A retry may come without its body (Synapse answers it from its transaction cache).
+        return scheduleDelayedEvent(s, c.requester, { roomId: c.params.roomId!, type: c.params.eventType!, txnId: c.params.txnId, content: c.bodyOrUndefined(), delay });
+      },
     });
   }
   for (const path of ["/rooms/:roomId/state/:eventType", "/rooms/:roomId/state/:eventType/", "/rooms/:roomId/state/:eventType/:stateKey"]) {
     clientRoute<AuthedCall>(app, s, {
       method: "PUT", path, auth: "token",
-      handler: (c) => sendStateEvent(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.stateKey ?? "", c.body(), { ts: queryString(c, "ts") }),
+      handler: (c) => {
+        const delay = delayOf(c);
+        if (delay === undefined) return sendStateEvent(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.stateKey ?? "", c.body(), { ts: queryString(c, "ts") });
+        return scheduleDelayedEvent(s, c.requester, { roomId: c.params.roomId!, type: c.params.eventType!, stateKey: c.params.stateKey ?? "", content: c.body(), delay });
+      },
     });
     clientRoute<AuthedCall>(app, s, {
       method: "GET", path, auth: "token",

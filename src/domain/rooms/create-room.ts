@@ -20,6 +20,7 @@ import { requireNotGuest } from "../accounts/guest-access.ts";
 import { assertAclKeepsServer } from "../federation/server-acl.ts";
 import { lookupThirdParty, parseThirdPartyInvite } from "../threepids/third-party-invite.ts";
 import { inviteByThirdPartyId, inviteUser } from "./membership.ts";
+import { assertLocalInviteAllowed } from "../account-data/invite-filter.ts";
 
 export interface CreateRoomRequest {
   visibility?: unknown;
@@ -124,7 +125,11 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
   // Local invitees are invited in the room's first commit; remote ones once it exists, over federation.
   const remoteInvites = p.invites.filter((u) => parseUserId(u).serverName !== s.config.server_name);
   const localInvites = p.invites.filter((u) => !remoteInvites.includes(u));
-  for (const u of localInvites) if (!(await s.users.exists(u))) throw new MatrixError("M_NOT_FOUND", `Unknown user ${u}`, 404);
+  for (const u of localInvites) {
+    if (!(await s.users.exists(u))) throw new MatrixError("M_NOT_FOUND", `Unknown user ${u}`, 404);
+    // An invitee whose invite filter (MSC4155) blocks the creator: refused before anything is made.
+    await assertLocalInviteAllowed(s, r, u);
+  }
   // The identity servers are asked whom each address belongs to before anything is made: one that is
   // unreachable or refuses fails the request with no room made.
   const lookedUp = [];

@@ -5,6 +5,7 @@
 // elsewhere, the last local member leaving — the handshake is in src/domain/federation/membership/.
 // Spec: Client-Server API "Room membership"; Server-Server API "Joining Rooms", "Inviting to a room",
 // "Leaving Rooms"; Room Versions "Authorization rules".
+import { assertLocalInviteAllowed } from "../account-data/invite-filter.ts";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
@@ -305,6 +306,7 @@ export async function inviteUser(s: Services, r: Requester, roomId: string, body
     return;
   }
   if (!(await localUserExists(s, target))) throw new MatrixError("M_NOT_FOUND", "Unknown user", 404);
+  await assertLocalInviteAllowed(s, r, target);
   await changeMembership(s, r, roomId, target, "invite", body, check);
 }
 

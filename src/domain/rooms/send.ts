@@ -18,18 +18,20 @@ import { joinRoom, leaveRoom } from "./membership.ts";
 import { requireNotGuest, type GuestRefusedOperation } from "../accounts/guest-access.ts";
 import { isRateLimitExempt } from "../accounts/appservices.ts";
 import { awaitFullState } from "../federation/partial-state/flag.ts";
+import { assertLocalInviteAllowed } from "../account-data/invite-filter.ts";
 
 export function deviceKeyOf(r: Requester): string {
   return r.deviceId ?? (r.accessTokenId ? `token:${r.accessTokenId}` : `as:${r.appserviceId ?? ""}`);
 }
 
 /** An event type over 255 bytes is an oversized event (spec "Size limits"; 413 M_TOO_LARGE as in Synapse). */
-function checkEventType(type: string): void {
+export function checkEventType(type: string): void {
   if (type.length === 0) throw new MatrixError("M_INVALID_PARAM", "Event type must not be empty", 400);
   if (Buffer.byteLength(type) > 255) throw new MatrixError("M_TOO_LARGE", "'type' is longer than 255 bytes", 413);
 }
 
-function rateLimit(s: Services, r: Requester): void {
+/** rc_message: every sent event (and every delayed one scheduled) takes one from the sender's bucket. */
+export function rateLimit(s: Services, r: Requester): void {
   if (r.isAdmin) return;
   if (isRateLimitExempt(s.config, r.appserviceId, r.userId)) return;
   s.ratelimiter.check(`message:${r.userId}`, s.config.rc_message);
@@ -38,7 +40,7 @@ function rateLimit(s: Services, r: Requester): void {
 type Txn = { userId: string; deviceKey: string; txnId: string; requestHash: string; scope: string };
 
 /** The fixed-length name of an endpoint path a transaction id belongs to (remembered: a room's sends all share one). */
-function scopeOf(s: Services, endpoint: string[]): string {
+export function scopeOf(s: Services, endpoint: string[]): string {
   const cache = s.caches.get<string, string>("txn_scopes", 10_000);
   const key = JSON.stringify(endpoint);
   let scope = cache.get(key);
@@ -178,6 +180,7 @@ async function sendMemberState(s: Services, r: Requester, roomId: string, stateK
     // The guest rule of the membership operation this amounts to (invite, ban, knock, kick or unban).
     const op = MEMBERSHIP_OPERATION[membership];
     if (op) requireNotGuest(r, op);
+    if (membership === "invite") await assertLocalInviteAllowed(s, r, stateKey);
     const e = await appendEvent(s, roomId, { type: "m.room.member", stateKey, sender: r.userId, content });
     return { event_id: e.eventId };
   }

@@ -20,6 +20,11 @@ export function capabilities(s: Services): Capabilities {
       "m.set_avatar_url": { enabled: config.enable_set_avatar_url },
       "m.3pid_changes": { enabled: config.enable_3pid_changes },
       "m.get_login_token": { enabled: config.login_via_existing_session.enabled },
+      // MSC4140 (as Synapse, also when off: then 0 ms).
+      "org.matrix.msc4140.delayed_events": {
+        max_delay_ms: config.max_event_delay_duration,
+        max_scheduled: config.experimental_features.msc4140_max_delayed_events_per_user,
+      },
     },
   };
 }

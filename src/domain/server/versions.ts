@@ -2,13 +2,14 @@
 // versions, and the unstable features clients feature-detect on, each one Weft serves (named as Synapse
 // names them; a flag that follows the config says false when it is off, as Synapse's do).
 import type { Config } from "../../config/config.ts";
+import { delayedEventsEnabled } from "../../config/experimental.ts";
 
 export const SUPPORTED_VERSIONS = [
   "r0.0.1", "r0.1.0", "r0.2.0", "r0.3.0", "r0.4.0", "r0.5.0", "r0.6.0", "r0.6.1",
   "v1.1", "v1.2", "v1.3", "v1.4", "v1.5", "v1.6", "v1.7", "v1.8", "v1.9", "v1.10", "v1.11",
 ] as const;
 
-type FeatureConfig = Pick<Config, "encryption_enabled_by_default_for_room_type" | "login_via_existing_session">;
+type FeatureConfig = Pick<Config, "encryption_enabled_by_default_for_room_type" | "login_via_existing_session" | "experimental_features" | "max_event_delay_duration" | "rc_delayed_event_mgmt">;
 
 /** The unstable features this server serves, by the flag clients look for. */
 export function unstableFeatures(config: FeatureConfig): Record<string, boolean> {
@@ -34,6 +35,10 @@ export function unstableFeatures(config: FeatureConfig): Record<string, boolean>
     "org.matrix.msc3981": true,
     // MSC3882: POST /login/get_token, when login_via_existing_session is enabled.
     "org.matrix.msc3882": config.login_via_existing_session.enabled,
+    // MSC4140: delayed events, when max_event_delay_duration is set.
+    "org.matrix.msc4140": delayedEventsEnabled(config),
+    // MSC4155: invite filtering by account data, with experimental_features.msc4155_enabled.
+    "org.matrix.msc4155": config.experimental_features.msc4155_enabled,
     // Whether new rooms are encrypted by default, per preset (encryption_enabled_by_default_for_room_type).
     "io.element.e2ee_forced.public": encryptByDefault === "all",
     "io.element.e2ee_forced.private": encryptByDefault !== "off",

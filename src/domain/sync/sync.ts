@@ -35,6 +35,8 @@ export interface SyncRequest {
   fullState: boolean;
   filter: SyncFilter;
   setPresence?: string;
+  /** MSC4222 (`org.matrix.msc4222.use_state_after`): `state_after` (the state at the timeline's end) for `state`. */
+  useStateAfter?: boolean;
   /**
    * Aborted when the client goes away; or a function making it, called only if the request comes to
    * wait (most answers under load are immediate: nothing is built for them).
@@ -59,6 +61,7 @@ function newContext(s: Services, r: Requester, req: SyncRequest, since: SyncToke
     since,
     to,
     fullState: req.fullState,
+    stateAfter: req.useStateAfter ?? false,
     result,
     joinedRooms: new Set(),
     presenceOf: new Set(),
@@ -93,6 +96,19 @@ export async function collectStreams(s: Services, r: Requester, filter: SyncFilt
   return ctx;
 }
 
+/** The answer: with MSC4222, each room's `state` goes under Synapse's unstable name of `state_after`. */
+function response(ctx: SyncContext): SyncResponse {
+  if (ctx.stateAfter) {
+    for (const room of [...Object.values(ctx.result.rooms.join), ...Object.values(ctx.result.rooms.leave)] as { state?: unknown; [STATE_AFTER]?: unknown }[]) {
+      room[STATE_AFTER] = room.state;
+      delete room.state;
+    }
+  }
+  return { next_batch: formatSyncToken(ctx.to), ...ctx.result };
+}
+
+const STATE_AFTER = "org.matrix.msc4222.state_after";
+
 export async function sync(s: Services, r: Requester, req: SyncRequest): Promise<SyncResponse> {
   const since = req.since !== undefined ? parseSyncToken(req.since) : undefined;
   // Spec: without `set_presence` the client is marked online by syncing.
@@ -120,9 +136,9 @@ export async function sync(s: Services, r: Requester, req: SyncRequest): Promise
       const { ctx, added } = await collectOnce(s, r, req, since);
       waiter.rooms = ctx.joinedRooms;
       const remaining = deadline - Date.now();
-      if (added || since === undefined || req.fullState || remaining <= 0 || cancelsOf().some((x) => x.aborted)) return { next_batch: formatSyncToken(ctx.to), ...ctx.result };
+      if (added || since === undefined || req.fullState || remaining <= 0 || cancelsOf().some((x) => x.aborted)) return response(ctx);
       waiter.consumed(ctx.to);
-      if (!(await waiter.until(ctx.to, remaining, cancelsOf()))) return { next_batch: formatSyncToken(ctx.to), ...ctx.result };
+      if (!(await waiter.until(ctx.to, remaining, cancelsOf()))) return response(ctx);
     }
   } finally {
     waiter.dispose();

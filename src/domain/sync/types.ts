@@ -50,6 +50,8 @@ export interface SyncContext {
   /** The positions this response reads up to; becomes next_batch. */
   to: SyncToken;
   fullState: boolean;
+  /** MSC4222: rooms' `state` is the state at the end of their timeline (served as `state_after`). */
+  stateAfter: boolean;
   result: SyncResult;
   /**
    * The rooms the user is joined to (after the room filter), filled by the events provider, which runs

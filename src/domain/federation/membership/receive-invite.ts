@@ -23,6 +23,7 @@ import { checkReceivedInviteState } from "./invite-state.ts";
 import { hostInRoom } from "./residency.ts";
 import { assertServerAllowed } from "../server-acl.ts";
 import { checkInviteTarget } from "../../server-notices/policy.ts";
+import { assertInviteNotBlocked } from "../../account-data/invite-filter.ts";
 
 const invalid = (msg: string) => new MatrixError("M_INVALID_PARAM", msg, 400);
 
@@ -90,6 +91,8 @@ export async function receiveInvite(s: Services, origin: string, roomId: string,
   if (room && room.version.id !== claimed.id) throw invalid(`Room ${roomId} has version ${room.version.id}, not ${claimed.id}`);
   const v = room?.version ?? claimed;
   const invite = await checkInvite(s, origin, roomId, eventId, body.event, v);
+  // The invitee's invite filter (MSC4155) may refuse the inviter.
+  await assertInviteNotBlocked(s, invite.state_key!, invite.sender);
   const inviteState = await checkReceivedInviteState(s, body.invite_room_state, v, roomId);
 
   const existing = await s.rooms.events.get(eventId);

@@ -5,11 +5,12 @@
 // timeline-gaps.ts), with the user's unsigned.membership at each; `state` is the state at the start of the
 // timeline — all of it on initial/full-state syncs and newly joined rooms, else the change between the
 // since-token and the timeline start — with lazy-loaded members (timeline senders and the user, minus
-// those the device already has). The state at a timeline's start is read from the state group of its
+// those the device already has); with MSC4222's state_after, the state at the timeline's end instead (all
+// of it, or what changed since the token). The state at a timeline's start is read from the state group of its
 // first event (never by undoing current state: once history forks the two differ). Reads are batched over
 // all rooms: memberships, newest events (one windowed query), state groups, member counts: a few queries
 // whatever the number of rooms.
-// Spec: Client-Server API "Syncing", "Lazy-loading room members", "Stripped state", "History visibility".
+// Spec: Client-Server API "Syncing", MSC4222 ("state_after"), "Lazy-loading room members", "Stripped state", "History visibility".
 import type { Services } from "../../services.ts";
 import type { StoredEvent } from "../../store/events.ts";
 import { SyncReads, type UserMembership } from "../../store/sync-reads.ts";
@@ -21,6 +22,7 @@ import { DEFAULT_TIMELINE_LIMIT, includeRedundantMembers, lazyLoadMembers, pickE
 import { filterVisible } from "../../rooms/visibility.ts";
 import { loadRoom } from "../../rooms/room-cache.ts";
 import { ignoredUsers, withoutIgnored } from "../../account-data/ignored-users.ts";
+import { INVITE_PERMISSION_CONFIG, inviteRuleOf } from "../../account-data/invite-filter.ts";
 import { serializeEvents } from "../../rooms/serialize.ts";
 import { redactEvent as redactPdu } from "../../events/redaction.ts";
 import { resolveRoomVersion } from "../../rooms/room-versions.ts";
@@ -85,6 +87,14 @@ export async function renderEvents(s: Services, r: Requester, filter: SyncFilter
     return rendered;
   }
   return out.map((e) => pickEventFields(e as unknown as JsonObject, filter.event_fields));
+}
+
+/** The state after a timeline: its start with the timeline's state events applied in order. */
+function stateAtEnd(start: ReadonlyMap<string, string>, events: readonly StoredEvent[]): ReadonlyMap<string, string> {
+  if (!events.some((e) => e.pdu.state_key !== undefined)) return start;
+  const end = new Map(start);
+  for (const e of events) if (e.pdu.state_key !== undefined) end.set(stateKeyOf(e.pdu.type, e.pdu.state_key), e.eventId);
+  return end;
 }
 
 /**
@@ -303,11 +313,17 @@ async function strippedState(s: Services, reads: SyncReads, ms: UserMembership[]
   return out;
 }
 
+/** Invites but those from users the user ignores, or whose invites its invite filter ignores (MSC4155). */
 async function withoutIgnoredInviters(s: Services, userId: string, invites: UserMembership[]): Promise<UserMembership[]> {
+  if (invites.length === 0) return invites;
   const ignored = await ignoredUsers(s, userId);
-  if (ignored.size === 0 || invites.length === 0) return invites;
+  const filter = s.config.experimental_features.msc4155_enabled ? await s.accountData.get(userId, "", INVITE_PERMISSION_CONFIG) : undefined;
+  if (ignored.size === 0 && !filter) return invites;
   const events = await s.rooms.events.getMany(invites.map((m) => m.eventId));
-  return invites.filter((m) => !ignored.has(events.get(m.eventId)?.pdu.sender ?? ""));
+  return invites.filter((m) => {
+    const sender = events.get(m.eventId)?.pdu.sender ?? "";
+    return !ignored.has(sender) && inviteRuleOf(filter, sender) !== "ignore";
+  });
 }
 
 export const eventsProvider: SyncProvider = {
@@ -347,7 +363,8 @@ export const eventsProvider: SyncProvider = {
     const { rooms, invites, knocks } = plan(ctx, memberships, to, joinedBefore, joinedAndLeft, partial);
     let added = false;
 
-    // Invites and knocks: stripped state. Invites sent by users this user ignores are not shown.
+    // Invites and knocks: stripped state. Invites sent by users this user ignores (or whose invites it
+    // ignores, MSC4155) are not shown.
     const shownInvites = await withoutIgnoredInviters(s, userId, invites);
     for (const [list, section, field] of [[shownInvites, "invite", "invite_state"], [knocks, "knock", "knock_state"]] as const) {
       const stripped = await strippedState(s, reads, list, versions, r, filter);
@@ -463,23 +480,25 @@ export const eventsProvider: SyncProvider = {
     for (const p of shown) {
       const roomId = p.m.roomId;
       const tl = timelines.get(roomId)!;
-      const start = atStart.get(roomId)!;
+      // MSC4222 (state_after): the state at the timeline's end, which its state events move on from its start.
+      const start = ctx.stateAfter ? stateAtEnd(atStart.get(roomId)!, tl.events) : atStart.get(roomId)!;
       let entries: [string, string][];
       if (p.fullState) entries = [...start];
       else if (tl.gap) {
         const group = sinceGroups.get(roomId);
         const before = (group !== undefined ? sinceStates.get(group) : undefined) ?? new Map<string, string>();
         entries = [...start].filter(([k, id]) => before.get(k) !== id);
-      } else entries = [];
+      } else entries = ctx.stateAfter ? [...start].filter(([k, id]) => atStart.get(roomId)!.get(k) !== id) : [];
       if (lazy) {
         // The members the timeline needs: its senders whose membership the timeline does not bring before
         // their first event, and on a full-state sync the user (as Synapse); plus — in a gappy sync —
         // every membership that changed in the gap (joins and leaves the client would otherwise never see).
         const wanted = new Set<string>(p.fullState ? [userId] : []);
         const inTimeline = new Set<string>();
+        // (With state_after, every sender's: the state is the one after the timeline.)
         for (const e of tl.events) {
           if (!inTimeline.has(e.pdu.sender)) wanted.add(e.pdu.sender);
-          if (e.pdu.type === MEMBER && e.pdu.state_key !== undefined) inTimeline.add(e.pdu.state_key);
+          if (e.pdu.type === MEMBER && e.pdu.state_key !== undefined && !ctx.stateAfter) inTimeline.add(e.pdu.state_key);
         }
         const members = [...wanted].map((u) => [stateKeyOf(MEMBER, u), start.get(stateKeyOf(MEMBER, u)) ?? cited.get(roomId)?.get(u)] as const).filter((x): x is [string, string] => !!x[1]);
         const gap = p.fullState ? [] : entries.filter(([k]) => k.startsWith(MEMBER + "\u0000") && !wanted.has(k.slice(MEMBER.length + 1)));

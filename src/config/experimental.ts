@@ -1,0 +1,60 @@
+// Options of the unstable features (MSCs) Synapse gates behind configuration, with its names and defaults:
+// `experimental_features.msc*_enabled`, and delayed events (MSC4140: `max_event_delay_duration`, unset =
+// off; `experimental_features.msc4140_max_delayed_events_per_user`; `rc_delayed_event_mgmt`).
+import { ConfigError } from "./errors.ts";
+import type { RateLimit, Reader } from "./config.ts";
+
+export interface ExperimentalFeatures {
+  /** MSC3391: deleting account data (DELETE, or PUT `{}`). */
+  msc3391_enabled: boolean;
+  /** MSC3890: deleting a device deletes its local notification settings (needs msc3391_enabled). */
+  msc3890_enabled: boolean;
+  /** MSC3874: `org.matrix.msc3874.rel_types` / `not_rel_types` in room event filters. */
+  msc3874_enabled: boolean;
+  /** MSC3381 polls: MSC3930's push rules for polls among the server-default rules. */
+  msc3381_polls_enabled: boolean;
+  /** MSC4155: invite filtering by `org.matrix.msc4155.invite_permission_config` account data. */
+  msc4155_enabled: boolean;
+  /** MSC4306: thread subscriptions. */
+  msc4306_enabled: boolean;
+  /** MSC4222: /sync's `org.matrix.msc4222.use_state_after` (Synapse honours it only then). */
+  msc4222_enabled: boolean;
+  /** MSC4140: how many delayed events a user may have scheduled at once (0: none, delayed events off). */
+  msc4140_max_delayed_events_per_user: number;
+}
+
+export interface ExperimentalConfig {
+  experimental_features: ExperimentalFeatures;
+  /** MSC4140: the longest delay a delayed event may have, ms (0 when unset: delayed events are off). */
+  max_event_delay_duration: number;
+  /** MSC4140: managing delayed events (list, cancel, restart, send), per user or per address. */
+  rc_delayed_event_mgmt: RateLimit;
+}
+
+export function readExperimentalConfig(r: Reader): ExperimentalConfig {
+  const x = r.section("experimental_features");
+  const msc3391 = x.bool("msc3391_enabled", false);
+  const msc3890 = x.bool("msc3890_enabled", false);
+  if (msc3890 && !msc3391) throw new ConfigError("experimental_features.msc3890_enabled", "needs experimental_features.msc3391_enabled: true");
+  const maxDelay = r.duration("max_event_delay_duration");
+  if (maxDelay !== undefined && maxDelay <= 0) throw new ConfigError("max_event_delay_duration", "must be a positive duration if set");
+  return {
+    experimental_features: {
+      msc3391_enabled: msc3391,
+      msc3890_enabled: msc3890,
+      msc3874_enabled: x.bool("msc3874_enabled", false),
+      msc3381_polls_enabled: x.bool("msc3381_polls_enabled", false),
+      msc4155_enabled: x.bool("msc4155_enabled", false),
+      msc4306_enabled: x.bool("msc4306_enabled", false),
+      msc4222_enabled: x.bool("msc4222_enabled", false),
+      msc4140_max_delayed_events_per_user: x.number("msc4140_max_delayed_events_per_user", 100, { min: 0, integer: true }),
+    },
+    max_event_delay_duration: maxDelay ?? 0,
+    rc_delayed_event_mgmt: r.rateLimit("rc_delayed_event_mgmt", { per_second: 1, burst_count: 5 }),
+  };
+}
+
+/** Whether delayed events are on (Synapse: a maximum delay and a per-user maximum both set). */
+export function delayedEventsEnabled(c: ExperimentalConfig): boolean {
+  return c.max_event_delay_duration > 0 && c.experimental_features.msc4140_max_delayed_events_per_user > 0;
+}
