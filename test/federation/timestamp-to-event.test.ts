@@ -18,11 +18,12 @@ describe.each(backends())("timestamp_to_event over federation on %s", (backend) 
   let b: FederatedServer;
   let alice: Session;
   let bob: Session;
+  // One clock for both servers: B's join (stamped by B) then comes after the history, never amid it.
   const clockA = new TestClock(Date.now());
   let txn = 0;
 
   beforeAll(async () => {
-    [a, b] = await Promise.all([startFederatedServer({ backend, clock: clockA }), startFederatedServer({ backend })]);
+    [a, b] = await Promise.all([startFederatedServer({ backend, clock: clockA }), startFederatedServer({ backend, clock: clockA })]);
     [alice, bob] = await Promise.all([registerUser(a, "alice"), registerUser(b, "bob")]);
   });
   afterAll(async () => {
