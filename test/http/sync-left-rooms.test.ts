@@ -38,27 +38,27 @@ describe.each(backends())("left rooms in /sync on %s", (backend) => {
     await t.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/f1`, { token: alice.access_token, body: { msgtype: "m.text", body: "after" } });
 
     const incremental = await sync(bob, before);
-    const left = incremental.rooms.leave[roomId];
+    const left = incremental.rooms.leave?.[roomId];
     expect(left, JSON.stringify(incremental.rooms)).toBeDefined();
     const own = left.timeline.events.filter((e: any) => e.type === "m.room.member" && e.state_key === bob.user_id);
     expect(own.map((e: any) => e.content.membership)).toEqual(["leave"]);
     // Nothing after the leave reaches the user who left.
     expect(left.timeline.events.some((e: any) => e.content.body === "after")).toBe(false);
 
-    expect((await sync(bob)).rooms.leave[roomId]).toBeUndefined();
-    expect((await sync(bob, incremental.next_batch)).rooms.leave[roomId]).toBeUndefined();
+    expect((await sync(bob)).rooms?.leave?.[roomId]).toBeUndefined();
+    expect((await sync(bob, incremental.next_batch)).rooms?.leave?.[roomId]).toBeUndefined();
   });
 
   it("an invite declined after the inviter left, leaving the room without members here, is a leave in the room's timeline", async () => {
     const roomId = await createRoom(t, alice, { preset: "private_chat" });
     await post(alice, `${V3}/rooms/${enc(roomId)}/invite`, { user_id: bob.user_id });
     const invited = await sync(bob);
-    expect(invited.rooms.invite[roomId]).toBeDefined();
+    expect(invited.rooms.invite?.[roomId]).toBeDefined();
     await post(alice, `${V3}/rooms/${enc(roomId)}/leave`);
     await post(bob, `${V3}/rooms/${enc(roomId)}/leave`);
 
     const res = await sync(bob, invited.next_batch);
-    const events = res.rooms.leave[roomId]?.timeline.events ?? [];
+    const events = res.rooms?.leave?.[roomId]?.timeline.events ?? [];
     const decline = events.find((e: any) => e.type === "m.room.member" && e.state_key === bob.user_id);
     expect(decline?.content.membership, JSON.stringify(res.rooms)).toBe("leave");
     // Made in the room's DAG (the invite before it), not out of band.
@@ -67,6 +67,6 @@ describe.each(backends())("left rooms in /sync on %s", (backend) => {
     expect(stored?.replacesState).toBe((await t.hs.services.rooms.events.get(decline.unsigned.replaces_state))?.eventId);
     expect((await t.hs.services.rooms.store.membership(roomId, bob.user_id))?.membership).toBe("leave");
     // The invite is gone from later syncs.
-    expect((await sync(bob, res.next_batch)).rooms.invite[roomId]).toBeUndefined();
+    expect((await sync(bob, res.next_batch)).rooms?.invite?.[roomId]).toBeUndefined();
   });
 });
