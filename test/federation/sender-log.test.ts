@@ -6,12 +6,11 @@ import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
-import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
-import { eventually, joinFromPeer, startRecordingPeer, type RecordingPeer } from "../helpers/federation-peer.ts";
-import { registerUser, type Session } from "../helpers/users.ts";
-import { createRoom } from "../helpers/rooms.ts";
+import type { FederatedServer } from "../helpers/federation.ts";
+import { startSenderRoom, type SenderRoom } from "../helpers/sender-room.ts";
+import { eventually, type RecordingPeer } from "../helpers/federation-peer.ts";
+import type { Session } from "../helpers/users.ts";
 
-const V3 = "/_matrix/client/v3";
 const DOWN = "federation destination is down: its queue waits";
 const UP = "federation destination is back up: sending what waited";
 
@@ -20,31 +19,22 @@ describe.each(backends())("federation sender log on %s", (backend) => {
   let peer: RecordingPeer;
   let alice: Session;
   let roomId: string;
-  let txn = 0;
   const lines: { msg?: string; destination?: string; level?: number }[] = [];
 
+  let w: SenderRoom;
   beforeAll(async () => {
-    peer = await startRecordingPeer();
     const sink = new Writable({
       write(chunk: Buffer, _enc, done) {
         for (const l of chunk.toString().split("\n")) if (l.trim()) lines.push(JSON.parse(l));
         done();
       },
     });
-    a = await startFederatedServer({ backend, log: pino({ level: "info" }, sink), config: { federation: { destination_min_retry_interval: 50, destination_max_retry_interval: 100 } } });
-    peer.trust(a.serverName, a.hs.services.signingKeys[0]!);
-    alice = await registerUser(a, "alice");
-    roomId = await createRoom(a, alice, { preset: "public_chat" });
-    await joinFromPeer(a, peer, roomId, peer.user("pat"));
+    w = await startSenderRoom({ backend, log: pino({ level: "info" }, sink), config: { federation: { destination_min_retry_interval: 50, destination_max_retry_interval: 100 } } });
+    ({ a, peer, alice, roomId } = w);
   });
-  afterAll(async () => {
-    await Promise.all([a?.close(), peer?.close()]);
-  });
+  afterAll(() => w?.close());
 
-  const send = async (body: string) => {
-    const res = await a.call("PUT", `${V3}/rooms/${encodeURIComponent(roomId)}/send/m.room.message/l${++txn}`, { token: alice.access_token, body: { msgtype: "m.text", body } });
-    expect(res.status).toBe(200);
-  };
+  const send = (body: string, room?: string) => w.send(body, room);
   const count = (msg: string) => lines.filter((l) => l.msg === msg && l.destination === peer.serverName).length;
 
   it("one line when a destination goes down (not one per retry) and one when it comes back, for each outage", async () => {

@@ -3,10 +3,10 @@
 // peer that fails, then answers. Read as the metrics listeners serve them, through the strict parser.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
-import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
-import { eventually, joinFromPeer, startRecordingPeer, type RecordingPeer } from "../helpers/federation-peer.ts";
-import { registerUser, type Session } from "../helpers/users.ts";
-import { createRoom } from "../helpers/rooms.ts";
+import type { FederatedServer } from "../helpers/federation.ts";
+import { startSenderRoom, type SenderRoom } from "../helpers/sender-room.ts";
+import { eventually, type RecordingPeer } from "../helpers/federation-peer.ts";
+import type { Session } from "../helpers/users.ts";
 import { parsePrometheusText, sampleValue } from "../helpers/prometheus.ts";
 
 describe.each(backends())("federation sender metrics on %s", (backend) => {
@@ -14,24 +14,15 @@ describe.each(backends())("federation sender metrics on %s", (backend) => {
   let peer: RecordingPeer;
   let alice: Session;
   let roomId: string;
-  let txn = 0;
 
+  let w: SenderRoom;
   beforeAll(async () => {
-    peer = await startRecordingPeer();
-    a = await startFederatedServer({ backend, config: { enable_metrics: true, federation: { destination_min_retry_interval: 100, destination_max_retry_interval: 400 } } });
-    peer.trust(a.serverName, a.hs.services.signingKeys[0]!);
-    alice = await registerUser(a, "alice");
-    roomId = await createRoom(a, alice, { preset: "public_chat" });
-    await joinFromPeer(a, peer, roomId, peer.user("pat"));
+    w = await startSenderRoom({ backend, config: { enable_metrics: true, federation: { destination_min_retry_interval: 100, destination_max_retry_interval: 400 } } });
+    ({ a, peer, alice, roomId } = w);
   });
-  afterAll(async () => {
-    await Promise.all([a?.close(), peer?.close()]);
-  });
+  afterAll(() => w?.close());
 
-  const send = async (body: string) => {
-    const res = await a.call("PUT", `/_matrix/client/v3/rooms/${encodeURIComponent(roomId)}/send/m.room.message/m${++txn}`, { token: alice.access_token, body: { msgtype: "m.text", body } });
-    expect(res.status).toBe(200);
-  };
+  const send = (body: string, room?: string) => w.send(body, room);
   const metric = async (name: string) => sampleValue(parsePrometheusText(await a.hs.metrics!.text()), name, { destination: peer.serverName });
 
   it("shows a destination's queue, backoff and transactions", async () => {

@@ -4,40 +4,28 @@
 // first retry; only once they are spent is the destination down.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
-import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
-import { eventually, joinFromPeer, startRecordingPeer, type RecordingPeer } from "../helpers/federation-peer.ts";
-import { registerUser, type Session } from "../helpers/users.ts";
-import { createRoom } from "../helpers/rooms.ts";
+import type { FederatedServer } from "../helpers/federation.ts";
+import { startSenderRoom, type SenderRoom } from "../helpers/sender-room.ts";
+import { eventually, type RecordingPeer } from "../helpers/federation-peer.ts";
+import type { Session } from "../helpers/users.ts";
 import { eventIdOf } from "../../src/domain/events/hashes.ts";
 
-const V3 = "/_matrix/client/v3";
-const enc = encodeURIComponent;
 
 describe.each(backends())("federation sender's quick retries on %s", (backend) => {
   let a: FederatedServer;
   let peer: RecordingPeer;
   let alice: Session;
   let roomId: string;
-  let txn = 0;
 
+  let w: SenderRoom;
   beforeAll(async () => {
-    peer = await startRecordingPeer();
     // Quick retries half a second apart; the backoff after them a minute (longer than the test waits).
-    a = await startFederatedServer({ backend, config: { federation: { max_long_retries: 3, max_long_retry_delay: 500, destination_min_retry_interval: 60_000 } } });
-    peer.trust(a.serverName, a.hs.services.signingKeys[0]!);
-    alice = await registerUser(a, "alice");
-    roomId = await createRoom(a, alice, { preset: "public_chat" });
-    await joinFromPeer(a, peer, roomId, peer.user("pat"));
+    w = await startSenderRoom({ backend, config: { federation: { max_long_retries: 3, max_long_retry_delay: 500, destination_min_retry_interval: 60_000 } } });
+    ({ a, peer, alice, roomId } = w);
   });
-  afterAll(async () => {
-    await Promise.all([a?.close(), peer?.close()]);
-  });
+  afterAll(() => w?.close());
 
-  const send = async (body: string) => {
-    const res = await a.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/q${++txn}`, { token: alice.access_token, body: { msgtype: "m.text", body } });
-    expect(res.status, JSON.stringify(res.json)).toBe(200);
-    return res.json.event_id as string;
-  };
+  const send = (body: string, room?: string) => w.send(body, room);
   const received = (id: string) => peer.pdus().some((p) => eventIdOf(p, "11") === id);
   const state = () => a.hs.services.federationSender.describe(peer.serverName);
 

@@ -6,10 +6,11 @@
 // back; typing, public read receipts (never private ones) and presence go as EDUs.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
-import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
-import { eventually, joinFromPeer, startRecordingPeer, type RecordingPeer } from "../helpers/federation-peer.ts";
-import { registerUser, type Session } from "../helpers/users.ts";
+import type { FederatedServer } from "../helpers/federation.ts";
+import { startSenderRoom, type SenderRoom } from "../helpers/sender-room.ts";
 import { createRoom } from "../helpers/rooms.ts";
+import { eventually, type RecordingPeer } from "../helpers/federation-peer.ts";
+import type { Session } from "../helpers/users.ts";
 import { eventIdOf } from "../../src/domain/events/hashes.ts";
 import type { Pdu } from "../../src/domain/events/types.ts";
 import { verifyJsonSignature } from "../../src/domain/signing.ts";
@@ -23,26 +24,16 @@ describe.each(backends())("federation sender on %s", (backend) => {
   let peer: RecordingPeer;
   let alice: Session;
   let roomId: string;
-  let txn = 0;
 
+  let w: SenderRoom;
   beforeAll(async () => {
-    peer = await startRecordingPeer();
     // Retries come fast here (Weft's defaults: 1 minute, doubling, at most a day).
-    a = await startFederatedServer({ backend, config: { federation: { destination_min_retry_interval: 100, destination_max_retry_interval: 400 } } });
-    peer.trust(a.serverName, a.hs.services.signingKeys[0]!);
-    alice = await registerUser(a, "alice");
-    roomId = await createRoom(a, alice, { preset: "public_chat" });
-    await joinFromPeer(a, peer, roomId, peer.user("pat"));
+    w = await startSenderRoom({ backend, config: { federation: { destination_min_retry_interval: 100, destination_max_retry_interval: 400 } } });
+    ({ a, peer, alice, roomId } = w);
   });
-  afterAll(async () => {
-    await Promise.all([a?.close(), peer?.close()]);
-  });
+  afterAll(() => w?.close());
 
-  const send = async (body: string, room = roomId) => {
-    const res = await a.call("PUT", `${V3}/rooms/${enc(room)}/send/m.room.message/s${++txn}`, { token: alice.access_token, body: { msgtype: "m.text", body } });
-    expect(res.status, JSON.stringify(res.json)).toBe(200);
-    return res.json.event_id as string;
-  };
+  const send = (body: string, room?: string) => w.send(body, room);
   const idOf = (p: Pdu) => eventIdOf(p, "11");
   const receivedIds = () => peer.pdus().map(idOf);
   const received = (ids: string[]) => eventually(() => ids.every((id) => receivedIds().includes(id)), `${ids.length} events at the peer`);
