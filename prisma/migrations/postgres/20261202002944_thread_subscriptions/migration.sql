@@ -1,0 +1,14 @@
+-- CreateTable
+CREATE TABLE "thread_subscriptions" (
+    "user_id" TEXT NOT NULL,
+    "room_id" TEXT NOT NULL,
+    "event_id" TEXT NOT NULL,
+    "subscribed" BOOLEAN NOT NULL,
+    "automatic" BOOLEAN NOT NULL,
+    "unsubscribed_at_stream" BIGINT,
+
+    CONSTRAINT "thread_subscriptions_pkey" PRIMARY KEY ("user_id","room_id","event_id")
+);
+
+-- CreateIndex
+CREATE INDEX "thread_subscriptions_room_id_event_id_idx" ON "thread_subscriptions"("room_id", "event_id");
