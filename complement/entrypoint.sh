@@ -47,6 +47,13 @@ ip_range_blacklist: []
 trusted_key_servers: []
 suppress_key_server_warning: true
 allow_public_rooms_over_federation: true
+# As Synapse's Complement config: device names over federation (TestFederationKeyUploadQuery), and the
+# server notices user and room (TestServerNotices).
+allow_device_name_lookup_over_federation: true
+server_notices:
+  system_mxid_localpart: _server
+  system_mxid_display_name: "Server Alert"
+  room_name: "Server Alert"
 # Several media tests read new uploads from the unauthenticated /_matrix/media/v3 endpoints.
 enable_authenticated_media: false
 url_preview_enabled: true

@@ -83,6 +83,23 @@ status=0
   COMPLEMENT_BASE_IMAGE="$IMAGE" COMPLEMENT_ENABLE_DIRTY_RUNS=1 COMPLEMENT_SPAWN_HS_TIMEOUT_SECS=90 \
     go test -count=1 -timeout 60m -json -p 1 ${WEFT_COMPLEMENT_RUN:+-run "$WEFT_COMPLEMENT_RUN"} ${WEFT_COMPLEMENT_PACKAGES:-./tests/...} >"$out" 2>"${out%.json}-stderr.log"
 ) || status=$?
-node complement/summary.mjs "$out" complement/passes.txt "$COMPLEMENT_DIR/../SYNAPSE-PASSES.txt" ${WEFT_COMPLEMENT_RUN:+--partial} ${WEFT_COMPLEMENT_PACKAGES:+--partial} || exit 1
+lost="${out%.json}-lost.txt"
+rm -f "$lost"
+if ! node complement/summary.mjs "$out" complement/passes.txt "$COMPLEMENT_DIR/../SYNAPSE-PASSES.txt" --lost "$lost" ${WEFT_COMPLEMENT_RUN:+--partial} ${WEFT_COMPLEMENT_PACKAGES:+--partial}; then
+  [ -s "$lost" ] || exit 1
+  # A known pass that failed is run once more, alone: Complement's timing-bound tests (a server stopped
+  # and started, a retry awaited) can lose a race on a loaded machine. Failing again fails CI; passing is
+  # reported as flaky.
+  say "running the $(wc -l <"$lost") test(s) again"
+  retry="${out%.json}-retry.json"
+  : >"$retry"
+  while read -r pkg test; do
+    dir="./tests"; [ "$pkg" = tests ] || dir="./tests/$pkg"
+    (cd "$COMPLEMENT_DIR" && COMPLEMENT_BASE_IMAGE="$IMAGE" COMPLEMENT_ENABLE_DIRTY_RUNS=1 COMPLEMENT_SPAWN_HS_TIMEOUT_SECS=90 \
+      go test -count=1 -timeout 10m -json -p 1 -run "^${test}\$" "$dir" >>"$retry" 2>>"${out%.json}-stderr.log") || true
+  done <"$lost"
+  node complement/summary.mjs "$retry" complement/passes.txt --partial || exit 1
+  say "flaky (failed, then passed alone): $(tr '\n' ' ' <"$lost")"
+fi
 # go test fails when any test fails; the summary decides instead (only a known pass that failed fails CI).
 [ "$status" -eq 0 ] || [ "$status" -eq 1 ] || { say "go test exited $status"; tail -20 "${out%.json}-stderr.log"; exit 1; }

@@ -2,12 +2,19 @@
 // passed / failed / skipped, subtests passed), the totals, how many of Synapse's passes (the target,
 // ../shared/complement/SYNAPSE-PASSES.txt) pass here, and every test that passed here before
 // (complement/passes.txt, one "package Test[/Subtest]" a line) and did not now: those fail the run.
-// Usage: node complement/summary.mjs OUTPUT.json PASSES.txt [SYNAPSE-PASSES.txt] [--write-passes FILE] [--partial]
+// With --lost FILE, the top-level tests those belong to are written there ("package Test" a line), for
+// run.sh to run once more: a test that passes on that second run is reported as flaky, not failed.
+// Usage: node complement/summary.mjs OUTPUT.json PASSES.txt [SYNAPSE-PASSES.txt] [--write-passes FILE] [--lost FILE] [--partial]
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 
-const [outputFile, passesFile, synapseFile] = process.argv.slice(2).filter((a, i, all) => !a.startsWith("--") && all[i - 1] !== "--write-passes");
-const writeIdx = process.argv.indexOf("--write-passes");
-const writeTo = writeIdx > 0 ? process.argv[writeIdx + 1] : undefined;
+const valued = ["--write-passes", "--lost"];
+const [outputFile, passesFile, synapseFile] = process.argv.slice(2).filter((a, i, all) => !a.startsWith("--") && !valued.includes(all[i - 1]));
+const option = (name) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+const writeTo = option("--write-passes");
+const lostTo = option("--lost");
 
 /** "github.com/matrix-org/complement/tests/csapi" → "csapi"; the top-level package → "tests". */
 const shortPackage = (pkg) => pkg.split("/").pop();
@@ -73,6 +80,10 @@ const lost = passedBefore.filter((t) => results.get(t) !== "pass" && (!partial |
 if (lost.length) {
   console.log(`complement: ${lost.length} test(s) that passed before did not pass now:`);
   for (const t of lost) console.log(`  ${t}: ${results.get(t) ?? "not run"}`);
+  if (lostTo) {
+    const tops = new Set(lost.map((t) => t.split("/")[0]));
+    writeFileSync(lostTo, [...tops].join("\n") + "\n");
+  }
   process.exit(1);
 }
 if (buildFailures.size) process.exit(1);

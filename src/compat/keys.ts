@@ -7,12 +7,17 @@ import type { FastifyInstance } from "fastify";
 import type { Services } from "../domain/services.ts";
 import { buildServerKeysResponse } from "../domain/keys/server-keys.ts";
 import { MatrixError } from "../domain/errors.ts";
+import { canonicalJson } from "../domain/canonical-json.ts";
 import { parseKeyQuery, queryServerKeys } from "../domain/keys/notary.ts";
 import { brandedRoute, queryInt, route, type Call } from "./http.ts";
 
 export function keyRoutes(app: FastifyInstance, s: Services): void {
-  const ownKeys = () =>
-    buildServerKeysResponse({ serverName: s.config.server_name, keys: s.signingKeys, validityMs: s.config.key_refresh_interval, now: s.clock.now() });
+  // Sent as canonical JSON, as Synapse does: a checker may verify the signatures over the bytes as served
+  // with `signatures` cut out (Complement does), which only works when the rest is already canonical.
+  const ownKeys = (c: Call) => {
+    const doc = buildServerKeysResponse({ serverName: s.config.server_name, keys: s.signingKeys, validityMs: s.config.key_refresh_interval, now: s.clock.now() });
+    return c.reply.code(200).type("application/json").send(canonicalJson(doc));
+  };
   brandedRoute(app, s, "key/v2", { method: "GET", path: "/server", auth: "none", handler: ownKeys });
   // Deprecated form with a key id; the spec says servers should ignore it and return all keys.
   brandedRoute(app, s, "key/v2", { method: "GET", path: "/server/:keyId", auth: "none", handler: ownKeys });

@@ -5,7 +5,7 @@ import { accountRoutes } from "./client/accounts.ts";
 import { accountValidityRoutes } from "./client/account-validity.ts";
 import { serverInfoRoutes } from "./client/server-info.ts";
 import { keyRoutes, wellKnownRoutes } from "./keys.ts";
-import { eventReportRoutes, mediaAdminRoutes, registrationTokenRoutes, roomAdminRoutes, sharedSecretRegistrationRoutes, userAdminRoutes } from "./admin/index.ts";
+import { eventReportRoutes, mediaAdminRoutes, registrationTokenRoutes, roomAdminRoutes, serverNoticeRoutes, sharedSecretRegistrationRoutes, userAdminRoutes } from "./admin/index.ts";
 import { deviceRoutes } from "./client/devices.ts";
 import { profileRoutes } from "./client/profile.ts";
 import { capabilityRoutes } from "./client/capabilities.ts";
@@ -62,6 +62,7 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   userAdminRoutes,
   accountValidityRoutes,
   roomAdminRoutes,
+  serverNoticeRoutes,
   syncRoutes,
   directoryRoutes,
   e2eKeyRoutes,

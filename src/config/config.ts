@@ -11,6 +11,7 @@ import { readMediaConfig, type MediaConfig } from "./media.ts";
 import { readSsoConfig, type SsoConfig } from "./sso.ts";
 import { readThreePidConfig, type ThreePidConfig } from "./email.ts";
 import { readAccountsConfig, type AccountsConfig } from "./accounts.ts";
+import { readServerNoticesConfig, type ServerNoticesConfig } from "./server-notices.ts";
 import { readExperimentalConfig, type ExperimentalConfig } from "./experimental.ts";
 
 export { ConfigError };
@@ -44,7 +45,7 @@ export interface PasswordPolicy {
   require_uppercase: boolean;
 }
 
-export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ExperimentalConfig {
+export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig {
   /** Where the file was read from; relative paths in it resolve against its folder. */
   configPath?: string;
   server_name: string;
@@ -362,6 +363,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     ...readFederationConfig(r, baseDir, listeners.some((l) => l.tls)),
     ...readSsoConfig(r),
     ...readThreePidConfig(r),
+    ...readServerNoticesConfig(r, server_name),
     push: {
       enabled: push.bool("enabled", true),
       include_content: push.bool("include_content", true),

@@ -1,7 +1,7 @@
 // The federation options of homeserver.yaml, with Synapse's names and defaults: the TLS certificate of
 // `tls: true` listeners, outbound certificate checks, the IP ranges outbound requests may reach, the
-// trusted key servers (notaries), profile lookups over federation, and the `federation` section's backoff
-// of unreachable destinations (the outbound send queues, src/federation/sender).
+// trusted key servers (notaries), profile and device-name lookups over federation, and the `federation`
+// section's backoff of unreachable destinations (the outbound send queues, src/federation/sender).
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "./errors.ts";
@@ -34,6 +34,11 @@ export interface FederationConfig {
   allow_profile_lookup_over_federation: boolean;
   /** Let other servers read our published room directory (Synapse's option; default false). */
   allow_public_rooms_over_federation: boolean;
+  /**
+   * Tell other servers our users' device display names (in /user/keys/query, /user/devices and
+   * m.device_list_update EDUs; Synapse's option, default false: the names stay private).
+   */
+  allow_device_name_lookup_over_federation: boolean;
   /** Synapse's `federation` section (the parts Weft has). */
   federation: FederationSection;
   /**
@@ -45,15 +50,20 @@ export interface FederationConfig {
 }
 
 /**
- * Backoff of a destination that does not answer (Synapse's option names): the first retry after
- * `destination_min_retry_interval`, each next one `destination_retry_multiplier` times later (jittered
- * ×0.8–1.4), never more than `destination_max_retry_interval` apart. Weft's minimum defaults to 1 minute
- * (Synapse: 10 minutes, after retrying the request itself for several minutes first; Weft does not).
+ * Backoff of a destination that does not answer (Synapse's option names). A transaction that fails while
+ * the destination is up is first tried again `max_long_retries` times, after 4, 16, 64 ... seconds (at
+ * most `max_long_retry_delay`, jittered ×0.8–1.4), as Synapse's federation client retries a transaction
+ * (so a server back after a restart gets what waited within seconds); then the destination is down: the
+ * first retry after `destination_min_retry_interval`, each next one `destination_retry_multiplier` times
+ * later (jittered), never more than `destination_max_retry_interval` apart. Weft's minimum defaults to 1
+ * minute (Synapse: 10 minutes).
  */
 export interface FederationSection {
   destination_min_retry_interval: number;
   destination_retry_multiplier: number;
   destination_max_retry_interval: number;
+  max_long_retries: number;
+  max_long_retry_delay: number;
 }
 
 /** What federation.ts needs of config.ts's option reader. */
@@ -81,6 +91,8 @@ function federationSection(r: OptionReader): FederationSection {
     destination_min_retry_interval: min,
     destination_retry_multiplier: f.number("destination_retry_multiplier", 2, { min: 1 }),
     destination_max_retry_interval: max,
+    max_long_retries: f.number("max_long_retries", 10, { min: 0, integer: true }),
+    max_long_retry_delay: f.duration("max_long_retry_delay", 60_000)!,
   };
 }
 
@@ -145,6 +157,7 @@ export function readFederationConfig(r: OptionReader, baseDir: string, anyTlsLis
     suppress_key_server_warning: r.bool("suppress_key_server_warning", false),
     allow_profile_lookup_over_federation: r.bool("allow_profile_lookup_over_federation", true),
     allow_public_rooms_over_federation: r.bool("allow_public_rooms_over_federation", false),
+    allow_device_name_lookup_over_federation: r.bool("allow_device_name_lookup_over_federation", false),
     federation: federationSection(r),
     send_federation: r.bool("send_federation", true) && !(r.has("federation_sender_instances") && r.list("federation_sender_instances").length === 0),
   };

@@ -81,9 +81,9 @@ public_baseurl: ${q(o.publicBaseurl)}
 # its bind_addresses ("::" and "0.0.0.0" for every interface), answering only its resources' paths
 # (client, federation, keys, media, static, openid, metrics; /health on all): e.g. add a listener with
 # port 8448, tls: true (tls_certificate_path, tls_private_key_path) and names [federation] for other
-# servers. Set x_forwarded: true on a listener behind a reverse proxy that sends X-Forwarded-For. To change
-# the port, change \`port\` here AND the port in public_baseurl above (or write a new config with
-# \`weft generate-config --port N\`).
+# servers. Set x_forwarded: true on a listener behind a reverse proxy that sends X-Forwarded-For.
+# To change the port, change \`port\` here AND the port in public_baseurl above (or write a new config
+# with \`weft generate-config --port N\`).
 listeners:
   - port: ${o.port}
     type: http

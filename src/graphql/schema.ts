@@ -13,7 +13,7 @@ import { AccountAdminResolver, ViewerAccountAdminResolver } from "./resolvers/ac
 import { RoomResolver, ViewerRoomsResolver } from "./resolvers/rooms.ts";
 import { RoomMutationResolver } from "./resolvers/room-mutations.ts";
 import { SearchResolver } from "./resolvers/search.ts";
-import { EventRelationsResolver, ReportResolver, RoomThreadsResolver, SpaceHierarchyResolver } from "./resolvers/relations.ts";
+import { EventRelationsResolver, ReportResolver, RoomSummaryResolver, RoomThreadsResolver, SpaceHierarchyResolver } from "./resolvers/relations.ts";
 import { SyncResolver, ViewerAccountDataResolver } from "./resolvers/sync.ts";
 import { DirectoryResolver } from "./resolvers/directory.ts";
 import { EphemeralResolver } from "./resolvers/ephemeral.ts";
@@ -41,6 +41,7 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       RoomThreadsResolver,
       ReportResolver,
       SpaceHierarchyResolver,
+      RoomSummaryResolver,
       SyncResolver,
       ViewerAccountDataResolver,
       SearchResolver,

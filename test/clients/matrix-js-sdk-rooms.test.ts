@@ -345,7 +345,7 @@ describe.each(backends())("matrix-js-sdk rooms on %s", (backend) => {
         expect(byUser).toEqual({ [alice.userId]: "join", [bob.userId]: "join" });
         for (const e of chunk) expect(e).toMatchObject({ type: "m.room.member", room_id: roomId });
         const joined = await u.client.getJoinedRoomMembers(roomId);
-        expect(joined.joined).toEqual({ [alice.userId]: { display_name: "Alice" }, [bob.userId]: { display_name: "Bob" } });
+        expect(joined.joined).toEqual({ [alice.userId]: { display_name: "Alice", avatar_url: null }, [bob.userId]: { display_name: "Bob", avatar_url: null } });
       }
       expect((await alice.client.members(roomId, "join")).chunk).toHaveLength(2);
       expect((await alice.client.members(roomId, undefined, "join")).chunk).toHaveLength(0);

@@ -3,7 +3,9 @@
 // state after the prev event of the oldest event it brought (/state_ids, /event) — that one an outlier,
 // whose state is not served. Against a stand-in server serving a hand-built DAG: the exact requests Weft
 // makes; a pushed PDU whose prev_events its origin does not give refused as Synapse refuses it, without
-// asking for the state at them; missing auth events fetched with /event_auth; and hostile answers — junk
+// asking for the state at them; missing auth events fetched with /event_auth (after the state after a
+// missing prev event, which may bring them; none had: the PDU refused, not stored); a v10 event over 255
+// bytes in a field but within 255 code points kept rejected (as Synapse); and hostile answers — junk
 // and strangers' events ignored, oversize answers and wrong events refused, a server leading Weft from
 // gap to gap stopped by the budget — each leaving the PDU with an error and nothing unchecked stored.
 // SQLite and PostgreSQL.
@@ -12,7 +14,7 @@ import { backends } from "../helpers/server.ts";
 import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
-import { joinByHand, pushEvents, sendMessages, sendTransaction, signedCall, signerOf, syncUntil } from "../helpers/by-hand.ts";
+import { joinByHand, pushEvents, sendMessages, sendTransaction, signedCall, signerOf, signPdu, syncUntil } from "../helpers/by-hand.ts";
 import { startFakeOrigin, type FakeOrigin, type FakeRequest } from "../helpers/fake-origin.ts";
 import { Dag } from "../helpers/dag.ts";
 import type { Pdu } from "../../src/domain/events/types.ts";
@@ -260,6 +262,66 @@ describe.each(backends())("filling gaps before received events on %s", (backend)
       expect(reads(f).map((r) => r.path)).toEqual([`/_matrix/federation/v1/event_auth/${roomId}/${speak.eventId}`]);
       expect((await stored(rename.eventId))!.outlier).toBe(true);
       expect((await stored(speak.eventId))!.outlier).toBe(false);
+    });
+
+    it("auth events the state after a missing prev event brings are not asked again: a server serving no /event_auth still has its events placed", async () => {
+      const tip = await tipNow();
+      // fred renames himself on F (A never gets it), then speaks twice on it: r2 pushed, r1 brought.
+      const rename = await dag.event(f, { type: "m.room.member", stateKey: fred, sender: fred, content: { membership: "join", displayname: "Fred R" } }, [tip]);
+      known.set(rename.eventId, rename.pdu);
+      const r1 = await dag.event(f, { type: "m.room.message", sender: fred, content: { msgtype: "m.text", body: "r1" } }, [rename.eventId], rename.eventId);
+      const r2 = await dag.event(f, { type: "m.room.message", sender: fred, content: { msgtype: "m.text", body: "r2" } }, [r1.eventId], rename.eventId);
+      const stateAfterTip = [...(await a.hs.services.rooms.stateGroups.get((await stored(tip))!.stateGroup!)).values()];
+      f.requests.length = 0;
+      f.handler = (req) => {
+        if (req.path.includes("/get_missing_events/")) return { status: 200, json: { events: [r1.pdu] } };
+        if (req.path.includes("/state_ids/")) return { status: 200, json: { pdu_ids: stateAfterTip, auth_chain_ids: [] } };
+        return honest(req); // no /event_auth: 404
+      };
+      const res = await sendTransaction(f, a, [r2.pdu]);
+      expect(res.json).toEqual({ pdus: { [r2.eventId]: {} } });
+      expect(reads(f).some((r) => r.path.includes("/event_auth/"))).toBe(false);
+      for (const e of [r1, r2]) expect((await stored(e.eventId))!.outlier).toBe(false);
+    });
+
+    it("a pushed PDU whose auth event cannot be had (no /event_auth) is refused as Synapse refuses it, and not stored", async () => {
+      const tip = await tipNow();
+      const rename = await dag.event(f, { type: "m.room.member", stateKey: fred, sender: fred, content: { membership: "join", displayname: "Fred Unseen" } }, [tip]);
+      const speak = await dag.event(f, { type: "m.room.message", sender: fred, content: { msgtype: "m.text", body: "unseen" } }, [tip], rename.eventId);
+      f.requests.length = 0;
+      f.handler = () => undefined;
+      const res = await sendTransaction(f, a, [speak.pdu]);
+      expect(res.json).toEqual({ pdus: { [speak.eventId]: { error: "Auth events could not be found" } } });
+      expect(reads(f).map((r) => r.path)).toEqual([`/_matrix/federation/v1/event_auth/${roomId}/${speak.eventId}`]);
+      expect(await stored(speak.eventId)).toBeUndefined();
+    });
+
+    it("v10: an event with a state_key within 255 code points but over 255 bytes is kept rejected, and the event after it placed", async () => {
+      const s = a.hs.services;
+      const room10 = await createRoom(a, alice, { preset: "public_chat", room_version: "10" });
+      const dag10 = new Dag(s, "10");
+      dag10.roomId = room10;
+      for (const e of await s.rooms.events.page(room10, { after: Number.MIN_SAFE_INTEGER, upTo: await s.rooms.events.maxStreamOrdering(), dir: "f", limit: 100 })) dag10.adopt(e.eventId, e.pdu);
+      const join = await dag10.member(f, fred, fred, "join", [(await s.rooms.events.extremities(room10))[0]!]);
+      expect((await sendTransaction(f, a, [join.pdu])).json).toEqual({ pdus: { [join.eventId]: {} } });
+      // 70 code points, 280 bytes: Synapse's limit before v11 counts code points.
+      // (Built with a short state_key, as Weft builds none longer, then lengthened and signed again.)
+      const short = await dag10.event(f, { type: "my.room.breaker", stateKey: "x", sender: fred, content: {} }, [join.eventId]);
+      const bad = signPdu({ ...short.pdu, state_key: "💥".repeat(70) }, "10", f);
+      dag10.adopt(bad.eventId, bad.pdu);
+      const after = await dag10.message(f, fred, "after the breaker", [bad.eventId]);
+      f.handler = (req) => (req.path.includes("/get_missing_events/") ? { status: 200, json: { events: [bad.pdu] } } : undefined);
+      const res = await sendTransaction(f, a, [after.pdu]);
+      expect(res.json).toEqual({ pdus: { [after.eventId]: {} } });
+      const kept = (await stored(bad.eventId))!;
+      expect([kept.outlier, kept.rejectedReason]).toEqual([false, "'state_key' is longer than 255 bytes"]);
+      const placed = (await stored(after.eventId))!;
+      expect([placed.outlier, placed.rejectedReason]).toEqual([false, null]);
+      // Over 255 code points: dropped, whatever the version.
+      const worse = signPdu({ ...short.pdu, state_key: "x".repeat(256) }, "10", f);
+      const refused = await sendTransaction(f, a, [worse.pdu]);
+      expect(refused.json.pdus[worse.eventId]?.error ?? refused.json.pdus).toBeDefined();
+      expect(await stored(worse.eventId)).toBeUndefined();
     });
 
     it("hostile answers: an oversize state_ids, or another event than the one asked for, leave the PDU refused", async () => {

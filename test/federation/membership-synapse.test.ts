@@ -1,8 +1,8 @@
 // Membership between Weft (SQLite and PostgreSQL) and a live Synapse over TLS on loopback: a Synapse user
 // joins Weft rooms (Synapse calls Weft's make_join / send_join and checks its answer) and a Weft user joins
 // Synapse rooms (Weft checks Synapse's), in several room versions; invites from each side, accepted and
-// rejected; a Weft user leaving a Synapse room (make_leave / send_leave). What each side sees is read from
-// its own client API.
+// rejected (the rejection through make_leave / send_leave); a Weft user leaving a Synapse room (a leave
+// made on Weft). What each side sees is read from its own client API.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
 import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
@@ -143,7 +143,7 @@ describe.each(backends())("membership between Weft (%s) and Synapse", (backend) 
     expect(sync.json.rooms?.invite?.[roomId]).toBeUndefined();
     expect(sync.json.rooms.leave[roomId].timeline.events.map((e: { event_id: string }) => e.event_id)).toEqual([rejection.json.event_id]);
 
-    // Now carol joins (public room) and leaves: she is Weft's only member, so the leave goes through Synapse.
+    // Now carol joins (public room) and leaves: a leave made on Weft (as Synapse would), sent to Synapse.
     const join = await weft.call("POST", `${V3}/join/${enc(roomId)}?via=${enc(syn.serverName)}`, { token: carol.access_token, body: {} });
     expect(join.status, JSON.stringify(join.json)).toBe(200);
     await until(() => membership(syn, sam, roomId, carol.user_id), (m) => m === "join", "Synapse to see carol joined");

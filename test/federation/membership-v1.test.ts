@@ -17,6 +17,7 @@ import { verifyJsonSignature } from "../../src/domain/signing.ts";
 import { redactEvent } from "../../src/domain/events/redaction.ts";
 import type { Pdu } from "../../src/domain/events/types.ts";
 import type { Services } from "../../src/domain/services.ts";
+import { leaveRemoteRoom } from "../../src/domain/federation/membership/leave-remote.ts";
 
 const V3 = "/_matrix/client/v3";
 const FED = "/_matrix/federation";
@@ -142,10 +143,9 @@ describe.each(backends())("v1 membership APIs on %s", (backend) => {
     expect([refused.status, refused.json.errcode]).toEqual([400, "M_UNSUPPORTED_ROOM_VERSION"]);
     expect(await membershipOnA(v10, erin.user_id)).toBeUndefined();
 
-    // alice leaves B's room (A's last user there): make_leave, then send_leave v1.
+    // alice leaves B's room through B (make_leave, then send_leave v1).
     puts.length = 0;
-    const left = await a.call("POST", `${V3}/rooms/${enc(roomId)}/leave`, { token: alice.access_token, body: {} });
-    expect(left.status, JSON.stringify(left.json)).toBe(200);
+    await leaveRemoteRoom(a.hs.services, roomId, alice.user_id, [b.serverName], { membership: "leave" });
     await eventually(async () => (await b.hs.services.rooms.store.membership(roomId, alice.user_id))?.membership === "leave", "alice's leave on B");
     expect(puts).toEqual(["v0/send_leave", "v1/send_leave"]);
   });

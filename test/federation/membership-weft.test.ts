@@ -1,6 +1,6 @@
 // Membership across two Weft servers over TLS on loopback (SQLite and PostgreSQL): a user of B joins a
 // room of A by id with `via` (room versions 1, 3, 6, 10, 11 and 12) and by A's alias, and then holds the
-// room's full state; leaves go through A; invites from A reach B's /sync with stripped state and are
+// room's full state; leaves are B's own, sent to A; invites from A reach B's /sync with stripped state and are
 // accepted (joining through the inviter's server) or rejected (through it, or locally when it is gone);
 // kicks and bans by A's moderator hold; `m.federate: false` rooms refuse B's users.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,6 +11,7 @@ import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 import { errcode, gql } from "../graphql/client.ts";
+import { startFakeOrigin } from "../helpers/fake-origin.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -124,18 +125,23 @@ describe.each(backends())("membership across Weft servers on %s", (backend) => {
     expect([unknown.status, unknown.json.errcode]).toEqual([404, "M_NOT_FOUND"]);
   });
 
-  it("B's last member leaving goes through A (make_leave / send_leave); B's sync shows the room left", async () => {
+  it("B's last member leaving is a local leave (as Synapse: no make_leave) that reaches A; B's sync shows the room left", async () => {
     const roomId = await createRoom(a, alice, { preset: "public_chat", name: "Leaving" });
     const leaver = await registerUser(b, "leaver");
     expect((await b.call("POST", `${V3}/join/${enc(roomId)}?via=${enc(a.serverName)}`, { token: leaver.access_token, body: {} })).status).toBe(200);
     const since = (await b.call("GET", `${V3}/sync`, { token: leaver.access_token })).json.next_batch;
     const res = await b.call("POST", `${V3}/rooms/${enc(roomId)}/leave`, { token: leaver.access_token, body: { reason: "bye" } });
     expect(res.status, JSON.stringify(res.json)).toBe(200);
-    // A has the leave now (it went through A), with the reason; B holds the same event.
-    const onA = await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.member/${enc(leaver.user_id)}?format=event`, { token: alice.access_token });
-    expect(onA.json.content).toEqual({ membership: "leave", reason: "bye" });
+    // B made the leave (no make_leave asked of A); A receives it, with the reason.
     const onB = await b.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.member/${enc(leaver.user_id)}?format=event`, { token: leaver.access_token });
-    expect(onB.json.event_id).toBe(onA.json.event_id);
+    expect(onB.json.content).toEqual({ membership: "leave", reason: "bye" });
+    expect((await b.hs.services.rooms.events.get(onB.json.event_id))?.pdu.prev_events).not.toEqual([]);
+    const onA = await until(
+      () => a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.member/${enc(leaver.user_id)}?format=event`, { token: alice.access_token }),
+      (r) => r.json.event_id === onB.json.event_id,
+      "A receiving B's leave",
+    );
+    expect(onA.json.content).toEqual({ membership: "leave", reason: "bye" });
     const sync = await b.call("GET", `${V3}/sync?since=${enc(since)}`, { token: leaver.access_token });
     expect(sync.json.rooms.leave[roomId].timeline.events.map((e: { event_id: string }) => e.event_id)).toContain(onA.json.event_id);
     // Joining again goes through A again (B is no longer in the room).
@@ -182,6 +188,42 @@ describe.each(backends())("membership across Weft servers on %s", (backend) => {
     );
     expect(after.json.rooms.join[roomId].state.events.map((e: { type: string }) => e.type)).toEqual(expect.arrayContaining(["m.room.name", "m.room.topic"]));
     expect(after.json.rooms.invite?.[roomId]).toBeUndefined();
+  });
+
+  it("createRoom invites a user of B (is_direct kept); an unknown server fails the request with the room made, as Synapse", async () => {
+    const erik = await registerUser(b, "erik");
+    const res = await a.call("POST", `${V3}/createRoom`, { token: alice.access_token, body: { preset: "trusted_private_chat", is_direct: true, invite: [erik.user_id] } });
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    const roomId = res.json.room_id as string;
+    const onA = await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.member/${enc(erik.user_id)}`, { token: alice.access_token });
+    expect(onA.json).toMatchObject({ membership: "invite", is_direct: true });
+    const sync = await until(() => b.call("GET", `${V3}/sync`, { token: erik.access_token }), (r) => r.json.rooms?.invite?.[roomId] !== undefined, "the invite on B");
+    const own = (sync.json.rooms.invite[roomId].invite_state.events as { type: string; state_key: string; content: any }[]).find((e) => e.type === "m.room.member" && e.state_key === erik.user_id);
+    expect(own?.content).toMatchObject({ membership: "invite", is_direct: true });
+
+    const gone = await a.call("POST", `${V3}/createRoom`, { token: alice.access_token, body: { invite: ["@nobody:127.0.0.1:1"] } });
+    expect(gone.status, JSON.stringify(gone.json)).toBeGreaterThanOrEqual(400);
+  });
+
+  it("an invite to B is withdrawn by its inviter only: a kick by another member of A leaves it standing on B", async () => {
+    const [ann, oli] = await Promise.all([registerUser(a, "ann"), registerUser(b, "oli")]);
+    // trusted_private_chat: ann, invited, gets the power to kick.
+    const roomId = await createRoom(a, alice, { preset: "trusted_private_chat", invite: [ann.user_id] });
+    expect((await a.call("POST", `${V3}/join/${enc(roomId)}`, { token: ann.access_token, body: {} })).status).toBe(200);
+    expect((await a.call("POST", `${V3}/rooms/${enc(roomId)}/invite`, { token: ann.access_token, body: { user_id: oli.user_id } })).status).toBe(200);
+    await until(() => b.call("GET", `${V3}/sync`, { token: oli.access_token }), (r) => r.json.rooms?.invite?.[roomId] !== undefined, "the invite on B");
+    // alice (not the inviter) kicks oli: B ignores it.
+    const kick = await a.call("POST", `${V3}/rooms/${enc(roomId)}/kick`, { token: alice.access_token, body: { user_id: oli.user_id, reason: "not yours" } });
+    expect(kick.status).toBe(200);
+    const kickId = (await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.member/${enc(oli.user_id)}?format=event`, { token: alice.access_token })).json.event_id;
+    await eventually(() => a.hs.services.federationSender.describe(b.serverName).then((d) => d?.queuedPdus === 0 || undefined), "A's queue to B drained");
+    expect(await b.hs.services.rooms.events.get(kickId)).toBeUndefined();
+    expect((await b.hs.services.rooms.store.membership(roomId, oli.user_id))?.membership).toBe("invite");
+    // Invited again by ann and withdrawn by her: B takes that.
+    expect((await a.call("POST", `${V3}/rooms/${enc(roomId)}/invite`, { token: ann.access_token, body: { user_id: oli.user_id } })).status).toBe(200);
+    const rescind = await a.call("POST", `${V3}/rooms/${enc(roomId)}/kick`, { token: ann.access_token, body: { user_id: oli.user_id } });
+    expect(rescind.status).toBe(200);
+    await until(async () => (await b.hs.services.rooms.store.membership(roomId, oli.user_id))?.membership, (m) => m === "leave", "the withdrawal on B");
   });
 
   it("rejecting an invite goes through the inviting server", async () => {
@@ -277,6 +319,49 @@ describe.each(backends())("membership across Weft servers on %s", (backend) => {
     expect(join.json.content).toMatchObject({ membership: "join", join_authorised_via_users_server: alice.user_id });
     const stored = await b.hs.services.rooms.events.get(join.json.event_id);
     expect(Object.keys(stored!.pdu.signatures).sort()).toEqual([a.serverName, b.serverName].sort());
+  });
+
+  it("restricted rooms (v10): a join on B that no member of B may authorise goes through A; B does not trust what it knew of a room it left", async () => {
+    const space = await createRoom(a, alice, { preset: "public_chat", name: "Space 2" });
+    const allowSpace = { type: "m.room.join_rules", state_key: "", content: { join_rule: "restricted", allow: [{ type: "m.room_membership", room_id: space }] } };
+    // Only moderators may invite: no user of B can authorise a join.
+    const roomId = await createRoom(a, alice, { room_version: "10", initial_state: [allowSpace], power_level_content_override: { invite: 50 } });
+    const [ivan, judy] = await Promise.all([registerUser(b, "ivan"), registerUser(b, "judy")]);
+    for (const who of [ivan, judy]) expect((await b.call("POST", `${V3}/join/${enc(space)}?via=${enc(a.serverName)}`, { token: who.access_token, body: {} })).status).toBe(200);
+    expect((await b.call("POST", `${V3}/join/${enc(roomId)}?via=${enc(a.serverName)}`, { token: ivan.access_token, body: {} })).status).toBe(200);
+    await until(() => membershipOn(b, ivan, roomId, ivan.user_id), (m) => m === "join", "ivan joined on B");
+    // B is in the room now, yet judy's join is made through A, which authorises it.
+    const joined = await b.call("POST", `${V3}/join/${enc(roomId)}`, { token: judy.access_token, body: {} });
+    expect(joined.status, JSON.stringify(joined.json)).toBe(200);
+    const join = await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.member/${enc(judy.user_id)}?format=event`, { token: alice.access_token });
+    expect(join.json.content).toMatchObject({ membership: "join", join_authorised_via_users_server: alice.user_id });
+
+    // B's users leave the allowed room: what B knew of it (kim of A joined) no longer counts at B's make_join.
+    const kim = await registerUser(a, "kim");
+    expect((await a.call("POST", `${V3}/join/${enc(space)}`, { token: kim.access_token, body: {} })).status).toBe(200);
+    await until(() => membershipOn(b, ivan, space, kim.user_id), (m) => m === "join", "kim's join known on B");
+    for (const who of [ivan, judy]) expect((await b.call("POST", `${V3}/rooms/${enc(space)}/leave`, { token: who.access_token, body: {} })).status).toBe(200);
+    const asked = await a.hs.services.federation.getJson(b.serverName, `/_matrix/federation/v1/make_join/${enc(roomId)}/${enc(kim.user_id)}`, { ver: ["10"] }).catch((e: unknown) => e) as { remoteStatus?: number; remoteErrcode?: string };
+    expect([asked.remoteStatus, asked.remoteErrcode]).toEqual([400, "M_UNABLE_TO_AUTHORISE_JOIN"]);
+  });
+
+  it("a join naming servers goes through those only (and the inviter's), not the room's last known ones, as Synapse", async () => {
+    const roomId = await createRoom(a, alice, { preset: "public_chat", name: "Named servers" });
+    const pam = await registerUser(b, "pam");
+    expect((await b.call("POST", `${V3}/join/${enc(roomId)}?via=${enc(a.serverName)}`, { token: pam.access_token, body: {} })).status).toBe(200);
+    expect((await b.call("POST", `${V3}/rooms/${enc(roomId)}/leave`, { token: pam.access_token, body: {} })).status).toBe(200);
+    await until(() => membershipOn(a, alice, roomId, pam.user_id), (m) => m === "leave", "pam's leave on A");
+    // F cannot authorise the join (a failover errcode); A, which would let pam in, is not named.
+    const f = await startFakeOrigin(() => ({ status: 400, json: { errcode: "M_UNABLE_TO_AUTHORISE_JOIN", error: "cannot tell" } }));
+    try {
+      const res = await b.call("POST", `${V3}/join/${enc(roomId)}?via=${enc(f.serverName)}`, { token: pam.access_token, body: {} });
+      expect(res.status).toBe(400);
+      expect(await membershipOn(a, alice, roomId, pam.user_id)).toBe("leave");
+      // Named nothing: the room's last known servers are tried (A lets pam back in).
+      expect((await b.call("POST", `${V3}/join/${enc(roomId)}`, { token: pam.access_token, body: {} })).status).toBe(200);
+    } finally {
+      await f.close();
+    }
   });
 
   it("m.federate: false: A refuses B's users, and B's client gets a clean 403 with nothing stored", async () => {

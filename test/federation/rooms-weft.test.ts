@@ -13,6 +13,7 @@ import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 import { sendMessages } from "../helpers/by-hand.ts";
 import { SyncClient, type SyncEvent } from "../helpers/sync-client.ts";
+import { leaveRemoteRoom } from "../../src/domain/federation/membership/leave-remote.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -168,9 +169,9 @@ describe.each(backends())("rooms across three Weft servers on %s", (backend) => 
       await join(d, dan, roomId, b);
       await aliceSync.until(() => (aliceSync.timeline.get(roomId) ?? []).find((e) => e.type === "m.room.member" && e.state_key === dan.user_id && e.content.membership === "join"), "dan's join on A");
       await eventually(() => membershipOn(c, carol, roomId, dan.user_id).then((m) => m === "join" || undefined), "dan's join on C");
-      // dan, D's only member, leaves through a resident server: A and C hear of it from that server.
-      const left = await d.call("POST", `${V3}/rooms/${enc(roomId)}/leave`, { token: dan.access_token, body: {} });
-      expect(left.status, JSON.stringify(left.json)).toBe(200);
+      // dan leaves through a resident server (make_leave / send_leave to B, as when rejecting an invite):
+      // A and C hear of it from B.
+      await leaveRemoteRoom(d.hs.services, roomId, dan.user_id, [b.serverName], { membership: "leave" });
       await aliceSync.until(() => (aliceSync.timeline.get(roomId) ?? []).find((e) => e.type === "m.room.member" && e.state_key === dan.user_id && e.content.membership === "leave"), "dan's leave on A");
       await eventually(() => membershipOn(c, carol, roomId, dan.user_id).then((m) => m === "leave" || undefined), "dan's leave on C");
     } finally {

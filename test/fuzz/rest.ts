@@ -135,9 +135,9 @@ export function checkResponse(req: FuzzRequest, res: RawResponse): string[] {
   // The path the server received: the URL parser resolves `..` and `%2E%2E` segments before sending
   // (`/rooms/../initialSync` is `/initialSync`), so the schema checked is that of the operation reached.
   const sent = new URL(req.path, "http://fuzz.invalid").pathname;
-  if (isJson && json !== undefined && findOperation(req.method, sent)) {
+  if (isJson && json !== undefined && findOperation(req.method, sent) && !pushRuleKindListing(req.method, sent)) {
     try {
-      expectMatchesSpec({ status: res.status, json: sessionDataAsStored(req, backupAsStored(req, legacyEventsRoomEvents(req, json))) }, req.method, sent);
+      expectMatchesSpec({ status: res.status, json: notificationsAsSent(req, sessionDataAsStored(req, backupAsStored(req, legacyEventsRoomEvents(req, json)))) }, req.method, sent);
     } catch (err) {
       // Any endpoint may answer the standard error response ("API standards"), whatever it documents
       // for that status (401 is often documented as the UIA challenge only).
@@ -158,6 +158,24 @@ function legacyEventsRoomEvents(req: FuzzRequest, json: unknown): unknown {
   const chunk = (json as { chunk?: unknown } | null)?.chunk;
   if (req.method !== "GET" || !/^\/_matrix\/client\/(v3|r0)\/events$/.test(req.path.split("?")[0]!) || !Array.isArray(chunk)) return json;
   return { ...(json as object), chunk: chunk.filter((e) => typeof (e as { event_id?: unknown })?.event_id === "string") };
+}
+
+/**
+ * GET /pushrules/{scope}/{kind}/ (trailing slash): a kind's rules as a list, as Synapse answers it; the spec
+ * has no such operation, and the path would otherwise be read as a rule with an empty id.
+ */
+function pushRuleKindListing(method: string, path: string): boolean {
+  return method === "GET" && /\/pushrules\/[^/]+\/[^/]+\/$/.test(path);
+}
+
+/**
+ * GET /notifications: every entry carries profile_tag, null when no tag applies, as Synapse sends it
+ * (sytest asserts the key); the spec types it a string when given. A null one is left out of the check.
+ */
+function notificationsAsSent(req: FuzzRequest, json: unknown): unknown {
+  const list = (json as { notifications?: unknown } | null)?.notifications;
+  if (req.method !== "GET" || !/\/notifications$/.test(req.path.split("?")[0]!) || !Array.isArray(list)) return json;
+  return { ...(json as object), notifications: list.map((n) => (n && typeof n === "object" && (n as { profile_tag?: unknown }).profile_tag === null ? Object.fromEntries(Object.entries(n).filter(([k]) => k !== "profile_tag")) : n)) };
 }
 
 /**

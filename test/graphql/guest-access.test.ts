@@ -215,6 +215,11 @@ const CASES: Case[] = [
     graphql: (w) => ({ query: `query ($r: String!) { spaceHierarchy(roomId: $r) { nextBatch } }`, variables: { r: w.roomId } }),
     rest: (w) => ({ method: "GET", path: `/_matrix/client/v1/rooms/${room(w)}/hierarchy` }),
   },
+  {
+    field: "roomSummary", expect: "ok",
+    graphql: (w) => ({ query: `query ($r: String!) { roomSummary(roomIdOrAlias: $r) { membership room { roomId } } }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "GET", path: `/_matrix/client/v1/room_summary/${room(w)}` }),
+  },
 
   // Subscriptions: the same reads as /messages and /sync.
   {

@@ -1,6 +1,6 @@
 // Relations, threads, spaces and reports over GraphQL on each storage backend: Event.thread / edit /
 // references (the bundled aggregations), Event.relations paged with first/after, Room.threads with both
-// include filters, Room.hierarchy paged with nextBatch, reportEvent / reportRoom and their errcodes.
+// include filters, Room.hierarchy paged with nextBatch, roomSummary, reportEvent / reportRoom and their errcodes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
@@ -152,6 +152,24 @@ describe.each(backends())("GraphQL relations on %s", (backend) => {
     expect(errcode((await gql(t, HIERARCHY, { roomId: space }, carol.access_token)).body)).not.toBeUndefined();
     const closed = await createRoom(t, alice, { preset: "private_chat", name: "Closed", creation_content: { type: "m.space" } });
     expect(errcode((await gql(t, q, { roomId: closed }, carol.access_token)).body)).toBe("M_FORBIDDEN");
+  });
+
+  it("roomSummary: a restricted room's allowed rooms and the viewer's membership; none without a token; a hidden room not found", async () => {
+    const carol = await registerUser(t, "carol2");
+    const space = await createRoom(t, alice, { preset: "public_chat", name: "Summary space", creation_content: { type: "m.space" } });
+    const restricted = await createRoom(t, alice, {
+      name: "Members only",
+      room_version: "10",
+      initial_state: [{ type: "m.room.join_rules", state_key: "", content: { join_rule: "restricted", allow: [{ type: "m.room_membership", room_id: space }] } }],
+    });
+    const q = `query ($r: String!) { roomSummary(roomIdOrAlias: $r) { membership room { roomId name joinRule allowedRoomIds childrenState } } }`;
+    const own = await gql(t, q, { r: restricted }, alice.access_token);
+    expect(own.body.errors).toBeUndefined();
+    expect(own.body.data.roomSummary).toEqual({ membership: "join", room: { roomId: restricted, name: "Members only", joinRule: "restricted", allowedRoomIds: [space], childrenState: [] } });
+    const anon = await gql(t, q, { r: space });
+    expect(anon.body.errors).toBeUndefined();
+    expect(anon.body.data.roomSummary.membership).toBeNull();
+    expect(errcode((await gql(t, q, { r: restricted }, carol.access_token)).body)).toBe("M_NOT_FOUND");
   });
 
   it("reports, and their errors", async () => {

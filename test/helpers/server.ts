@@ -145,7 +145,11 @@ export const TEST_DEFAULTS: Record<string, unknown> = {
   rc_login: { address: { per_second: 1000, burst_count: 1000 }, account: { per_second: 1000, burst_count: 1000 }, failed_attempts: { per_second: 1000, burst_count: 1000 } },
   rc_registration: { per_second: 1000, burst_count: 1000 },
   rc_message: { per_second: 1000, burst_count: 1000 },
-  log_level: "warn",
+  // WEFT_TEST_LOG_LEVEL=info (or debug) shows the servers' logs when a test needs reading.
+  log_level: process.env.WEFT_TEST_LOG_LEVEL ?? "warn",
+  // A failed transaction marks its destination down at once (no quick retries first): the tests of the
+  // sender's backoff read that; those of the quick retries set their own.
+  federation: { max_long_retries: 0 },
 };
 
 function merge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {

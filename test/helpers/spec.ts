@@ -261,6 +261,31 @@ function responseKey(responses: JsonObject, status: number): string | undefined 
   return undefined;
 }
 
+/**
+ * Where Weft answers as Synapse does rather than as a schema reads — deliberate, each with its reason:
+ * "METHOD template status" → JSON pointers (into the response schema) of string properties that may be null.
+ */
+const NULLABLE: Record<string, string[]> = {
+  // Synapse gives each member both fields, null when unset; clients and Complement's TestRoomState expect the keys.
+  "GET /_matrix/client/v3/rooms/{roomId}/joined_members 200": ["/properties/joined/patternProperties/^@/properties/display_name", "/properties/joined/patternProperties/^@/properties/avatar_url"],
+};
+
+/** The schema with NULLABLE's properties also allowing null (copied along each pointer: dereferenced nodes are shared). */
+function withNullable(schema: JsonObject, pointers: string[] | undefined): JsonObject {
+  if (!pointers) return schema;
+  const root: JsonObject = { ...schema };
+  for (const ptr of pointers) {
+    let node = root;
+    for (const key of ptr.slice(1).split("/")) {
+      const child = { ...(node[key] as JsonObject) };
+      node[key] = child;
+      node = child;
+    }
+    node.type = [node.type as string, "null"];
+  }
+  return root;
+}
+
 function validatorFor(op: Operation, status: number): { validate: ValidateFunction; statusKey: string } {
   const cacheKey = `${op.method} ${op.template} ${status}`;
   const hit = validators.get(cacheKey);
@@ -276,7 +301,7 @@ function validatorFor(op: Operation, status: number): { validate: ValidateFuncti
   if (!schema || typeof schema !== "object") {
     throw new AssertionError({ message: `spec: response ${statusKey} of ${where} documents no application/json schema` });
   }
-  const validate = getAjv().compile(schema as object);
+  const validate = getAjv().compile(withNullable(schema as JsonObject, NULLABLE[`${op.method} ${op.template} ${statusKey}`]) as object);
   const out = { validate, statusKey };
   validators.set(cacheKey, out);
   return out;

@@ -22,7 +22,7 @@ describe.each(backends())("account changes in rooms on %s", (backend) => {
     const member = await t.call("GET", `/_matrix/client/v3/rooms/${enc(room.room_id)}/state/m.room.member/${enc(a.user_id)}`, { token: a.access_token });
     expect(member.json).toEqual({ membership: "join", displayname: "New Name" });
     const joined = await t.call("GET", `/_matrix/client/v3/rooms/${enc(room.room_id)}/joined_members`, { token: a.access_token });
-    expect(joined.json.joined[a.user_id]).toEqual({ display_name: "New Name" });
+    expect(joined.json.joined[a.user_id]).toEqual({ display_name: "New Name", avatar_url: null });
   });
 
   it("leaves every room and declines invites on deactivation", async () => {

@@ -141,8 +141,19 @@ describe.each(backends())("admin API (%s)", (backend) => {
       expect(await t.hs.services.users.exists("@macuser:weft.test")).toBe(false);
     });
 
+    it.each(PREFIXES)("registers a username with capitals as its lower-cased form, the MAC over it as sent (%s)", async (prefix) => {
+      const r = await sharedSecretRegister({ username: `User-UPPER-Shared${prefix.length}`, prefix });
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      expect(r.json.user_id).toBe(`@user-upper-shared${prefix.length}:weft.test`);
+      const who = await t.call("GET", "/_matrix/client/v3/account/whoami", { token: r.json.access_token });
+      expect(who.json.user_id).toBe(`@user-upper-shared${prefix.length}:weft.test`);
+      const again = await sharedSecretRegister({ username: `USER-upper-shared${prefix.length}`, prefix });
+      expect(again.status).toBe(400);
+      expect(again.json.errcode).toBe("M_USER_IN_USE");
+    });
+
     it.each(PREFIXES)("refuses invalid and taken usernames (%s)", async (prefix) => {
-      for (const username of ["Bad Name", "UPPER", "has:colon", "_underscore", "12345", ""]) {
+      for (const username of ["Bad Name", "has:colon", "_underscore", "12345", "Bad!UPPER", ""]) {
         const r = await sharedSecretRegister({ username, prefix });
         expect(r.status, username).toBe(400);
         expect(r.json.errcode, username).toBe("M_INVALID_USERNAME");

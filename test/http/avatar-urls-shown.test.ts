@@ -1,7 +1,8 @@
 // Avatar URLs shown to clients from room state, on SQLite and PostgreSQL: an m.room.avatar url or a member
 // event's avatar_url may be any string (a user's own state event, or another server's), but the spec's
-// responses allow only an mxc:// URI — /publicRooms, /joined_members and /search's profile_info leave a
-// malformed one out (the room, member and profile still shown) and keep a well-formed one; /publicRooms
+// responses allow only an mxc:// URI — /publicRooms, /joined_members (null there, as an unset one) and
+// /search's profile_info leave a malformed one out (the room, member and profile still shown) and keep a
+// well-formed one; /publicRooms
 // likewise leaves out a canonical_alias that is not a room alias.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
@@ -69,7 +70,7 @@ describe.each(backends())("avatar URLs shown from room state on %s", (backend) =
     const m = await t.call("GET", `${V3}/rooms/${enc(roomId)}/joined_members`, { token: alice.access_token });
     expect(m.status).toBe(200);
     expectMatchesSpec(m, "GET", `${V3}/rooms/{roomId}/joined_members`);
-    expect(m.json.joined).toEqual({ [alice.user_id]: { display_name: "Alice" }, [bob.user_id]: { display_name: "Bob", avatar_url: good } });
+    expect(m.json.joined).toEqual({ [alice.user_id]: { display_name: "Alice", avatar_url: null }, [bob.user_id]: { display_name: "Bob", avatar_url: good } });
 
     for (const who of [alice, bob]) {
       const s = await t.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/${who.user_id.slice(1, 4)}aardvark`, { token: who.access_token, body: { msgtype: "m.text", body: "the aardvark sleeps" } });

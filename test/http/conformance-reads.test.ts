@@ -139,7 +139,7 @@ describe.each(backends())("client-server conformance: reads on %s", (backend) =>
     const res = await t.call("GET", p, { token: alice.access_token });
     expectMatchesSpec(res, "GET", p);
     expect(res.json.joined[bob.user_id]).toEqual({ display_name: "Bob B", avatar_url: "mxc://weft.test/bob" });
-    expect(res.json.joined[alice.user_id]).toEqual({ display_name: "alice" });
+    expect(res.json.joined[alice.user_id]).toEqual({ display_name: "alice", avatar_url: null });
     // A later profile change reaches it too.
     await t.call("PUT", `${V3}/profile/${enc(bob.user_id)}/avatar_url`, { token: bob.access_token, body: { avatar_url: "mxc://weft.test/bob2" } });
     expect((await t.call("GET", p, { token: alice.access_token })).json.joined[bob.user_id].avatar_url).toBe("mxc://weft.test/bob2");

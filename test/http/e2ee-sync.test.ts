@@ -240,7 +240,8 @@ describe.each(backends())("E2EE in /sync on %s", (backend) => {
       const room3 = await createRoom(t, nia, { preset: "public_chat" });
       await post(lou, `/join/${enc(room3)}`);
       const r6 = await sync(lou, { since: r5.next_batch });
-      expect(r6.device_lists.changed).toEqual([nia.user_id]);
+      // Every member of the room lou joined, lou too (her other devices; as Synapse).
+      expect(r6.device_lists.changed).toEqual([lou.user_id, nia.user_id].sort());
       await post(lou, `/rooms/${enc(room3)}/leave`);
       const r7 = await sync(lou, { since: r6.next_batch });
       expect(r7.device_lists).toEqual({ changed: [], left: [nia.user_id] });

@@ -87,6 +87,25 @@ describe.each(backends())("typing, receipts, read markers and presence on %s", (
     expect(ephemeral(poll.json, roomId, "m.typing")).toEqual([{ type: "m.typing", content: { user_ids: [] } }]);
   });
 
+  it("receipts: a user's unthreaded and threaded receipts on one event show as the unthreaded one (MSC4102), in either order", async () => {
+    const roomId = await sharedRoom();
+    const root = await send(alice, roomId, { msgtype: "m.text", body: "root" });
+    const a = await send(alice, roomId, { msgtype: "m.text", body: "one", "m.relates_to": { rel_type: "m.thread", event_id: root } });
+    const b = await send(alice, roomId, { msgtype: "m.text", body: "two", "m.relates_to": { rel_type: "m.thread", event_id: root } });
+    const receipt = async (who: Session, eventId: string, body: unknown) => expect((await call("POST", `/rooms/${enc(roomId)}/receipt/m.read/${enc(eventId)}`, who, body)).status).toBe(200);
+    const base = await sync(alice);
+    // Bob: unthreaded, then threaded on the same event; alice the other way round.
+    await receipt(bob, a, {});
+    await receipt(bob, a, { thread_id: root });
+    await receipt(alice, b, { thread_id: root });
+    await receipt(alice, b, {});
+    for (const since of [base.next_batch, undefined]) {
+      const content = ephemeral(await sync(alice, since), roomId, "m.receipt")[0].content;
+      expect(content[a]?.["m.read"]?.[bob.user_id]).toEqual({ ts: expect.any(Number) });
+      expect(content[b]?.["m.read"]?.[alice.user_id]).toEqual({ ts: expect.any(Number) });
+    }
+  });
+
   it("receipts: m.read reaches the room, m.read.private only its owner; threads coexist; newer replaces older", async () => {
     const roomId = await sharedRoom();
     const root = await send(alice, roomId, { msgtype: "m.text", body: "root" });

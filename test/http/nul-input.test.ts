@@ -106,7 +106,7 @@ describe.each(backends())("NUL in input on %s", (backend) => {
     expect(member.status, JSON.stringify(member.json)).toBe(200);
     const joined = await call("GET", `${V3}/rooms/${r}/joined_members`);
     expect(joined.status).toBe(200);
-    expect(joined.json.joined[alice.user_id].display_name).toBeUndefined();
+    expect(joined.json.joined[alice.user_id].display_name).toBeNull();
     const state = await call("GET", `${V3}/rooms/${r}/state/m.room.member/${enc(alice.user_id)}`);
     expect(state.json.displayname).toBe(`Al${NUL}ice`);
 

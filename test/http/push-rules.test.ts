@@ -155,6 +155,12 @@ describe.each(backends())("push rules API on %s", (backend) => {
       ["DELETE", "/pushrules/global/override/.m.rule.master", undefined, 400, "M_INVALID_PARAM"],
       ["DELETE", "/pushrules/global/content/missing", undefined, 404, "M_NOT_FOUND"],
       ["GET", "/pushrules/global/content/missing", undefined, 404, "M_NOT_FOUND"],
+      // MSC4306's postcontent kind, as Synapse: known, with no rules here; clients may not add any.
+      ["GET", "/pushrules/global/postcontent/.io.element.msc4306.rule.subscribed_thread", undefined, 404, "M_NOT_FOUND"],
+      ["GET", "/pushrules/global/postcontent/x/enabled", undefined, 404, "M_NOT_FOUND"],
+      ["PUT", "/pushrules/global/postcontent/x/enabled", { enabled: false }, 404, "M_NOT_FOUND"],
+      ["PUT", "/pushrules/global/postcontent/x", { conditions: [], actions: [] }, 400, "M_INVALID_PARAM"],
+      ["DELETE", "/pushrules/global/postcontent/x", undefined, 404, "M_NOT_FOUND"],
     ];
     for (const [method, path, body, status, errcode] of cases) {
       const res = await call(method, path, body);
@@ -189,6 +195,9 @@ describe.each(backends())("push rules API on %s", (backend) => {
       expect(list.json).toEqual(all.json.global[kind]);
     }
     expect(ids((await as("GET", "/pushrules/global/content/")).json)).toEqual(["first", "second", ".m.rule.contains_user_name"]);
+    // MSC4306's kind holds no rules (Synapse without its experimental rules).
+    const post = await as("GET", "/pushrules/global/postcontent/");
+    expect([post.status, post.json]).toEqual([200, []]);
 
     // A path missing a level (or naming another scope) is a 400 with an errcode; `/pushrules` is no route.
     const cases: [string, string, number, string][] = [

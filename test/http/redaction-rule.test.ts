@@ -1,7 +1,7 @@
 // Who may redact, wherever a redaction comes from: the one rule (src/domain/auth/redaction.ts) decides
 // whether a redaction takes effect when it is stored and again when the redacted event is served. A
 // state-keyed m.room.redaction (the state API, either face) is never a redaction; a user without the
-// redact level redacts only their own events; the power level at the redaction counts, not today's; an
+// redact level redacts only their own events (one with it may redact an event not seen here); the power level at the redaction counts, not today's; an
 // event of another room is out of reach; a redaction row that was stored unchecked (before this rule, or
 // from a remote server whose target arrived later) is applied only if the rule holds.
 import { describe, expect, it } from "vitest";
@@ -113,6 +113,17 @@ describe.each(backends())("the redaction rule on %s", (backend) => {
     const after = await send(alice, roomId, "after demotion");
     expect((await redact(bob, roomId, after)).status).toBe(403);
     await expectIntact(roomId, after, "after demotion");
+  });
+
+  it("an event this server has not seen: redacted by one with the redact level (as Synapse), 404 for others", async () => {
+    const roomId = await openRoom("11");
+    const unseen = "$not-seen-here:elsewhere.example";
+    const denied = await redact(bob, roomId, unseen);
+    expect([denied.status, denied.json.errcode]).toEqual([404, "M_NOT_FOUND"]);
+    const done = await redact(alice, roomId, unseen);
+    expect(done.status, JSON.stringify(done.json)).toBe(200);
+    const stored = await event(alice, roomId, done.json.event_id);
+    expect(stored).toMatchObject({ type: "m.room.redaction", sender: alice.user_id, content: { redacts: unseen } });
   });
 
   it("an event of another room cannot be redacted from this one", async () => {

@@ -89,6 +89,19 @@ describe.each(backends())("REST face on %s", (backend) => {
     expect(viaProto.json.verify_keys).toEqual(keys.verify_keys);
   });
 
+  it("serves the key document as canonical JSON, so its signature checks over the bytes without `signatures`", async () => {
+    const res = await fetch(`${t.baseUrl}/_matrix/key/v2/server`);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    const text = await res.text();
+    const doc = JSON.parse(text);
+    expect(text).toBe(canonicalJson(doc));
+    // Cut `signatures` out of the text as served (as Complement does with sjson), keep the rest byte for byte.
+    const sigs = `"signatures":${canonicalJson(doc.signatures)}`;
+    const cut = text.replace(`${sigs},`, "").replace(`,${sigs}`, "");
+    const [keyId, { key }] = Object.entries(doc.verify_keys as Record<string, { key: string }>)[0]!;
+    expect(ed.verify(decodeBase64(doc.signatures["weft.test"][keyId]), new TextEncoder().encode(cut), decodeBase64(key))).toBe(true);
+  });
+
   it("serves .well-known discovery documents (the server one only with serve_server_wellknown, as Synapse)", async () => {
     const client = await t.call("GET", "/.well-known/matrix/client");
     expect(client.json["m.homeserver"].base_url).toBe(t.baseUrl);

@@ -98,6 +98,28 @@ describe.each(backends())("createRoom on %s", (backend) => {
     expect(put.status, JSON.stringify(put.json)).toBe(200);
   });
 
+  it("v12: a creator in the power levels' users, malformed additional_creators or a second create event is a 400 (as Synapse)", async () => {
+    const before = await counts();
+    for (const additional_creators of ["not-an-array", ["@foo:example.com", 42], ["@foo:example.com", "not-a-user-id"], ["@invalid:dom$ain$.com"]]) {
+      const res = await t.call("POST", `${V3}/createRoom`, { token: alice.access_token, body: { room_version: "12", creation_content: { additional_creators } } });
+      expect(res.status, JSON.stringify(additional_creators)).toBe(400);
+    }
+    const override = await t.call("POST", `${V3}/createRoom`, { token: alice.access_token, body: { room_version: "12", power_level_content_override: { users: { [alice.user_id]: 100 } } } });
+    expect(override.status, JSON.stringify(override.json)).toBe(400);
+    expect(await counts()).toEqual(before);
+
+    const roomId = await create({ room_version: "12", preset: "public_chat", creation_content: { additional_creators: [bob.user_id] } });
+    for (const who of [alice, bob]) {
+      const res = await t.call("PUT", `${V3}/rooms/${enc(roomId)}/state/m.room.power_levels/`, { token: alice.access_token, body: { users: { [who.user_id]: 100 } } });
+      expect(res.status, JSON.stringify(res.json)).toBe(400);
+    }
+    for (const version of ["11", "12"]) {
+      const room = await create({ room_version: version });
+      const res = await t.call("PUT", `${V3}/rooms/${enc(room)}/state/m.room.create/`, { token: alice.access_token, body: { room_version: version, entropy: 100 } });
+      expect([res.status, res.json.errcode], version).toEqual([400, "M_INVALID_PARAM"]);
+    }
+  });
+
   it("visibility public marks the room public; a preset may differ from the visibility", async () => {
     const pub = await create({ visibility: "public", preset: "private_chat" });
     expect((await t.hs.services.rooms.store.getRoom(pub))?.isPublic).toBe(true);

@@ -1,7 +1,8 @@
 // Sending over HTTP on SQLite and PostgreSQL: message events with transaction ids (idempotent per device
-// and per endpoint path), state events (PUT/GET, re-sends), redactions in v10 and v11, the unsigned data
-// read back (age, transaction_id, prev_content), and bad input — not joined, below the power level,
-// malformed bodies, oversize events, overlong types, a reused txnId, rate limits — which stores nothing.
+// and per endpoint path, whatever the body of a retry), state events (PUT/GET, re-sends), redactions in
+// v10 and v11, the unsigned data read back (age, transaction_id, prev_content), and bad input — not
+// joined, below the power level, malformed bodies, oversize events, overlong types, rate limits — which
+// stores nothing.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { withServer } from "../helpers/with-server.ts";
@@ -74,15 +75,19 @@ describe.each(backends())("sending on %s", (backend) => {
       expect(m.json.chunk.map((e: any) => e.event_id)).toEqual([other, first]);
     });
 
-    it("the same txnId with a different body is refused with 400 M_INVALID_PARAM and stores nothing", async () => {
+    it("the same txnId with a different body gets the first event and stores nothing (as Synapse)", async () => {
       const roomId = await create();
       const id = await send(alice, roomId, { msgtype: "m.text", body: "one" }, "m.room.message", "reused");
       const before = await counts();
-      const res = await t.call("PUT", sendPath(roomId, "m.room.message", "reused"), { token: alice.access_token, body: { msgtype: "m.text", body: "two" } });
-      expectError(res, 400, "M_INVALID_PARAM");
+      expect(await send(alice, roomId, { msgtype: "m.text", body: "two" }, "m.room.message", "reused")).toBe(id);
       expect(await counts()).toEqual(before);
-      // The original is still the answer for the original body.
-      expect(await send(alice, roomId, { msgtype: "m.text", body: "one" }, "m.room.message", "reused")).toBe(id);
+      expect((await getEvent(alice, roomId, id)).content.body).toBe("one");
+      // A redaction's transaction id too: a retry with another reason is the first redaction.
+      const rp = `${V3}/rooms/${enc(roomId)}/redact/${enc(id)}/red`;
+      const red = await t.call("PUT", rp, { token: alice.access_token, body: { reason: "first" } });
+      expect(red.status, JSON.stringify(red.json)).toBe(200);
+      const again = await t.call("PUT", rp, { token: alice.access_token, body: { reason: "second" } });
+      expect([again.status, again.json.event_id]).toEqual([200, red.json.event_id]);
     });
 
     it("a txnId is scoped to its endpoint path: another room, event type or endpoint is a new request", async () => {
@@ -106,7 +111,7 @@ describe.each(backends())("sending on %s", (backend) => {
       expect((await getEvent(alice, a, otherType)).unsigned.transaction_id).toBe("scoped");
     });
 
-    it("concurrent retries of one transaction make one event; a concurrent different body is refused", async () => {
+    it("concurrent retries of one transaction make one event, whatever their bodies", async () => {
       const roomId = await create();
       const body = { msgtype: "m.text", body: "race" };
       const before = await counts();
@@ -120,13 +125,8 @@ describe.each(backends())("sending on %s", (backend) => {
         Promise.all(order.map((b) => t.call("PUT", sendPath(roomId, "m.room.message", "race2"), { token: alice.access_token, body: { msgtype: "m.text", body: b } }))),
         Promise.all(order.map((_, i) => t.call("PUT", sendPath(roomId, "m.room.message", `other${i}`), { token: alice2.access_token, body: { msgtype: "m.text", body: `o${i}` } }))),
       ]);
-      const okBodies = new Set<string>();
-      for (const [i, r] of mixed.entries()) {
-        if (r.status === 200) okBodies.add(order[i]!);
-        else expectError(r, 400, "M_INVALID_PARAM");
-      }
-      expect(okBodies.size).toBe(1);
-      expect(new Set(mixed.filter((r) => r.status === 200).map((r) => r.json.event_id)).size).toBe(1);
+      for (const r of mixed) expect(r.status, JSON.stringify(r.json)).toBe(200);
+      expect(new Set(mixed.map((r) => r.json.event_id)).size).toBe(1);
       for (const r of others) expect(r.status, JSON.stringify(r.json)).toBe(200);
       expect(await counts()).toEqual({ events: before.events + 2 + order.length, txns: before.txns + 2 + order.length });
     });
@@ -417,8 +417,9 @@ describe.each(backends())("sending on %s", (backend) => {
       expect(inTimeline.unsigned.redacted_because.event_id).toBe(redId);
       expectMatchesSpec(m, "GET", `${V3}/rooms/${enc(roomId)}/messages`);
 
-      // Redacting an unknown event: 404.
-      expectError(await t.call("PUT", `${V3}/rooms/${enc(roomId)}/redact/${enc("$nope")}/${nextTxn()}`, { token: alice.access_token, body: {} }), 404, "M_NOT_FOUND");
+      // Redacting an unknown event: 404 without the redact level; taken from one with it (as Synapse).
+      expectError(await t.call("PUT", `${V3}/rooms/${enc(roomId)}/redact/${enc("$nope")}/${nextTxn()}`, { token: bob.access_token, body: {} }), 404, "M_NOT_FOUND");
+      expect((await t.call("PUT", `${V3}/rooms/${enc(roomId)}/redact/${enc("$nope")}/${nextTxn()}`, { token: alice.access_token, body: {} })).status).toBe(200);
     });
 
     it.each(["10", "11"])("v%s: m.room.redaction through /send puts redacts where the version wants it", async (v) => {

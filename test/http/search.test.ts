@@ -137,6 +137,22 @@ describe.each(backends())("search on %s", (backend) => {
     expectError(res, 400, "M_INVALID_PARAM");
   });
 
+  it("gives every full page a next_batch, as Synapse: the page after the last full one is empty and has none", async () => {
+    const roomId = await createRoom(t, alice);
+    const sent: string[] = [];
+    for (let i = 0; i < 4; i++) sent.push(await send(alice, roomId, `quoll ${i}`));
+    for (const order_by of ["recent", "rank"]) {
+      const first = await search(alice, { search_term: "quoll", order_by, filter: { limit: 2, rooms: [roomId] } });
+      const second = await search(alice, { search_term: "quoll", order_by, filter: { limit: 2, rooms: [roomId] } }, first.next_batch);
+      expect([...ids(first), ...ids(second)].sort()).toEqual([...sent].sort());
+      expect(typeof second.next_batch).toBe("string");
+      const third = await search(alice, { search_term: "quoll", order_by, filter: { limit: 2, rooms: [roomId] } }, second.next_batch);
+      expect([third.results, third.count, third.next_batch]).toEqual([[], 4, undefined]);
+    }
+    // One result asked for, one found: a token all the same.
+    expect(typeof (await search(alice, { search_term: "quoll 3", order_by: "recent", filter: { limit: 1, rooms: [roomId] } })).next_batch).toBe("string");
+  });
+
   it("returns event_context with before/after events and the senders' profiles at that point", async () => {
     const roomId = await createRoom(t, alice, { preset: "public_chat" });
     await join(bob, roomId);

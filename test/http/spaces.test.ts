@@ -1,7 +1,7 @@
 // Spaces over HTTP on SQLite and PostgreSQL: GET /v1/rooms/{roomId}/hierarchy over a space three levels
 // deep with more rooms than a page (paged with `from`), suggested_only, max_depth, children without a
-// valid `via` ignored, rooms the requester may not see left out, bad parameters and foreign tokens; and a
-// restricted room joined through membership of the space.
+// valid `via` ignored, a room that is no space without children, rooms the requester may not see left
+// out, bad parameters and foreign tokens; and a restricted room joined through membership of the space.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
@@ -34,7 +34,7 @@ describe.each(backends())("space hierarchy on %s", (backend) => {
     ids.A = await room("A", { topic: "room A" });
     ids.S2 = await space("S2");
     ids.S3 = await space("S3");
-    for (const n of ["B", "C", "D", "E", "F", "G", "X"]) ids[n] = await room(n);
+    for (const n of ["B", "C", "D", "E", "F", "G", "X", "Y"]) ids[n] = await room(n);
     ids.P = await createRoom(t, alice, { preset: "private_chat", name: "P" });
     ids.R = await createRoom(t, alice, {
       name: "R",
@@ -49,6 +49,7 @@ describe.each(backends())("space hierarchy on %s", (backend) => {
     await addChild(ids.S, ids.R!, { via, order: "e" });
     await addChild(ids.S, ids.X!, { via: [] }); // no valid via: ignored
     await addChild(ids.S, "!unknown:elsewhere.test", { via: ["elsewhere.test"] }); // unknown here: skipped
+    await addChild(ids.A!, ids.Y!, { via }); // A is no space: its children are none (as Synapse)
     await addChild(ids.S2, ids.S3!, { via, order: "a" });
     await addChild(ids.S2, ids.C!, { via, order: "b", suggested: true });
     await addChild(ids.S2, ids.D!, { via, order: "c" });

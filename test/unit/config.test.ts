@@ -199,6 +199,24 @@ describe("invalid options are named in the error", () => {
     expect(parseConfig({ ...base, use_presence: false, presence: { enabled: true } }).use_presence).toBe(true);
   });
 
+  it("reads Synapse's server_notices section: off when absent, its defaults, \"\" as unset", () => {
+    expect(parse({}).server_notices).toBeUndefined();
+    expect(parse({ server_notices: { system_mxid_localpart: "_server", system_mxid_display_name: "Server Alert", system_mxid_avatar_url: "" } }).server_notices).toEqual({
+      system_mxid: "@_server:example.org",
+      system_mxid_display_name: "Server Alert",
+      system_mxid_avatar_url: undefined,
+      room_name: "Server Notices",
+      room_avatar_url: undefined,
+      room_topic: undefined,
+      auto_join: false,
+    });
+    expect(parse({ server_notices: { system_mxid_localpart: "notices", room_name: "Alerts", auto_join: true } }).server_notices).toMatchObject({ room_name: "Alerts", auto_join: true });
+    expect(configError(() => parse({ server_notices: { room_name: "x" } })).message).toContain("'server_notices.system_mxid_localpart'");
+    expect(configError(() => parse({ server_notices: { system_mxid_localpart: "a:b" } })).message).toContain("'server_notices.system_mxid_localpart'");
+    expect(configError(() => parse({ server_notices: { system_mxid_localpart: "n", room_topic: 3 } })).message).toContain("'server_notices.room_topic'");
+    expect(parse({ server_notices: { system_mxid_localpart: "n", unknown_thing: 1 } }).warnings.join()).toContain("server_notices.unknown_thing");
+  });
+
   it("refuses a config that is not a mapping", () => {
     expect(configError(() => parseConfig(["server_name"])).message).toContain("(top level)");
     expect(configError(() => parseConfig(null)).message).toContain("(top level)");

@@ -6,3 +6,4 @@ export { eventReportRoutes } from "./event-reports.ts";
 export { mediaAdminRoutes } from "./media.ts";
 export { userAdminRoutes } from "./users.ts";
 export { roomAdminRoutes } from "./rooms.ts";
+export { serverNoticeRoutes } from "./server-notices.ts";

@@ -52,7 +52,7 @@ export function roomRoutes(app: FastifyInstance, s: Services): void {
       method, path, auth: "token",
       handler: (c) => {
         const delay = delayOf(c);
-        if (delay === undefined) return sendMessage(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.txnId, c.body());
+        if (delay === undefined) return sendMessage(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.txnId, c.body(), { ts: queryString(c, "ts") });
         // A retry may come without its body (Synapse answers it from its transaction cache).
         return scheduleDelayedEvent(s, c.requester, { roomId: c.params.roomId!, type: c.params.eventType!, txnId: c.params.txnId, content: c.bodyOrUndefined(), delay });
       },
@@ -63,7 +63,7 @@ export function roomRoutes(app: FastifyInstance, s: Services): void {
       method: "PUT", path, auth: "token",
       handler: (c) => {
         const delay = delayOf(c);
-        if (delay === undefined) return sendStateEvent(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.stateKey ?? "", c.body());
+        if (delay === undefined) return sendStateEvent(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.stateKey ?? "", c.body(), { ts: queryString(c, "ts") });
         return scheduleDelayedEvent(s, c.requester, { roomId: c.params.roomId!, type: c.params.eventType!, stateKey: c.params.stateKey ?? "", content: c.body(), delay });
       },
     });

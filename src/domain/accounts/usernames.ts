@@ -1,9 +1,11 @@
-// Checks a requested username for registration: grammar, reserved forms, exclusive application-service
-// namespaces and availability (spec: Client-Server API "GET /register/available", Synapse's rules).
+// Checks a requested username for registration: grammar, reserved forms (the server notices user's id),
+// exclusive application-service namespaces and availability (spec: Client-Server API "GET
+// /register/available", Synapse's rules).
 import { randomInt } from "node:crypto";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { exclusiveOwner } from "./appservices.ts";
+import { checkNotReserved } from "../server-notices/policy.ts";
 
 const LOCALPART = /^[a-z0-9._=\-/+]+$/;
 /** Spec appendix "Historical User IDs": printable ASCII but ':'. */
@@ -30,6 +32,7 @@ export async function checkUsername(s: Services, localpart: string, o: UsernameC
   }
   const userId = `@${localpart}:${s.config.server_name}`;
   if (Buffer.byteLength(userId) > 255) throw new MatrixError("M_INVALID_USERNAME", "User ID may not be longer than 255 characters", 400);
+  checkNotReserved(s, userId);
   const owner = exclusiveOwner(s.config, userId);
   if (owner && owner.id !== o.appserviceId)
     throw new MatrixError("M_EXCLUSIVE", "This user ID is reserved by an application service.", 400);

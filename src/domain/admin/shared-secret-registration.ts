@@ -95,7 +95,8 @@ export async function registerWithSharedSecret(s: Services, body: Record<string,
   if (!macMatches(mac, sharedSecretMac(secret, { nonce, username, password, admin, userType })))
     throw new MatrixError("M_FORBIDDEN", "HMAC incorrect", 403);
 
-  const userId = await checkUsername(s, username);
+  // The MAC covers the username as sent; the account is its lower-cased form (as Synapse registers it).
+  const userId = await checkUsername(s, username.toLowerCase());
   const passwordHash = await hashPassword(password, s.config.password_config.scrypt_log_n);
   const res = await createAccount(s, {}, { userId, passwordHash, isAdmin: admin, userType: userType ?? null, displayname });
   return { access_token: res.access_token!, user_id: res.user_id, home_server: res.home_server, device_id: res.device_id! };

@@ -26,17 +26,20 @@ export function authStateFromEvents(events: Iterable<Pdu>): Map<string, Pdu> {
   return map;
 }
 
-/** An M_FORBIDDEN raised by the auth rules; `rule` is a stable id such as "member.join.banned". */
+/**
+ * An M_FORBIDDEN raised by the auth rules; `rule` is a stable id such as "member.join.banned". Its status is
+ * 403, or 400 for the few rules on the shape of content that Synapse answers a local client with 400.
+ */
 export class AuthError extends MatrixError {
   readonly rule: string;
-  constructor(rule: string, reason: string) {
-    super("M_FORBIDDEN", `Auth rule ${rule}: ${reason}`);
+  constructor(rule: string, reason: string, httpStatus = 403) {
+    super("M_FORBIDDEN", `Auth rule ${rule}: ${reason}`, httpStatus);
     this.rule = rule;
   }
 }
 
-export function forbid(rule: string, reason: string): never {
-  throw new AuthError(rule, reason);
+export function forbid(rule: string, reason: string, httpStatus?: number): never {
+  throw new AuthError(rule, reason, httpStatus);
 }
 
 export interface AuthOptions {

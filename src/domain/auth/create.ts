@@ -26,7 +26,8 @@ export function checkCreateEvent(event: Pdu, v: RoomVersion): void {
   if (v.additionalCreators && Object.hasOwn(event.content, "additional_creators")) {
     const extra = event.content["additional_creators"];
     if (!Array.isArray(extra) || !extra.every((u) => isValidUserId(u))) {
-      forbid("create.additional_creators", "additional_creators must be an array of valid user ids");
+      // 400 to a local client, as Synapse (check_valid_additional_creators raises AuthError(400)).
+      forbid("create.additional_creators", "additional_creators must be an array of valid user ids", 400);
     }
   }
 }

@@ -123,9 +123,10 @@ function validatePowerLevelsContent(ctx: AuthContext, content: Record<string, un
       if (!isValidUserId(user)) forbid("power_levels.invalid_users", `${JSON.stringify(user)} is not a valid user id`);
       if (!validLevel(level, v)) forbid("power_levels.invalid_users", `the level of ${user} is not a valid power level`);
     }
+    // A malformed request to a local client, not a lack of power: 400 (Synapse's SynapseError(400)).
     if (v.privilegedCreators) {
       for (const creator of roomCreators(ctx.create, v)) {
-        if (Object.hasOwn(users, creator)) forbid("power_levels.creator_listed", `room creator ${creator} may not be listed in users`);
+        if (Object.hasOwn(users, creator)) forbid("power_levels.creator_listed", `room creator ${creator} may not be listed in users`, 400);
       }
     }
   }

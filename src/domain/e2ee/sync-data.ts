@@ -20,7 +20,8 @@ export interface DeviceListPositions {
  * (exclusive) and `to` (inclusive):
  * - changed: users sharing a joined room with `userId` (themselves included) whose devices or
  *   cross-signing keys changed in the window; users who newly share a room with them through a
- *   membership change in the window (they joined, or `userId` joined their room); users invited to
+ *   membership change in the window (they joined, or `userId` joined their room: then `userId` too, as
+ *   Synapse lists every member of a newly joined room); users invited to
  *   or knocking on their rooms in the window (clients encrypt for them too; as Synapse); and users
  *   whose master key `userId` signed (changes only they hear of).
  * - left: users who left, or whose room `userId` left (or was banned from), in the window and share no
@@ -66,7 +67,8 @@ export async function deviceListChanges(s: Services, userId: string, from: Devic
     }
     const joinedNow = new Set(joined);
     const members = await s.e2ee.joinedMembersOf([...roomsIJoined, ...roomsILeft]);
-    for (const room of roomsIJoined) if (joinedNow.has(room)) for (const u of members.get(room) ?? []) if (u !== userId) changed.add(u);
+    // Every member of a room the user joined, the user too (their other devices learn of the new room; as Synapse).
+    for (const room of roomsIJoined) if (joinedNow.has(room)) for (const u of members.get(room) ?? []) changed.add(u);
     for (const room of roomsILeft) if (!joinedNow.has(room)) for (const u of members.get(room) ?? []) maybeLeft.add(u);
   }
   for (const u of changed) if (u !== userId && !sharing.has(u)) changed.delete(u);

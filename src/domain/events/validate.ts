@@ -91,6 +91,6 @@ export function validatePduFormat(json: unknown, version: string | RoomVersion):
   }
 
   assertCanonicalForVersion(e, v);
-  checkPduSize(e);
+  checkPduSize(e, { lenientBytes: !v.strictEventByteLimits });
   return e as Pdu;
 }

@@ -5,7 +5,8 @@
 // placed like other pulled events (fetch-events.ts) as backfilled history: stream positions below every
 // other (commit.ts), so /messages returns it in order after what it had, and /sync never does.
 // Outliers among the answer (state and auth events learnt with a join) are promoted into the timeline.
-// Gaps in the middle of the timeline (left by the state fallback of ingest.ts) are not backfilled.
+// Gaps in the middle of the timeline (left by the state fallback of ingest.ts) are not backfilled. One
+// event by id can be backfilled too (what /timestamp_to_event finds on another server).
 // Spec: Server-Server API "Backfilling and retrieving missing events".
 import type { Services } from "../services.ts";
 import { domainOf, isPlainObject, prevEventIds, type Pdu } from "../events/types.ts";
@@ -63,7 +64,7 @@ async function backwardExtremities(s: Services, roomId: string): Promise<string[
 }
 
 /** The other servers with a member joined to the room, longest-standing first (the creator's first). */
-async function serversToAsk(s: Services, room: RoomSnapshot): Promise<string[]> {
+export async function serversToAsk(s: Services, room: RoomSnapshot): Promise<string[]> {
   const ids = [...room.state].filter(([k]) => k.startsWith(stateKeyOf("m.room.member", ""))).map(([, id]) => id);
   const members = [...(await s.rooms.events.getMany(ids)).values()].filter((e: StoredEvent) => e.pdu.content["membership"] === "join");
   members.sort((a, b) => a.pdu.depth - b.pdu.depth);
@@ -123,4 +124,29 @@ async function fetchBackfill(s: Services, roomId: string): Promise<number> {
     }
   }
   return 0;
+}
+
+/**
+ * One event of the room by id (GET /event from the first of `servers` that gives it), placed as
+ * backfilled history like a /backfill answer (its gap before it fetched as for any pulled event; an
+ * outlier held already is promoted). Returns it as stored in the timeline, or undefined when no server
+ * gave it or it did not pass the pipeline's checks (Synapse's backfill_event_id).
+ */
+export async function backfillEvent(s: Services, room: RoomSnapshot, servers: readonly string[], eventId: string): Promise<StoredEvent | undefined> {
+  const inTimeline = (e: StoredEvent | undefined) => (e && e.roomId === room.roomId && !e.outlier && e.rejectedReason === null && !e.softFailed ? e : undefined);
+  const held = await s.rooms.events.get(eventId);
+  if (held && !held.outlier) return inTimeline(held);
+  for (const server of servers.slice(0, MAX_SERVERS)) {
+    const fetcher = new RemoteRoomFetcher(s, room, server);
+    try {
+      const [got] = await fetcher.events([eventId]);
+      if (!got) continue;
+      await fetcher.receivePulled([got.pdu], { backfill: true });
+      const placed = await s.rooms.events.get(eventId);
+      if (placed && !placed.outlier) return inTimeline(placed);
+    } catch (err) {
+      s.log.info({ err, roomId: room.roomId, eventId, server }, "could not backfill an event from a server");
+    }
+  }
+  return undefined;
 }

@@ -3,7 +3,7 @@
 // events it lacks by GET /event, or the whole GET /state when it lacks many — Synapse's 10% rule), all
 // stored as outliers through the pipeline (signatures, hashes and auth checked there); and events pulled
 // from another server (a /get_missing_events or /backfill answer) placed into the room: oldest first,
-// their missing auth events fetched, and the state after each prev_event still missing fetched with it.
+// the state after each prev_event still missing fetched with it, then their auth events still missing.
 // Every answer is untrusted: shapes, counts and sizes checked; an event is kept only if it is one asked
 // for. A budget (requests, time) bounds the whole of one gap's filling, so a hostile server cannot make
 // us loop. Spec: Server-Server API "Retrieving events", "Room State", "Backfilling and retrieving missing
@@ -150,9 +150,23 @@ export class RemoteRoomFetcher {
   async fetchAuthChain(eventId: string): Promise<void> {
     const answer = await this.get(fedPath`/_matrix/federation/v1/event_auth/${this.room.roomId}/${eventId}`, undefined, 32 * MIB);
     const list = objects(this.server, answer, "auth_chain", MAX_STATE_IDS);
-    const parsed = list.map((json) => parsePdu(this.room, json)).filter((p): p is ParsedPdu => p !== undefined);
+    const parsed = list.map((json) => parsePdu(this.room, json)).filter((p): p is ParsedPdu => p !== undefined && p.eventId !== eventId);
     const stored = await this.s.rooms.events.getMany(parsed.map((p) => p.eventId));
     await this.storeOutliers(parsed.filter((p) => !stored.has(p.eventId)));
+  }
+
+  /**
+   * `fetchAuthChain`, a failure of which is only logged (as Synapse: a server that does not serve
+   * /event_auth, or fails, leaves the event's auth events to be found otherwise — or not, and the caller
+   * then leaves the event out). A spent budget is still thrown.
+   */
+  async tryFetchAuthChain(eventId: string): Promise<void> {
+    try {
+      await this.fetchAuthChain(eventId);
+    } catch (err) {
+      if (err instanceof FederationError && err.kind === "timeout") throw err;
+      this.s.log.info({ err, roomId: this.room.roomId, eventId, server: this.server }, "could not fetch an event's auth chain");
+    }
   }
 
   /**
@@ -201,9 +215,9 @@ export class RemoteRoomFetcher {
 
   /**
    * Places events pulled from the remote server (an answer of /get_missing_events or /backfill) into the
-   * room: those it has in its DAG already are skipped, the rest taken oldest first; for each, missing auth
-   * events are fetched (its auth chain), and for each prev_event neither stored in the DAG nor among the
-   * pulled ones, the state after it (`stateAfter`). An event whose gap cannot be filled is left out (an
+   * room: those it has in its DAG already are skipped, the rest taken oldest first; for each prev_event
+   * neither stored in the DAG nor among the pulled ones, the state after it (`stateAfter`), then the auth
+   * events still missing (its auth chain). An event whose gap cannot be filled is left out (an
    * event after it then has a gap of its own). One commit for all.
    */
   async receivePulled(list: readonly unknown[], opts: { backfill?: boolean; exclude?: ReadonlySet<string> } = {}): Promise<RemoteOutcome[]> {
@@ -217,12 +231,12 @@ export class RemoteRoomFetcher {
     const pulled = [...byId.values()].filter((p) => !stored.get(p.eventId) || stored.get(p.eventId)!.outlier).sort((a, b) => a.pdu.depth - b.pdu.depth);
     const placed = new Set(pulled.map((p) => p.eventId));
     const inputs: RemoteEventInput[] = [];
+    const authMissing = (p: ParsedPdu) => authIdsOf(p.pdu, this.room).some((id) => !stored.has(id) && !placed.has(id));
     for (const p of pulled) {
       try {
-        if (authIdsOf(p.pdu, this.room).some((id) => !stored.has(id) && !placed.has(id))) {
-          await this.fetchAuthChain(p.eventId);
-          stored = await this.s.rooms.events.getMany(refs);
-        }
+        // As Synapse: the state after each missing prev_event first (its answer brings the auth chain
+        // too), then /event_auth only for auth events still missing; an event whose auth events cannot be
+        // found is left out, not stored as rejected (they may exist).
         const prevStates = new Map<string, StateMap>();
         for (const prev of prevEventIds(p.pdu)) {
           const e = stored.get(prev);
@@ -230,6 +244,11 @@ export class RemoteRoomFetcher {
           prevStates.set(prev, await this.stateAfter(prev));
         }
         if (prevStates.size > 0) stored = await this.s.rooms.events.getMany(refs);
+        if (authMissing(p)) {
+          await this.tryFetchAuthChain(p.eventId);
+          stored = await this.s.rooms.events.getMany(refs);
+          if (authMissing(p)) throw new Error("its auth events could not be found");
+        }
         inputs.push(prevStates.size > 0 ? { pdu: p.pdu, prevStates } : { pdu: p.pdu });
       } catch (err) {
         this.s.log.info({ err, roomId: this.room.roomId, eventId: p.eventId, server: this.server }, "a pulled event cannot be placed: its gap cannot be filled");

@@ -48,6 +48,9 @@ export function resultOf(o: RemoteOutcome | undefined): PduResult {
 
 const inDag = (e: StoredEvent | undefined) => e !== undefined && !e.outlier;
 
+/** The answer for a pushed PDU whose auth events could not be had (Synapse's words). */
+export const AUTH_EVENTS_MISSING = "Auth events could not be found";
+
 /** The answer for a pushed PDU whose prev_events its origin would not give (Synapse's words). */
 export const PREVS_WITHHELD = "Your server isn't divulging details about prev_events referenced in this event.";
 
@@ -121,8 +124,10 @@ async function fillGapAndReceive(s: Services, origin: string, roomId: string, p:
       return PREVS_WITHHELD;
     }
     if (authIdsOf(p.pdu, room).some((id) => !stored.has(id))) {
-      await fetcher.fetchAuthChain(p.eventId);
+      await fetcher.tryFetchAuthChain(p.eventId);
       stored = await s.rooms.events.getMany(refs);
+      // Not stored (they may exist), as Synapse refuses it: "Auth events could not be found".
+      if (authIdsOf(p.pdu, room).some((id) => !stored.has(id))) return AUTH_EVENTS_MISSING;
     }
     const [outcome] = await receiveRemoteEvents(s, roomId, [{ pdu: p.pdu }]);
     return resultOf(outcome);

@@ -5,14 +5,16 @@
 // (fed-membership), not through the queue. Our own server is never a destination.
 // Spec: Server-Server API "Transactions", "PDUs" (sending to every server in the room); Synapse sends to
 // the hosts joined in the state before the event, which is what this computes from the state after it.
-// Servers the room's m.room.server_acl denies are never destinations (server-acl.ts).
+// Servers the room's m.room.server_acl denies are never destinations (server-acl.ts) — but a new ACL
+// itself still reaches the servers it denies, as in Synapse. Our join made through a remote handshake
+// (partial or not) is sent on by the resident server that took it, not by us (as Synapse).
 import type { Services } from "../services.ts";
 import type { StoredEvent } from "../store/events.ts";
 import type { StateMap } from "../store/state-groups.ts";
 import { loadRoom } from "../rooms/room-cache.ts";
 import { tryParseServerName } from "../ids.ts";
 import { aclOfState, serverAllowedByAcl, type ServerAcl } from "./server-acl.ts";
-import { partialStateOf } from "./partial-state/flag.ts";
+import { isPartialStateJoin, partialStateOf, partialStateRooms } from "./partial-state/flag.ts";
 
 const MEMBER_PREFIX = "m.room.member\u0000";
 
@@ -42,9 +44,13 @@ function cacheOf(s: Services) {
  * successive states cost little however many members it has.
  */
 export async function joinedServersOfState(s: Services, roomId: string, state: StateMap): Promise<readonly string[]> {
+  return (await joinedOfState(s, roomId, state)).servers;
+}
+
+async function joinedOfState(s: Services, roomId: string, state: StateMap): Promise<JoinedOfState> {
   const cache = cacheOf(s);
   const prev = cache.get(roomId);
-  if (prev?.state === state) return prev.servers;
+  if (prev?.state === state) return prev;
   const joined = new Map(prev?.joined ?? []);
   const changed = new Map<string, string>();
   for (const [key, eventId] of state) {
@@ -69,7 +75,22 @@ export async function joinedServersOfState(s: Services, roomId: string, state: S
   }
   const entry: JoinedOfState = { state, joined, servers: [...servers] };
   cache.set(roomId, entry);
-  return entry.servers;
+  return entry;
+}
+
+/**
+ * Whether `e`, a local user's join, made this server a member of the room: no other user of ours is joined
+ * in the state after it. Such a join came through a remote handshake (a local join needs this server in
+ * the room: rooms/membership.ts), and the resident server that took it sends it on to the room's other
+ * servers (send-membership.ts, on our behalf): we do not send it ourselves (Synapse: proactively_send
+ * false, "the remote server is responsible for sending our join event to the rest of the federation").
+ */
+function joinedThroughHandshake(s: Services, e: StoredEvent, joined: ReadonlyMap<string, string>): boolean {
+  const p = e.pdu;
+  if (p.type !== "m.room.member" || p.state_key !== p.sender || (p.content as { membership?: unknown }).membership !== "join") return false;
+  if (joined.get(p.sender) !== e.eventId) return false;
+  for (const userId of joined.keys()) if (userId !== p.sender && serverOfUser(userId) === s.config.server_name) return false;
+  return true;
 }
 
 /** The servers of the room's joined members in current state (ours included when we have a member); [] for an unknown room. */
@@ -117,17 +138,25 @@ export function isLocalTimelineEvent(s: Services, e: StoredEvent): boolean {
  */
 export async function destinationsOfEvents(s: Services, events: readonly StoredEvent[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
-  const ours = events.filter((e) => isLocalTimelineEvent(s, e) && e.stateGroup !== null);
+  const local = events.filter((e) => isLocalTimelineEvent(s, e) && e.stateGroup !== null);
+  // Our join that made a room partial went out through the resident server (send_join): not sent again.
+  const ours: StoredEvent[] = [];
+  for (const e of local) if (!(e.pdu.type === "m.room.member" && (await isPartialStateJoin(s, e.eventId)))) ours.push(e);
   if (ours.length === 0) return out;
   const states = await s.rooms.stateGroups.getMany(ours.map((e) => e.stateGroup!));
   // Per state group (a room's messages share one): its joined servers and its ACL, found once.
-  const ofGroup = new Map<number, { servers: string[]; acl: ServerAcl | undefined }>();
+  const ofGroup = new Map<number, { servers: string[]; joined: ReadonlyMap<string, string>; acl: ServerAcl | undefined }>();
   for (const e of ours) {
     let g = ofGroup.get(e.stateGroup!);
     if (!g) {
       const state = states.get(e.stateGroup!)!;
-      g = { servers: await withPartialStateServers(s, e.roomId, await joinedServersOfState(s, e.roomId, state)), acl: await aclOfState(s, state) };
+      const of = await joinedOfState(s, e.roomId, state);
+      g = { servers: await withPartialStateServers(s, e.roomId, of.servers), joined: of.joined, acl: await aclOfState(s, state) };
       ofGroup.set(e.stateGroup!, g);
+    }
+    if (joinedThroughHandshake(s, e, g.joined)) {
+      out.set(e.eventId, []);
+      continue;
     }
     const dests = new Set(g.servers);
     const p = e.pdu;
@@ -137,20 +166,44 @@ export async function destinationsOfEvents(s: Services, events: readonly StoredE
       if (target && membership !== "invite") dests.add(target);
     }
     dests.delete(s.config.server_name);
-    // Servers the room's ACL denies (in the state after the event) are not sent to.
-    const acl = g.acl;
+    // Servers the room's ACL denies are not sent to: the ACL in force before the event, so that a new ACL
+    // still reaches the servers it denies (they learn they are shut out; Synapse sends it to them too).
+    const acl = p.type === "m.room.server_acl" && p.state_key === "" ? await aclBefore(s, e) : g.acl;
     out.set(e.eventId, acl ? [...dests].filter((d) => serverAllowedByAcl(acl, d)) : [...dests]);
   }
   return out;
 }
 
+/** The ACL an m.room.server_acl event replaced (undefined: none). */
+async function aclBefore(s: Services, e: StoredEvent): Promise<ServerAcl | undefined> {
+  return e.replacesState ? aclOfState(s, new Map([["m.room.server_acl\u0000", e.replacesState]])) : undefined;
+}
+
 /**
- * The remote servers sharing a room with each of `userIds` (joined on both sides): where their presence
- * goes. One query for all of them.
+ * The remote servers sharing a room with each of `userIds` (joined on both sides), and for a room joined
+ * with partial state the servers its join named (Synapse sends to them alike): where their presence and
+ * device-list updates go. One query for all of them (two with partial-state rooms).
  */
 export async function serversSharingRoomsWith(s: Services, userIds: readonly string[]): Promise<Map<string, Set<string>>> {
   const out = new Map<string, Set<string>>();
   const ids = [...new Set(userIds)];
+  const partial = await partialStateRooms(s);
+  if (partial.length > 0) {
+    const servers = new Map(partial.map((p) => [p.roomId, p.servers]));
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      const rooms = [...servers.keys()];
+      const rows = await s.storage.sql.all<{ user_id: string; room_id: string }>(
+        `SELECT user_id, room_id FROM room_memberships WHERE membership = 'join' AND user_id IN (${chunk.map(() => "?").join(",")}) AND room_id IN (${rooms.map(() => "?").join(",")})`,
+        [...chunk, ...rooms],
+      );
+      for (const r of rows) {
+        let set = out.get(r.user_id);
+        if (!set) out.set(r.user_id, (set = new Set()));
+        for (const d of servers.get(r.room_id) ?? []) if (d !== s.config.server_name) set.add(d);
+      }
+    }
+  }
   for (let i = 0; i < ids.length; i += 500) {
     const chunk = ids.slice(i, i + 500);
     const rows = await s.storage.sql.all<{ user_id: string; other: string }>(

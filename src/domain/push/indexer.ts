@@ -66,7 +66,7 @@ interface Evaluated {
 
 /** The push indexer of the event pipeline (declared in src/main.ts): the batch's timeline events. */
 // Backfilled history is never notified (as in Synapse).
-export const indexPushActions: EventIndexer = async (tx, s, batch) => (batch.backfilled ? undefined : evaluateEvents(tx, s, batch.room, [...batch.events]));
+export const indexPushActions: EventIndexer = async (tx, s, batch) => (batch.backfilled || batch.events.length === 0 ? undefined : evaluateEvents(tx, s, batch.room, [...batch.events]));
 
 async function evaluateEvents(tx: SqlExecutor, s: Services, room: RoomSnapshot, events: StoredEvent[]): Promise<void> {
   const suffix = `:${s.config.server_name}`;

@@ -33,6 +33,12 @@ export type Ruleset = Record<RuleKind, PushRuleJson[]>;
 
 const invalid = (msg: string) => new MatrixError("M_INVALID_PARAM", msg, 400);
 
+/**
+ * MSC4306's kind (rules checked after content rules, e.g. thread subscriptions): known, as Synapse knows
+ * it, but holding no rules here — reads find none (a rule is 404) and clients may not add any.
+ */
+export const POSTCONTENT = "postcontent";
+
 export function parseKind(kind: string): RuleKind {
   if (!(RULE_KINDS as readonly string[]).includes(kind)) throw invalid(`Unknown push rule kind: ${kind}`);
   return kind as RuleKind;

@@ -9,7 +9,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import { DEFAULT_RULE_KINDS } from "./default-rules.ts";
 import { findRule } from "./ruleset.ts";
-import { checkActions, checkUserRuleId, parseKind, parseRuleBody, type PushRuleJson, type RuleKind, type Ruleset } from "./rule-types.ts";
+import { checkActions, checkUserRuleId, parseKind, parseRuleBody, POSTCONTENT, type PushRuleJson, type RuleKind, type Ruleset } from "./rule-types.ts";
 
 const notFound = () => new MatrixError("M_NOT_FOUND", "The push rule was not found.", 404);
 
@@ -50,6 +50,7 @@ function lane<T>(s: Services, userId: string, fn: () => Promise<T>): Promise<T> 
 export async function putRule(s: Services, r: Requester, kindText: string, ruleId: string, body: Record<string, unknown>, rel: { before?: string; after?: string }): Promise<void> {
   requireNotGuest(r, "pushRules");
   const userId = r.userId;
+  if (kindText === POSTCONTENT) throw new MatrixError("M_INVALID_PARAM", "user-defined rules using `postcontent` are not accepted", 400);
   const kind = parseKind(kindText);
   checkUserRuleId(ruleId);
   const parts = parseRuleBody(kind, body);
@@ -84,6 +85,7 @@ export async function putRule(s: Services, r: Requester, kindText: string, ruleI
 export async function deleteRule(s: Services, r: Requester, kindText: string, ruleId: string): Promise<void> {
   requireNotGuest(r, "pushRules");
   const userId = r.userId;
+  if (kindText === POSTCONTENT) throw notFound();
   const kind = parseKind(kindText);
   if (DEFAULT_RULE_KINDS.get(ruleId) === kind) throw new MatrixError("M_INVALID_PARAM", "Server-default rules cannot be deleted", 400);
   await lane(s, userId, async () => {
@@ -99,6 +101,7 @@ export async function setRuleAttr(s: Services, r: Requester, kindText: string, r
   requireNotGuest(r, "pushRules");
   const userId = r.userId;
   if (attr !== "enabled" && attr !== "actions") throw new MatrixError("M_UNRECOGNIZED", "Unrecognised push rule attribute", 400);
+  if (kindText === POSTCONTENT) throw notFound();
   const kind: RuleKind = parseKind(kindText);
   let change: { enabled?: boolean; actions?: string };
   if (attr === "enabled") {

@@ -88,7 +88,7 @@ export async function relationsPage(s: Services, r: Requester, roomId: string, e
 
 export async function getRelations(s: Services, r: Requester, roomId: string, eventId: string, req: RelationsRequest): Promise<RelationsResponse> {
   const page = await relationsPage(s, r, roomId, eventId, req);
-  const res: RelationsResponse = { chunk: await serializeEvents(s, r, roomVersionLookup(s), page.events) };
+  const res: RelationsResponse = { chunk: await serializeEvents(s, r, roomVersionLookup(s), page.events, { membership: true }) };
   if (page.next !== undefined) res.next_batch = page.next;
   if (req.from !== undefined) res.prev_batch = req.from;
   if (req.recurse !== undefined) res.recursion_depth = req.recurse ? RELATIONS_RECURSION_DEPTH : 1;

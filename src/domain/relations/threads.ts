@@ -45,6 +45,6 @@ export async function threadsPage(s: Services, r: Requester, roomId: string, req
 
 export async function getThreads(s: Services, r: Requester, roomId: string, req: ThreadsRequest): Promise<{ chunk: ClientEvent[]; next_batch?: string }> {
   const page = await threadsPage(s, r, roomId, req);
-  const chunk = await serializeEvents(s, r, roomVersionLookup(s), page.roots);
+  const chunk = await serializeEvents(s, r, roomVersionLookup(s), page.roots, { membership: true });
   return page.next !== undefined ? { chunk, next_batch: page.next } : { chunk };
 }

@@ -56,10 +56,9 @@ function enqueueMessage(s: Services, roomId: string, message: Pick<Waiting, "dra
   });
 }
 
-/** The answer to a message whose transaction id is already recorded: its event, or a refusal when the request differs. */
-async function answerRecorded(s: Services, w: Waiting, rec: { eventId: string; requestHash: string }): Promise<StoredEvent | Error> {
-  const stored = rec.requestHash === w.txn!.requestHash ? await s.rooms.events.get(rec.eventId) : undefined;
-  return stored ?? new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400);
+/** The answer to a message whose transaction id is already recorded: its event, whatever the body (as Synapse). */
+async function answerRecorded(s: Services, rec: { eventId: string }): Promise<StoredEvent | Error> {
+  return (await s.rooms.events.get(rec.eventId)) ?? new MatrixError("M_NOT_FOUND", "The event this transaction id was answered with is gone", 404);
 }
 
 async function drain(s: Services, roomId: string): Promise<void> {
@@ -69,7 +68,7 @@ async function drain(s: Services, roomId: string): Promise<void> {
   if (all.length === 0) rooms.delete(roomId);
   else void s.rooms.lanes.run(roomId, () => drain(s, roomId));
   // The same transaction id twice in one group (a client retrying concurrently): the later ones share
-  // the first one's outcome, or are refused when their request differs.
+  // the first one's outcome, whatever their body.
   const firstByTxn = new Map<string, Waiting>();
   const unique: Waiting[] = [];
   const followers: [Waiting, Waiting][] = [];
@@ -118,7 +117,7 @@ async function drain(s: Services, roomId: string): Promise<void> {
         if (!rec) continue;
         const w = withTxn[i]!;
         done.add(w);
-        outcome.set(w, await answerRecorded(s, w, rec));
+        outcome.set(w, await answerRecorded(s, rec));
       }
       const fresh = unique.filter((w) => !done.has(w) && admit(w));
       if (fresh.length === 0) return;
@@ -148,7 +147,7 @@ async function drain(s: Services, roomId: string): Promise<void> {
       for (const [i, rec] of recorded.entries()) {
         if (!rec) continue;
         const w = refused[i]!;
-        outcome.set(w, await answerRecorded(s, w, rec));
+        outcome.set(w, await answerRecorded(s, rec));
       }
     }
   } catch (err) {
@@ -157,9 +156,7 @@ async function drain(s: Services, roomId: string): Promise<void> {
   for (const [w, r] of outcome) (r instanceof Error ? w.reject(r) : w.resolve(r));
   for (const [w, first] of followers) {
     const r = outcome.get(first)!;
-    if (w.txn!.requestHash !== first.txn!.requestHash)
-      w.reject(new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400));
-    else if (r instanceof Error) w.reject(r);
+    if (r instanceof Error) w.reject(r);
     else w.resolve(r);
   }
 }

@@ -24,6 +24,8 @@ export interface EventDraft {
   content: Record<string, unknown>;
   /** v1–10 redactions put `redacts` at the top level (v11+ keep it in content). */
   redacts?: string;
+  /** origin_server_ts other than the clock's (an application service's `ts`: timestamp massaging). */
+  originServerTs?: number;
 }
 
 export interface BuiltEvent {
@@ -71,6 +73,10 @@ export async function buildEvent(s: Services, ctx: BuildContext, draft: EventDra
  */
 export async function unsignedPdu(s: Services, ctx: BuildContext, draft: EventDraft, now: number, originServer: string): Promise<Pdu> {
   const v = ctx.version;
+  // A room has one create event, its first: another one is a bad request before any auth rule (as Synapse).
+  if (draft.type === "m.room.create" && draft.stateKey !== undefined && ctx.extremities.length > 0) {
+    throw new MatrixError("M_INVALID_PARAM", "Cannot resend m.room.create event", 400);
+  }
   const prevIds = ctx.extremities.slice(-MAX_PREV_EVENTS);
   const authIds = authTypesForEvent(v, draft.type, draft.stateKey, draft.sender, draft.content)
     .map(([t, k]) => ctx.state.get(stateKeyOf(t, k)))
@@ -82,7 +88,7 @@ export async function unsignedPdu(s: Services, ctx: BuildContext, draft: EventDr
     sender: draft.sender,
     type: draft.type,
     content: draft.content,
-    origin_server_ts: now,
+    origin_server_ts: draft.originServerTs ?? now,
     depth: Math.min(ctx.maxDepth + 1, MAX_SAFE),
     prev_events: prevIds,
     auth_events: authIds,

@@ -1,7 +1,7 @@
 // POST /createRoom: the create event, the creator's join, power levels (with the override), preset
 // state (join rules, history visibility, guest access), initial_state, name, topic and invites — all
-// built in order, authorized, and committed in one transaction; then the third-party invites of
-// invite_3pid. Spec: Client-Server API "Creation".
+// built in order, authorized, and committed in one transaction; then the invites of users on other
+// servers (over federation) and the third-party invites of invite_3pid. Spec: Client-Server API "Creation".
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
@@ -19,7 +19,7 @@ import type { SqlExecutor } from "../../storage/sql.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import { assertAclKeepsServer } from "../federation/server-acl.ts";
 import { lookupThirdParty, parseThirdPartyInvite } from "../threepids/third-party-invite.ts";
-import { inviteByThirdPartyId } from "./membership.ts";
+import { inviteByThirdPartyId, inviteUser } from "./membership.ts";
 import { assertLocalInviteAllowed } from "../account-data/invite-filter.ts";
 
 export interface CreateRoomRequest {
@@ -60,6 +60,10 @@ export interface CreateRoomInternal {
   finalDrafts?: EventDraft[];
   /** Extra writes in the room's commit transaction. */
   alsoWrite?: (tx: SqlExecutor, roomId: string) => Promise<void>;
+  /** The creator's join content instead of their profile's (the server notices user's configured one). */
+  creatorMemberContent?: Record<string, unknown>;
+  /** No state from the createRoom extensions (a server notices room is never encrypted by default). */
+  withoutExtensionState?: boolean;
 }
 
 function optString(v: unknown, name: string): string | undefined {
@@ -118,9 +122,10 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
   const p = parseRequest(s, req);
   const { v } = p;
   const me = r.userId;
-  for (const u of p.invites) {
-    const { serverName } = parseUserId(u);
-    if (serverName !== s.config.server_name) throw new MatrixError("M_FORBIDDEN", "Inviting users on other servers needs federation, which this server does not offer yet", 403);
+  // Local invitees are invited in the room's first commit; remote ones once it exists, over federation.
+  const remoteInvites = p.invites.filter((u) => parseUserId(u).serverName !== s.config.server_name);
+  const localInvites = p.invites.filter((u) => !remoteInvites.includes(u));
+  for (const u of localInvites) {
     if (!(await s.users.exists(u))) throw new MatrixError("M_NOT_FOUND", `Unknown user ${u}`, 404);
     // An invitee whose invite filter (MSC4155) blocks the creator: refused before anything is made.
     await assertLocalInviteAllowed(s, r, u);
@@ -179,13 +184,14 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
   const preset = (type: string, content: Record<string, unknown>): EventDraft[] =>
     initial.has(`${type}\u0000`) ? [] : [{ type, stateKey: "", sender: me, content }];
   const drafts: EventDraft[] = [
-    { type: "m.room.member", stateKey: me, sender: me, content: await memberContentFor(s, me, "join") },
+    { type: "m.room.member", stateKey: me, sender: me, content: internal.creatorMemberContent ?? (await memberContentFor(s, me, "join")) },
     { type: "m.room.power_levels", stateKey: "", sender: me, content: initialPl?.content ?? powerLevels },
     ...preset("m.room.join_rules", { join_rule: p.preset === "public_chat" ? "public" : "invite" }),
     ...preset("m.room.history_visibility", { history_visibility: "shared" }),
     ...(p.preset !== "public_chat" ? preset("m.room.guest_access", { guest_access: "can_join" }) : []),
   ];
-  for (const hook of s.extensions.createRoom) if (hook.extraState) drafts.push(...(await hook.extraState(s, r, req, roomId, v)));
+  if (!internal.withoutExtensionState)
+    for (const hook of s.extensions.createRoom) if (hook.extraState) drafts.push(...(await hook.extraState(s, r, req, roomId, v)));
   for (const e of initialList) {
     if (e === initialPl) continue;
     drafts.push({ type: e.type, stateKey: e.state_key ?? "", sender: me, content: e.content });
@@ -193,7 +199,7 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
   if (p.name !== undefined) drafts.push({ type: "m.room.name", stateKey: "", sender: me, content: { name: p.name } });
   // m.topic is a TopicContentBlock: `{ "m.text": [TextualRepresentation] }` (spec m.room.topic, v1.15).
   if (p.topic !== undefined) drafts.push({ type: "m.room.topic", stateKey: "", sender: me, content: { topic: p.topic, "m.topic": { "m.text": [{ body: p.topic, mimetype: "text/plain" }] } } });
-  for (const u of p.invites) {
+  for (const u of localInvites) {
     const content = await memberContentFor(s, u, "invite");
     if (p.isDirect) content.is_direct = true;
     drafts.push({ type: "m.room.member", stateKey: u, sender: me, content });
@@ -211,8 +217,9 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
       },
     }),
   );
-  // Each after the other, as the creator, through the /invite operation (an identity server that fails
-  // to store an invite now makes the request fail with the room made, as in Synapse).
+  // Each after the other, as the creator, through the /invite operation (a remote server or an identity
+  // server that fails to take an invite now makes the request fail with the room made, as in Synapse).
+  for (const u of remoteInvites) await inviteUser(s, r, roomId, p.isDirect ? { user_id: u, is_direct: true } : { user_id: u });
   for (const [i, t] of p.thirdParty.entries()) await inviteByThirdPartyId(s, r, roomId, t, lookedUp[i]);
   return { room_id: roomId };
 }

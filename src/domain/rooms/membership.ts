@@ -17,15 +17,17 @@ import { currentStateEvent, loadRoom, type RoomSnapshot } from "./room-cache.ts"
 import { stateKeyOf } from "../store/state-groups.ts";
 import type { EventDraft } from "./build-event.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
-import { restrictedJoin } from "./restricted-join.ts";
+import { restrictedJoin, serversThatCanInvite } from "./restricted-join.ts";
 import { getRoomVersion } from "./room-versions.ts";
 import type { MembershipRow } from "../store/rooms.ts";
-import { hostInRoom, joinedServers, localJoinedMembers } from "../federation/membership/residency.ts";
+import { hostInRoom, joinedServers } from "../federation/membership/residency.ts";
+import { isPartialState } from "../federation/partial-state/flag.ts";
 import { candidateServers } from "../federation/membership/handshake.ts";
 import { joinRemoteRoom } from "../federation/membership/join-remote.ts";
 import { leaveRemoteRoom, outOfBandLeave } from "../federation/membership/leave-remote.ts";
 import { inviteRemoteUser } from "../federation/membership/invite-remote.ts";
 import { knockRemoteRoom } from "../federation/membership/knock.ts";
+import { checkInviteTarget, checkLeaveAllowed } from "../server-notices/policy.ts";
 import { resolveRemoteAlias } from "../federation/remote-alias.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { localUserExists } from "../accounts/user-lookup.ts";
@@ -79,12 +81,6 @@ function requireLocalRoom(room: RoomSnapshot | undefined): RoomSnapshot {
   return room;
 }
 
-/** For a restricted join: a local joined member who may invite, to name in join_authorised_via_users_server. */
-async function authorisingUser(s: Services, room: RoomSnapshot, userId: string): Promise<string | undefined> {
-  const r = await restrictedJoin(s, room, userId);
-  return r.kind === "authorised" ? r.via : undefined;
-}
-
 /**
  * The room a join names, and the servers to ask when this server is not in it: `via` (the client's
  * `via` / `server_name`), or for an alias of another server the room and servers its server answers.
@@ -136,10 +132,34 @@ export async function joinRoom(
   const reason = reasonOf(body);
   const { third_party_signed: _signed, reason: _reason, ...extra } = body;
   const known = await loadRoom(s, roomId);
-  if (!known || !(await hostInRoom(s, roomId))) {
+  // A room joined with partial state is joined remotely by a user not yet joined (as Synapse: this server
+  // cannot authorise the join against state it lacks).
+  const partial = known !== undefined && (await isPartialState(s, roomId)) && (await s.rooms.store.membership(roomId, r.userId))?.membership !== "join";
+  if (!known || partial || !(await hostInRoom(s, roomId))) {
     await joinThroughServers(s, r, roomId, servers, reason, { ...extra, ...memberContent });
     return { room_id: roomId };
   }
+  try {
+    await joinLocally(s, r, roomId, reason, extra, memberContent);
+  } catch (err) {
+    if (!(err instanceof NoLocalAuthoriser)) throw err;
+    // A restricted room none of our members may authorise the join to: a remote join through a server
+    // whose member may (as Synapse; the room stays as it is here until the join comes back). Decided in
+    // the room's lane, so power levels that arrived just before count.
+    await joinThroughServers(s, r, roomId, [...err.servers, ...servers], reason, { ...extra, ...memberContent });
+  }
+  return { room_id: roomId };
+}
+
+/** Thrown from the room's lane: no member of ours may authorise this restricted join, these servers' may. */
+class NoLocalAuthoriser extends Error {
+  constructor(readonly servers: string[]) {
+    super("No member of this server may authorise the join");
+  }
+}
+
+/** The join built and committed here (this server is in the room). */
+async function joinLocally(s: Services, r: Requester, roomId: string, reason: string | undefined, extra: Record<string, unknown>, memberContent?: Record<string, unknown>): Promise<void> {
   await appendEvent(s, roomId, async (room): Promise<EventDraft | AlreadyDone> => {
     const existing = await membershipEvent(s, room, r.userId);
     const content: Record<string, unknown> = { ...(await memberContentFor(s, r.userId, "join")), ...extra, ...memberContent, membership: "join" };
@@ -153,22 +173,27 @@ export async function joinRoom(
       const ga = await currentStateEvent(s, room, "m.room.guest_access");
       if (ga?.content.guest_access !== "can_join") throw new MatrixError("M_FORBIDDEN", "Guest access is not allowed in this room", 403);
     }
-    const via = await authorisingUser(s, room, r.userId);
-    if (via) content.join_authorised_via_users_server = via;
+    const restricted = await restrictedJoin(s, room, r.userId);
+    if (restricted.kind === "no_authoriser") {
+      const inviters = await serversThatCanInvite(s, room);
+      if (inviters.length > 0) throw new NoLocalAuthoriser(inviters);
+    }
+    if (restricted.kind === "authorised") content.join_authorised_via_users_server = restricted.via;
     return { type: "m.room.member", stateKey: r.userId, sender: r.userId, content };
   });
-  return { room_id: roomId };
 }
 
 /**
  * A join of a room this server is not in, through servers that are: those named, the inviter's when the
- * user is invited, and those of the room's last known state. Guests may not (as Synapse: their access
+ * user is invited, and — when none is named — those of the room's last known state. Guests may not (as Synapse: their access
  * is judged by room state this server does not hold).
  */
 async function joinThroughServers(s: Services, r: Requester, roomId: string, servers: readonly string[], reason: string | undefined, memberContent?: Record<string, unknown>): Promise<void> {
   const row = await s.rooms.store.membership(roomId, r.userId);
   const inviter = row?.membership === "invite" ? domainOf(row.sender) : undefined;
-  const lastKnown = [...(await joinedServers(s, roomId))];
+  // As Synapse: the servers named and the inviter's; those of the room's last known state only when the
+  // client named none (a server refusing the join is not bypassed through servers the client did not name).
+  const lastKnown = servers.length > 0 ? [] : [...(await joinedServers(s, roomId))];
   const candidates = candidateServers(s, [...servers, inviter, ...lastKnown]);
   if (candidates.length === 0) throw new MatrixError("M_NOT_FOUND", "No known room with that id, and no server to join it through", 404);
   if (r.isGuest) throw new MatrixError("M_FORBIDDEN", "Guest access is not allowed in rooms on other servers", 403);
@@ -211,26 +236,17 @@ export async function leaveRoom(s: Services, r: Requester, roomId: string, body:
   const row = await s.rooms.store.membership(roomId, r.userId);
   const current = row?.membership;
   if (current === "leave") return;
+  await checkLeaveAllowed(s, roomId, current);
   const reason = reasonOf(body);
   const content: Record<string, unknown> = { membership: "leave", ...(reason !== undefined ? { reason } : {}) };
-  if (!room || !(await hostInRoom(s, roomId))) {
+  // An invite from one of our users whose members here have all left since: declined with an event of
+  // the room built here, as any leave (it reaches the servers still in the room), as Synapse does.
+  const localInvite = room !== undefined && current === "invite" && domainOf(row!.sender) === s.config.server_name;
+  if (!localInvite && (!room || !(await hostInRoom(s, roomId)))) {
     // A room this server is not in: an invite (or knock) held out of band is answered remotely.
     if (current === "invite" || current === "knock") return rejectRemotely(s, roomId, row!, content);
     if (!room) throw new MatrixError("M_NOT_FOUND", "Not a known room", 404);
     throw new MatrixError("M_FORBIDDEN", "You are not in this room", 403);
-  }
-  if (current === "join" && (await localJoinedMembers(s, roomId)).every((u) => u === r.userId)) {
-    // The last of our users leaving: through a server that stays in the room, so it hears of it now;
-    // failing that, the leave is made here (and reaches the others as any local event does).
-    const servers = candidateServers(s, [...(await joinedServers(s, roomId))]);
-    if (servers.length > 0) {
-      try {
-        await leaveRemoteRoom(s, roomId, r.userId, servers, content);
-        return;
-      } catch (err) {
-        s.log.info({ roomId, err: (err as Error).message }, "leaving through another server failed; leaving locally");
-      }
-    }
   }
   await changeMembership(s, r, roomId, r.userId, "leave", body);
 }
@@ -274,6 +290,7 @@ export async function inviteUser(s: Services, r: Requester, roomId: string, body
   if (target === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing user_id", 400);
   if (typeof target !== "string") throw new MatrixError("M_BAD_JSON", "user_id must be a string");
   const { serverName } = parseUserId(target);
+  checkInviteTarget(s, target);
   await requireRoomNotBlocked(s, roomId);
   const check = (current: string | undefined) => {
     if (current === "join") throw new MatrixError("M_FORBIDDEN", `${target} is already in the room.`, 403);

@@ -39,6 +39,11 @@ async function serialize(s: Services, r: Requester, events: StoredEvent[]): Prom
   return serializeEvents(s, r, roomVersionLookup(s), events);
 }
 
+/** Events of the timeline (/event, /messages, /context): with the reader's unsigned.membership at each. */
+async function serializeTimeline(s: Services, r: Requester, events: StoredEvent[]): Promise<ClientEvent[]> {
+  return serializeEvents(s, r, roomVersionLookup(s), events, { membership: true });
+}
+
 async function stateEventsOf(s: Services, group: number | undefined, access: ReadAccess): Promise<StoredEvent[]> {
   const state = group === undefined ? access.room.state : await s.rooms.stateGroups.get(group);
   const events = await s.rooms.events.getMany(state.values());
@@ -46,7 +51,7 @@ async function stateEventsOf(s: Services, group: number | undefined, access: Rea
 }
 
 export async function getRoomEvent(s: Services, r: Requester, roomId: string, eventId: string): Promise<ClientEvent> {
-  return (await serialize(s, r, [await visibleRoomEvent(s, r, roomId, eventId)]))[0]!;
+  return (await serializeTimeline(s, r, [await visibleRoomEvent(s, r, roomId, eventId)]))[0]!;
 }
 
 /** An event of the room the user may see (history visibility, ignored users), else 404 M_NOT_FOUND. */
@@ -177,7 +182,7 @@ export async function readMessages(s: Services, r: Requester, roomId: string, re
       page = { events: [...page.events, ...more.events], start: page.start, end: more.end ?? streamToken(more.reached), reached: more.reached };
     }
   }
-  const res: MessagesResponse = { chunk: await serialize(s, r, page.events), start: page.start };
+  const res: MessagesResponse = { chunk: await serializeTimeline(s, r, page.events), start: page.start };
   // `end` is omitted only when no further events can come (as Synapse: an empty chunk); a chunk that
   // reached the start of history still says where it ended, and the next request answers without one.
   if (page.end !== undefined || page.events.length > 0) res.end = streamToken(page.reached);
@@ -205,9 +210,9 @@ export async function getContext(
     ? await lazyMembers(s, r, [e, ...before.events, ...after.events])
     : await serialize(s, r, await stateEventsOf(s, e.stateGroup ?? undefined, access));
   return {
-    event: (await serialize(s, r, [e]))[0],
-    events_before: await serialize(s, r, before.events),
-    events_after: await serialize(s, r, after.events),
+    event: (await serializeTimeline(s, r, [e]))[0],
+    events_before: await serializeTimeline(s, r, before.events),
+    events_after: await serializeTimeline(s, r, after.events),
     state,
     start: streamToken(before.reached),
     end: streamToken(after.reached),
@@ -238,18 +243,18 @@ export async function getMembers(
   return serialize(s, r, events);
 }
 
-export async function getJoinedMembers(s: Services, r: Requester, roomId: string): Promise<{ joined: Record<string, { display_name?: string; avatar_url?: string }> }> {
+/**
+ * GET /joined_members: each joined member's display name and avatar, both always there and null when
+ * unset, as Synapse answers (clients and Complement's TestRoomState read the keys; the spec's fields are optional).
+ */
+export async function getJoinedMembers(s: Services, r: Requester, roomId: string): Promise<{ joined: Record<string, { display_name: string | null; avatar_url: string | null }> }> {
   const m = await s.rooms.store.membership(roomId, r.userId);
   if (m?.membership !== "join") throw new MatrixError("M_FORBIDDEN", "You are not in this room", 403);
   await awaitFullState(s, roomId);
-  const joined: Record<string, { display_name?: string; avatar_url?: string }> = {};
+  const joined: Record<string, { display_name: string | null; avatar_url: string | null }> = {};
   for (const member of await s.rooms.store.membersOf(roomId)) {
     if (member.membership !== "join") continue;
-    const avatar = shownMxc(member.avatarUrl);
-    joined[member.userId] = {
-      ...(member.displayname ? { display_name: member.displayname } : {}),
-      ...(avatar ? { avatar_url: avatar } : {}),
-    };
+    joined[member.userId] = { display_name: member.displayname || null, avatar_url: shownMxc(member.avatarUrl) ?? null };
   }
   return { joined };
 }

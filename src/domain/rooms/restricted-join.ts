@@ -1,6 +1,7 @@
 // Restricted joins (room versions 8+ `restricted`, 10+ `knock_restricted`): whether a join needs a
 // `join_authorised_via_users_server`, and which of this server's joined members may sign for it (one who
-// can invite). Used when a local user joins, and when this server answers a remote server's make_join.
+// can invite). Used when a local user joins (through another server whose member can, when none of ours
+// can), and when this server answers a remote server's make_join.
 // Spec: Client-Server API "Restricted rooms"; Room Versions v8 "Authorization rules" (member, join).
 import type { Services } from "../services.ts";
 import { domainOf, isPlainObject } from "../events/types.ts";
@@ -27,14 +28,18 @@ export async function restrictedJoin(s: Services, room: RoomSnapshot, userId: st
   const allow = Array.isArray(rules!.content.allow) ? rules!.content.allow : [];
   let allowed = false;
   let unknownRooms = false;
+  const local = domainOf(userId) === s.config.server_name;
   for (const a of allow) {
     if (!isPlainObject(a) || a.type !== "m.room_membership" || typeof a.room_id !== "string") continue;
-    if ((await s.rooms.store.membership(a.room_id, userId))?.membership === "join") {
+    // What this server knows of a room it is no longer in is stale: a remote user's membership there is
+    // not taken (as Synapse, which drops the state of rooms it left); our own users' is ours.
+    const here = await s.rooms.store.membersOf(a.room_id);
+    const hostJoined = here.some((x) => x.membership === "join" && domainOf(x.userId) === s.config.server_name);
+    if (!hostJoined) unknownRooms = true;
+    if ((hostJoined || local) && (await s.rooms.store.membership(a.room_id, userId))?.membership === "join") {
       allowed = true;
       break;
     }
-    const here = await s.rooms.store.membersOf(a.room_id);
-    if (!here.some((x) => x.membership === "join" && domainOf(x.userId) === s.config.server_name)) unknownRooms = true;
   }
   if (!allowed) return { kind: "not_allowed", unknownRooms };
   const powers = await powerLevelsOf(s, room);
@@ -45,4 +50,19 @@ export async function restrictedJoin(s: Services, room: RoomSnapshot, userId: st
     .filter((m) => m.level >= needed)
     .sort((a, b) => b.level - a.level)[0];
   return candidate ? { kind: "authorised", via: candidate.id } : { kind: "no_authoriser" };
+}
+
+/**
+ * The other servers with a joined member who may invite (highest level first): where a local user's
+ * restricted join goes when no member of ours may authorise it (Synapse's servers_that_can_issue_invite).
+ */
+export async function serversThatCanInvite(s: Services, room: RoomSnapshot): Promise<string[]> {
+  const powers = await powerLevelsOf(s, room);
+  const needed = powers.named("invite");
+  const members = (await s.rooms.store.membersOf(room.roomId))
+    .filter((m) => m.membership === "join" && domainOf(m.userId) !== s.config.server_name)
+    .map((m) => ({ server: domainOf(m.userId), level: powers.user(m.userId) }))
+    .filter((m) => m.level >= needed)
+    .sort((a, b) => b.level - a.level);
+  return [...new Set(members.map((m) => m.server).filter((x): x is string => x !== undefined))];
 }

@@ -76,6 +76,11 @@ export interface RoomVersion {
   readonly restricted: boolean;
   /** v10+: `knock_restricted` join rule. */
   readonly knockRestricted: boolean;
+  /**
+   * v11+: a received event with a field over 255 bytes is dropped. Before, only over 255 code points is
+   * (Synapse long counted code points): one within that but over 255 bytes is kept, rejected.
+   */
+  readonly strictEventByteLimits: boolean;
   /** v12: creators (create sender + `additional_creators`) have infinite power and may not appear in power levels. */
   readonly privilegedCreators: boolean;
   /** v12: `additional_creators` in the create content is validated and grants creator status. */
@@ -108,6 +113,7 @@ const V1: RoomVersion = {
   knock: false,
   restricted: false,
   knockRestricted: false,
+  strictEventByteLimits: false,
   privilegedCreators: false,
   additionalCreators: false,
   createInAuthEvents: true,
@@ -145,6 +151,7 @@ const V11: RoomVersion = {
   updatedRedactionRules: true,
   redactsInContent: true,
   createHasCreator: false,
+  strictEventByteLimits: true,
 };
 const V12: RoomVersion = {
   ...V11,

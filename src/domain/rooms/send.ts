@@ -1,7 +1,9 @@
-// Sending room events: messages with per-device transaction ids (a retry returns the same event; the
-// same id with another request is refused), state events (an identical re-send is a no-op, as in
+// Sending room events: messages with per-device transaction ids (a retry returns the same event, whatever
+// its body, as Synapse), state events (an identical re-send is a no-op, as in
 // Synapse), and redactions (v1–10 put `redacts` at the top level, v11+ in content). rc_message applies.
-// Spec: Client-Server API "Sending events to a room", "Redactions", "Transaction identifiers".
+// An application service may set a message's or state event's origin_server_ts (`ts`).
+// Spec: Client-Server API "Sending events to a room", "Redactions", "Transaction identifiers";
+// Application Service API "Timestamp massaging".
 import { hash } from "node:crypto";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -9,7 +11,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { appendEvent } from "./append.ts";
 import { currentStateEvent, requireRoom } from "./room-cache.ts";
-import { checkPowerLevelsContent } from "./power-levels.ts";
+import { checkPowerLevelsContent, powerLevelsOf } from "./power-levels.ts";
 import { authStateFromEvents, redactionTakesEffect } from "../auth/index.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 import { joinRoom, leaveRoom } from "./membership.ts";
@@ -50,8 +52,9 @@ export function scopeOf(s: Services, endpoint: string[]): string {
 }
 
 /**
- * Runs `send` once per (device, endpoint path, txnId): a retransmission gets the first answer, the same
- * id on the same path with another body is refused. The path (`endpoint`: the route's parameters other
+ * Runs `send` once per (device, endpoint path, txnId): a retransmission gets the first answer, even with
+ * another body (as Synapse, whose cache is keyed on the path alone; Complement's TestTxnIdempotency).
+ * The body's hash is recorded with the id, never compared. The path (`endpoint`: the route's parameters other
  * than the txnId) scopes the id: another room, event type or endpoint is a new request (spec
  * "Transaction identifiers"; Synapse keys its cache on the path). r0, v3 and both brands are one path.
  */
@@ -71,20 +74,25 @@ async function withTxn(
   const scope = scopeOf(s, endpoint);
   const requestHash = hash("sha256", canonicalJson(body), "base64");
   const seen = sendLooksUp ? undefined : await s.rooms.events.findTxn(r.userId, deviceKey, txnId, scope);
-  if (seen) {
-    if (seen.requestHash !== requestHash)
-      throw new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400);
-    return { event_id: seen.eventId };
-  }
+  if (seen) return { event_id: seen.eventId };
   try {
     return { event_id: await send({ userId: r.userId, deviceKey, txnId, requestHash, scope }) };
   } catch (err) {
     // Two concurrent requests with one txnId: the loser finds the winner's row.
     const again = await s.rooms.events.findTxn(r.userId, deviceKey, txnId, scope);
-    if (again && again.requestHash === requestHash) return { event_id: again.eventId };
-    if (again) throw new MatrixError("M_INVALID_PARAM", "This transaction id was already used for a different request", 400);
+    if (again) return { event_id: again.eventId };
     throw err;
   }
+}
+
+/**
+ * The origin_server_ts an application service asks for with `?ts=` (spec "Timestamp massaging"); other
+ * requesters' `ts` is ignored, as Synapse does. Undefined: the clock's.
+ */
+export function massagedTimestamp(r: Requester, ts: string | undefined): number | undefined {
+  if (ts === undefined || !r.appserviceId) return undefined;
+  if (!/^\d{1,16}$/.test(ts) || !Number.isSafeInteger(Number(ts))) throw new MatrixError("M_INVALID_PARAM", "ts must be a non-negative integer", 400);
+  return Number(ts);
 }
 
 export async function sendMessage(
@@ -94,8 +102,10 @@ export async function sendMessage(
   type: string,
   txnId: string | undefined,
   content: Record<string, unknown>,
+  opts: { ts?: string } = {},
 ): Promise<{ event_id: string }> {
   checkEventType(type);
+  const originServerTs = massagedTimestamp(r, opts.ts);
   const redaction = type === "m.room.redaction";
   return withTxn(
     s, r, txnId, ["send", roomId, type], content,
@@ -108,7 +118,8 @@ export async function sendMessage(
       }
       // A message's transaction id is looked up by the group commit (rooms/append.ts) with the ids of the
       // messages queued beside it; a fresh one is rate-limited there, a retransmission answered as recorded.
-      const e = await appendEvent(s, roomId, { type, sender: r.userId, content }, { txn, admit: () => rateLimit(s, r) });
+      const draft = originServerTs === undefined ? { type, sender: r.userId, content } : { type, sender: r.userId, content, originServerTs };
+      const e = await appendEvent(s, roomId, draft, { txn, admit: () => rateLimit(s, r) });
       return e.eventId;
     },
     !redaction,
@@ -122,8 +133,10 @@ export async function sendStateEvent(
   type: string,
   stateKey: string,
   content: Record<string, unknown>,
+  opts: { ts?: string } = {},
 ): Promise<{ event_id: string }> {
   checkEventType(type);
+  const originServerTs = massagedTimestamp(r, opts.ts);
   // A state event is checked against the room's full state: in a partial-state room it waits for it.
   await awaitFullState(s, roomId);
   if (type === "m.room.member") return sendMemberState(s, r, roomId, stateKey, content);
@@ -138,7 +151,7 @@ export async function sendStateEvent(
       if (existing && existing.pdu.sender === r.userId && canonicalJson(existing.pdu.content) === canonicalJson(content)) return { alreadyDone: existing };
     }
     for (const hook of s.extensions.stateEventChecks) await hook(s, r, room.roomId, type, stateKey, content);
-    return { type, stateKey, sender: r.userId, content };
+    return originServerTs === undefined ? { type, stateKey, sender: r.userId, content } : { type, stateKey, sender: r.userId, content, originServerTs };
   });
   return { event_id: e.eventId };
 }
@@ -188,12 +201,22 @@ async function redactDraft(
     roomId,
     async (room) => {
       const target = await s.rooms.events.get(redacts);
-      if (!target) throw new MatrixError("M_NOT_FOUND", "Event not found", 404);
+      const powerLevels = await currentStateEvent(s, room, "m.room.power_levels");
+      const content: Record<string, unknown> = {};
+      if (typeof body.reason === "string") content.reason = body.reason;
+      if (room.version.redactsInContent) content.redacts = redacts;
+      const draft = { type: "m.room.redaction", sender: r.userId, content, redacts };
+      if (!target) {
+        // As Synapse: a user with the redact level may redact an event this server has not seen (it takes
+        // effect if the event arrives: every read of it applies the rule); anyone else gets 404.
+        const powers = await powerLevelsOf(s, room);
+        if (powers.user(r.userId) >= powers.named("redact")) return draft;
+        throw new MatrixError("M_NOT_FOUND", "Event not found", 404);
+      }
       // As Synapse: a redaction names an event of its own room (the spec is silent on the answer).
       if (target.roomId !== roomId) throw new MatrixError("M_UNKNOWN", "Cannot redact event from a different room", 400);
       // The one rule of who may redact (auth/redaction.ts), against the state the redaction will be
       // authorised against: the commit applies it again, and so does every read of the target.
-      const powerLevels = await currentStateEvent(s, room, "m.room.power_levels");
       const allowed = redactionTakesEffect({
         redaction: { type: "m.room.redaction", sender: r.userId, isState: false, roomId, redacts },
         target: { eventId: target.eventId, roomId: target.roomId, sender: target.pdu.sender },
@@ -202,10 +225,7 @@ async function redactDraft(
         localServer: s.config.server_name,
       });
       if (!allowed) throw new MatrixError("M_FORBIDDEN", "You don't have permission to redact events of other users", 403);
-      const content: Record<string, unknown> = {};
-      if (typeof body.reason === "string") content.reason = body.reason;
-      if (room.version.redactsInContent) content.redacts = redacts;
-      return { type: "m.room.redaction", sender: r.userId, content, redacts };
+      return draft;
     },
     { txn },
   );

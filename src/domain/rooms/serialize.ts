@@ -1,6 +1,7 @@
 // Serializes stored events for clients in batches: unsigned.age, transaction_id for the requesting device,
 // prev_content / prev_sender / replaces_state for state events, and redaction (pruned content plus
-// unsigned.redacted_because), and erased senders' events redacted for readers not joined then (erasure.ts).
+// unsigned.redacted_because), erased senders' events redacted for readers not joined then (erasure.ts),
+// and in timeline reads the reader's unsigned.membership at each event (membership-at-event.ts).
 // One query per kind of lookup per batch, never one per event.
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
@@ -11,6 +12,7 @@ import { resolveRoomVersion, type RoomVersion } from "./room-versions.ts";
 import { deviceKeyOf } from "./send.ts";
 import { effectiveRedactions } from "./redactions.ts";
 import { erasedForReader } from "./erasure.ts";
+import { membershipAtEvents, type MembershipHint } from "./membership-at-event.ts";
 
 export interface SerializeOptions {
   omitRoomId?: boolean;
@@ -18,6 +20,8 @@ export interface SerializeOptions {
   extraUnsigned?: Map<string, Record<string, unknown>>;
   /** Share event content objects instead of copying them (see ClientEventOptions.shareContent). */
   shareContent?: boolean;
+  /** Timeline reads: unsigned.membership, the reader's membership at each event (membership-at-event.ts), with what the caller knows. */
+  membership?: boolean | MembershipHint;
 }
 
 /** Adds unsigned data per batch of served events, by event id (declared in src/main.ts: `unsigned`). */
@@ -39,6 +43,10 @@ export async function serializeEvents(
   const erased = await erasedForReader(s, r, events);
   const extra = new Map(opts.extraUnsigned ?? []);
   for (const hook of s.extensions.unsigned) for (const [id, fields] of await hook(s, r, events)) extra.set(id, { ...extra.get(id), ...fields });
+  if (opts.membership && r) {
+    const hint = typeof opts.membership === "function" ? opts.membership : undefined;
+    for (const [id, membership] of await membershipAtEvents(s, r.userId, events, hint)) extra.set(id, { ...extra.get(id), membership });
+  }
 
   // Each room's version once (an initial sync serializes thousands of events of a few hundred rooms).
   const versions = new Map<string, RoomVersion>();

@@ -1,13 +1,47 @@
 // What each local member of an upgraded room takes along to the replacement room: the room in their
 // m.direct lists, their tags of it, and their push rules for it (the room rule, and rules matching its
-// room_id), as Synapse's copy_user_state_on_room_upgrade. Best effort per user: one user's failure is
-// logged, the upgrade stands. Spec: Client-Server API "Room Upgrades" (server behaviour, "other
-// user-specific data"), "Direct Messaging", "Room Tagging", "Push Rules".
+// room_id), as Synapse's copy_user_state_on_room_upgrade — when a local user upgrades the room, and when
+// this server joins another server's replacement of a room it is in (with the directory listing and the
+// local aliases). Best effort per user: one user's failure is logged, the upgrade or join stands.
+// Spec: Client-Server API "Room Upgrades" (server behaviour, "other user-specific data"), "Direct
+// Messaging", "Room Tagging", "Push Rules".
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { isPlainObject } from "../events/types.ts";
 import { writeAccountData } from "../account-data/account-data.ts";
 import { getRuleset, putRule } from "../push/rules-api.ts";
+import { currentStateEvent, loadRoom } from "./room-cache.ts";
+import { hostInRoom } from "../federation/membership/residency.ts";
+
+/**
+ * After this server joined `roomId` through another server: when the room's create event names a
+ * predecessor this server is still in, and that room's tombstone names `roomId` (the new room's word
+ * alone is not taken), its local members' state follows, its directory listing and local aliases move
+ * (as Synapse's transfer_room_state_on_room_upgrade on a remote join). Never fails the join.
+ */
+export async function transferFromPredecessor(s: Services, roomId: string): Promise<void> {
+  try {
+    const room = await loadRoom(s, roomId);
+    const predecessor = room?.createEvent.content.predecessor;
+    const oldRoomId = isPlainObject(predecessor) ? predecessor.room_id : undefined;
+    if (typeof oldRoomId !== "string" || oldRoomId === roomId) return;
+    const old = await loadRoom(s, oldRoomId);
+    if (!old || !(await hostInRoom(s, oldRoomId))) return;
+    const tombstone = await currentStateEvent(s, old, "m.room.tombstone");
+    if (tombstone?.content.replacement_room !== roomId) return;
+    await copyUserStateOnUpgrade(s, oldRoomId, roomId);
+    const wasPublic = (await s.rooms.store.getRoom(oldRoomId))?.isPublic ?? false;
+    await s.storage.sql.transaction(async (tx) => {
+      if (wasPublic) {
+        await s.rooms.store.setPublic(oldRoomId, false, tx);
+        await s.rooms.store.setPublic(roomId, true, tx);
+      }
+      await s.directory.moveAliases(tx, oldRoomId, roomId);
+    });
+  } catch (err) {
+    s.log.warn({ err, roomId }, "joining an upgraded room: could not carry over its predecessor's user state");
+  }
+}
 
 export async function copyUserStateOnUpgrade(s: Services, oldRoomId: string, newRoomId: string): Promise<void> {
   const local = `:${s.config.server_name}`;

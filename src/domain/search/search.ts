@@ -151,7 +151,9 @@ export async function searchRoomEvents(s: Services, r: Requester, criteria: Room
   const batch: BatchToken | undefined = nextBatch === undefined ? undefined : decodeBatchToken(nextBatch);
   const page = await findEvents(s, r, criteria, batch);
   const versions = roomVersionLookup(s);
-  const serialize = (events: StoredEvent[]) => serializeEvents(s, r, versions, events);
+  // Results and their context are timeline events (with the reader's unsigned.membership); state is not.
+  const serialize = (events: StoredEvent[]) => serializeEvents(s, r, versions, events, { membership: true });
+  const serializeState = (events: StoredEvent[]) => serializeEvents(s, r, versions, events);
   const access = accessCache(s, r);
 
   const serialized = await serialize(page.hits.map((h) => h.event));
@@ -171,7 +173,7 @@ export async function searchRoomEvents(s: Services, r: Requester, criteria: Room
       const a = await access(roomId);
       const map = a.stateGroup === undefined ? a.room.state : await s.rooms.stateGroups.get(a.stateGroup);
       const events = await s.rooms.events.getMany(map.values());
-      state[roomId] = await serialize([...map.values()].map((id) => events.get(id)).filter((e): e is StoredEvent => e !== undefined));
+      state[roomId] = await serializeState([...map.values()].map((id) => events.get(id)).filter((e): e is StoredEvent => e !== undefined));
     }
     out.state = state;
   }

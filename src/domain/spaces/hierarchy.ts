@@ -1,9 +1,10 @@
 // GET /rooms/{roomId}/hierarchy: a depth-first walk of a space tree through its m.space.child state
-// events (children whose `via` is not a non-empty array of strings are ignored; ordered by `order`, then
-// origin_server_ts, then room id), showing each room the requester may see: joined or invited, public,
-// knockable, restricted through a room they are joined to, or world_readable. Rooms this server does not
-// hold are summarised by the servers named in the child's `via` (remote-hierarchy.ts). The `from` token carries the query (room, requester,
-// suggested_only, max_depth) and how many rooms came before: another query's token is M_INVALID_PARAM.
+// events (only a space's: another room's children are none; children without a non-empty `via` of strings
+// are ignored; ordered by `order`, then origin_server_ts, then room id), showing each room the requester
+// may see: joined or invited, public, knockable, restricted through a room they are joined to, or
+// world_readable. Rooms this server does not hold are summarised by the servers in the child's `via`
+// (remote-hierarchy.ts). The `from` token carries the query (room, requester, suggested_only, max_depth)
+// and how many rooms came before: another query's token is M_INVALID_PARAM.
 // Spec: Client-Server API "Spaces" (GET /hierarchy, v1), m.space.child.
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -131,7 +132,9 @@ export class RoomFacts {
     return id ? this.s.rooms.events.get(id) : undefined;
   }
 
+  /** A space's children; none for a room that is not a space (its m.space.child events mean nothing, as Synapse). */
   async children(room: RoomSnapshot, suggestedOnly: boolean): Promise<StoredEvent[]> {
+    if (room.createEvent.content.type !== "m.space") return [];
     const prefix = stateKeyOf("m.space.child", "");
     const ids = [...room.state].filter(([k]) => k.startsWith(prefix)).map(([, id]) => id);
     const events = [...(await this.s.rooms.events.getMany(ids)).values()].filter(
@@ -195,7 +198,10 @@ export async function entryOf(s: Services, facts: RoomFacts, room: RoomSnapshot,
   if (avatar !== undefined) entry.avatar_url = avatar;
   if (encryption !== undefined) entry.encryption = encryption;
   if (roomType !== undefined) entry.room_type = roomType;
-  if (rule === "restricted" || rule === "knock_restricted") entry.allowed_room_ids = allowedRoomIds(rules);
+  if ((rule === "restricted" && room.version.restricted) || (rule === "knock_restricted" && room.version.knockRestricted)) {
+    const allowed = allowedRoomIds(rules);
+    if (allowed.length > 0) entry.allowed_room_ids = allowed; // omitted when empty, as Synapse
+  }
   return entry;
 }
 

@@ -227,6 +227,30 @@ export class EventStore {
   }
 
   /**
+   * Which of `ids` (events of the timeline) were stored with a gap before them: a prev_event outside the
+   * DAG then (unknown, or an outlier) that has not since joined it before them in stream order — still
+   * missing or an outlier, backfilled (a negative position), or arrived after them. Synapse's
+   * timeline_gaps; /sync marks a timeline holding one limited and starts it there. Edges to prev_events
+   * that were in the DAG (databases from before 2026-11-29 hold some) are no gap.
+   */
+  async gapsAmong(ids: readonly string[]): Promise<Set<string>> {
+    const out = new Set<string>();
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      const rows = await this.sql.all<{ event_id: string }>(
+        `SELECT DISTINCT ee.event_id FROM event_edges ee
+           JOIN events c ON c.event_id = ee.event_id
+           LEFT JOIN events p ON p.event_id = ee.prev_event_id
+         WHERE ee.event_id IN (${chunk.map(() => "?").join(",")})
+           AND (p.event_id IS NULL OR p.outlier = TRUE OR p.stream_ordering < 0 OR p.stream_ordering > c.stream_ordering)`,
+        chunk,
+      );
+      for (const r of rows) out.add(r.event_id);
+    }
+    return out;
+  }
+
+  /**
    * Which of `ids` some stored (non-outlier) event names as a prev_event. Asked only about events entering
    * the DAG (new ones, promoted outliers): the edges recorded are exactly those to events outside the DAG
    * when their child was stored (NewEvent.prevsOutsideDag), which are the only ones such a question can find.
@@ -379,16 +403,25 @@ export class EventStore {
 
   /**
    * A room's events from a timestamp on (dir "f": origin_server_ts >= ts, earliest first) or back (dir
-   * "b": <= ts, latest first), ties by stream position, skipping the first `offset`; outliers and
-   * rejected events left out (GET /timestamp_to_event).
+   * "b": <= ts, latest first), ties by depth (the DAG's order) then stream position, skipping the first
+   * `offset`; outliers and rejected events left out (GET /timestamp_to_event; Synapse's order).
    */
   async byTimestamp(roomId: string, ts: number, dir: "b" | "f", limit: number, offset = 0): Promise<StoredEvent[]> {
     const cmp = dir === "f" ? ">=" : "<=";
     const order = dir === "f" ? "ASC" : "DESC";
     const rows = await this.sql.all<EventRow>(
       `SELECT ${COLUMNS} FROM events WHERE room_id = ? AND ${IN_TIMELINE_SQL} AND origin_server_ts ${cmp} ?
-       ORDER BY origin_server_ts ${order}, stream_ordering ${order} LIMIT ? OFFSET ?`,
+       ORDER BY origin_server_ts ${order}, depth ${order}, stream_ordering ${order} LIMIT ? OFFSET ?`,
       [roomId, ts, limit, offset],
+    );
+    return rows.map(toStored);
+  }
+
+  /** The room's DAG events (outliers left out) deeper than `depth` (later in the DAG), shallowest first, at most `limit`. */
+  async laterInDag(roomId: string, depth: number, limit: number): Promise<StoredEvent[]> {
+    const rows = await this.sql.all<EventRow>(
+      `SELECT ${COLUMNS} FROM events WHERE room_id = ? AND outlier = FALSE AND depth > ? ORDER BY depth ASC, stream_ordering ASC LIMIT ?`,
+      [roomId, depth, limit],
     );
     return rows.map(toStored);
   }

@@ -68,7 +68,7 @@ async function roomEventsAfter(s: Services, r: Requester, scope: Scope, after: n
   const visible = await visibleTo(s, r, scope, events);
   const versions = new Map(scope.memberships.map((m) => [m.roomId, m.roomVersion]));
   const versionOf = async (roomId: string) => versions.get(roomId) ?? (await s.rooms.store.getRoom(roomId))?.roomVersion ?? "1";
-  const rendered = await serializeEvents(s, r, versionOf, visible, { omitRoomId: false });
+  const rendered = await serializeEvents(s, r, versionOf, visible, { omitRoomId: false, membership: true });
   return { events: rendered.map((e) => legacyEvent(e as unknown as JsonObject)), upTo: cut, more };
 }
 

@@ -1,12 +1,13 @@
 // One destination's sending loop: at most one transaction in flight; each takes the oldest queued PDUs
 // (up to 50, in stream order) and EDUs (up to 100: the durable ones queued in storage first, then the
 // in-memory buffer's); on success the next one follows at once until
-// nothing is left. While the destination does not answer it backs off (backoff.ts, persisted), keeps its
+// nothing is left. A failed transaction is tried again a few times shortly after (in memory); while the
+// destination still does not answer it backs off (backoff.ts, persisted), keeps its
 // PDUs queued and the latest of its EDUs, logs once when it goes down and once when it comes back, and
 // — catching up after an outage — first trims each room's queue to its newest CATCH_UP_KEEP_PER_ROOM
 // PDUs (the destination fetches anything older it needs with get_missing_events / backfill).
 import type { Services } from "../../domain/services.ts";
-import { afterFailure, afterSuccess, isDown, retryAt, upState } from "./backoff.ts";
+import { afterFailure, afterSuccess, isDown, quickRetryDelay, retryAt, upState } from "./backoff.ts";
 import { EduBuffer } from "./edu-buffer.ts";
 import type { DestinationRow, SenderStore } from "./store.ts";
 import { MAX_EDUS_PER_TRANSACTION, MAX_PDUS_PER_TRANSACTION, pdusOf, sendTransaction } from "./transaction.ts";
@@ -32,6 +33,8 @@ export class DestinationQueue {
   private running: Promise<void> | undefined;
   private again = false;
   private timer: NodeJS.Timeout | undefined;
+  /** Transactions failed in a row while the destination is still counted up (quick retries made). */
+  private failedInARow = 0;
   /** Transactions sent since this process started (tests and metrics). */
   sent = 0;
 
@@ -69,7 +72,14 @@ export class DestinationQueue {
   /** The destination contacted us: it is up. Resets the backoff and sends what waits. */
   async markUp(): Promise<void> {
     const state = await this.load();
-    if (!isDown(state)) return;
+    if (!isDown(state)) {
+      // Between quick retries: try again now.
+      if (this.failedInARow > 0 && this.timer) {
+        this.cancelTimer();
+        this.wake();
+      }
+      return;
+    }
     this.cancelTimer();
     await this.recordSuccess(state, "it contacted us");
     this.wake();
@@ -146,6 +156,14 @@ export class DestinationQueue {
         if (this.c.stopped) return; // aborted by shutdown: not the destination's fault
         const now = s.clock.now();
         const wasDown = isDown(state);
+        if (!wasDown) {
+          const delay = quickRetryDelay(++this.failedInARow, s.config.federation);
+          if (delay !== undefined) {
+            s.log.debug({ destination: this.destination, reason: outcome.reason, retryInMs: delay, attempt: this.failedInARow }, "a transaction failed: trying it again shortly");
+            return this.schedule(delay);
+          }
+        }
+        this.failedInARow = 0;
         state = this.state = afterFailure(state, now, s.config.federation);
         await store.saveDestination(state);
         const log = { destination: this.destination, reason: outcome.reason, retryInMs: state.retryInterval, queuedPdus: rows.length, queuedEdus: durable.length };
@@ -154,6 +172,7 @@ export class DestinationQueue {
         return this.schedule(state.retryInterval);
       }
       this.sent++;
+      this.failedInARow = 0;
       if (outcome.kind === "refused") s.log.warn({ destination: this.destination, reason: outcome.reason, pdus: rows.length, edus: edus.length }, "the destination refused a transaction: dropped");
       await store.remove(this.destination, rows.map((r) => r.streamOrdering));
       await store.removeEdus(this.destination, durable.map((e) => e.id));

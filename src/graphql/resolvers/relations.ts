@@ -1,7 +1,7 @@
 // Relations, threads, spaces and reports on the GraphQL face, over the domain operations of their REST
-// twins: Room.threads (GET /threads), Room.hierarchy (GET /hierarchy), Event.relations (GET /relations,
-// forwards), the bundled aggregations of an event (read from its unsigned m.relations: no query), and
-// the reportEvent / reportRoom mutations (POST /rooms/{roomId}/report[/{eventId}]).
+// twins: Room.threads (GET /threads), Room.hierarchy (GET /hierarchy), roomSummary (GET /room_summary),
+// Event.relations (GET /relations, forwards), the bundled aggregations of an event (read from its unsigned
+// m.relations: no query), and the reportEvent / reportRoom mutations (POST /rooms/{roomId}/report[/{eventId}]).
 import "reflect-metadata";
 import { Arg, Query, Ctx, FieldResolver, Int, Mutation, Resolver, Root } from "type-graphql";
 import { streamToken } from "../../domain/rooms/read.ts";
@@ -9,13 +9,14 @@ import { roomVersionLookup, serializeEvents } from "../../domain/rooms/serialize
 import { relationsPage } from "../../domain/relations/get-relations.ts";
 import { threadsPage } from "../../domain/relations/threads.ts";
 import { getHierarchy } from "../../domain/spaces/hierarchy.ts";
+import { getRoomSummary } from "../../domain/spaces/room-summary.ts";
 import { reportEvent, reportRoom } from "../../domain/reports/report.ts";
 import type { ClientEvent } from "../../domain/events/format.ts";
 import type { GraphqlContext } from "../context.ts";
 import { PageInfo, pageSize } from "../types/connection.ts";
 import { Event } from "../types/event.ts";
 import { Room } from "../types/room.ts";
-import { EditSummary, RelatedEventConnection, RelatedEventEdge, SpaceHierarchy, SpaceHierarchyRoom, ThreadInclude, ThreadSummary } from "../types/relations.ts";
+import { EditSummary, RelatedEventConnection, RelatedEventEdge, RoomSummary, SpaceHierarchy, SpaceHierarchyRoom, ThreadInclude, ThreadSummary } from "../types/relations.ts";
 
 function bundled(event: Event, relType: string): Record<string, unknown> | undefined {
   const relations = event.unsigned?.["m.relations"] as Record<string, unknown> | undefined;
@@ -141,6 +142,19 @@ export class SpaceHierarchyResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<SpaceHierarchy> {
     return hierarchyOf(ctx, roomId, { suggestedOnly, maxDepth, first, after });
+  }
+}
+
+@Resolver()
+export class RoomSummaryResolver {
+  @Query(() => RoomSummary, { description: "A room's summary, by id or alias; `via` names servers to ask for a room this server is not in (GET /room_summary)." })
+  async roomSummary(
+    @Arg("roomIdOrAlias", () => String) roomIdOrAlias: string,
+    @Arg("via", () => [String], { nullable: true }) via: string[] | null | undefined,
+    @Ctx() ctx: GraphqlContext,
+  ): Promise<RoomSummary> {
+    const { membership, ...room } = await getRoomSummary(ctx.s, ctx.bearerToken === undefined ? undefined : await ctx.requester(), roomIdOrAlias, via ?? []);
+    return Object.assign(new RoomSummary(), { room: SpaceHierarchyRoom.from({ ...room, children_state: [] }), membership: membership ?? null });
   }
 }
 

@@ -1,6 +1,6 @@
 // GraphQL types of relations, threads and spaces: the bundled aggregations of an event (thread summary,
 // latest edit, references) read from its unsigned `m.relations`, the connections of related events and
-// of thread roots, and the space hierarchy (GET /hierarchy's rooms in camelCase).
+// of thread roots, the space hierarchy (GET /hierarchy's rooms in camelCase) and room summaries.
 // Spec: Client-Server API "Relationships", "Threading", "Spaces".
 import "reflect-metadata";
 import { Arg, Ctx, Field, Int, ObjectType, registerEnumType } from "type-graphql";
@@ -117,6 +117,15 @@ export class SpaceHierarchyRoom extends WithAvatarHttpUrl {
       childrenState: r.children_state,
     });
   }
+}
+
+@ObjectType({ description: "A room's summary (GET /room_summary): the room as a hierarchy shows it, no children." })
+export class RoomSummary {
+  @Field(() => SpaceHierarchyRoom)
+  room!: SpaceHierarchyRoom;
+
+  @Field(() => String, { nullable: true, description: "The viewer's membership (leave when none); null without an access token." })
+  membership!: string | null;
 }
 
 @ObjectType({ description: "A page of a space hierarchy, depth first." })

@@ -59,6 +59,7 @@ describe("rule 1: m.room.create", () => {
       expectRule(
         () => checkAuth({ ...room12.create, content: { room_version: "12", additional_creators: bad } }, noState, "12"),
         "create.additional_creators",
+        400,
       );
       const room11 = new RoomBuilder("11", ALICE, { bare: true });
       expectAllowed(() => checkAuth({ ...room11.create, content: { room_version: "11", additional_creators: bad } }, noState, "11"));

@@ -2,7 +2,7 @@
 import { expect } from "vitest";
 import { AuthError } from "../../../src/domain/auth/index.ts";
 
-export function expectRule(fn: () => unknown, rule: string): void {
+export function expectRule(fn: () => unknown, rule: string, httpStatus = 403): void {
   let caught: unknown;
   try {
     fn();
@@ -12,7 +12,7 @@ export function expectRule(fn: () => unknown, rule: string): void {
   expect(caught, `expected rule ${rule} to fail`).toBeInstanceOf(AuthError);
   const err = caught as AuthError;
   expect(err.errcode).toBe("M_FORBIDDEN");
-  expect(err.httpStatus).toBe(403);
+  expect(err.httpStatus).toBe(httpStatus);
   expect(err.rule).toBe(rule);
   expect(err.message).toContain(rule);
 }

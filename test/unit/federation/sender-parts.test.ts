@@ -3,10 +3,10 @@
 // user in an EDU, presence packed, stale typing dropped, the 100-EDU cap, and a failed transaction's
 // EDUs given back in order unless something newer arrived).
 import { describe, expect, it } from "vitest";
-import { afterFailure, afterSuccess, isDown, nextRetryInterval, retryAt, upState } from "../../../src/federation/sender/backoff.ts";
+import { afterFailure, afterSuccess, isDown, nextRetryInterval, quickRetryDelay, retryAt, upState } from "../../../src/federation/sender/backoff.ts";
 import { EduBuffer, TYPING_STALE_MS } from "../../../src/federation/sender/edu-buffer.ts";
 
-const cfg = { destination_min_retry_interval: 60_000, destination_retry_multiplier: 2, destination_max_retry_interval: 86_400_000 };
+const cfg = { destination_min_retry_interval: 60_000, destination_retry_multiplier: 2, destination_max_retry_interval: 86_400_000, max_long_retries: 10, max_long_retry_delay: 60_000 };
 
 describe("backoff", () => {
   it("starts at the minimum, grows by the multiplier with jitter, stops at the maximum", () => {
@@ -20,6 +20,14 @@ describe("backoff", () => {
     expect(seen.slice(0, 4)).toEqual([60_000, 132_000, 290_400, 638_880]);
     expect(seen.every((v, i) => i === 0 || v >= seen[i - 1]!)).toBe(true);
     expect(seen.at(-1)).toBe(86_400_000);
+  });
+
+  it("quick retries: after 4, 16, 64 ... seconds, capped, jittered; none past max_long_retries", () => {
+    expect([1, 2, 3].map((n) => quickRetryDelay(n, cfg, () => 1 / 3))).toEqual([4_000, 16_000, 60_000]);
+    expect(quickRetryDelay(1, cfg, () => 0)).toBe(3_200);
+    expect(quickRetryDelay(10, cfg, () => 1)).toBe(84_000);
+    expect(quickRetryDelay(11, cfg)).toBeUndefined();
+    expect(quickRetryDelay(1, { ...cfg, max_long_retries: 0 })).toBeUndefined();
   });
 
   it("records an outage and its end", () => {

@@ -3,7 +3,7 @@
 // fallback keys, taken as for a local claim) and GET /user/devices/{userId} (a user's whole device list
 // with the stream_id its m.device_list_update EDUs continue from). Users of other servers are not ours
 // to answer for: they are left out (a query, a claim) or refused (a device list). Device display names
-// stay private (Synapse's default, allow_device_name_lookup_over_federation: false).
+// are told only with allow_device_name_lookup_over_federation (Synapse's option; default false).
 // Spec: Server-Server API "End-to-End Encryption", "Device Management".
 import { MatrixError } from "../../errors.ts";
 import type { Services } from "../../services.ts";
@@ -16,10 +16,20 @@ import { lastDeviceListPositions } from "./remote-device-store.ts";
 
 const isLocal = (s: Services, userId: string) => serverOfUser(userId) === s.config.server_name;
 
-/** Device keys as served to other servers: without the device's display name. */
-function withoutName(keys: Json): Json {
+/** Device keys as signed, without the `unsigned` block (the display name goes beside them). */
+export function signedDeviceKeys(keys: Json): Json {
   const { unsigned: _u, ...rest } = keys;
   return rest;
+}
+
+/** Device keys as /user/keys/query serves them: `unsigned.device_display_name` only if the option says so. */
+function queriedDeviceKeys(s: Services, keys: Json): Json {
+  return s.config.allow_device_name_lookup_over_federation ? keys : signedDeviceKeys(keys);
+}
+
+/** The name a device is shown under to other servers (GET /user/devices, m.device_list_update). */
+export function servedDeviceName(s: Services, name: string | null | undefined): string | undefined {
+  return s.config.allow_device_name_lookup_over_federation && name ? name : undefined;
 }
 
 export async function federationQueryKeys(s: Services, body: Json): Promise<Json> {
@@ -33,7 +43,7 @@ export async function federationQueryKeys(s: Services, body: Json): Promise<Json
   // No viewer: only the owners' own signatures.
   const keys = await localKeys(s, "", query);
   const deviceKeys: Record<string, Record<string, Json>> = {};
-  for (const [u, devices] of Object.entries(keys.device_keys)) deviceKeys[u] = Object.fromEntries(Object.entries(devices).map(([d, k]) => [d, withoutName(k)]));
+  for (const [u, devices] of Object.entries(keys.device_keys)) deviceKeys[u] = Object.fromEntries(Object.entries(devices).map(([d, k]) => [d, queriedDeviceKeys(s, k)]));
   return { device_keys: deviceKeys, master_keys: keys.master_keys, self_signing_keys: keys.self_signing_keys };
 }
 
@@ -60,7 +70,11 @@ export async function federationUserDevices(s: Services, userId: string): Promis
   for (const key of [...names.keys()].sort()) {
     const deviceId = key.slice(userId.length + 1);
     const k = keys.device_keys[userId]?.[deviceId];
-    devices.push(k ? { device_id: deviceId, keys: withoutName(k) } : { device_id: deviceId });
+    const device: Json = { device_id: deviceId };
+    if (k) device.keys = signedDeviceKeys(k);
+    const name = servedDeviceName(s, names.get(key));
+    if (name) device.device_display_name = name;
+    devices.push(device);
   }
   const out: Json = { user_id: userId, stream_id: positions.get(userId) ?? 0, devices };
   if (keys.master_keys[userId]) out.master_key = keys.master_keys[userId];

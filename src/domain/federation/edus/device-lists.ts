@@ -14,6 +14,7 @@ import { localKeys, crossSigningPublicKey } from "../../e2ee/query-keys.ts";
 import { serverOfUser, serversSharingRoomsWith } from "../room-servers.ts";
 import { isUserOf, remoteDeviceKeys } from "../e2ee/remote-key-shapes.ts";
 import { lastDeviceListPositions, publicDeviceListRows } from "../e2ee/remote-device-store.ts";
+import { signedDeviceKeys, servedDeviceName } from "../e2ee/serve-keys.ts";
 import { applyDeviceListUpdate, applySigningKeyUpdate, type DeviceListUpdate } from "../e2ee/remote-device-lists.ts";
 
 const isStreamId = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
@@ -62,10 +63,9 @@ async function updatesBetween(s: Services, from: number, to: number): Promise<Ou
     if (!names.has(`${r.userId}\u0000${r.deviceId}`)) content.deleted = true;
     else {
       const k = keys.device_keys[r.userId]?.[r.deviceId];
-      if (k) {
-        const { unsigned: _u, ...rest } = k; // display names stay private (Synapse's default)
-        content.keys = rest;
-      }
+      if (k) content.keys = signedDeviceKeys(k);
+      const name = servedDeviceName(s, names.get(`${r.userId}\u0000${r.deviceId}`));
+      if (name) content.device_display_name = name;
     }
     out.push({ destinations, edu: { edu_type: "m.device_list_update", content } });
   }

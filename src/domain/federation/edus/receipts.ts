@@ -2,9 +2,11 @@
 // public `m.read` receipts — never `m.read.private` — read from the receipts stream as it moves and handed
 // to the remote servers of each room, where the sender packs them per room (one receipt per room, type
 // and user in an EDU, so threads go apart). Inbound: a remote server's m.read receipts for its own users
-// who are joined to the room are stored in the receipts stream (the newer one kept, as for local ones),
-// so local /sync and the GraphQL `receipts` subscription show them.
+// who are joined to the room (in a room joined with partial state: of a server its join named) are stored
+// in the receipts stream (the newer one kept, as for local ones), so local /sync and the GraphQL
+// `receipts` subscription show them.
 import { serverAllowedInState } from "../server-acl.ts";
+import { inPartialStateRoom } from "../partial-state/flag.ts";
 import { loadRoom } from "../../rooms/room-cache.ts";
 import type { Services } from "../../services.ts";
 import type { BackgroundTask } from "../../extensions.ts";
@@ -130,13 +132,16 @@ export const receiptEduHandler: EduHandler = {
       );
       for (const r of rows) joined.add(`${r.room_id}\u0000${r.user_id}`);
     }
-    // Rooms whose server ACL denies the origin take none of its receipts.
+    // Rooms whose server ACL denies the origin take none of its receipts; in a room joined with partial
+    // state (members unknown), the users of a server its join named speak in it (as Synapse).
     const denied = new Set<string>();
+    const partial = new Set<string>();
     for (const roomId of new Set(candidates.map((c) => c.roomId))) {
       const room = await loadRoom(s, roomId);
       if (room && !(await serverAllowedInState(s, room.state, origin))) denied.add(roomId);
+      else if (await inPartialStateRoom(s, roomId, origin)) partial.add(roomId);
     }
-    const accepted = candidates.filter((c) => joined.has(`${c.roomId}\u0000${c.userId}`) && !denied.has(c.roomId));
+    const accepted = candidates.filter((c) => (joined.has(`${c.roomId}\u0000${c.userId}`) || partial.has(c.roomId)) && !denied.has(c.roomId));
     if (accepted.length === 0) return;
     const events = await s.rooms.events.getMany(accepted.flatMap((c) => c.eventIds));
     for (const c of accepted) {

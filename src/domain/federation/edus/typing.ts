@@ -2,7 +2,7 @@
 // of a local user's typing (start, stop, time-out) goes to the remote servers in the room; a user still
 // typing who says so again is re-announced every FEDERATION_PING_INTERVAL_MS so the receivers' timeout
 // does not fire (Synapse's ping). Inbound: a remote server's m.typing for one of its own users who is
-// joined to the room starts (timing out after REMOTE_TYPING_TIMEOUT_MS unless renewed) or stops their
+// joined to the room (in a room joined with partial state: a server its join named) starts (timing out after REMOTE_TYPING_TIMEOUT_MS unless renewed) or stops their
 // typing in the typing stream, so local /sync and the GraphQL `typing` subscription show it.
 import type { Services } from "../../services.ts";
 import type { BackgroundTask } from "../../extensions.ts";
@@ -10,6 +10,7 @@ import type { EduHandler } from "../edu.ts";
 import { tryParseRoomId } from "../../ids.ts";
 import { remoteServersInRoom, serverOfUser } from "../room-servers.ts";
 import { serverAllowedInState } from "../server-acl.ts";
+import { inPartialStateRoom } from "../partial-state/flag.ts";
 import { loadRoom } from "../../rooms/room-cache.ts";
 
 /** How long a remote user's typing lasts without news from their server (Synapse's FEDERATION_TIMEOUT). */
@@ -70,7 +71,8 @@ export const typingEduHandler: EduHandler = {
       s.log.info({ origin, userId }, "m.typing EDU for a user of another server dropped");
       return;
     }
-    if ((await s.rooms.store.membership(roomId, userId))?.membership !== "join") return;
+    // A joined user; in a room joined with partial state (members unknown), a user of a server in it.
+    if ((await s.rooms.store.membership(roomId, userId))?.membership !== "join" && !(await inPartialStateRoom(s, roomId, origin))) return;
     const room = await loadRoom(s, roomId);
     if (room && !(await serverAllowedInState(s, room.state, origin))) return; // the room's ACL denies the server
     if (typing) s.typing.start(roomId, userId, REMOTE_TYPING_TIMEOUT_MS);

@@ -5,15 +5,18 @@
 // auth chain event's format, signatures, content hash and authorization (through the remote planner, as
 // outliers), and the join itself against the returned state. One commit stores it all: the room then
 // exists here with its state and the user joined. A server whose answer fails is skipped for the next.
-// A room this server does not know is joined with partial state (omit_members=true, "faster joins"): when
-// the resident server leaves the members out, the join is accepted against the state it answered, the
-// room is marked partial in the same commit, and the full state is fetched in the background
-// (partial-state/resync.ts) while /join returns.
+// Unless this server is in the room with its full state, the join asks for partial state (omit_members=true,
+// "faster joins", as Synapse): when the resident server leaves the members out, the join is accepted
+// against the state it answered, the room is marked partial in the same commit (a room already partial
+// keeps its first join's mark), and the full state is fetched in the background (partial-state/resync.ts)
+// while /join returns. A join the answer's own state refuses is 403 (Synapse's "Join event was rejected").
+// Joining another server's replacement of a room this server is in carries its members' state over
+// (rooms/upgrade-user-state.ts).
 // Spec: Server-Server API "Joining Rooms" (make_join, send_join v2 and omit_members), "Checks performed on
 // receipt of a PDU".
 import type { Services } from "../../services.ts";
 import type { Pdu } from "../../events/types.ts";
-import { isPlainObject } from "../../events/types.ts";
+import { isPlainObject, prevEventIds } from "../../events/types.ts";
 import { eventIdOf } from "../../events/hashes.ts";
 import { fedPath } from "../../../federation/client.ts";
 import { stateKeyOf } from "../../store/state-groups.ts";
@@ -21,8 +24,11 @@ import { receiveRemoteEvents, type RemoteEventInput } from "../../rooms/receive.
 import { badAnswer, JOIN_FAILOVER_ERRCODES, makeAndSign, sameEvent, throughServers } from "./handshake.ts";
 import { putV2OrV1 } from "./v1-fallback.ts";
 import { loadRoom } from "../../rooms/room-cache.ts";
-import { markPartialState } from "../partial-state/flag.ts";
+import { isPartialState, markPartialState, markPartialStateJoin } from "../partial-state/flag.ts";
+import { hostInRoom } from "./residency.ts";
+import { MatrixError } from "../../errors.ts";
 import { resyncInBackground } from "../partial-state/resync.ts";
+import { transferFromPredecessor } from "../../rooms/upgrade-user-state.ts";
 
 /** Most events a send_join answer may hold (state and auth chain together). */
 const MAX_JOIN_EVENTS = 100_000;
@@ -41,8 +47,11 @@ function serversInRoom(s: Services, server: string, answer: Record<string, unkno
 
 /** Joins `userId` to `roomId` through the first of `servers` that lets it in; `content` is the member event's. */
 export async function joinRemoteRoom(s: Services, roomId: string, userId: string, servers: readonly string[], content: Record<string, unknown>): Promise<void> {
-  // Partial state only for a room this server holds no state of (else it knows the members already).
-  const askPartial = (await loadRoom(s, roomId)) === undefined;
+  // Partial state unless this server is in the room with its full state (Synapse: not the host joined,
+  // or the room already partial); a room already partial stays marked from its first join.
+  const known = await loadRoom(s, roomId);
+  const alreadyPartial = known !== undefined && (await isPartialState(s, roomId));
+  const askPartial = !known || alreadyPartial || !(await hostInRoom(s, roomId));
   const partial = await throughServers(s, servers, "join the room", async (server) => {
     const { version, built } = await makeAndSign(s, server, roomId, userId, "join", content);
     const answer = await putV2OrV1(s, server, "send_join", {
@@ -78,22 +87,36 @@ export async function joinRemoteRoom(s: Services, roomId: string, userId: string
         throw badAnswer(server, "send_join answered a state event without an id");
       }
     }
-    const inputs: RemoteEventInput[] = [
-      ...chain.map((pdu) => ({ pdu, outlier: true })),
-      ...state.map((pdu) => ({ pdu, outlier: true })),
-      { pdu: join, stateBefore, noSoftFail: true },
-    ];
-    const mark = partialServers ? { roomId, joinEventId: built.eventId, servers: partialServers } : undefined;
+    // A partial join into a room this server holds: the state before it from the prev_events it has, the
+    // answer standing for those it lacks (Synapse: a second partial join keeps the first one's members).
+    const prevs = prevEventIds(join as Pdu);
+    const held = partialServers && known ? await s.rooms.events.getMany(prevs) : new Map();
+    const missing = prevs.filter((id) => !held.get(id) || held.get(id)!.outlier);
+    const joinInput: RemoteEventInput =
+      partialServers && known && missing.length < prevs.length
+        ? { pdu: join, prevStates: new Map(missing.map((id) => [id, stateBefore])), noSoftFail: true }
+        : { pdu: join, stateBefore, noSoftFail: true };
+    const inputs: RemoteEventInput[] = [...chain.map((pdu) => ({ pdu, outlier: true })), ...state.map((pdu) => ({ pdu, outlier: true })), joinInput];
+    const mark = partialServers && !alreadyPartial ? { roomId, joinEventId: built.eventId, servers: partialServers } : undefined;
     const outcomes = await receiveRemoteEvents(s, roomId, inputs, {
       mustAccept: [inputs.length - 1],
-      ...(mark ? { partialState: true, alsoWrite: (tx) => markPartialState(s, tx, mark) } : {}),
+      ...(partialServers
+        ? {
+            partialState: true,
+            alsoWrite: (tx) => (mark ? markPartialState(s, tx, mark) : markPartialStateJoin(s, tx, built.eventId)),
+          }
+        : {}),
     });
     const stored = await s.rooms.events.get(built.eventId);
     if (!stored || stored.outlier || stored.rejectedReason !== null || stored.softFailed) {
       const o = outcomes[inputs.length - 1]!;
+      // The answer's own state refuses the join (e.g. a ban): refused, as Synapse ("Join event was rejected").
+      if (o.status === "rejected") throw new MatrixError("M_FORBIDDEN", `Join event was rejected: ${o.reason}`, 403);
       throw badAnswer(server, `the join is not allowed by the state ${server} answered (${o.status}${"reason" in o ? `: ${o.reason}` : ""})`);
     }
-    return mark !== undefined;
+    return partialServers !== undefined;
   }, JOIN_FAILOVER_ERRCODES);
   if (partial) resyncInBackground(s, roomId);
+  // The replacement of a room this server is in: its local members' push rules, tags and m.direct follow.
+  await transferFromPredecessor(s, roomId);
 }

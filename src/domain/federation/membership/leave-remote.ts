@@ -1,7 +1,7 @@
-// A local user leaves a room through another server: the last of our users leaving a room (make_leave /
-// send_leave to a server still in it), or rejecting an invite to a room this server is not in (through
-// the inviting server; when it cannot be reached, a leave made up here, as Synapse does, so the invite
-// goes away at least for us). The leave is kept in the room when this server can place it, else out of
+// A local user leaves a room through another server (make_leave / send_leave): rejecting an invite, or
+// withdrawing a knock, to a room this server is not in (through the inviting server; when it cannot be
+// reached, a leave made up here, as Synapse does, so the invite goes away at least for us). A room this
+// server is in is left with a local leave, even by its last user (as Synapse). The leave is kept in the room when this server can place it, else out of
 // band like the invite it answers.
 // Spec: Server-Server API "Leaving Rooms (Rejecting Invites)" (make_leave, send_leave v2; v1 for a server
 // that serves no v2).

@@ -1,13 +1,13 @@
 // A member event pushed (PUT /send) for a room whose state this server does not hold, about one of our
 // users whose membership there is out of band (an invite received, a knock made through another server):
-// the end of it — a knock refused or an invite withdrawn (a leave by a moderator), a ban. It cannot be
+// the end of it — a knock refused or a ban, an invite withdrawn (a leave or ban by its inviter, citing it). It cannot be
 // placed in a room graph this server lacks, so once its format, content hash and signatures check out it
 // is kept out of band like the invite or knock it answers, and the user's /sync shows them out of the room.
 // Anything else for such a room is ignored, as before. Spec: Server-Server API "Knocking Rooms",
 // "Inviting to a room", "Checks performed on receipt of a PDU" (format, hashes, signatures).
 import type { Services } from "../../services.ts";
 import type { Pdu } from "../../events/types.ts";
-import { domainOf, isPlainObject } from "../../events/types.ts";
+import { authEventIds, domainOf, isPlainObject } from "../../events/types.ts";
 import { checkContentHash, eventIdOf } from "../../events/hashes.ts";
 import { validatePduFormat } from "../../events/validate.ts";
 import { getRoomVersion } from "../../rooms/room-versions.ts";
@@ -42,6 +42,9 @@ export async function receiveOutOfBandUpdate(s: Services, origin: string, roomId
     return undefined;
   }
   if (domainOf(pdu.sender) !== origin) return { eventId, error: "The sender is not a user of the origin server" };
+  // An invite is withdrawn only by its inviter, citing it (as Synapse: who else may, only the room's
+  // state would tell, which this server does not hold). Anything else is ignored: the invite stands.
+  if (row.membership === "invite" && (pdu.sender !== row.sender || !authEventIds(pdu).includes(row.eventId))) return undefined;
   if (!checkContentHash(pdu)) return { eventId, error: "The event's content hash does not match its content" };
   try {
     await checkSignatures(s, pdu, version);

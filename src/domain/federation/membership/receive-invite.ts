@@ -22,6 +22,7 @@ import { loadRoom } from "../../rooms/room-cache.ts";
 import { checkReceivedInviteState } from "./invite-state.ts";
 import { hostInRoom } from "./residency.ts";
 import { assertServerAllowed } from "../server-acl.ts";
+import { checkInviteTarget } from "../../server-notices/policy.ts";
 import { assertInviteNotBlocked } from "../../account-data/invite-filter.ts";
 
 const invalid = (msg: string) => new MatrixError("M_INVALID_PARAM", msg, 400);
@@ -60,6 +61,7 @@ async function checkInvite(s: Services, origin: string, roomId: string, eventId:
   } catch (err) {
     throw invalid(`The invite fails its signature check: ${(err as Error).message}`);
   }
+  checkInviteTarget(s, pdu.state_key);
   const user = await s.users.get(pdu.state_key);
   if (!user) throw new MatrixError("M_NOT_FOUND", "Unknown user", 404);
   if (user.deactivated) throw new MatrixError("M_FORBIDDEN", "This user cannot be invited", 403);

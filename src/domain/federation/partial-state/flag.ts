@@ -17,6 +17,8 @@ interface Flags {
   rooms: Promise<Map<string, PartialStateRoom>>;
   /** Rooms whose partial state was completed: the events-stream position from which it is complete. */
   completed: Promise<Map<string, number>>;
+  /** Our joins that made a room partial (still partial or completed since). */
+  joins: Promise<Set<string>>;
   waiters: Map<string, (() => void)[]>;
 }
 
@@ -33,7 +35,8 @@ function flags(s: Services): Flags {
         new Map(all.filter((r) => r.completed_stream === null).map((r) => [r.room_id, { roomId: r.room_id, joinEventId: r.join_event_id, servers: JSON.parse(r.servers) as string[] }])),
     );
     const completed = rows.then((all) => new Map(all.filter((r) => r.completed_stream !== null).map((r) => [r.room_id, Number(r.completed_stream)])));
-    f = { rooms, completed, waiters: new Map() };
+    const joins = rows.then((all) => new Set(all.map((r) => r.join_event_id)));
+    f = { rooms, completed, joins, waiters: new Map() };
     perServices.set(s, f);
   }
   return f;
@@ -54,6 +57,15 @@ export async function isPartialState(s: Services, roomId: string): Promise<boole
 }
 
 /**
+ * Whether `server` is in a partial-state room as far as this server can tell: its join named it (the
+ * members of the room are not known yet). Synapse's "hosts in room, or the partial-state approximation",
+ * by which typing and receipts from a room's servers are taken while partial.
+ */
+export async function inPartialStateRoom(s: Services, roomId: string, server: string): Promise<boolean> {
+  return (await flags(s).rooms).get(roomId)?.servers.includes(server) ?? false;
+}
+
+/**
  * What /sync needs: the rooms still partial, and when each completed one became complete (a sync since an
  * earlier token shows the room anew to the clients it was hidden from).
  */
@@ -62,15 +74,35 @@ export async function partialStateView(s: Services): Promise<{ partial: Readonly
   return { partial: new Set((await f.rooms).keys()), completedAt: await f.completed };
 }
 
+/**
+ * Whether `eventId` is our join that made its room partial: the resident server that completed it sends
+ * it to the room (Synapse never sends such a join itself: `proactively_send` false), so we do not.
+ */
+export async function isPartialStateJoin(s: Services, eventId: string): Promise<boolean> {
+  return (await flags(s).joins).has(eventId);
+}
+
+/**
+ * Records a later partial join of a room already partial (another of our users'), in the transaction that
+ * stores it: not sent either (kept in memory: a restart before the sender read it may send it, harmlessly).
+ */
+export async function markPartialStateJoin(s: Services, tx: SqlExecutor, joinEventId: string): Promise<void> {
+  const joins = await flags(s).joins;
+  tx.onSettled?.((committed) => {
+    if (committed) joins.add(joinEventId);
+  });
+}
+
 /** Marks a room partial, in the transaction that stores the join (seen in memory once it commits). */
 export async function markPartialState(s: Services, tx: SqlExecutor, room: PartialStateRoom): Promise<void> {
   await tx.run(`DELETE FROM partial_state_rooms WHERE room_id = ?`, [room.roomId]);
   await tx.run(`INSERT INTO partial_state_rooms (room_id, join_event_id, servers, created_ts) VALUES (?, ?, ?, ?)`, [room.roomId, room.joinEventId, JSON.stringify(room.servers), s.clock.now()]);
   const f = flags(s);
-  const [rooms, completed] = [await f.rooms, await f.completed];
+  const [rooms, completed, joins] = [await f.rooms, await f.completed, await f.joins];
   tx.onSettled?.((committed) => {
     if (!committed) return;
     rooms.set(room.roomId, room);
+    joins.add(room.joinEventId);
     completed.delete(room.roomId);
   });
 }

@@ -1,23 +1,25 @@
-// Events placed while a room's state was partial, checked again once its full state is known (as Synapse's
-// de-partial-stating does): in stream order from our join, each event's state before it is taken from its
-// completed state group (the full state at the join fills what the partial state lacked), with the events
-// found unauthorised so far taken out of it, and the auth rules run again. An event the full state does
-// not authorise is marked rejected (its state is then the state before it and it leaves every later
-// state: where it stood, the event it replaced stands); current state follows the same way (Synapse
-// resolves it again from the tips; here the rejected entries are replaced in place). Not re-soft-failed,
-// and nothing rejected is accepted again (Synapse does not soft-fail here either, and a partial check
-// hardly rejects what the full state allows: it sees the same state where it has it, the event's own auth
-// events elsewhere, and those passed already).
-// Spec: Server-Server API "Checks performed on receipt of a PDU", "Rejection".
+// Events placed while a room's state was partial, placed again once its full state is known (Synapse's
+// de-partial-stating, `update_state_for_partial_state_event`): from our join on, parents before children,
+// each event's state before it is computed anew from its prev_events' new states (the join's from the
+// full state before it; a prev_event this server lacks has its state fetched, as on receipt), resolved
+// when they differ, and the auth rules run again on its auth events and that state. An event the full
+// state does not authorise is rejected (its state is then the state before it); one rejected while
+// partial that the full state authorises is accepted (Synapse updates the rejection either way). Current
+// state is resolved anew at the forward extremities. Not re-soft-failed (Synapse does not either).
+// Spec: Server-Server API "Checks performed on receipt of a PDU", "Rejection", "Room State Resolution".
 import type { Services } from "../../services.ts";
 import type { SqlExecutor } from "../../../storage/sql.ts";
 import type { Pdu } from "../../events/types.ts";
+import { authEventIds, prevEventIds } from "../../events/types.ts";
 import type { StoredEvent } from "../../store/events.ts";
 import { stateKeyOf, type StateMap } from "../../store/state-groups.ts";
 import { stateBeforeEvent } from "../../rooms/state-before.ts";
-import { authorizeWithState, requiredSigners } from "../../rooms/pipeline/checks.ts";
+import { authorizeWithAuthEvents, authorizeWithState, requiredSigners } from "../../rooms/pipeline/checks.ts";
 import { stateChanges } from "../../rooms/pipeline/plan.ts";
-import { writeMemberships } from "../../rooms/pipeline/commit.ts";
+import { indexStateChanges, writeMemberships } from "../../rooms/pipeline/commit.ts";
+import { resolveState, trivialResolution } from "../../state/resolve.ts";
+import { relationsOfEvents } from "../../relations/index-hook.ts";
+import { searchableText } from "../../search/index-hooks.ts";
 import type { RoomSnapshot } from "../../rooms/room-cache.ts";
 
 const BATCH = 500;
@@ -35,20 +37,53 @@ export interface RecheckedEvent {
 
 export interface RecheckPlan {
   changed: RecheckedEvent[];
-  /** How current state changes (the rejected events taken out of it). */
+  /** How current state changes. */
   currentChanges: ReadonlyMap<string, string | null>;
   currentState: StateMap;
 }
 
-/** The events of the room placed from our join on (not outliers, not rejected), in stream order. */
-async function placedSinceJoin(s: Services, roomId: string, joinEventId: string): Promise<string[]> {
-  const join = await s.rooms.events.get(joinEventId);
-  if (!join) return [];
+/** Where the states of the join's prev_events, and of other prev_events this server lacks, come from. */
+export interface RecheckSources {
+  /** The full state before our join. */
+  beforeJoin: StateMap;
+  /** The state after an event this server lacks (or holds only as an outlier), from another server. */
+  stateAfterMissing: (eventId: string) => Promise<StateMap>;
+}
+
+/** The events of the room placed from our join on (not outliers; rejected ones too), in stream order. */
+async function placedSinceJoin(s: Services, roomId: string, join: StoredEvent): Promise<StoredEvent[]> {
   const rows = await s.storage.sql.all<{ event_id: string }>(
-    `SELECT event_id FROM events WHERE room_id = ? AND stream_ordering >= ? AND outlier = FALSE AND rejected_reason IS NULL ORDER BY stream_ordering`,
+    `SELECT event_id FROM events WHERE room_id = ? AND stream_ordering >= ? AND outlier = FALSE ORDER BY stream_ordering`,
     [roomId, join.streamOrdering],
   );
-  return rows.map((r) => r.event_id);
+  const ids = rows.map((r) => r.event_id);
+  const out: StoredEvent[] = [];
+  for (let i = 0; i < ids.length; i += BATCH) {
+    const events = await s.rooms.events.getMany(ids.slice(i, i + BATCH));
+    for (const id of ids.slice(i, i + BATCH)) {
+      const e = events.get(id);
+      if (e && e.stateGroup !== null) out.push(e);
+    }
+  }
+  return out;
+}
+
+/** Parents before children (by prev_events within the list), stream order otherwise. */
+function parentsFirst(events: StoredEvent[]): StoredEvent[] {
+  const byId = new Map(events.map((e) => [e.eventId, e]));
+  const done = new Set<string>();
+  const out: StoredEvent[] = [];
+  const visit = (e: StoredEvent) => {
+    if (done.has(e.eventId)) return;
+    done.add(e.eventId);
+    for (const id of prevEventIds(e.pdu)) {
+      const p = byId.get(id);
+      if (p) visit(p);
+    }
+    out.push(e);
+  };
+  for (const e of events) visit(e);
+  return out;
 }
 
 /** The servers whose signatures were verified when the event was received (those the room version requires). */
@@ -62,74 +97,105 @@ function signedByOf(pdu: Pdu, room: RoomSnapshot): (server: string) => boolean {
   return (server) => required.has(server) && pdu.signatures?.[server] !== undefined;
 }
 
+function sameState(a: StateMap, b: StateMap): boolean {
+  if (a === b) return true;
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (b.get(k) !== v) return false;
+  return true;
+}
+
 /**
- * Checks every event placed since `joinEventId` against the full state (`fullAtJoin`: the full state at
- * the join, already merged into the room's state groups). Runs in the room's lane; reads only.
+ * Places again every event placed since `join` (the room's full state known from `sources`), reading
+ * only; the room's lane is held by the caller. Returns what changes.
  */
-export async function recheckSinceJoin(s: Services, room: RoomSnapshot, joinEventId: string, fullAtJoin: StateMap): Promise<RecheckPlan> {
-  const ids = await placedSinceJoin(s, room.roomId, joinEventId);
-  /** Rejected state events still in some state → their key and what the key holds instead (null: nothing). */
-  const taken = new Map<string, { key: string; instead: string | null }>();
-  const fix = (state: StateMap): StateMap => {
-    let out: Map<string, string> | undefined;
-    for (const [id, { key, instead }] of taken) {
-      if (state.get(key) !== id) continue;
-      out ??= new Map(state);
-      if (instead === null) out.delete(key);
-      else out.set(key, instead);
-    }
-    return out ?? state;
+export async function recheckSinceJoin(s: Services, room: RoomSnapshot, join: StoredEvent, sources: RecheckSources): Promise<RecheckPlan> {
+  const events = parentsFirst(await placedSinceJoin(s, room.roomId, join));
+  const stored = await s.rooms.stateGroups.getMany(events.map((e) => e.stateGroup!));
+  /** The new state after each event placed again, and whether it is rejected now. */
+  const after = new Map<string, StateMap>();
+  const rejected = new Set<string>();
+  const pdus = new Map<string, Pdu>(events.map((e) => [e.eventId, e.pdu]));
+  const lookup = async (want: readonly string[]) => {
+    const out = new Map<string, Pdu>();
+    const rest = want.filter((id) => {
+      const p = pdus.get(id);
+      if (p) out.set(id, p);
+      return !p;
+    });
+    if (rest.length > 0)
+      for (const [id, e] of await s.rooms.events.getMany(rest)) {
+        pdus.set(id, e.pdu);
+        out.set(id, e.pdu);
+        if (e.rejectedReason !== null && !after.has(id)) rejected.add(id);
+      }
+    return out;
   };
-  // A group's fixed state, shared by the events of that group while no new rejection changes it.
-  let version = 0;
-  const fixedGroups = new Map<number, { version: number; state: StateMap }>();
-  const fixGroup = (group: number, state: StateMap): StateMap => {
-    const hit = fixedGroups.get(group);
-    if (hit?.version === version) return hit.state;
-    const fixed = fix(state);
-    fixedGroups.set(group, { version, state: fixed });
-    return fixed;
+  const isRejected = (id: string) => rejected.has(id);
+  const resolve = async (sets: StateMap[]) => trivialResolution(sets) ?? (await resolveState({ version: room.version, stateSets: sets, loadEvents: lookup, isRejected }));
+  /** The state after a prev_event outside the events placed again (before our join, or lacked here). */
+  const outside = new Map<string, StateMap>();
+  const stateAfterOutside = async (id: string): Promise<StateMap> => {
+    const known = outside.get(id);
+    if (known) return known;
+    const e = await s.rooms.events.get(id);
+    const state = e && !e.outlier && e.stateGroup !== null ? await s.rooms.stateGroups.get(e.stateGroup) : await sources.stateAfterMissing(id);
+    outside.set(id, state);
+    return state;
   };
-  const lookup = async (want: string[]) => new Map([...(await s.rooms.events.getMany(want))].map(([id, e]) => [id, e.pdu]));
+
   const changed: RecheckedEvent[] = [];
-  for (let i = 0; i < ids.length; i += BATCH) {
-    const events = await s.rooms.events.getMany(ids.slice(i, i + BATCH));
-    const placed = ids.slice(i, i + BATCH).map((id) => events.get(id)).filter((e): e is StoredEvent => e !== undefined && e.stateGroup !== null);
-    const groups = await s.rooms.stateGroups.getMany(placed.map((e) => e.stateGroup!));
-    for (const e of placed) {
-      const after = groups.get(e.stateGroup!)!;
-      const key = e.pdu.state_key !== undefined ? stateKeyOf(e.pdu.type, e.pdu.state_key) : undefined;
-      let before = fix(stateBeforeEvent(e, after));
-      // A state event whose key the partial state lacked: the full state at the join held it before.
-      let replacesState = e.replacesState;
-      if (key && !before.has(key) && after.get(key) === e.eventId && fullAtJoin.has(key)) {
-        replacesState = fullAtJoin.get(key)!;
-        before = new Map(before).set(key, replacesState);
-      }
-      let rejectedReason: string | null = null;
+  for (const e of events) {
+    const storedAfter = stored.get(e.stateGroup!)!;
+    let before: StateMap;
+    if (e.eventId === join.eventId) before = sources.beforeJoin;
+    else {
       try {
-        await authorizeWithState(room, e.pdu, before, signedByOf(e.pdu, room), lookup);
+        const sets: StateMap[] = [];
+        for (const id of prevEventIds(e.pdu)) sets.push(after.get(id) ?? (await stateAfterOutside(id)));
+        before = await resolve(sets);
       } catch (err) {
-        rejectedReason = `Not authorised by the room's full state: ${(err as Error).message}`;
+        // A prev_event's state cannot be had: the event keeps the state it was placed with.
+        s.log.warn({ roomId: room.roomId, eventId: e.eventId, err: (err as Error).message }, "partial-state recheck: the state before an event cannot be computed anew");
+        before = stateBeforeEvent(e, storedAfter);
       }
-      if (rejectedReason !== null) {
-        if (key && after.get(key) === e.eventId) {
-          taken.set(e.eventId, { key, instead: before.get(key) ?? null });
-          version++;
-        }
-        changed.push({ event: e, storedAfter: after, stateAfter: before, rejectedReason, replacesState });
-        continue;
-      }
-      const fixed = fixGroup(e.stateGroup!, after);
-      if (fixed !== after || replacesState !== e.replacesState) changed.push({ event: e, storedAfter: after, ...(fixed !== after ? { stateAfter: fixed } : {}), rejectedReason: null, replacesState });
     }
+    const key = e.pdu.state_key !== undefined ? stateKeyOf(e.pdu.type, e.pdu.state_key) : undefined;
+    let rejectedReason: string | null = null;
+    const signedBy = signedByOf(e.pdu, room);
+    try {
+      const ids = authEventIds(e.pdu);
+      const found = await lookup(ids);
+      const missing = ids.find((id) => !found.has(id));
+      if (missing) throw new Error(`Unknown auth event ${missing}`);
+      const byPdu = new Map(ids.map((id) => [found.get(id)!, id]));
+      authorizeWithAuthEvents(room, e.pdu, ids.map((id) => found.get(id)!), signedBy, (p) => rejected.has(byPdu.get(p) ?? ""));
+      await authorizeWithState(room, e.pdu, before, signedBy, lookup);
+    } catch (err) {
+      rejectedReason = e.rejectedReason ?? `Not authorised by the room's full state: ${(err as Error).message}`;
+    }
+    if (rejectedReason !== null) rejected.add(e.eventId);
+    else rejected.delete(e.eventId);
+    let stateAfter = key && rejectedReason === null ? new Map(before).set(key, e.eventId) : before;
+    if (sameState(stateAfter, storedAfter)) stateAfter = storedAfter;
+    after.set(e.eventId, stateAfter);
+    const replacesState = key && rejectedReason === null ? (before.get(key) ?? null) : null;
+    const wasRejected = e.rejectedReason !== null;
+    if (stateAfter !== storedAfter || wasRejected !== (rejectedReason !== null) || (rejectedReason === null && replacesState !== e.replacesState))
+      changed.push({ event: e, storedAfter, ...(stateAfter !== storedAfter ? { stateAfter } : {}), rejectedReason, replacesState: rejectedReason === null ? replacesState : e.replacesState });
   }
-  const currentState = fix(room.state);
+  const tips: StateMap[] = [];
+  for (const id of room.extremities) tips.push(after.get(id) ?? (await stateAfterOutside(id).catch(() => room.state)));
+  let currentState = tips.length > 0 ? await resolve(tips) : room.state;
+  if (sameState(currentState, room.state)) currentState = room.state;
   return { changed, currentChanges: stateChanges(room.state, currentState), currentState };
 }
 
-/** Writes a recheck's outcome in `tx`: new state groups, rejections (out of search and relations), current state and memberships. */
-export async function writeRecheck(s: Services, tx: SqlExecutor, roomId: string, plan: RecheckPlan): Promise<void> {
+/**
+ * Writes a recheck's outcome in `tx`: new state groups, rejections (out of search and relations) and
+ * acceptances (into them), current state and memberships.
+ */
+export async function writeRecheck(s: Services, tx: SqlExecutor, room: RoomSnapshot, plan: RecheckPlan): Promise<void> {
+  const roomId = room.roomId;
   // Events whose new state is the same map share its new group.
   const regrouped = new Map<StateMap, number>();
   for (const c of plan.changed) {
@@ -144,13 +210,25 @@ export async function writeRecheck(s: Services, tx: SqlExecutor, roomId: string,
     await s.rooms.events.restate(tx, Object.assign({}, e, { stateGroup, rejectedReason: c.rejectedReason, replacesState: c.replacesState }));
   }
   // What the timeline's indexers wrote for the events now rejected: out of the search index and relations.
-  const rejected = plan.changed.filter((c) => c.rejectedReason !== null).map((c) => c.event.eventId);
+  const rejected = plan.changed.filter((c) => c.rejectedReason !== null && c.event.rejectedReason === null).map((c) => c.event.eventId);
   if (rejected.length > 0) {
     await s.search.remove(tx, roomId, rejected);
     await s.relations.remove(tx, rejected);
   }
+  // And for those accepted now: into them.
+  const accepted = plan.changed.filter((c) => c.rejectedReason === null && c.event.rejectedReason !== null).map((c) => c.event);
+  if (accepted.length > 0) {
+    const texts = accepted.flatMap((e) => {
+      const value = searchableText(e);
+      return value !== undefined ? [{ streamOrdering: e.streamOrdering, value }] : [];
+    });
+    if (texts.length > 0) await s.search.index(tx, texts);
+    const rows = await relationsOfEvents(tx, s, roomId, accepted);
+    if (rows.length > 0) await s.relations.insert(tx, rows);
+  }
   if (plan.currentChanges.size > 0) {
     await s.rooms.store.changeCurrentState(tx, roomId, plan.currentChanges);
     await writeMemberships(s, tx, roomId, plan.currentChanges, new Map());
+    await indexStateChanges(s, tx, room, plan.currentChanges);
   }
 }

@@ -1,27 +1,26 @@
-// Completing a room joined with partial state: the full state before our join fetched with /state from
-// the servers in the room (the joined one first), each event checked as an outlier through the remote
-// planner, then one commit adds the missing entries to current state, the memberships and the room's
-// state groups; the events placed while partial are checked again against the full state (recheck.ts),
-// and the commit of that outcome clears the partial flag (flag.ts) — waiting reads resume. Runs in the background after
-// the join, and again at start-up for rooms still partial; a server that fails is skipped, and when all
-// fail the resync is retried with backoff.
-// Spec: Server-Server API "Joining Rooms" (omit_members), GET /state/{roomId}; Synapse's partial-state resync.
+// Completing a room joined with partial state, as Synapse's `_sync_partial_state_room`: through one of
+// the servers in the room (the joined one first), the state after each of our join's prev_events is
+// fetched as on receipt of an event whose prev_events this server lacks (GET /state_ids at it, then the
+// events lacked by GET /event, or GET /state when many are: fetch-events.ts `stateAfter`), resolved into
+// the full state before the join. One commit adds its missing entries to current state, the memberships
+// and the room's snapshot groups; then every event placed since the join is placed again against the full
+// state (recheck.ts), and the commit of that outcome clears the partial flag (flag.ts) — waiting reads
+// resume. Runs in the background after the join, and again at start-up for rooms still partial; a server
+// that fails is skipped, and when all fail the resync is retried with backoff.
+// Spec: Server-Server API "Joining Rooms" (omit_members), "Room State" (GET /state_ids, GET /state).
 import type { Services } from "../../services.ts";
 import type { BackgroundTask } from "../../extensions.ts";
-import { isPlainObject, type Pdu } from "../../events/types.ts";
-import { eventIdOf } from "../../events/hashes.ts";
-import { fedPath } from "../../../federation/client.ts";
-import { FederationError } from "../../../federation/errors.ts";
-import { stateKeyOf, type StateMap } from "../../store/state-groups.ts";
-import { receiveRemoteEvents } from "../../rooms/receive.ts";
+import { prevEventIds } from "../../events/types.ts";
+import type { StateMap } from "../../store/state-groups.ts";
 import { loadRoom } from "../../rooms/room-cache.ts";
-import { writeMemberships } from "../../rooms/pipeline/commit.ts";
+import { indexStateChanges, writeMemberships } from "../../rooms/pipeline/commit.ts";
+import { resolveState } from "../../state/resolve.ts";
+import { RemoteRoomFetcher, type FetchLimits } from "../fetch-events.ts";
 import { clearPartialState, partialStateOf, partialStateRooms, type PartialStateRoom } from "./flag.ts";
 import { recheckSinceJoin, writeRecheck } from "./recheck.ts";
 
-const STATE_MAX_BYTES = 200 * 1024 * 1024;
-const STATE_TIMEOUT_MS = 180_000;
-const MAX_STATE_EVENTS = 200_000;
+/** What one attempt through one server may spend (a /state_ids may be slow to answer for a big room). */
+const RESYNC_LIMITS: FetchLimits = { requests: 2_000, timeMs: 30 * 60_000, stateFetches: 200 };
 const RETRY_MIN_MS = 1_000;
 const RETRY_MAX_MS = 5 * 60_000;
 
@@ -37,77 +36,67 @@ function running(s: Services): Running {
   return r;
 }
 
-const bad = (server: string, msg: string) => new FederationError("invalid_response", server, msg);
-
-/** The entries of the full state at the join that current state lacks, as the resident's /state gives them. */
-async function fetchFullState(s: Services, server: string, ps: PartialStateRoom): Promise<{ pdus: unknown[]; chain: unknown[]; state: StateMap }> {
-  const room = await loadRoom(s, ps.roomId);
-  if (!room) throw new Error("the room is gone");
-  const answer = await s.federation.getJson<unknown>(server, fedPath`/_matrix/federation/v1/state/${ps.roomId}`, { event_id: ps.joinEventId }, { maxBytes: STATE_MAX_BYTES, timeoutMs: STATE_TIMEOUT_MS });
-  if (!isPlainObject(answer) || !Array.isArray(answer.pdus) || !Array.isArray(answer.auth_chain)) throw bad(server, "/state answered no pdus and auth chain");
-  if (answer.pdus.length + answer.auth_chain.length > MAX_STATE_EVENTS) throw bad(server, "/state answered too many events");
-  const state = new Map<string, string>();
-  for (const e of answer.pdus) {
-    if (!isPlainObject(e) || typeof e.type !== "string" || typeof e.state_key !== "string") throw bad(server, "/state answered an entry that is not a state event");
-    try {
-      state.set(stateKeyOf(e.type, e.state_key), eventIdOf(e as Pdu, room.version));
-    } catch {
-      throw bad(server, "/state answered an event without an id");
-    }
-  }
-  if (!state.has(stateKeyOf("m.room.create", ""))) throw bad(server, "/state answered a state without a create event");
-  return { pdus: answer.pdus, chain: answer.auth_chain, state };
-}
-
 /**
- * Completes current state and the state groups with `fill` (the entries of the full state at the join
- * already stored, e.g. fetched earlier as auth events), then checks again the events placed while the
- * state was partial (recheck.ts) and clears the flag in the commit that stores the outcome.
+ * Completes current state and the snapshot groups with the entries of `full` (the state before the join)
+ * they lack, then places again the events placed since the join (recheck.ts) and clears the flag in the
+ * commit that stores the outcome.
  */
-async function completeAndRecheck(s: Services, ps: PartialStateRoom, fill: StateMap): Promise<void> {
+async function completeAndRecheck(s: Services, ps: PartialStateRoom, full: StateMap, fetcher: RemoteRoomFetcher): Promise<void> {
   const roomId = ps.roomId;
   await s.rooms.lanes.run(roomId, async () => {
     let room = await loadRoom(s, roomId);
-    if (!room) return;
-    const stored = await s.rooms.events.getMany([...fill.values()]);
+    const join = await s.rooms.events.get(ps.joinEventId);
+    if (!room || !join) return;
+    const stored = await s.rooms.events.getMany([...full.values()]);
     const changes = new Map<string, string>();
-    for (const [k, id] of fill) {
+    for (const [k, id] of full) {
       const e = stored.get(id);
       if (!room.state.has(k) && e && e.rejectedReason === null) changes.set(k, id);
     }
     if (changes.size > 0) {
+      const current = room;
       await s.storage.sql.transaction(async (tx) => {
         await s.rooms.store.changeCurrentState(tx, roomId, changes);
         await writeMemberships(s, tx, roomId, changes, new Map());
+        await indexStateChanges(s, tx, current, changes);
         await s.rooms.stateGroups.completeSnapshots(tx, roomId, changes);
         tx.onSettled?.(() => s.rooms.cache.delete(roomId));
       });
       room = await loadRoom(s, roomId);
       if (!room) return;
     }
-    const plan = await recheckSinceJoin(s, room, ps.joinEventId, fill);
+    const plan = await recheckSinceJoin(s, room, join, { beforeJoin: full, stateAfterMissing: (id) => fetcher.stateAfter(id) });
+    const rechecked = room;
     await s.storage.sql.transaction(async (tx) => {
-      await writeRecheck(s, tx, roomId, plan);
+      await writeRecheck(s, tx, rechecked, plan);
       await clearPartialState(s, tx, roomId);
       tx.onSettled?.(() => s.rooms.cache.delete(roomId));
     });
-    const rejected = plan.changed.filter((c) => c.rejectedReason !== null);
-    if (rejected.length > 0) s.log.warn({ roomId, rejected: rejected.map((c) => c.event.eventId) }, "partial-state room: events received while partial are not authorised by the full state; rejected");
+    const rejected = plan.changed.filter((c) => c.rejectedReason !== null && c.event.rejectedReason === null);
+    const accepted = plan.changed.filter((c) => c.rejectedReason === null && c.event.rejectedReason !== null);
+    if (rejected.length > 0 || accepted.length > 0)
+      s.log.warn({ roomId, rejected: rejected.map((c) => c.event.eventId), accepted: accepted.map((c) => c.event.eventId) }, "partial-state room: the full state decides otherwise of events received while partial");
   });
 }
 
-/** One attempt through `server`: fetched, checked, committed. */
+/** One attempt through `server`: the full state before the join fetched, then committed and rechecked. */
 async function resyncThrough(s: Services, server: string, ps: PartialStateRoom): Promise<void> {
-  const { pdus, chain, state } = await fetchFullState(s, server, ps);
-  await receiveRemoteEvents(s, ps.roomId, [...chain, ...pdus].map((pdu) => ({ pdu, outlier: true })), {
-    fillState: state,
-    alsoWrite: async (tx, plan) => {
-      const added = new Map<string, string>();
-      for (const [k, id] of plan.after.changes) if (id !== null && !plan.room.state.has(k)) added.set(k, id);
-      await s.rooms.stateGroups.completeSnapshots(tx, ps.roomId, added);
-    },
-  });
-  await completeAndRecheck(s, ps, state);
+  const room = await loadRoom(s, ps.roomId);
+  const join = await s.rooms.events.get(ps.joinEventId);
+  if (!room || !join) throw new Error("the room or our join is gone");
+  const fetcher = new RemoteRoomFetcher(s, room, server, RESYNC_LIMITS);
+  const sets: StateMap[] = [];
+  for (const prev of prevEventIds(join.pdu)) sets.push(await fetcher.stateAfter(prev));
+  // (The fetched states hold no rejected event: stateAfter leaves them out.)
+  const full =
+    sets.length === 1
+      ? sets[0]!
+      : await resolveState({
+          version: room.version,
+          stateSets: sets,
+          loadEvents: async (ids) => new Map([...(await s.rooms.events.getMany(ids))].map(([id, e]) => [id, e.pdu])),
+        });
+  await completeAndRecheck(s, ps, full, fetcher);
 }
 
 /** Resyncs one room until its state is complete (or the server stops). */

@@ -52,6 +52,17 @@ async function stateGroupFor(s: Services, tx: SqlExecutor, roomId: string, p: Pl
   return id;
 }
 
+/**
+ * Runs the in-transaction indexers over a change of current state made without new events (a partial-state
+ * room completed, its events placed again): what they keep from current state (directory stats, room
+ * publicity) follows.
+ */
+export async function indexStateChanges(s: Services, tx: SqlExecutor, room: RoomSnapshot, stateChanges: ReadonlyMap<string, string | null>): Promise<void> {
+  if (stateChanges.size === 0) return;
+  const batch: CommittedBatch = { room, events: [], stored: [], redactions: new Map(), stateChanges, backfilled: false };
+  for (const index of s.extensions.indexers) await index(tx, s, batch);
+}
+
 /** Membership rows follow current state: each member key that changed gets its new event. */
 export async function writeMemberships(s: Services, tx: SqlExecutor, roomId: string, changes: ReadonlyMap<string, string | null>, batch: Map<string, StoredEvent>): Promise<void> {
   const ids = [...changes].filter(([k, id]) => id !== null && k.startsWith("m.room.member\u0000")).map(([, id]) => id!);

@@ -24,6 +24,7 @@ import type { RoomSnapshot } from "../room-cache.ts";
 import { authorizeWithAuthEvents, authorizeWithState, checkHashOrRedact, checkSignatures } from "./checks.ts";
 import { redactionTarget, stateChanges, type CommitPlan, type GroupBasis, type PlannedEvent } from "./plan.ts";
 import { redactsOf } from "../../events/redaction.ts";
+import { overlongField } from "../../events/size.ts";
 
 export interface RemoteEventInput {
   /** The PDU as received (untrusted JSON). */
@@ -191,8 +192,10 @@ export class RemotePlanner {
     const signedBy = (server: string) => signers.has(server);
     const prevIds = prevEventIds(pdu);
 
-    // Step 4: its own auth events.
-    let rejectedReason = await this.checkAuthEvents(pdu, signedBy);
+    // Step 4: its own auth events. (Before v11, a field within 255 code points but over 255 bytes passed
+    // the format check: such an event is kept rejected, as Synapse keeps it, so the room does not break.)
+    const overlong = v.strictEventByteLimits ? undefined : overlongField(pdu);
+    let rejectedReason = overlong ? `'${overlong}' is longer than 255 bytes` : await this.checkAuthEvents(pdu, signedBy);
 
     // The state before it: from its prev_events (an outlier when one of them has no known state).
     let outlier = p.input.outlier === true;

@@ -1,7 +1,8 @@
 // Sync provider of the room-events stream: rooms.join (timeline, state, summary), rooms.invite (stripped
 // invite_state), rooms.knock (knock_state) and rooms.leave (kicks, bans, rejections; archived rooms with
 // include_leave), from the user's memberships. Timelines are the newest `limit` visible, matching events
-// (gappy: `limited` + a `prev_batch` /messages accepts); `state` is the state at the start of the
+// (gappy: `limited` + a `prev_batch` /messages accepts; over missing history, from after the hole:
+// timeline-gaps.ts), with the user's unsigned.membership at each; `state` is the state at the start of the
 // timeline — all of it on initial/full-state syncs and newly joined rooms, else the change between the
 // since-token and the timeline start — with lazy-loaded members (timeline senders and the user, minus
 // those the device already has); with MSC4222's state_after, the state at the timeline's end instead (all
@@ -16,6 +17,7 @@ import { SyncReads, type UserMembership } from "../../store/sync-reads.ts";
 import { stateKeyOf } from "../../store/state-groups.ts";
 import { matchesFilter } from "../../filters/room-event-filter.ts";
 import { partialStateView } from "../../federation/partial-state/flag.ts";
+import { membersFromAuthEvents } from "../partial-state-members.ts";
 import { DEFAULT_TIMELINE_LIMIT, includeRedundantMembers, lazyLoadMembers, pickEventFields, roomWanted, type SyncFilter } from "../../filters/sync-filter.ts";
 import { filterVisible } from "../../rooms/visibility.ts";
 import { loadRoom } from "../../rooms/room-cache.ts";
@@ -27,6 +29,8 @@ import { resolveRoomVersion } from "../../rooms/room-versions.ts";
 import { streamToken } from "../../rooms/read.ts";
 import { stateBeforeEvent } from "../../rooms/state-before.ts";
 import { signOwnEvents } from "../../rooms/own-signature.ts";
+import type { MembershipHint } from "../../rooms/membership-at-event.ts";
+import { markGaps } from "../timeline-gaps.ts";
 import type { Requester } from "../../accounts/requester.ts";
 import type { JsonObject, SyncContext, SyncProvider } from "../types.ts";
 import { STRIPPED_STATE_TYPES } from "../../rooms/stripped-state.ts";
@@ -59,14 +63,17 @@ interface Timeline {
   limited: boolean;
   /** Some event of the range before the timeline's start was not shown (so state may have changed unseen). */
   gap: boolean;
+  /** Every event looked at, newest first (down to the oldest one that decided the timeline). */
+  scanned: StoredEvent[];
 }
 
 /** Renders stored events per the filter's event_format and event_fields. One batch for many rooms. */
-export async function renderEvents(s: Services, r: Requester, filter: SyncFilter, events: StoredEvent[], versions: Map<string, string>, omitRoomId = true): Promise<JsonObject[]> {
+export async function renderEvents(s: Services, r: Requester, filter: SyncFilter, events: StoredEvent[], versions: Map<string, string>, omitRoomId = true, timeline?: MembershipHint): Promise<JsonObject[]> {
   const lookup = async (roomId: string) => versions.get(roomId) ?? (await s.rooms.store.getRoom(roomId))?.roomVersion ?? "1";
   const federation = filter.event_format === "federation";
-  // The response is serialized at once and never changed: events share their content objects.
-  const out = await serializeEvents(s, r, lookup, events, { omitRoomId: omitRoomId && !federation, shareContent: true });
+  // The response is serialized at once and never changed: events share their content objects. Timeline
+  // events carry the reader's unsigned.membership at each (state events, often many, do not: as Synapse).
+  const out = await serializeEvents(s, r, lookup, events, { omitRoomId: omitRoomId && !federation, shareContent: true, membership: timeline ?? false });
   if (federation) {
     // The PDU as federation carries it (redacted if it was), with its event id and the unsigned data
     // clients get (age, transaction_id ...), as Synapse's federation format: signed, as it is served.
@@ -124,11 +131,13 @@ async function selectTimeline(s: Services, userId: string, plan: RoomPlan, newes
   // Every event of the range was looked at, down to its start.
   let complete = false;
   let oldestScanned: StoredEvent | undefined;
+  const scanned: StoredEvent[] = [];
   for (let round = 0; ; round++) {
     const visible = await visibleEvents(s, userId, plan.m, batch);
     let stopped = false;
     for (const e of batch) {
       oldestScanned = e;
+      scanned.push(e);
       const shown = visible.has(e.eventId);
       const wanted = shown && matchesFilter(filter.room.timeline, e.pdu, e.roomId);
       if (picked.length < limit) {
@@ -155,7 +164,7 @@ async function selectTimeline(s: Services, userId: string, plan: RoomPlan, newes
     exhausted = batch.length < want;
   }
   const first = picked[picked.length - 1];
-  return { events: picked.reverse(), limited: leftOut || !complete, gap: !complete || (oldestScanned !== undefined && oldestScanned !== first) };
+  return { events: picked.reverse(), limited: leftOut || !complete, gap: !complete || (oldestScanned !== undefined && oldestScanned !== first), scanned };
 }
 
 /**
@@ -241,7 +250,10 @@ function plan(ctx: SyncContext, memberships: UserMembership[], to: number, joine
         break;
       case "leave":
       case "ban":
-        if (m.forgotten) break;
+        // A forgotten room stays out of initial syncs and later ones, but a leave made since the token is
+        // still shown (as Synapse): the user's other devices learn the room was left however soon it was
+        // forgotten (Complement's "Leave for forgotten room shows up in v2 incremental /sync").
+        if (m.forgotten && !(from !== undefined && changed)) break;
         if (from === undefined) {
           if (ctx.filter.room.include_leave) rooms.push({ m, section: "leave", after: 0, upTo: m.streamOrdering, fullState: true, newToClient: false });
         } else if (changed && joinedAndLeft.has(m.roomId)) rooms.push({ m, section: "leave", after: 0, upTo: m.streamOrdering, fullState: true, newToClient: true });
@@ -331,7 +343,7 @@ export const eventsProvider: SyncProvider = {
     const joinedAndLeft = new Set<string>();
     if (from !== undefined) {
       const rejoined = memberships.filter((m) => m.membership === "join" && m.streamOrdering > from).map((m) => m.roomId);
-      const left = memberships.filter((m) => (m.membership === "leave" || m.membership === "ban") && m.streamOrdering > from && !m.forgotten);
+      const left = memberships.filter((m) => (m.membership === "leave" || m.membership === "ban") && m.streamOrdering > from);
       const leaves = left.length > 0 ? await s.rooms.events.getMany(left.map((m) => m.eventId)) : new Map<string, StoredEvent>();
       const replaced = leaves.size > 0 ? await s.rooms.events.getMany([...leaves.values()].map((e) => e.replacesState).filter((x): x is string => !!x)) : new Map<string, StoredEvent>();
       const leftAfterJoining = left
@@ -388,13 +400,14 @@ export const eventsProvider: SyncProvider = {
       const newest = (newestIds.get(p.m.roomId) ?? []).map((id) => loaded.get(id)!).filter(Boolean);
       timelines.set(p.m.roomId, await selectTimeline(s, userId, p, newest, fetch, limit, filter));
     }
+    await markGaps(s, timelines, from);
 
     // A leave out of band (an invite rejected, the room's state never held here) is the leave's whole
     // timeline, as in Synapse.
     const leaveEvents = await s.rooms.events.getMany(rooms.filter((p) => p.section === "leave").map((p) => p.m.eventId));
     for (const p of rooms) {
       const e = p.section === "leave" ? leaveEvents.get(p.m.eventId) : undefined;
-      if (e?.outlier && timelines.get(p.m.roomId)!.events.length === 0 && e.streamOrdering > p.after) timelines.set(p.m.roomId, { events: [e], limited: false, gap: false });
+      if (e?.outlier && timelines.get(p.m.roomId)!.events.length === 0 && e.streamOrdering > p.after) timelines.set(p.m.roomId, { events: [e], limited: false, gap: false, scanned: [e] });
     }
 
     // Which rooms appear: all on initial/full-state syncs and for membership changes; else those with events.
@@ -458,6 +471,12 @@ export const eventsProvider: SyncProvider = {
       for (const [roomId, group] of await reads.stateGroupsAt(rooms, after)) sinceGroups.set(roomId, group);
     }
     const sinceStates = await s.rooms.stateGroups.getMany(sinceGroups.values());
+    // Rooms joined with partial state: the senders' member events their own events cite.
+    const partialRooms = lazy ? (await partialStateView(s)).partial : new Set<string>();
+    const cited = await membersFromAuthEvents(
+      s,
+      shown.filter((p) => partialRooms.has(p.m.roomId)).map((p) => ({ roomId: p.m.roomId, state: atStart.get(p.m.roomId)!, events: timelines.get(p.m.roomId)!.events })),
+    );
     for (const p of shown) {
       const roomId = p.m.roomId;
       const tl = timelines.get(roomId)!;
@@ -481,7 +500,7 @@ export const eventsProvider: SyncProvider = {
           if (!inTimeline.has(e.pdu.sender)) wanted.add(e.pdu.sender);
           if (e.pdu.type === MEMBER && e.pdu.state_key !== undefined && !ctx.stateAfter) inTimeline.add(e.pdu.state_key);
         }
-        const members = [...wanted].map((u) => [stateKeyOf(MEMBER, u), start.get(stateKeyOf(MEMBER, u))] as const).filter((x): x is [string, string] => !!x[1]);
+        const members = [...wanted].map((u) => [stateKeyOf(MEMBER, u), start.get(stateKeyOf(MEMBER, u)) ?? cited.get(roomId)?.get(u)] as const).filter((x): x is [string, string] => !!x[1]);
         const gap = p.fullState ? [] : entries.filter(([k]) => k.startsWith(MEMBER + "\u0000") && !wanted.has(k.slice(MEMBER.length + 1)));
         entries = [...entries.filter(([k]) => !k.startsWith(MEMBER + "\u0000")), ...gap, ...members];
         let seen = sent.get(roomId);
@@ -548,7 +567,9 @@ export const eventsProvider: SyncProvider = {
       stateLists.set(p.m.roomId, list.filter((e) => matchesFilter(filter.room.state, e.pdu, e.roomId)));
     }
     const allState = [...stateLists.values()].flat();
-    const renderedTimeline = await renderEvents(s, r, filter, allTimeline, versions);
+    // unsigned.membership: `join` after a join the user still holds (as visibleEvents takes it), else looked up.
+    const joinedAt = new Map(shown.filter((p) => p.m.membership === "join").map((p) => [p.m.roomId, p.m.streamOrdering]));
+    const renderedTimeline = await renderEvents(s, r, filter, allTimeline, versions, true, (e) => (e.streamOrdering >= (joinedAt.get(e.roomId) ?? Infinity) ? "join" : undefined));
     const renderedState = await renderEvents(s, r, filter, allState, versions);
     const tIndex = new Map(allTimeline.map((e, i) => [e.eventId, renderedTimeline[i]!]));
     const sIndex = new Map(allState.map((e, i) => [e.eventId, renderedState[i]!]));
