@@ -70,6 +70,7 @@ import { emailRenewalMailer } from "./domain/threepids/renewal-mailer.ts";
 import { delayedEventSender } from "./domain/delayed-events/send-delayed.ts";
 import { delayedStateOverrides } from "./domain/delayed-events/state-overrides.ts";
 import { cancelDelayedEventsOf } from "./domain/delayed-events/manage.ts";
+import { dropThreadSubscriptionsOf } from "./domain/threads/subscriptions.ts";
 import { delayedEventsEnabled } from "./config/experimental.ts";
 
 export interface Homeserver {
@@ -127,7 +128,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     profileChanged: [updateMemberEvents],
     registered: [startAccountValidity, autoJoinRooms],
     renewalMailers: [emailRenewalMailer],
-    deactivated: [leaveAllRooms, dropUserPushers, dropAccountKeys, dropThreePids, cancelDelayedEventsOf],
+    deactivated: [leaveAllRooms, dropUserPushers, dropAccountKeys, dropThreePids, cancelDelayedEventsOf, dropThreadSubscriptionsOf],
     deviceDeleting: [deleteDeviceKeys],
     devicesDeleted: [announceDeletedDevices, dropDevicePushers],
     deviceUpdated: [announceDeviceUpdate],

@@ -39,6 +39,7 @@ import { appServiceRoutes } from "./client/appservices.ts";
 import { ssoRoutes } from "./client/sso.ts";
 import { emailValidationRoutes } from "./client/email-validation.ts";
 import { delayedEventRoutes } from "./client/delayed-events.ts";
+import { threadSubscriptionRoutes } from "./client/thread-subscriptions.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -54,6 +55,7 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   delayedEventRoutes,
   searchRoutes,
   relationRoutes,
+  threadSubscriptionRoutes,
   spaceRoutes,
   reportRoutes,
   eventReportRoutes,

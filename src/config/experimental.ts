@@ -15,7 +15,7 @@ export interface ExperimentalFeatures {
   msc3381_polls_enabled: boolean;
   /** MSC4155: invite filtering by `org.matrix.msc4155.invite_permission_config` account data. */
   msc4155_enabled: boolean;
-  /** MSC4306: thread subscriptions. */
+  /** MSC4306: thread subscriptions, their push rules, and MSC4308 (their sliding-sync extension and /thread_subscriptions). */
   msc4306_enabled: boolean;
   /** MSC4222: /sync's `org.matrix.msc4222.use_state_after` (Synapse honours it only then). */
   msc4222_enabled: boolean;

@@ -51,6 +51,8 @@ import { ThreepidStore } from "./store/threepids.ts";
 import { Mailer } from "./threepids/mailer.ts";
 import { IdentityServerAgent } from "./threepids/identity-server.ts";
 import { DelayedEventServices } from "./delayed-events/delayed-event-services.ts";
+import { ThreadSubscriptionStore } from "./store/thread-subscriptions.ts";
+import { ThreadSubscriptionFeed, type ThreadSubscriptionServices } from "./threads/subscription-feed.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -114,6 +116,8 @@ export interface Services {
   userDirectory: UserDirectoryStore;
   /** The relations index (event_relations): /relations, /threads, bundled aggregations. */
   relations: RelationStore;
+  /** Users' thread subscriptions (MSC4306) and their stream's wake-ups (MSC4308). */
+  threadSubscriptions: ThreadSubscriptionServices;
   /** Content reports for the server admins. */
   reports: ReportStore;
   accountData: AccountDataStore;
@@ -230,6 +234,7 @@ export function buildServices(opts: {
     search: createSearchStore(storage.sql),
     userDirectory: new UserDirectoryStore(storage.sql),
     relations: new RelationStore(storage.sql),
+    threadSubscriptions: { store: new ThreadSubscriptionStore(storage.sql), feed: new ThreadSubscriptionFeed() },
     reports: new ReportStore(storage.db),
     accountData: new AccountDataStore(storage.sql),
     filters: new FilterStore(storage.sql),

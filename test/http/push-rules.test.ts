@@ -155,7 +155,7 @@ describe.each(backends())("push rules API on %s", (backend) => {
       ["DELETE", "/pushrules/global/override/.m.rule.master", undefined, 400, "M_INVALID_PARAM"],
       ["DELETE", "/pushrules/global/content/missing", undefined, 404, "M_NOT_FOUND"],
       ["GET", "/pushrules/global/content/missing", undefined, 404, "M_NOT_FOUND"],
-      // MSC4306's postcontent kind, as Synapse: known, with no rules here; clients may not add any.
+      // MSC4306's postcontent kind without msc4306_enabled, as Synapse: known, with no rules; clients may not add any.
       ["GET", "/pushrules/global/postcontent/.io.element.msc4306.rule.subscribed_thread", undefined, 404, "M_NOT_FOUND"],
       ["GET", "/pushrules/global/postcontent/x/enabled", undefined, 404, "M_NOT_FOUND"],
       ["PUT", "/pushrules/global/postcontent/x/enabled", { enabled: false }, 404, "M_NOT_FOUND"],
@@ -195,7 +195,7 @@ describe.each(backends())("push rules API on %s", (backend) => {
       expect(list.json).toEqual(all.json.global[kind]);
     }
     expect(ids((await as("GET", "/pushrules/global/content/")).json)).toEqual(["first", "second", ".m.rule.contains_user_name"]);
-    // MSC4306's kind holds no rules (Synapse without its experimental rules).
+    // MSC4306's kind holds no rules without msc4306_enabled (as Synapse).
     const post = await as("GET", "/pushrules/global/postcontent/");
     expect([post.status, post.json]).toEqual([200, []]);
 

@@ -31,7 +31,7 @@ function decide(p: Pdu, c: Ctx = {}, own: PushRuleJson[] = [], user = ALICE): st
 
 /** Does a single override rule with these conditions match? */
 function matches(conditions: PushCondition[], p: Pdu, c: Ctx = {}, user = ALICE): boolean {
-  const set = { override: [{ rule_id: "t", default: false, enabled: true, conditions, actions: ["notify"] }], content: [], room: [], sender: [], underride: [] };
+  const set = { override: [{ rule_id: "t", default: false, enabled: true, conditions, actions: ["notify"] }], content: [], postcontent: [], room: [], sender: [], underride: [] };
   return new CompiledRuleset(set).evaluate(event(p, c), user)?.ruleId === "t";
 }
 
@@ -137,7 +137,7 @@ describe("conditions", () => {
   });
 
   it("dont_notify and coalesce are ignored: such a rule matches without notifying", () => {
-    const set = { override: [{ rule_id: "quiet", default: false, enabled: true, conditions: [], actions: ["dont_notify", "coalesce"] }], content: [], room: [], sender: [], underride: [] };
+    const set = { override: [{ rule_id: "quiet", default: false, enabled: true, conditions: [], actions: ["dont_notify", "coalesce"] }], content: [], postcontent: [], room: [], sender: [], underride: [] };
     const r = new CompiledRuleset(set).evaluate(event(pdu("m.room.message", {})), ALICE);
     expect(r?.ruleId).toBe("quiet");
     expect(r?.actions).toEqual([]);

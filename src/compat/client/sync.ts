@@ -12,7 +12,7 @@ import { legacyEvents } from "../../domain/sync/legacy-events.ts";
 import { Canceller, type Cancel } from "../../domain/sync/wait.ts";
 
 /** Aborted when the client closes the connection before the answer (ends a long poll early). */
-function clientGone(c: AuthedCall): Cancel {
+export function clientGone(c: AuthedCall): Cancel {
   const gone = new Canceller();
   const res = c.reply.raw;
   if (res.destroyed || !res.socket || res.socket.destroyed) gone.abort();

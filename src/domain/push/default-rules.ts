@@ -32,9 +32,27 @@ export function masterRule(): DefaultRule {
   return { kind: "override", rule_id: ".m.rule.master", enabled: false, conditions: [], actions: [] };
 }
 
-/** The other default rules of the user, in the spec's order within each kind. */
-export function defaultRules(userId: string): DefaultRule[] {
+/** Which experimental default rules a server has (Synapse's flags). */
+export interface DefaultRuleFeatures {
+  /** MSC4306's thread-subscription rules in the postcontent kind (experimental_features.msc4306_enabled). */
+  msc4306: boolean;
+}
+
+/**
+ * MSC4306's rules (Synapse's BASE_APPEND_POSTCONTENT_RULES, in its order): an event of a thread the user
+ * is not subscribed to does not notify; one of a thread they are subscribed to notifies with sound.
+ */
+function threadSubscriptionRules(): DefaultRule[] {
   return [
+    { kind: "postcontent", rule_id: ".io.element.msc4306.rule.unsubscribed_thread", enabled: true, conditions: [{ kind: "io.element.msc4306.thread_subscription", subscribed: false }], actions: [] },
+    { kind: "postcontent", rule_id: ".io.element.msc4306.rule.subscribed_thread", enabled: true, conditions: [{ kind: "io.element.msc4306.thread_subscription", subscribed: true }], actions: ["notify", SOUND] },
+  ];
+}
+
+/** The other default rules of the user, in the spec's order within each kind. */
+export function defaultRules(userId: string, features: DefaultRuleFeatures = { msc4306: false }): DefaultRule[] {
+  return [
+    ...(features.msc4306 ? threadSubscriptionRules() : []),
     { kind: "override", rule_id: ".m.rule.suppress_notices", enabled: true, conditions: [match("content.msgtype", "m.notice")], actions: [] },
     {
       kind: "override",
@@ -97,5 +115,5 @@ export function defaultRules(userId: string): DefaultRule[] {
   ];
 }
 
-/** Every default rule id with its kind (the same for every user). */
-export const DEFAULT_RULE_KINDS: ReadonlyMap<string, RuleKind> = new Map([masterRule(), ...defaultRules("@x:x")].map((r) => [r.rule_id, r.kind]));
+/** Every default rule id with its kind (the same for every user; the experimental ones included). */
+export const DEFAULT_RULE_KINDS: ReadonlyMap<string, RuleKind> = new Map([masterRule(), ...defaultRules("@x:x", { msc4306: true })].map((r) => [r.rule_id, r.kind]));

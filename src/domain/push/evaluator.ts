@@ -2,12 +2,12 @@
 // compiled once into predicates, then run against events. Conditions that do not depend on who is
 // evaluating (the event's type, a room member count, the sender's power ...) are decided once per event
 // and ruleset; per user only the rules that depend on them are checked (mentions, display name, user
-// name). Users without changes to the defaults share one compiled ruleset. Unknown condition kinds never
-// match; `dont_notify` and `coalesce` are dropped from the actions.
+// name, MSC4306's thread subscription). Users without changes to the defaults share one compiled ruleset.
+// Unknown condition kinds never match; `dont_notify` and `coalesce` are dropped from the actions.
 import type { Pdu } from "../events/types.ts";
 import { LEGACY_MENTION_RULES, localpartOf } from "./default-rules.ts";
 import { containsWords, globMatchesWhole, globMatchesWords, splitDottedPath, valueAtPath } from "./matchers.ts";
-import { MEMBER_COUNT_IS, RULE_KINDS, outcomeOf, type PushAction, type PushCondition, type PushRuleJson, type RuleKind, type Ruleset } from "./rule-types.ts";
+import { MEMBER_COUNT_IS, RULE_KINDS, THREAD_SUBSCRIPTION_CONDITION, outcomeOf, type PushAction, type PushCondition, type PushRuleJson, type RuleKind, type Ruleset } from "./rule-types.ts";
 
 /** One event as push rules see it, with per-event caches. */
 export class PushEvent {
@@ -16,6 +16,11 @@ export class PushEvent {
   readonly body: string | undefined;
   readonly bodyLower: string | undefined;
   readonly hasMentions: boolean;
+  /**
+   * MSC4306: the local users subscribed to the event's thread — set (by the push indexer) only for an
+   * event in a thread and with msc4306_enabled; while unset the thread_subscription condition never matches.
+   */
+  threadSubscribers: ReadonlySet<string> | undefined;
 
   constructor(
     readonly pdu: Pdu,
@@ -113,6 +118,11 @@ function compileCondition(c: PushCondition): { event?: EventTest; user?: UserTes
       const key = c.key!;
       return { event: (e) => e.senderLevel >= e.notificationLevel(key) };
     }
+    case THREAD_SUBSCRIPTION_CONDITION: {
+      if (typeof c.subscribed !== "boolean") return { event: NEVER };
+      const subscribed = c.subscribed;
+      return { event: (e) => e.threadSubscribers !== undefined, user: (e, u) => e.threadSubscribers!.has(u.userId) === subscribed };
+    }
     default:
       return { event: NEVER };
   }
@@ -158,9 +168,12 @@ function compileRule(kind: RuleKind, rule: PushRuleJson): CompiledRule {
 /** A user's ruleset, compiled in evaluation order; enabled rules only. */
 export class CompiledRuleset {
   readonly rules: CompiledRule[];
+  /** Whether an enabled rule asks about thread subscriptions (only then are a thread's subscribers read). */
+  readonly usesThreadSubscriptions: boolean;
 
   constructor(set: Ruleset) {
-    this.rules = RULE_KINDS.flatMap((k) => set[k].filter((r) => r.enabled).map((r) => compileRule(k, r)));
+    this.rules = RULE_KINDS.flatMap((k) => (set[k] ?? []).filter((r) => r.enabled).map((r) => compileRule(k, r)));
+    this.usesThreadSubscriptions = RULE_KINDS.some((k) => (set[k] ?? []).some((r) => r.enabled && r.conditions?.some((c) => c.kind === THREAD_SUBSCRIPTION_CONDITION)));
   }
 
   private template(e: PushEvent): Template {

@@ -3,7 +3,9 @@
 // member of the room except the sender (and for a local user it invites), with rulesets and the room's
 // members, display names, member count and power levels from memory. The outcomes are written as
 // notification records: one push_events row with the outcome most members got, push_exceptions rows for
-// the others (store/push-notifications.ts), and local users' membership spans. When the commit settles
+// the others (store/push-notifications.ts), and local users' membership spans. With msc4306_enabled, the
+// subscribers of the batch's threads (MSC4306's thread_subscription condition) are read in one query —
+// only when an event of the batch is in a thread and some member's enabled rules ask. When the commit settles
 // the cached unread counts move and the pushers of notified users are woken (never waited for).
 // Spec: Client-Server API "Push Notifications" ("Server behaviour"), "Threading".
 import type { Services } from "../services.ts";
@@ -16,6 +18,7 @@ import { relationOf } from "../relations/parse.ts";
 import { PushEvent, type CompiledRule } from "./evaluator.ts";
 import { roomStateBefore, type RoomPushState } from "./room-state.ts";
 import { addOutcome } from "./counts.ts";
+import type { UserRules } from "./rule-cache.ts";
 
 /** The thread each event belongs to: the root of its m.thread relation, else its parent's thread, else "main". */
 async function threadsOf(s: Services, tx: SqlExecutor, events: StoredEvent[]): Promise<Map<string, string>> {
@@ -38,6 +41,29 @@ async function threadsOf(s: Services, tx: SqlExecutor, events: StoredEvent[]): P
     out.set(e.eventId, inBatch ?? (row ? (row.relType === "m.thread" ? row.relatesToId : (row.threadId ?? "main")) : "main"));
   }
   return out;
+}
+
+/**
+ * MSC4306: the local subscribers of each thread the batch's events are in (one query), or undefined when
+ * thread subscriptions are off, no event is in a thread, or no member's enabled rules ask about them.
+ */
+async function threadSubscribersOf(
+  s: Services,
+  tx: SqlExecutor,
+  roomId: string,
+  threads: ReadonlyMap<string, string>,
+  members: Iterable<string>,
+  rules: ReadonlyMap<string, UserRules>,
+): Promise<Map<string, Set<string>> | undefined> {
+  if (!s.config.experimental_features.msc4306_enabled) return undefined;
+  const roots = [...new Set([...threads.values()].filter((t) => t !== "main"))];
+  if (roots.length === 0) return undefined;
+  let asked = false;
+  for (const u of members) if (rules.get(u)?.compiled.usesThreadSubscriptions) {
+    asked = true;
+    break;
+  }
+  return asked ? s.threadSubscriptions.store.subscribersOf(tx, roomId, roots) : undefined;
 }
 
 interface Outcome {
@@ -79,6 +105,7 @@ async function evaluateEvents(tx: SqlExecutor, s: Services, room: RoomSnapshot, 
   for (const e of events) if (e.pdu.type === "m.room.member" && e.pdu.state_key && isLocal(e.pdu.state_key)) candidates.add(e.pdu.state_key);
   const rules = await s.push.rules.ofMany([...candidates]);
   const threads = await threadsOf(s, tx, events);
+  const subscribers = await threadSubscribersOf(s, tx, room.roomId, threads, state.local.keys(), rules);
   const rows: PushEventRow[] = [];
   const exceptionRows: PushExceptionRow[] = [];
   const evaluated: Evaluated[] = [];
@@ -90,6 +117,10 @@ async function evaluateEvents(tx: SqlExecutor, s: Services, room: RoomSnapshot, 
     const pdu = e.pdu;
     const power = state.power();
     const pe = new PushEvent(pdu, state.joinedCount, power.user(pdu.sender), power.notification);
+    if (subscribers) {
+      const threadId = threads.get(e.eventId) ?? "main";
+      if (threadId !== "main") pe.threadSubscribers = subscribers.get(threadId);
+    }
     // Group the members by outcome: the largest group is the event's common outcome.
     const groups = new Map<string, { outcome: Outcome; users: string[] }>();
     for (const [userId, displayName] of state.local) {

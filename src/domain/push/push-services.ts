@@ -18,7 +18,7 @@ export class PushServices {
   readonly pushers: PusherPool;
 
   constructor(s: Services) {
-    this.rules = new RuleCache(new PushRuleStore(s.storage.sql), s.caches.get<string, UserRules>("push_rules", 10_000));
+    this.rules = new RuleCache(new PushRuleStore(s.storage.sql), s.caches.get<string, UserRules>("push_rules", 10_000), { msc4306: s.config.experimental_features.msc4306_enabled });
     this.notifications = new PushNotificationStore(s.storage.sql);
     this.rooms = s.caches.get<string, RoomPushState>("push_room_state", 10_000);
     this.pushers = new PusherPool(s, new PusherStore(s.storage.sql));

@@ -5,6 +5,7 @@ import type { LruCache } from "../cache/lru.ts";
 import type { PushRuleStore, StoredOverride, StoredPushRule } from "../store/push-rules.ts";
 import { CompiledRuleset } from "./evaluator.ts";
 import { buildRuleset } from "./ruleset.ts";
+import type { DefaultRuleFeatures } from "./default-rules.ts";
 import type { Ruleset } from "./rule-types.ts";
 
 export interface UserRules {
@@ -17,10 +18,10 @@ export class RuleCache {
   /** Bumped per user on each change: a load that raced a change is not cached. */
   private readonly versions = new Map<string, number>();
 
-  constructor(readonly store: PushRuleStore, private readonly cache: LruCache<string, UserRules>) {}
+  constructor(readonly store: PushRuleStore, private readonly cache: LruCache<string, UserRules>, private readonly features: DefaultRuleFeatures = { msc4306: false }) {}
 
   private make(userId: string, stored: StoredPushRule[], overrides: StoredOverride[]): UserRules {
-    const json = buildRuleset(userId, stored, overrides);
+    const json = buildRuleset(userId, stored, overrides, this.features);
     const plain = stored.length === 0 && overrides.length === 0;
     const compiled = plain ? (this.sharedDefault ??= new CompiledRuleset(json)) : new CompiledRuleset(json);
     return { json, compiled };

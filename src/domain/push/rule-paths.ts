@@ -5,7 +5,7 @@ import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { deleteRule, getOwnRuleset, getRule, getRuleAttr, putRule, setRuleAttr } from "./rules-api.ts";
-import { parseKind, POSTCONTENT } from "./rule-types.ts";
+import { parseKind } from "./rule-types.ts";
 
 /**
  * The path's segments after `pushrules/`, as the router split them: `/pushrules/` is [""],
@@ -28,19 +28,10 @@ export async function readRulePath(s: Services, r: Requester, path: RulePath): P
   checkScope(scope);
   if (kind === undefined) throw unrecognized(TRAILING_SLASH);
   if (kind === "") return getOwnRuleset(s, r);
-  if (kind === POSTCONTENT) return postcontentRead(s, r, ruleId);
   const k = parseKind(kind);
   if (ruleId === undefined) throw unrecognized(TRAILING_SLASH);
   if (ruleId === "") return (await getOwnRuleset(s, r))[k];
   return attr === undefined ? getRule(s, r, k, ruleId) : getRuleAttr(s, r, k, ruleId, attr);
-}
-
-/** A read under MSC4306's kind, which holds no rules: the kind's list is empty, any rule in it unknown. */
-async function postcontentRead(s: Services, r: Requester, ruleId: string | undefined): Promise<unknown> {
-  await getOwnRuleset(s, r); // who may read rules at all (guests may not)
-  if (ruleId === undefined) throw unrecognized(TRAILING_SLASH);
-  if (ruleId === "") return [];
-  throw new MatrixError("M_NOT_FOUND", "The push rule was not found.", 404);
 }
 
 /** The rule (and attribute) a write or delete names: every level up to the rule id must be there. */

@@ -4,8 +4,12 @@
 import { MatrixError } from "../errors.ts";
 import { isPlainObject } from "../events/types.ts";
 
-/** Rule kinds in the order they are checked. */
-export const RULE_KINDS = ["override", "content", "room", "sender", "underride"] as const;
+/**
+ * Rule kinds in the order they are checked. `postcontent` is MSC4306's (as Synapse): checked after the
+ * content rules, holding only the server-default thread-subscription rules (with msc4306_enabled);
+ * clients may not add rules to it.
+ */
+export const RULE_KINDS = ["override", "content", "postcontent", "room", "sender", "underride"] as const;
 export type RuleKind = (typeof RULE_KINDS)[number];
 
 export type PushAction = string | { set_tweak: string; value?: unknown; [k: string]: unknown };
@@ -33,11 +37,11 @@ export type Ruleset = Record<RuleKind, PushRuleJson[]>;
 
 const invalid = (msg: string) => new MatrixError("M_INVALID_PARAM", msg, 400);
 
-/**
- * MSC4306's kind (rules checked after content rules, e.g. thread subscriptions): known, as Synapse knows
- * it, but holding no rules here — reads find none (a rule is 404) and clients may not add any.
- */
+/** MSC4306's kind (see RULE_KINDS). */
 export const POSTCONTENT = "postcontent";
+
+/** MSC4306's condition: whether the user is subscribed to the event's thread (never matches outside one). */
+export const THREAD_SUBSCRIPTION_CONDITION = "io.element.msc4306.thread_subscription";
 
 export function parseKind(kind: string): RuleKind {
   if (!(RULE_KINDS as readonly string[]).includes(kind)) throw invalid(`Unknown push rule kind: ${kind}`);
@@ -75,6 +79,9 @@ export function checkCondition(c: unknown, where: string): PushCondition {
       break;
     case "sender_notification_permission":
       str("key");
+      break;
+    case THREAD_SUBSCRIPTION_CONDITION:
+      if (typeof c.subscribed !== "boolean") throw invalid(`${where}.subscribed must be a boolean for ${c.kind}`);
       break;
   }
   return c as PushCondition;

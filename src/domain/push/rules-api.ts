@@ -37,6 +37,11 @@ export async function getRuleAttr(s: Services, r: Requester, kind: string, ruleI
   return attr === "enabled" ? { enabled: rule.enabled } : { actions: rule.actions };
 }
 
+/** Whether `ruleId` is a server-default rule of `kind` here (MSC4306's only with msc4306_enabled). */
+function isDefaultRule(s: Services, kind: RuleKind, ruleId: string): boolean {
+  return DEFAULT_RULE_KINDS.get(ruleId) === kind && (kind !== POSTCONTENT || s.config.experimental_features.msc4306_enabled);
+}
+
 async function changed(s: Services, userId: string, position: number): Promise<void> {
   s.push.rules.drop(userId);
   s.rooms.notifier.notify({ stream: "push_rules", position, userIds: [userId] });
@@ -85,9 +90,8 @@ export async function putRule(s: Services, r: Requester, kindText: string, ruleI
 export async function deleteRule(s: Services, r: Requester, kindText: string, ruleId: string): Promise<void> {
   requireNotGuest(r, "pushRules");
   const userId = r.userId;
-  if (kindText === POSTCONTENT) throw notFound();
   const kind = parseKind(kindText);
-  if (DEFAULT_RULE_KINDS.get(ruleId) === kind) throw new MatrixError("M_INVALID_PARAM", "Server-default rules cannot be deleted", 400);
+  if (isDefaultRule(s, kind, ruleId)) throw new MatrixError("M_INVALID_PARAM", "Server-default rules cannot be deleted", 400);
   await lane(s, userId, async () => {
     const own = await s.push.rules.store.rules(userId);
     if (!own.some((r) => r.kind === kind && r.ruleId === ruleId)) throw notFound();
@@ -101,7 +105,6 @@ export async function setRuleAttr(s: Services, r: Requester, kindText: string, r
   requireNotGuest(r, "pushRules");
   const userId = r.userId;
   if (attr !== "enabled" && attr !== "actions") throw new MatrixError("M_UNRECOGNIZED", "Unrecognised push rule attribute", 400);
-  if (kindText === POSTCONTENT) throw notFound();
   const kind: RuleKind = parseKind(kindText);
   let change: { enabled?: boolean; actions?: string };
   if (attr === "enabled") {
@@ -109,7 +112,7 @@ export async function setRuleAttr(s: Services, r: Requester, kindText: string, r
     change = { enabled: body.enabled };
   } else change = { actions: JSON.stringify(checkActions(body.actions)) };
   await lane(s, userId, async () => {
-    const isDefault = DEFAULT_RULE_KINDS.get(ruleId) === kind;
+    const isDefault = isDefaultRule(s, kind, ruleId);
     if (!isDefault && !(await s.push.rules.store.rules(userId)).some((r) => r.kind === kind && r.ruleId === ruleId)) throw notFound();
     const position = await s.push.rules.store.change(userId, (tx) =>
       isDefault ? s.push.rules.store.setOverride(tx, userId, kind, ruleId, change) : s.push.rules.store.setRuleAttr(tx, userId, kind, ruleId, change),

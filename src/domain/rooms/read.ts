@@ -51,6 +51,11 @@ async function stateEventsOf(s: Services, group: number | undefined, access: Rea
 }
 
 export async function getRoomEvent(s: Services, r: Requester, roomId: string, eventId: string): Promise<ClientEvent> {
+  return (await serializeTimeline(s, r, [await visibleRoomEvent(s, r, roomId, eventId)]))[0]!;
+}
+
+/** An event of the room the user may see (history visibility, ignored users), else 404 M_NOT_FOUND. */
+export async function visibleRoomEvent(s: Services, r: Requester, roomId: string, eventId: string): Promise<StoredEvent> {
   const notFound = () => new MatrixError("M_NOT_FOUND", "Event not found", 404);
   const access = await readAccess(s, r, roomId).catch(() => {
     throw notFound();
@@ -59,7 +64,7 @@ export async function getRoomEvent(s: Services, r: Requester, roomId: string, ev
   if (!e || e.roomId !== roomId || (access.upTo !== undefined && e.streamOrdering > access.upTo)) throw notFound();
   const [visible] = await filterVisible(s, r.userId, [e], access.membership);
   if (!visible) throw notFound();
-  return (await serializeTimeline(s, r, [e]))[0]!;
+  return visible;
 }
 
 /**
