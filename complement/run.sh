@@ -58,6 +58,8 @@ if ! docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
 fi
 
 # 3. Weft's image: the build context holds Node, the compiled server and its production dependencies.
+# That Node is the one first in PATH: one Weft does not run on would fail every test after a 90 s wait.
+node --input-type=module -e 'const { nodeVerdict } = await import(process.argv[1]); const v = nodeVerdict(process.versions.node); if (v.refuse) { console.error(`complement: ${v.refuse}: put a supported Node first in PATH`); process.exit(1); }' "$ROOT/scripts/node-version.mjs"
 node scripts/build.mjs
 ctx="$(mktemp -d)"
 mkdir -p "$ctx/app/src/graphql/explorer"
