@@ -1,8 +1,8 @@
 // Filtering room events by relation type (MSC3874) over HTTP on SQLite and PostgreSQL, as Synapse 1.163
 // does with msc3874_enabled: `org.matrix.msc3874.rel_types` keeps only events related by one of the types,
 // `org.matrix.msc3874.not_rel_types` drops those (events without a relation stay) in /messages, /context
-// and a /sync timeline filter; a non-list is M_BAD_JSON; /versions says `org.matrix.msc3874`. With the
-// flag off the fields are validated and ignored.
+// and /sync filters (account data has no relation: rel_types keeps none of it); a non-list is M_BAD_JSON;
+// /versions says `org.matrix.msc3874`. With the flag off the fields are validated and ignored.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
@@ -77,6 +77,12 @@ describe.each(backends())("relation type filters (MSC3874) on %s", (backend) => 
     const sync = await t.call("GET", `${V3}/sync?timeout=0&filter=${enc(filter)}`, { token: alice.access_token });
     const ids = (sync.json.rooms.join[room.roomId].timeline.events as { event_id: string }[]).map((e) => e.event_id);
     expect(ids).toEqual([room.root, room.reference]);
+    // Account data carries no relation: rel_types keeps none of it, not_rel_types all of it (as Synapse).
+    expect((await t.call("PUT", `${V3}/user/${enc(alice.user_id)}/account_data/org.example.x`, { token: alice.access_token, body: { a: 1 } })).status).toBe(200);
+    const accountData = async (f: Record<string, unknown>) =>
+      ((await t.call("GET", `${V3}/sync?timeout=0&filter=${enc(JSON.stringify({ account_data: f }))}`, { token: alice.access_token })).json.account_data?.events ?? []).map((e: { type: string }) => e.type);
+    expect(await accountData({ [REL]: ["m.thread"] })).toEqual([]);
+    expect(await accountData({ [NOT_REL]: ["m.thread"] })).toContain("org.example.x");
   });
 
   it("answers M_BAD_JSON for a rel_types that is not a list of strings", async () => {

@@ -63,7 +63,9 @@ export function parseSyncFilter(raw: unknown, opts: FilterOptions = {}): SyncFil
   return {
     event_fields: eventFields,
     event_format: format,
-    account_data: eventFilter(raw.account_data, "account_data"),
+    // MSC3874's fields apply to every filter of events but presence (as Synapse's): account data and
+    // ephemeral events carry no relation, so rel_types keeps none of them.
+    account_data: eventFilter(raw.account_data, "account_data", opts),
     presence: eventFilter(raw.presence, "presence"),
     room: {
       rooms: roomIds(strings(room.rooms, "room.rooms"), "room.rooms"),
@@ -71,8 +73,8 @@ export function parseSyncFilter(raw: unknown, opts: FilterOptions = {}): SyncFil
       include_leave: includeLeave,
       timeline: eventFilter(room.timeline, "room.timeline", opts),
       state: eventFilter(room.state, "room.state", opts),
-      ephemeral: eventFilter(room.ephemeral, "room.ephemeral"),
-      account_data: eventFilter(room.account_data, "room.account_data"),
+      ephemeral: eventFilter(room.ephemeral, "room.ephemeral", opts),
+      account_data: eventFilter(room.account_data, "room.account_data", opts),
     },
   };
 }
