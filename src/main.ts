@@ -72,6 +72,7 @@ import { delayedStateOverrides } from "./domain/delayed-events/state-overrides.t
 import { cancelDelayedEventsOf } from "./domain/delayed-events/manage.ts";
 import { dropThreadSubscriptionsOf } from "./domain/threads/subscriptions.ts";
 import { delayedEventsEnabled } from "./config/experimental.ts";
+import { dropLocalNotificationSettings } from "./domain/account-data/local-notification-settings.ts";
 
 export interface Homeserver {
   services: Services;
@@ -130,7 +131,8 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     renewalMailers: [emailRenewalMailer],
     deactivated: [leaveAllRooms, dropUserPushers, dropAccountKeys, dropThreePids, cancelDelayedEventsOf, dropThreadSubscriptionsOf],
     deviceDeleting: [deleteDeviceKeys],
-    devicesDeleted: [announceDeletedDevices, dropDevicePushers],
+    // MSC3890 (with msc3890_enabled): a deleted device's local notification settings go with it.
+    devicesDeleted: [announceDeletedDevices, dropDevicePushers, dropLocalNotificationSettings],
     deviceUpdated: [announceDeviceUpdate],
     syncProviders: [typingProvider, receiptsProvider, presenceProvider],
     // Per joined room, after every provider ran: unread notification counts.

@@ -39,6 +39,8 @@ describe("/versions's unstable_features", () => {
       "fi.mau.msc2659.stable": true,
       "org.matrix.msc3981": true,
       "org.matrix.msc3882": false,
+      "org.matrix.msc3874": false,
+      "org.matrix.msc3391": false,
       "org.matrix.msc4140": false,
       "org.matrix.msc4155": false,
       "io.element.e2ee_forced.public": false,

@@ -42,7 +42,7 @@ export function roomAdminRoutes(app: FastifyInstance, s: Services): void {
 
   adminRoute<AuthedCall>(app, s, {
     method: "GET", path: "/rooms/:roomId/messages", auth: "token", op: "admin",
-    handler: (c) => roomMessages(s, c.requester, c.params.roomId!, messagesQuery(c)),
+    handler: (c) => roomMessages(s, c.requester, c.params.roomId!, messagesQuery(s, c)),
   });
 
   adminRoute<AuthedCall>(app, s, {

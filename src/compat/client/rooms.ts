@@ -9,7 +9,7 @@ import { createRoom } from "../../domain/rooms/create-room.ts";
 import { banUser, forgetRoom, inviteUser, joinRoom, kickUser, knockRoom, leaveRoom, unbanUser } from "../../domain/rooms/membership.ts";
 import { redactEvent, sendMessage, sendStateEvent } from "../../domain/rooms/send.ts";
 import { getContext, getJoinedMembers, getJoinedRooms, getMembers, getMessages, getRoomEvent, getRoomState, getRoomStateEvent, type MessagesRequest } from "../../domain/rooms/read.ts";
-import { parseFilterParam } from "../../domain/filters/room-event-filter.ts";
+import { filterOptions, parseFilterParam } from "../../domain/filters/room-event-filter.ts";
 import { upgradeRoom } from "../../domain/rooms/upgrade.ts";
 import { scheduleDelayedEvent } from "../../domain/delayed-events/schedule.ts";
 
@@ -86,11 +86,11 @@ export function roomRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, { method: "GET", path: "/rooms/:roomId/event/:eventId", auth: "token", handler: (c) => getRoomEvent(s, c.requester, c.params.roomId!, c.params.eventId!) });
   clientRoute<AuthedCall>(app, s, {
     method: "GET", path: "/rooms/:roomId/messages", auth: "token",
-    handler: (c) => getMessages(s, c.requester, c.params.roomId!, messagesQuery(c)),
+    handler: (c) => getMessages(s, c.requester, c.params.roomId!, messagesQuery(s, c)),
   });
   clientRoute<AuthedCall>(app, s, {
     method: "GET", path: "/rooms/:roomId/context/:eventId", auth: "token",
-    handler: (c) => getContext(s, c.requester, c.params.roomId!, c.params.eventId!, queryInt(c, "limit", { min: 0 }) ?? 10, parseFilterParam(queryString(c, "filter"))),
+    handler: (c) => getContext(s, c.requester, c.params.roomId!, c.params.eventId!, queryInt(c, "limit", { min: 0 }) ?? 10, parseFilterParam(queryString(c, "filter"), filterOptions(s))),
   });
   clientRoute<AuthedCall>(app, s, {
     method: "GET", path: "/rooms/:roomId/members", auth: "token",
@@ -108,9 +108,9 @@ export function roomRoutes(app: FastifyInstance, s: Services): void {
 }
 
 /** The query of a /messages request (also the admin API's): from, to, dir, limit, filter. */
-export function messagesQuery(c: Call): MessagesRequest {
+export function messagesQuery(s: Services, c: Call): MessagesRequest {
   // The spec requires dir; without it Synapse paginates forwards, and so do we.
   const dir = queryString(c, "dir") ?? "f";
   if (dir !== "b" && dir !== "f") throw new MatrixError("M_INVALID_PARAM", "dir must be b or f", 400);
-  return { from: queryString(c, "from"), to: queryString(c, "to"), dir, limit: queryInt(c, "limit", { min: 0 }), filter: parseFilterParam(queryString(c, "filter")) };
+  return { from: queryString(c, "from"), to: queryString(c, "to"), dir, limit: queryInt(c, "limit", { min: 0 }), filter: parseFilterParam(queryString(c, "filter"), filterOptions(s)) };
 }

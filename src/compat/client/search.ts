@@ -5,6 +5,7 @@ import type { Services } from "../../domain/services.ts";
 import { clientRoute, queryString, type AuthedCall } from "../http.ts";
 import { parseDirectoryRequest, searchUserDirectory } from "../../domain/user-directory/search-users.ts";
 import { parseSearchRequest, searchRoomEvents } from "../../domain/search/search.ts";
+import { filterOptions } from "../../domain/filters/room-event-filter.ts";
 
 export function searchRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, {
@@ -17,7 +18,7 @@ export function searchRoutes(app: FastifyInstance, s: Services): void {
   clientRoute<AuthedCall>(app, s, {
     method: "POST", path: "/search", auth: "token", op: "searchRoomEvents",
     handler: async (c) => {
-      const criteria = parseSearchRequest(c.body());
+      const criteria = parseSearchRequest(c.body(), filterOptions(s));
       const nextBatch = queryString(c, "next_batch");
       return { search_categories: criteria ? { room_events: await searchRoomEvents(s, c.requester, criteria, nextBatch) } : {} };
     },

@@ -1,12 +1,13 @@
 // REST routes of sync and per-user data: GET /sync, filters, account data (global and per room), room
 // tags, and the legacy GET /initialSync, /rooms/{roomId}/initialSync and /events.
-// Spec: Client-Server API "Syncing", "Filtering", "Client Config", "Room Tagging", "Legacy endpoints".
+// Spec: Client-Server API "Syncing", "Filtering", "Client Config", "Room Tagging", "Legacy endpoints"; MSC3391's
+// DELETE of account data (only with experimental_features.msc3391_enabled, as Synapse).
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../../domain/services.ts";
 import { clientRoute, queryBool, queryInt, queryString, type AuthedCall } from "../http.ts";
 import { sync } from "../../domain/sync/sync.ts";
 import { createFilter, getFilter, resolveSyncFilter } from "../../domain/filters/user-filters.ts";
-import { deleteTag, getAccountData, getTags, setAccountData, setTag } from "../../domain/account-data/account-data.ts";
+import { deleteAccountData, deleteTag, getAccountData, getTags, setAccountData, setTag } from "../../domain/account-data/account-data.ts";
 import { legacyInitialSync, roomInitialSync } from "../../domain/sync/legacy-initial-sync.ts";
 import { legacyEvents } from "../../domain/sync/legacy-events.ts";
 import { Canceller, type Cancel } from "../../domain/sync/wait.ts";
@@ -65,6 +66,18 @@ export function syncRoutes(app: FastifyInstance, s: Services): void {
     method: "GET", path: "/user/:userId/rooms/:roomId/account_data/:type", auth: "token",
     handler: (c) => getAccountData(s, c.requester, c.params.userId!, c.params.roomId!, c.params.type!),
   });
+
+  if (s.config.experimental_features.msc3391_enabled) {
+    const versions = ["unstable"];
+    clientRoute<AuthedCall>(app, s, {
+      method: "DELETE", path: "/org.matrix.msc3391/user/:userId/account_data/:type", auth: "token", versions,
+      handler: async (c) => (await deleteAccountData(s, c.requester, c.params.userId!, undefined, c.params.type!), {}),
+    });
+    clientRoute<AuthedCall>(app, s, {
+      method: "DELETE", path: "/org.matrix.msc3391/user/:userId/rooms/:roomId/account_data/:type", auth: "token", versions,
+      handler: async (c) => (await deleteAccountData(s, c.requester, c.params.userId!, c.params.roomId!, c.params.type!), {}),
+    });
+  }
 
   clientRoute<AuthedCall>(app, s, { method: "GET", path: "/user/:userId/rooms/:roomId/tags", auth: "token", handler: (c) => getTags(s, c.requester, c.params.userId!, c.params.roomId!) });
   clientRoute<AuthedCall>(app, s, {

@@ -2,6 +2,8 @@
 // readable and writable only by that user; `m.fully_read` (read markers) and `m.push_rules` (push rules
 // API) are refused here with 405 M_BAD_JSON, as Synapse does. Each write moves the account-data stream
 // and wakes the user's waiting syncs. Room tags (spec "Room Tagging") live in the `m.tag` room entry.
+// MSC3391 (experimental_features.msc3391_enabled, as Synapse): an entry is deleted (DELETE, or a PUT of
+// `{}`) by storing `{}`: incremental syncs show it with `{}` content, GET answers 404, initial syncs skip it.
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
@@ -32,14 +34,40 @@ export async function writeAccountData(s: Services, userId: string, roomId: stri
   s.rooms.notifier.notify({ stream: "account_data", position, userIds: [userId] });
 }
 
-export async function setAccountData(s: Services, r: Requester, userId: string, roomId: string | undefined, type: string, content: unknown): Promise<void> {
+/** MSC3391: deletes an entry without the API's checks (capabilities that own their types), and notifies. */
+export async function removeAccountData(s: Services, userId: string, roomId: string, type: string): Promise<void> {
+  const position = await s.accountData.remove(userId, roomId, type);
+  if (position === undefined) return;
+  if (type === IGNORED_USER_LIST && roomId === "") s.invalidations.publish({ kind: "ignored_users", userId });
+  s.rooms.notifier.notify({ stream: "account_data", position, userIds: [userId] });
+}
+
+/** Whether MSC3391's deletions are on: then `{}` content means "deleted". */
+const deletionsOn = (s: Services) => s.config.experimental_features.msc3391_enabled;
+
+/** The checks every write of the API makes (PUT and MSC3391's DELETE); returns the room ("" for global). */
+function checkWrite(r: Requester, userId: string, roomId: string | undefined, type: string): string {
   requireSelf(r, userId);
   const room = checkRoomId(roomId);
   if (REFUSED[type]) throw new MatrixError("M_BAD_JSON", REFUSED[type]!, 405);
   if (type === "" || type.length > 255) throw new MatrixError("M_INVALID_PARAM", "Invalid account data type", 400);
   checkStorableText(type, "The account data type");
+  return room;
+}
+
+export async function setAccountData(s: Services, r: Requester, userId: string, roomId: string | undefined, type: string, content: unknown): Promise<void> {
+  const room = checkWrite(r, userId, roomId, type);
   if (!isPlainObject(content)) throw new MatrixError("M_BAD_JSON", "Account data content must be a JSON object", 400);
+  // MSC3391: a PUT of `{}` is a deletion.
+  if (deletionsOn(s) && Object.keys(content).length === 0) return removeAccountData(s, userId, room, type);
   await writeAccountData(s, userId, room, type, content);
+}
+
+/** MSC3391's DELETE /unstable/org.matrix.msc3391/user/{userId}/[rooms/{roomId}/]account_data/{type}. */
+export async function deleteAccountData(s: Services, r: Requester, userId: string, roomId: string | undefined, type: string): Promise<void> {
+  if (!deletionsOn(s)) throw new MatrixError("M_UNRECOGNIZED", "Deleting account data is not enabled", 404);
+  const room = checkWrite(r, userId, roomId, type);
+  await removeAccountData(s, userId, room, type);
 }
 
 export async function getAccountData(s: Services, r: Requester, userId: string, roomId: string | undefined, type: string): Promise<Record<string, unknown>> {
@@ -47,7 +75,8 @@ export async function getAccountData(s: Services, r: Requester, userId: string, 
   // m.push_rules is not stored here: it is the user's push ruleset (as Synapse answers).
   if (type === "m.push_rules" && roomId === undefined) return { global: await getRuleset(s, userId) };
   const content = await s.accountData.get(userId, checkRoomId(roomId), type);
-  if (content === undefined) throw new MatrixError("M_NOT_FOUND", "Account data not found", 404);
+  // MSC3391: `{}` is a deleted entry.
+  if (content === undefined || (deletionsOn(s) && Object.keys(content).length === 0)) throw new MatrixError("M_NOT_FOUND", "Account data not found", 404);
   return content;
 }
 

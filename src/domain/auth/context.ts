@@ -1,7 +1,7 @@
 // Shared pieces of the authorization rules: the auth state map and its key, the error raised when a rule
 // fails (named by a stable rule id), the caller-supplied signature callbacks, and state readers.
 // Spec: Server-Server API "Authorisation rules" / "Checks performed on receipt of a PDU"; Room Versions.
-import { MatrixError } from "../errors.ts";
+import { MatrixError, type ErrCode } from "../errors.ts";
 import type { RoomVersion } from "../rooms/room-versions.ts";
 import { isPlainObject, type Pdu } from "../events/types.ts";
 
@@ -28,18 +28,19 @@ export function authStateFromEvents(events: Iterable<Pdu>): Map<string, Pdu> {
 
 /**
  * An M_FORBIDDEN raised by the auth rules; `rule` is a stable id such as "member.join.banned". Its status is
- * 403, or 400 for the few rules on the shape of content that Synapse answers a local client with 400.
+ * 403, or 400 for the few rules on the shape of content that Synapse answers a local client with 400 (with
+ * M_BAD_JSON where Synapse answers that, e.g. MSC3757's malformed owned state keys).
  */
 export class AuthError extends MatrixError {
   readonly rule: string;
-  constructor(rule: string, reason: string, httpStatus = 403) {
-    super("M_FORBIDDEN", `Auth rule ${rule}: ${reason}`, httpStatus);
+  constructor(rule: string, reason: string, httpStatus = 403, errcode: ErrCode = "M_FORBIDDEN") {
+    super(errcode, `Auth rule ${rule}: ${reason}`, httpStatus);
     this.rule = rule;
   }
 }
 
-export function forbid(rule: string, reason: string, httpStatus?: number): never {
-  throw new AuthError(rule, reason, httpStatus);
+export function forbid(rule: string, reason: string, httpStatus?: number, errcode?: ErrCode): never {
+  throw new AuthError(rule, reason, httpStatus, errcode);
 }
 
 export interface AuthOptions {

@@ -4,7 +4,7 @@
 // Spec: Room Versions v1–v12 "Authorisation rules"; Server-Server API "Checks performed on receipt of a PDU".
 import type { Pdu } from "../events/types.ts";
 import { resolveRoomVersion, type RoomVersion } from "../rooms/room-versions.ts";
-import { AuthContext, forbid, serverOf, type AuthOptions, type AuthState } from "./context.ts";
+import { AuthContext, forbid, isValidUserId, serverOf, type AuthOptions, type AuthState } from "./context.ts";
 import { checkCreateEvent, checkRoomAndFederation } from "./create.ts";
 import { checkMemberEvent } from "./member.ts";
 import { checkPowerLevelsEvent, requiredEventLevel, userPowerLevel } from "./power-levels.ts";
@@ -74,10 +74,32 @@ export function checkAuth(event: Pdu, authState: AuthState, roomVersion: string 
   }
 
   if (isState && event.state_key!.startsWith("@") && event.state_key !== event.sender) {
-    forbid("state_key.user", "a state_key starting with @ must be the sender's user id");
+    if (!v.ownedState || !mayWriteOwnedState(ctx, event.state_key!, senderLevel)) forbid("state_key.user", "a state_key starting with @ must be the sender's user id");
   }
 
   if (event.type === "m.room.power_levels") return checkPowerLevelsEvent(ctx);
 
   if (v.redactionAuthInRules && event.type === "m.room.redaction") return checkRedactionEventV1(ctx);
+}
+
+/**
+ * MSC3757 (owned state): the user a state key `@user:server` or `@user:server_<suffix>` names (the suffix
+ * starts at the first `_` after the first `:`), as Synapse reads it; undefined when that is no valid user id.
+ */
+export function ownerOfStateKey(stateKey: string): string | undefined {
+  const colon = stateKey.indexOf(":", 1);
+  if (colon < 0) return undefined;
+  const suffix = stateKey.indexOf("_", colon + 1);
+  const owner = suffix < 0 ? stateKey : stateKey.slice(0, suffix);
+  return isValidUserId(owner) ? owner : undefined;
+}
+
+/**
+ * MSC3757: may the sender set a state key starting with `@` other than their user id? Yes when it is theirs
+ * with a suffix, or they have more power than its owner. A key naming no valid user is M_BAD_JSON (400).
+ */
+function mayWriteOwnedState(ctx: AuthContext, stateKey: string, senderLevel: number): boolean {
+  const owner = ownerOfStateKey(stateKey);
+  if (owner === undefined) forbid("state_key.owner", "the state key neither equals a valid user ID, nor starts with one plus an underscore", 400, "M_BAD_JSON");
+  return owner === ctx.event.sender || senderLevel > userPowerLevel(ctx, owner);
 }

@@ -5,7 +5,7 @@
 // room.state (as the spec places them) or room.timeline.
 import { MatrixError } from "../errors.ts";
 import { isPlainObject } from "../events/types.ts";
-import { matchesFilter, parseRoomEventFilter, type RoomEventFilter } from "./room-event-filter.ts";
+import { matchesFilter, parseRoomEventFilter, type FilterOptions, type RoomEventFilter } from "./room-event-filter.ts";
 
 export interface SyncFilter {
   event_fields?: string[];
@@ -45,12 +45,12 @@ function userIds(f: RoomEventFilter, name: string): RoomEventFilter {
   return f;
 }
 
-function eventFilter(raw: unknown, name: string): RoomEventFilter {
-  return userIds(parseRoomEventFilter(raw, name), name);
+function eventFilter(raw: unknown, name: string, opts: FilterOptions = {}): RoomEventFilter {
+  return userIds(parseRoomEventFilter(raw, name, opts), name);
 }
 
 /** Validates and parses a filter definition (the body of POST /user/{userId}/filter or inline JSON). */
-export function parseSyncFilter(raw: unknown): SyncFilter {
+export function parseSyncFilter(raw: unknown, opts: FilterOptions = {}): SyncFilter {
   if (!isPlainObject(raw)) throw new MatrixError("M_BAD_JSON", "A filter must be a JSON object");
   const format = raw.event_format ?? "client";
   if (format !== "client" && format !== "federation") throw new MatrixError("M_BAD_JSON", "event_format must be client or federation");
@@ -63,16 +63,18 @@ export function parseSyncFilter(raw: unknown): SyncFilter {
   return {
     event_fields: eventFields,
     event_format: format,
-    account_data: eventFilter(raw.account_data, "account_data"),
+    // MSC3874's fields apply to every filter of events but presence (as Synapse's): account data and
+    // ephemeral events carry no relation, so rel_types keeps none of them.
+    account_data: eventFilter(raw.account_data, "account_data", opts),
     presence: eventFilter(raw.presence, "presence"),
     room: {
       rooms: roomIds(strings(room.rooms, "room.rooms"), "room.rooms"),
       not_rooms: roomIds(strings(room.not_rooms, "room.not_rooms"), "room.not_rooms"),
       include_leave: includeLeave,
-      timeline: eventFilter(room.timeline, "room.timeline"),
-      state: eventFilter(room.state, "room.state"),
-      ephemeral: eventFilter(room.ephemeral, "room.ephemeral"),
-      account_data: eventFilter(room.account_data, "room.account_data"),
+      timeline: eventFilter(room.timeline, "room.timeline", opts),
+      state: eventFilter(room.state, "room.state", opts),
+      ephemeral: eventFilter(room.ephemeral, "room.ephemeral", opts),
+      account_data: eventFilter(room.account_data, "room.account_data", opts),
     },
   };
 }

@@ -7,6 +7,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { DEFAULT_SYNC_FILTER, parseSyncFilter, type SyncFilter } from "./sync-filter.ts";
 import type { LruCache } from "../cache/lru.ts";
 import { parseJsonText } from "../json-limits.ts";
+import { filterOptions } from "./room-event-filter.ts";
 
 function requireSelf(r: Requester, userId: string, what: string): void {
   if (r.userId !== userId) throw new MatrixError("M_FORBIDDEN", `Cannot ${what} for other users`, 403);
@@ -41,7 +42,7 @@ export async function resolveSyncFilter(s: Services, r: Requester, param: string
   if (param.trimStart().startsWith("{")) {
     const hit = cache.get(param);
     if (hit) return hit;
-    const parsed = parseSyncFilter(parseJsonText(param, { what: "filter" }));
+    const parsed = parseSyncFilter(parseJsonText(param, { what: "filter" }), filterOptions(s));
     cache.set(param, parsed);
     return parsed;
   }
@@ -51,7 +52,7 @@ export async function resolveSyncFilter(s: Services, r: Requester, param: string
   if (hit) return hit;
   const json = await s.filters.get(r.userId, Number(param));
   if (json === undefined) throw new MatrixError("M_NOT_FOUND", "No such filter", 404);
-  const parsed = parseSyncFilter(JSON.parse(json));
+  const parsed = parseSyncFilter(JSON.parse(json), filterOptions(s));
   cache.set(key, parsed);
   return parsed;
 }

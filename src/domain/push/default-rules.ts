@@ -2,7 +2,8 @@
 // user: the placeholders "[the user's Matrix ID]" / localpart are filled in. `.m.rule.master` comes before
 // every user rule; the other defaults of a kind come after the user's rules of that kind. The legacy
 // body-mention rules (contains_display_name, roomnotif, contains_user_name) are kept, as Synapse does,
-// and skipped for events carrying `m.mentions` (evaluator.ts).
+// and skipped for events carrying `m.mentions` (evaluator.ts). Experimental rules come with their flags:
+// MSC4306's thread subscriptions, and MSC3930's poll rules (msc3381_polls_enabled) where Synapse puts them.
 import type { PushAction, PushCondition, RuleKind } from "./rule-types.ts";
 
 export interface DefaultRule {
@@ -36,6 +37,39 @@ export function masterRule(): DefaultRule {
 export interface DefaultRuleFeatures {
   /** MSC4306's thread-subscription rules in the postcontent kind (experimental_features.msc4306_enabled). */
   msc4306: boolean;
+  /** MSC3930's poll rules (experimental_features.msc3381_polls_enabled). */
+  msc3930?: boolean;
+}
+
+/** The default-rule features of a server's configuration. */
+export function defaultRuleFeatures(config: { experimental_features: { msc4306_enabled: boolean; msc3381_polls_enabled: boolean } }): DefaultRuleFeatures {
+  return { msc4306: config.experimental_features.msc4306_enabled, msc3930: config.experimental_features.msc3381_polls_enabled };
+}
+
+/** Whether a default rule id belongs to an experimental feature that is off. */
+export function defaultRuleOff(ruleId: string, features: DefaultRuleFeatures): boolean {
+  if (ruleId.includes(".io.element.msc4306.rule.")) return !features.msc4306;
+  if (ruleId.includes("org.matrix.msc3930")) return !features.msc3930;
+  return false;
+}
+
+const POLL_START = "org.matrix.msc3381.poll.start";
+const POLL_END = "org.matrix.msc3381.poll.end";
+
+/** MSC3930: poll responses never notify (the last override rule, as Synapse). */
+function pollOverrideRules(): DefaultRule[] {
+  return [{ kind: "override", rule_id: ".org.matrix.msc3930.rule.poll_response", enabled: true, conditions: [match("type", "org.matrix.msc3381.poll.response")], actions: [] }];
+}
+
+/** MSC3930: poll starts and ends notify, with sound in one-to-one rooms (the last underride rules, as Synapse). */
+function pollUnderrideRules(): DefaultRule[] {
+  const oneToOne = { kind: "room_member_count", is: "2" } as const;
+  return [
+    { kind: "underride", rule_id: ".org.matrix.msc3930.rule.poll_start_one_to_one", enabled: true, conditions: [oneToOne, match("type", POLL_START)], actions: ["notify", SOUND] },
+    { kind: "underride", rule_id: ".org.matrix.msc3930.rule.poll_start", enabled: true, conditions: [match("type", POLL_START)], actions: ["notify"] },
+    { kind: "underride", rule_id: ".org.matrix.msc3930.rule.poll_end_one_to_one", enabled: true, conditions: [oneToOne, match("type", POLL_END)], actions: ["notify", SOUND] },
+    { kind: "underride", rule_id: ".org.matrix.msc3930.rule.poll_end", enabled: true, conditions: [match("type", POLL_END)], actions: ["notify"] },
+  ];
 }
 
 /**
@@ -94,6 +128,7 @@ export function defaultRules(userId: string, features: DefaultRuleFeatures = { m
       conditions: [{ kind: "event_property_is", key: "content.m\\.relates_to.rel_type", value: "m.replace" }],
       actions: [],
     },
+    ...(features.msc3930 ? pollOverrideRules() : []),
     { kind: "content", rule_id: ".m.rule.contains_user_name", enabled: true, pattern: localpartOf(userId), actions: ["notify", SOUND, HIGHLIGHT] },
     { kind: "underride", rule_id: ".m.rule.call", enabled: true, conditions: [match("type", "m.call.invite")], actions: ["notify", { set_tweak: "sound", value: "ring" }] },
     {
@@ -112,8 +147,9 @@ export function defaultRules(userId: string, features: DefaultRuleFeatures = { m
     },
     { kind: "underride", rule_id: ".m.rule.message", enabled: true, conditions: [match("type", "m.room.message")], actions: ["notify"] },
     { kind: "underride", rule_id: ".m.rule.encrypted", enabled: true, conditions: [match("type", "m.room.encrypted")], actions: ["notify"] },
+    ...(features.msc3930 ? pollUnderrideRules() : []),
   ];
 }
 
 /** Every default rule id with its kind (the same for every user; the experimental ones included). */
-export const DEFAULT_RULE_KINDS: ReadonlyMap<string, RuleKind> = new Map([masterRule(), ...defaultRules("@x:x", { msc4306: true })].map((r) => [r.rule_id, r.kind]));
+export const DEFAULT_RULE_KINDS: ReadonlyMap<string, RuleKind> = new Map([masterRule(), ...defaultRules("@x:x", { msc4306: true, msc3930: true })].map((r) => [r.rule_id, r.kind]));

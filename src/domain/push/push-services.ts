@@ -6,6 +6,7 @@ import { PushNotificationStore } from "../store/push-notifications.ts";
 import { PusherStore } from "../store/pushers.ts";
 import type { LruCache } from "../cache/lru.ts";
 import { RuleCache, type UserRules } from "./rule-cache.ts";
+import { defaultRuleFeatures } from "./default-rules.ts";
 import type { RoomPushState } from "./room-state.ts";
 import { UnreadCounts } from "./counts.ts";
 import { PusherPool } from "./gateway/pool.ts";
@@ -18,7 +19,7 @@ export class PushServices {
   readonly pushers: PusherPool;
 
   constructor(s: Services) {
-    this.rules = new RuleCache(new PushRuleStore(s.storage.sql), s.caches.get<string, UserRules>("push_rules", 10_000), { msc4306: s.config.experimental_features.msc4306_enabled });
+    this.rules = new RuleCache(new PushRuleStore(s.storage.sql), s.caches.get<string, UserRules>("push_rules", 10_000), defaultRuleFeatures(s.config));
     this.notifications = new PushNotificationStore(s.storage.sql);
     this.rooms = s.caches.get<string, RoomPushState>("push_room_state", 10_000);
     this.pushers = new PusherPool(s, new PusherStore(s.storage.sql));

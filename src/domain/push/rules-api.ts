@@ -7,7 +7,7 @@ import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
-import { DEFAULT_RULE_KINDS } from "./default-rules.ts";
+import { DEFAULT_RULE_KINDS, defaultRuleFeatures, defaultRuleOff } from "./default-rules.ts";
 import { findRule } from "./ruleset.ts";
 import { checkActions, checkUserRuleId, parseKind, parseRuleBody, POSTCONTENT, type PushRuleJson, type RuleKind, type Ruleset } from "./rule-types.ts";
 
@@ -37,9 +37,9 @@ export async function getRuleAttr(s: Services, r: Requester, kind: string, ruleI
   return attr === "enabled" ? { enabled: rule.enabled } : { actions: rule.actions };
 }
 
-/** Whether `ruleId` is a server-default rule of `kind` here (MSC4306's only with msc4306_enabled). */
+/** Whether `ruleId` is a server-default rule of `kind` here (an experimental one only with its flag). */
 function isDefaultRule(s: Services, kind: RuleKind, ruleId: string): boolean {
-  return DEFAULT_RULE_KINDS.get(ruleId) === kind && (kind !== POSTCONTENT || s.config.experimental_features.msc4306_enabled);
+  return DEFAULT_RULE_KINDS.get(ruleId) === kind && !defaultRuleOff(ruleId, defaultRuleFeatures(s.config));
 }
 
 async function changed(s: Services, userId: string, position: number): Promise<void> {

@@ -1,6 +1,7 @@
-// The room version table: one record of feature flags per room version "1".."12". Every rule that differs
-// between versions reads a flag from here; nothing else compares version strings.
-// Spec: Room Versions (spec.matrix.org/rooms, v1–v12 pages and the feature matrix).
+// The room version table: one record of feature flags per room version "1".."12", and Synapse's unstable
+// MSC3757 versions "org.matrix.msc3757.10" / ".11" (owned state; always known, as Synapse 1.163 knows them).
+// Every rule that differs between versions reads a flag from here; nothing else compares version strings.
+// Spec: Room Versions (spec.matrix.org/rooms, v1–v12 pages and the feature matrix); MSC3757.
 import { MatrixError } from "../errors.ts";
 
 /** How event ids are formed. */
@@ -87,6 +88,11 @@ export interface RoomVersion {
   readonly additionalCreators: boolean;
   /** v1–11: `m.room.create` is selected into every event's auth_events. v12: it must not be. */
   readonly createInAuthEvents: boolean;
+  /**
+   * MSC3757 (owned state): a state key `@user:server` or `@user:server_<suffix>` belongs to that user; a
+   * sender of higher power may set it too, and a state key starting with `@` that is neither is invalid.
+   */
+  readonly ownedState: boolean;
 }
 
 const V1: RoomVersion = {
@@ -117,6 +123,7 @@ const V1: RoomVersion = {
   privilegedCreators: false,
   additionalCreators: false,
   createInAuthEvents: true,
+  ownedState: false,
 };
 
 // Each version is the previous one plus the changes its spec page lists.
@@ -163,14 +170,18 @@ const V12: RoomVersion = {
   createInAuthEvents: false,
 };
 
+// MSC3757's unstable versions: 10 and 11 with owned state (Synapse's MSC3757V10 / MSC3757V11).
+const MSC3757V10: RoomVersion = { ...V10, id: "org.matrix.msc3757.10", stability: "unstable", ownedState: true };
+const MSC3757V11: RoomVersion = { ...V11, id: "org.matrix.msc3757.11", stability: "unstable", ownedState: true };
+
 const TABLE: ReadonlyMap<string, RoomVersion> = new Map(
-  [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12].map((v) => [v.id, Object.freeze(v)]),
+  [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, MSC3757V10, MSC3757V11].map((v) => [v.id, Object.freeze(v)]),
 );
 
 /** The room version new rooms get when the request names none. (The spec now recommends 12.) */
 export const DEFAULT_ROOM_VERSION = "11";
 
-/** Every room version this server implements, oldest first. */
+/** Every room version this server implements: the stable ones oldest first, then the unstable ones. */
 export const KNOWN_ROOM_VERSIONS: readonly string[] = Object.freeze([...TABLE.keys()]);
 
 /** The flags of a room version, or undefined when the version is unknown. */

@@ -8,7 +8,7 @@ import type { Requester } from "../accounts/requester.ts";
 import type { ClientEvent } from "../events/format.ts";
 import type { StoredEvent } from "../store/events.ts";
 import { isPlainObject } from "../events/types.ts";
-import { parseRoomEventFilter } from "../filters/room-event-filter.ts";
+import { parseRoomEventFilter, type FilterOptions } from "../filters/room-event-filter.ts";
 import { paginate, streamToken } from "../rooms/read.ts";
 import { readAccess, type ReadAccess } from "../rooms/read-access.ts";
 import { roomVersionLookup, serializeEvents } from "../rooms/serialize.ts";
@@ -36,7 +36,7 @@ function intField(raw: Record<string, unknown>, name: string, def: number): numb
 }
 
 /** Checks the body of POST /search; undefined when it asks for no room_events. */
-export function parseSearchRequest(body: Record<string, unknown>): RoomEventsCriteria | undefined {
+export function parseSearchRequest(body: Record<string, unknown>, opts: FilterOptions = {}): RoomEventsCriteria | undefined {
   const categories = body.search_categories;
   if (categories === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing search_categories", 400);
   if (!isPlainObject(categories)) throw badJson("search_categories must be an object");
@@ -76,7 +76,7 @@ export function parseSearchRequest(body: Record<string, unknown>): RoomEventsCri
   return {
     term: raw.search_term,
     keys,
-    filter: parseRoomEventFilter(raw.filter, "filter"),
+    filter: parseRoomEventFilter(raw.filter, "filter", opts),
     orderBy,
     context,
     includeState: raw.include_state === true,

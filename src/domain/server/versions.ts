@@ -35,6 +35,10 @@ export function unstableFeatures(config: FeatureConfig): Record<string, boolean>
     "org.matrix.msc3981": true,
     // MSC3882: POST /login/get_token, when login_via_existing_session is enabled.
     "org.matrix.msc3882": config.login_via_existing_session.enabled,
+    // MSC3874: rel_types / not_rel_types in room event filters, with experimental_features.msc3874_enabled.
+    "org.matrix.msc3874": config.experimental_features.msc3874_enabled,
+    // MSC3391: deleting account data, with experimental_features.msc3391_enabled.
+    "org.matrix.msc3391": config.experimental_features.msc3391_enabled,
     // MSC4140: delayed events, when max_event_delay_duration is set.
     "org.matrix.msc4140": delayedEventsEnabled(config),
     // MSC4155: invite filtering by account data, with experimental_features.msc4155_enabled.

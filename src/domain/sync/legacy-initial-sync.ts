@@ -90,7 +90,7 @@ export async function roomInitialSync(s: Services, r: Requester, roomId: string,
   const messages = await getMessages(s, r, roomId, { dir: "b", limit: opts.limit ?? 10, filter: {}, ...(current ? { from: streamToken(now.events) } : {}) });
   const chunk = [...messages.chunk].reverse().map((e) => legacyEvent(e as unknown as JsonObject));
   const room = await s.rooms.store.getRoom(roomId);
-  const accountData = await s.accountData.changed(r.userId, undefined, Number.MAX_SAFE_INTEGER);
+  const accountData = await s.accountData.changed(r.userId, undefined, Number.MAX_SAFE_INTEGER, s.config.experimental_features.msc3391_enabled);
   // Members and peekers (as Synapse, a world_readable room's) see its members' presence and receipts.
   const departed = access.membership === "leave" || access.membership === "ban";
   return {

@@ -1,4 +1,4 @@
-// The remaining rules: `@` state keys, redactions (v1–2 in the auth rules; in every version the one rule of
+// The remaining rules: `@` state keys (and MSC3757's owned state in its unstable versions), redactions (v1–2 in the auth rules; in every version the one rule of
 // whether a redaction takes effect), and the error shape.
 import { describe, expect, it } from "vitest";
 import { AuthError, checkAuth, redactionFacts, redactionTakesEffect, stateMapKey, type AuthState } from "../../../src/domain/auth/index.ts";
@@ -20,6 +20,44 @@ describe("state keys starting with @", () => {
     // Even the most powerful user cannot write another user's @-keyed state.
     expectRule(() => room.check(room.event("m.custom.owned", BOB, ALICE, {})), "state_key.user");
     expectAllowed(() => room.check(room.event("m.custom.owned", "not-a-user", BOB, {})));
+  });
+});
+
+describe("MSC3757 owned state", () => {
+  it.each(["org.matrix.msc3757.10", "org.matrix.msc3757.11"])("%s: one's own keys with a suffix, others' with more power", (v) => {
+    const room = new RoomBuilder(v);
+    room.join(BOB);
+    room.join(CAROL);
+    room.setPowerLevels({ users: room.adminUsers(), events: { "m.custom.owned": 0 } });
+    const check = (stateKey: string, sender: string) => () => room.check(room.event("m.custom.owned", stateKey, sender, {}));
+    expectAllowed(check(BOB, BOB));
+    expectAllowed(check(`${BOB}_suffix:!@#$123`, BOB));
+    // Alice (100) may set the keys of Bob (0), and of a user who is not in the room.
+    expectAllowed(check(BOB, ALICE));
+    expectAllowed(check(`${BOB}_x`, ALICE));
+    expectAllowed(check("@nobody:elsewhere.example", ALICE));
+    // Bob may not set Carol's (equal power) or Alice's (more power), nor a key whose user id is not his.
+    expectRule(check(CAROL, BOB), "state_key.user");
+    expectRule(check(`${CAROL}_x`, BOB), "state_key.user");
+    expectRule(check(ALICE, BOB), "state_key.user");
+    expectRule(check(`${BOB}suffix`, BOB), "state_key.user");
+    expectRule(check(`@prefix_${BOB}`, BOB), "state_key.user");
+    // A key starting with @ that names no valid user id is bad JSON (400), whoever sends it.
+    for (const key of ["@oops", `${ALICE}@_suffix`]) {
+      let caught: unknown;
+      try {
+        check(key, ALICE)();
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toBeInstanceOf(AuthError);
+      expect(caught).toMatchObject({ errcode: "M_BAD_JSON", httpStatus: 400, rule: "state_key.owner" });
+    }
+  });
+
+  it("is not in room version 10 or 11", () => {
+    for (const v of ["10", "11"]) expect(getRoomVersion(v)!.ownedState).toBe(false);
+    expect(getRoomVersion("org.matrix.msc3757.11")).toMatchObject({ stability: "unstable", updatedRedactionRules: true, ownedState: true });
   });
 });
 

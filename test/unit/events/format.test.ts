@@ -189,10 +189,19 @@ describe("toClientEvent", () => {
 });
 
 describe("room version table", () => {
-  it("knows versions 1–12, all stable, default 11", () => {
-    expect(KNOWN_ROOM_VERSIONS).toEqual(["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12"]);
+  // The spec's versions; Synapse's unstable MSC3757 versions follow them.
+  const STABLE = KNOWN_ROOM_VERSIONS.filter((id) => getRoomVersion(id)?.stability === "stable");
+
+  it("knows versions 1–12, all stable, default 11, then MSC3757's unstable 10 and 11", () => {
+    expect(STABLE).toEqual(["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12"]);
+    expect(KNOWN_ROOM_VERSIONS).toEqual([...STABLE, "org.matrix.msc3757.10", "org.matrix.msc3757.11"]);
     expect(DEFAULT_ROOM_VERSION).toBe("11");
-    for (const id of KNOWN_ROOM_VERSIONS) expect(getRoomVersion(id)?.stability).toBe("stable");
+    for (const base of ["10", "11"]) {
+      const { id, stability, ownedState, ...rest } = getRoomVersion(`org.matrix.msc3757.${base}`)!;
+      const { id: _id, ownedState: baseOwned, ...baseRest } = getRoomVersion(base)!;
+      expect([id, stability, ownedState, baseOwned]).toEqual([`org.matrix.msc3757.${base}`, "unstable", true, false]);
+      expect({ ...rest, stability: "stable" }).toEqual(baseRest);
+    }
     expect(getRoomVersion("13")).toBeUndefined();
     expect(getRoomVersion("org.example.custom")).toBeUndefined();
     expect(errcodeOf(() => resolveRoomVersion("13"))).toBe("M_UNSUPPORTED_ROOM_VERSION");
@@ -201,7 +210,7 @@ describe("room version table", () => {
 
   it("has the spec's feature matrix", () => {
     const flag = (k: keyof NonNullable<ReturnType<typeof getRoomVersion>>) =>
-      KNOWN_ROOM_VERSIONS.filter((id) => getRoomVersion(id)![k] === true).join(",");
+      STABLE.filter((id) => getRoomVersion(id)![k] === true).join(",");
     expect(flag("knock")).toBe("7,8,9,10,11,12");
     expect(flag("restricted")).toBe("8,9,10,11,12");
     expect(flag("knockRestricted")).toBe("10,11,12");
@@ -215,7 +224,8 @@ describe("room version table", () => {
     expect(flag("roomIdIsCreateEventHash")).toBe("12");
     expect(flag("privilegedCreators")).toBe("12");
     expect(flag("createInAuthEvents")).toBe("1,2,3,4,5,6,7,8,9,10,11");
-    const field = (k: "eventIdFormat" | "stateResolution" | "redaction") => KNOWN_ROOM_VERSIONS.map((id) => getRoomVersion(id)![k]);
+    expect(KNOWN_ROOM_VERSIONS.filter((id) => getRoomVersion(id)!.ownedState).join(",")).toBe("org.matrix.msc3757.10,org.matrix.msc3757.11");
+    const field = (k: "eventIdFormat" | "stateResolution" | "redaction") => STABLE.map((id) => getRoomVersion(id)![k]);
     expect(field("eventIdFormat")).toEqual([
       "server-assigned",
       "server-assigned",

@@ -1,6 +1,7 @@
 // Sync provider of the account-data stream: the user's global account data (top-level `account_data`)
 // and per-room account data, room tags included (`rooms.join.<id>.account_data`), changed in the range.
-// Spec: Client-Server API "Client Config", "Room Tagging".
+// Spec: Client-Server API "Client Config", "Room Tagging". With MSC3391 an entry deleted (content `{}`)
+// shows in incremental syncs and is left out of initial ones, as Synapse serves it.
 import type { SyncProvider } from "../types.ts";
 import { filterPlainEvents, roomWanted } from "../../filters/sync-filter.ts";
 
@@ -9,7 +10,8 @@ export const accountDataProvider: SyncProvider = {
   current: (s) => s.accountData.currentPosition(),
   async collect(ctx, from, to) {
     if (from !== undefined && from >= to) return false;
-    const rows = await ctx.s.accountData.changed(ctx.requester.userId, from, to);
+    const skipDeleted = from === undefined && ctx.s.config.experimental_features.msc3391_enabled;
+    const rows = await ctx.s.accountData.changed(ctx.requester.userId, from, to, skipDeleted);
     if (rows.length === 0) return false;
     const global = rows.filter((r) => r.roomId === "").map((r) => ({ type: r.type, content: r.content }));
     let added = false;
