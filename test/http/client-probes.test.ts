@@ -43,6 +43,7 @@ describe("/versions's unstable_features", () => {
       "org.matrix.msc3391": false,
       "org.matrix.msc4140": false,
       "org.matrix.msc4155": false,
+      "org.matrix.msc4306": false,
       "io.element.e2ee_forced.public": false,
       "io.element.e2ee_forced.private": false,
       "io.element.e2ee_forced.trusted_private": false,

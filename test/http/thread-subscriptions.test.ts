@@ -4,7 +4,7 @@
 // may not see, 400 for bad ids; push evaluation with the postcontent thread-subscription rules (seen in
 // GET /notifications); the changes through GET /io.element.msc4308/thread_subscriptions (paginated
 // backwards) and the sliding-sync extension (initial, incremental, long-polled); all of it only with
-// msc4306_enabled, and no /versions flag (Synapse advertises none); deactivation forgets them.
+// msc4306_enabled, which /versions' org.matrix.msc4306 follows (as Synapse 1.163); deactivation forgets them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
@@ -102,7 +102,7 @@ describe.each(backends())("thread subscriptions on %s", (backend) => {
     expect((await put(root, { automatic: null })).status).toBe(200);
     expect((await get(root)).json).toEqual({ automatic: false });
     expect((await t.call("GET", path(root), {})).json.errcode).toBe("M_MISSING_TOKEN");
-    expect((await t.call("GET", "/_matrix/client/versions")).json.unstable_features).not.toHaveProperty("org.matrix.msc4306");
+    expect((await t.call("GET", "/_matrix/client/versions")).json.unstable_features["org.matrix.msc4306"]).toBe(true);
   });
 
   it("push: thread replies notify subscribers (sound) and not the others; main-timeline messages and mentions still notify", async () => {

@@ -43,6 +43,8 @@ export function unstableFeatures(config: FeatureConfig): Record<string, boolean>
     "org.matrix.msc4140": delayedEventsEnabled(config),
     // MSC4155: invite filtering by account data, with experimental_features.msc4155_enabled.
     "org.matrix.msc4155": config.experimental_features.msc4155_enabled,
+    // MSC4306: thread subscriptions, with experimental_features.msc4306_enabled (Synapse 1.163 lists it so).
+    "org.matrix.msc4306": config.experimental_features.msc4306_enabled,
     // Whether new rooms are encrypted by default, per preset (encryption_enabled_by_default_for_room_type).
     "io.element.e2ee_forced.public": encryptByDefault === "all",
     "io.element.e2ee_forced.private": encryptByDefault !== "off",
