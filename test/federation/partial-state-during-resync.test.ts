@@ -5,7 +5,8 @@
 // reach B's lazy-loading /sync; a message from an F user brings that user's member event into the
 // lazy-loaded state; bob's device-list update reaches F (named by A's send_join answer) and his new display
 // name reaches A; a second user of B joining goes through A with omit_members; once complete, the
-// directory stats count every member and bob's last leave is made on B.
+// directory stats count every member, the user directory finds F's users, and bob's last leave is made
+// on B.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
 import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
@@ -166,8 +167,19 @@ describe.each(backends())("a room joined with partial state, during its resync, 
     expect(atCarol.get(stateKeyOf("m.room.member", bob.user_id))).toBe(renamed);
     expect(await isPartialState(b.hs.services, roomId)).toBe(true);
 
+    // The user directory: an F user B does not know is in the room yet is not found; once complete, is.
+    const bState = (await loadRoom(b.hs.services, roomId))!.state;
+    const hidden = members.find((u) => !bState.has(stateKeyOf("m.room.member", u)))!;
+    const search = async () => {
+      const res = await b.call("POST", `${V3}/user_directory/search`, { token: bob.access_token, body: { search_term: hidden.slice(1, hidden.indexOf(":")) } });
+      expect(res.status).toBe(200);
+      return (res.json.results as { user_id: string }[]).map((r) => r.user_id);
+    };
+    expect(await search()).toEqual([]);
+
     hold.release();
     await eventually(async () => !(await isPartialState(b.hs.services, roomId)) || undefined, "B completing the room's state", 60_000);
+    expect(await search()).toEqual([hidden]);
     // The directory's count of joined members follows the completed state.
     const stats = await b.hs.services.storage.sql.get<{ n: number | bigint }>(`SELECT joined_members AS n FROM room_directory_stats WHERE room_id = ?`, [roomId]);
     expect(Number(stats?.n)).toBe(MEMBERS + 3);
