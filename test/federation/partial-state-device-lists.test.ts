@@ -4,6 +4,9 @@
 // bob's device change reaches A alone, G's user leaves and F's user sends a device-list update. Once the
 // state is complete: the change reaches F (joined, and absent from the answer) and G (its member's
 // membership changed since the join, though it left), and bob's /sync shows F's user's devices changed.
+// And an event whose auth events the partial state contradicts (a kick by a member who had left, let
+// through while partial, then a message of the member it "kicked" citing their join) is authorized against
+// the two resolved, as Synapse does: the message is taken.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
 import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
@@ -12,11 +15,12 @@ import { startFakeOrigin, type FakeOrigin } from "../helpers/fake-origin.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { fillRoomWithMembers } from "../helpers/big-room.ts";
-import { eventOnRoom, pushEvents, sendTransaction } from "../helpers/by-hand.ts";
+import { eventOnRoom, pushEvents, sendTransaction, signedCall } from "../helpers/by-hand.ts";
 import { holdStateFetches } from "../helpers/partial-state.ts";
 import { isPartialState } from "../../src/domain/federation/partial-state/flag.ts";
 import { receiveRemoteEvents } from "../../src/domain/rooms/receive.ts";
 import { loadRoom } from "../../src/domain/rooms/room-cache.ts";
+import { buildEvent } from "../../src/domain/rooms/build-event.ts";
 import { stateKeyOf } from "../../src/domain/store/state-groups.ts";
 
 const V3 = "/_matrix/client/v3";
@@ -25,7 +29,7 @@ const LAZY = enc(JSON.stringify({ room: { state: { lazy_load_members: true }, ti
 
 type Edu = { edu_type: string; content: any };
 
-describe.each(backends())("device lists of a room joined with partial state, on %s", (backend) => {
+describe.each(backends())("device lists and auth in a room joined with partial state, on %s", (backend) => {
   let a: FederatedServer;
   let b: FederatedServer;
   let f: FakeOrigin;
@@ -113,5 +117,66 @@ describe.each(backends())("device lists of a room joined with partial state, on 
       const res = await b.call("GET", `${V3}/sync?timeout=0&filter=${LAZY}&since=${enc(since)}`, { token: bob.access_token });
       return ((res.json.device_lists?.changed ?? []) as string[]).includes(unknown) || undefined;
     }, "F's user in bob's device_lists.changed");
+  }, 120_000);
+
+  it("authorizes an event whose auth events the partial state contradicts against both, resolved (as Synapse)", async () => {
+    // A's room: F's derek is made an admin, then leaves; F's victim stays joined.
+    const roomId = await createRoom(a, alice, { preset: "public_chat", room_version: "10" });
+    const ks = await fillRoomWithMembers(a.hs.services, roomId, f, 8, "k");
+    // (The last to join: not among the few members the answer's state holds, the room's heroes.)
+    const [victim, derek] = [ks[0], ks[7]];
+    const pl = (await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.power_levels/`, { token: alice.access_token })).json;
+    const setPl = await a.call("PUT", `${V3}/rooms/${enc(roomId)}/state/m.room.power_levels/`, { token: alice.access_token, body: { ...pl, users: { ...pl.users, [derek!]: 100 } } });
+    expect(setPl.status).toBe(200);
+    const derekJoin = (await loadRoom(a.hs.services, roomId))!.state.get(stateKeyOf("m.room.member", derek!))!;
+    const victimJoin = (await loadRoom(a.hs.services, roomId))!.state.get(stateKeyOf("m.room.member", victim!))!;
+    const gone = await eventOnRoom(a.hs.services, roomId, f, { type: "m.room.member", stateKey: derek!, sender: derek!, content: { membership: "leave" } });
+    expect((await receiveRemoteEvents(a.hs.services, roomId, [{ pdu: gone.pdu }]))[0]?.status).toBe("accepted");
+    // F answers /event_auth for the events it makes up below: derek's join and its auth chain, from A.
+    let made: string[] = [];
+    f.handler = async (req) => {
+      const recorded = recording(() => f.serverName)(req);
+      if (recorded) return recorded;
+      if (req.path.startsWith("/_matrix/federation/v1/event_auth/") && made.some((id) => req.path.endsWith(`/${id}`))) {
+        const res = await signedCall(f, a, "GET", `/_matrix/federation/v1/event_auth/${enc(roomId)}/${enc(derekJoin)}`);
+        const join = (await a.hs.services.rooms.events.get(derekJoin))!.pdu;
+        return { status: 200, json: { auth_chain: [join, ...res.json.auth_chain] } };
+      }
+      return undefined;
+    };
+
+    const hold = holdStateFetches(b.hs.services);
+    const joined = await b.call("POST", `${V3}/join/${enc(roomId)}?via=${enc(a.serverName)}`, { token: bob.access_token, body: {} });
+    expect(joined.status, JSON.stringify(joined.json)).toBe(200);
+    const bRoom = (await loadRoom(b.hs.services, roomId))!;
+    expect(bRoom.state.has(stateKeyOf("m.room.member", derek!))).toBe(false);
+
+    // Derek, gone, "kicks" the victim citing his old join: B's partial state lets it through.
+    const lookup = async (id: string) => (await a.hs.services.rooms.events.get(id))?.pdu;
+    const onA = (await loadRoom(a.hs.services, roomId))!;
+    const asIfJoined = new Map(onA.state).set(stateKeyOf("m.room.member", derek!), derekJoin);
+    // (Its auth events leave the victim's join out, as Complement's kick does: else state resolution orders
+    // the join, an auth event of the kick, before it.)
+    const forKick = new Map(asIfJoined);
+    forKick.delete(stateKeyOf("m.room.member", victim!));
+    const ctx = { roomId, version: onA.version, state: forKick, extremities: onA.extremities, maxDepth: onA.maxDepth, lookup };
+    const kick = await buildEvent(b.hs.services, ctx, { type: "m.room.member", stateKey: victim!, sender: derek!, content: { membership: "leave" } }, Date.now(), f);
+    made = [kick.eventId];
+    const sent = await sendTransaction(f, b, [kick.pdu]);
+    expect([sent.status, sent.json.pdus?.[kick.eventId]], JSON.stringify(sent.json)).toEqual([200, {}]);
+    expect((await loadRoom(b.hs.services, roomId))!.state.get(stateKeyOf("m.room.member", victim!))).toBe(kick.eventId);
+
+    // The victim speaks, citing their join: the state before it (the kick) and the auth events resolve to
+    // the join, so B takes the message.
+    const afterKick = { roomId, version: onA.version, state: new Map(asIfJoined).set(stateKeyOf("m.room.member", victim!), victimJoin), extremities: [kick.eventId], maxDepth: kick.pdu.depth, lookup: async (id: string) => (id === kick.eventId ? kick.pdu : lookup(id)) };
+    const msg = await buildEvent(b.hs.services, afterKick, { type: "m.room.message", sender: victim!, content: { msgtype: "m.text", body: "still here" } }, Date.now(), f);
+    expect(msg.pdu.auth_events).toContain(victimJoin);
+    made = [kick.eventId, msg.eventId];
+    const spoke = await sendTransaction(f, b, [msg.pdu]);
+    expect([spoke.status, spoke.json.pdus?.[msg.eventId]], JSON.stringify(spoke.json)).toEqual([200, {}]);
+    const stored = (await b.hs.services.rooms.events.get(msg.eventId))!;
+    expect([stored.rejectedReason, stored.softFailed], JSON.stringify([stored.rejectedReason, stored.softFailed])).toEqual([null, false]);
+    hold.release();
+    await eventually(async () => !(await isPartialState(b.hs.services, roomId)) || undefined, "B completing the room's state", 60_000);
   }, 120_000);
 });

@@ -49,7 +49,7 @@ export async function deviceListsOnFullState(s: Services, tx: SqlExecutor, done:
     }
   }
   if ((await partialStateRooms(s)).every((p) => p.roomId === ps.roomId)) await tx.run(`DELETE FROM device_lists_remote_pending`);
-  if (from === undefined) return;
+  if (from === undefined || !s.config.send_federation) return;
 
   // Servers that may have missed local changes: those whose members' membership changed since the join,
   // and those joined now; not the join's answer's (sent every change meanwhile), nor ours.
