@@ -51,6 +51,7 @@ import { typingEduHandler, typingToFederation } from "./domain/federation/edus/t
 import { receiptEduHandler, receiptsToFederation } from "./domain/federation/edus/receipts.ts";
 import { presenceEduHandler, presenceToFederation } from "./domain/federation/edus/presence.ts";
 import { deviceListEduHandler, deviceListsToFederation, signingKeyEduHandler } from "./domain/federation/edus/device-lists.ts";
+import { deviceListsOnFullState } from "./domain/federation/partial-state/device-lists.ts";
 import { expireSeenToDevice, toDeviceEduHandler } from "./domain/federation/edus/to-device.ts";
 import { forgetRejoinedDeviceLists } from "./domain/federation/e2ee/remote-device-lists.ts";
 import { forgetChangedRemoteProfiles } from "./domain/federation/remote-profiles.ts";
@@ -140,6 +141,9 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     presenceSetters: [presenceFromSync],
     // Federation: the EDUs remote servers send, by edu_type.
     eduHandlers: [typingEduHandler, receiptEduHandler, presenceEduHandler, deviceListEduHandler, signingKeyEduHandler, toDeviceEduHandler],
+    // A room joined with partial state completed: its members' device-list updates noted meanwhile, and
+    // ours to the servers that missed them.
+    partialStateCompleted: [deviceListsOnFullState],
     invalidationListeners: [invalidateTokenCache, invalidateIgnoredUsers, invalidateErasedUsers],
     // The federation sender first: the EDU producers after it hand it what they send.
     background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation, expireReceivedTransactions, expireSeenToDevice, appServiceSenders, appServiceEphemeral, resumeRoomDeletions, renewalMailJob, resumePartialStateRooms, delayedEventSender],

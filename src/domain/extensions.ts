@@ -28,6 +28,7 @@ import type { SyncProvider } from "./sync/types.ts";
 import type { PresenceSetter, SyncDecorator } from "./sync/registry.ts";
 import type { EduHandler } from "./federation/edu.ts";
 import type { UserQuery } from "./accounts/user-lookup.ts";
+import type { PartialStateCompletedHook } from "./federation/partial-state/resync.ts";
 
 /** A process-wide task: started once the services exist; the function it returns stops it. */
 export type BackgroundTask = (s: Services) => () => void | Promise<void>;
@@ -73,6 +74,8 @@ export interface Extensions {
   presenceSetters: PresenceSetter[];
   /** Handlers of the EDUs remote servers send (by edu_type; federation /send dispatches to them). */
   eduHandlers: EduHandler[];
+  /** In the transaction that completes a room joined with partial state (device lists of its members). */
+  partialStateCompleted: PartialStateCompletedHook[];
   /** Cache invalidation messages (s.invalidations), e.g. dropping cached access tokens. */
   invalidationListeners: ((s: Services, m: Invalidation) => void)[];
   background: BackgroundTask[];
@@ -101,6 +104,7 @@ export function noExtensions(): Extensions {
     syncDecorators: [],
     presenceSetters: [],
     eduHandlers: [],
+    partialStateCompleted: [],
     invalidationListeners: [],
     background: [],
   };

@@ -1,10 +1,12 @@
 // A room joined with partial state while its resync is held back, Weft↔Weft over TLS with a stand-in
 // server F whose users fill A's room (SQLite and PostgreSQL), as Synapse behaves: B's resync asks A for the
 // state after its join's prev_event (/state_ids), never for /state at its own join; B does not send its
-// join back to the room (A did); typing and receipts of F's users reach B's lazy-loading /sync; a message
-// from an F user brings that user's member event into the lazy-loaded state; bob's device-list update
-// reaches F (named by A's send_join answer); a second user of B joining goes through A with omit_members;
-// once complete, the directory stats count every member and bob's last leave is made on B.
+// join back to the room (A did); typing and receipts of F's users (one naming an event id B does not know)
+// reach B's lazy-loading /sync; a message from an F user brings that user's member event into the
+// lazy-loaded state; bob's device-list update reaches F (named by A's send_join answer) and his new display
+// name reaches A; a second user of B joining goes through A with omit_members; once complete, the
+// directory stats count every member, the user directory finds F's users, and bob's last leave is made
+// on B.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
 import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
@@ -105,16 +107,19 @@ describe.each(backends())("a room joined with partial state, during its resync, 
     const typist = members[0]!;
     const edus = [
       { edu_type: "m.typing", content: { room_id: roomId, user_id: typist, typing: true } },
-      { edu_type: "m.receipt", content: { [roomId]: { "m.read": { [typist]: { event_ids: [joinId], data: { ts: 1234 } } } } } },
+      // A receipt naming an event id B does not know (of any form) is taken as given, as Synapse does.
+      { edu_type: "m.receipt", content: { [roomId]: { "m.read": { [typist]: { event_ids: [joinId], data: { ts: 1234 } }, [members[1]!]: { event_ids: ["mytesteventid"], data: { ts: 5678 } } } } } },
     ];
     expect((await sendTransaction(f, b, [], edus)).status).toBe(200);
     const ephemeral = await eventually(async () => {
       const events = ((await lazySync(bob.access_token, since)).rooms?.join?.[roomId]?.ephemeral?.events ?? []) as { type: string; content: any }[];
       const typing = events.find((e) => e.type === "m.typing")?.content.user_ids;
-      const receipt = events.find((e) => e.type === "m.receipt")?.content[joinId]?.["m.read"]?.[typist];
-      return typing?.includes(typist) && receipt ? { typing, receipt } : undefined;
-    }, "F's typing and receipt on B");
-    expect(ephemeral.receipt.ts).toBe(1234);
+      const receipts = events.find((e) => e.type === "m.receipt")?.content;
+      const receipt = receipts?.[joinId]?.["m.read"]?.[typist];
+      const odd = receipts?.mytesteventid?.["m.read"]?.[members[1]!];
+      return typing?.includes(typist) && receipt && odd ? { typing, receipt, odd } : undefined;
+    }, "F's typing and receipts on B");
+    expect([ephemeral.receipt.ts, ephemeral.odd.ts]).toEqual([1234, 5678]);
 
     // A message of another F user, whose membership B's partial state lacks: the lazy-loading sync gives
     // the member event the message cites as auth event.
@@ -137,6 +142,18 @@ describe.each(backends())("a room joined with partial state, during its resync, 
     expect((await b.call("PUT", `${V3}/devices/${enc(deviceId)}`, { token: bob.access_token, body: { display_name: "renamed" } })).status).toBe(200);
     await eventually(() => fEdus.some((e) => e.edu_type === "m.device_list_update" && e.content.user_id === bob.user_id) || undefined, "bob's device-list update reaching F");
 
+    // Bob changes his display name: his new member event (a join replacing his join) is B's to send, and
+    // reaches A at once (as Synapse; only bob's first join went out through A's send_join).
+    expect((await b.call("PUT", `${V3}/profile/${enc(bob.user_id)}/displayname`, { token: bob.access_token, body: { displayname: "Bob Two" } })).status).toBe(200);
+    await eventually(async () => {
+      const room = await loadRoom(a.hs.services, roomId);
+      const id = room?.state.get(stateKeyOf("m.room.member", bob.user_id));
+      const e = id ? await a.hs.services.rooms.events.get(id) : undefined;
+      return (e?.pdu.content as { displayname?: string } | undefined)?.displayname === "Bob Two" || undefined;
+    }, "bob's new display name on A");
+    const renamed = (await loadRoom(b.hs.services, roomId))!.state.get(stateKeyOf("m.room.member", bob.user_id))!;
+    expect(renamed).not.toBe(joinId);
+
     // A second user of B joins while partial: through A, asking for partial state again (as Synapse).
     const carol = await registerUser(b, "carol");
     asked.length = 0;
@@ -147,11 +164,22 @@ describe.each(backends())("a room joined with partial state, during its resync, 
     // Carol's join keeps the members B knew (bob's among them).
     const carolJoin = (await loadRoom(b.hs.services, roomId))!.state.get(stateKeyOf("m.room.member", carol.user_id))!;
     const atCarol = await b.hs.services.rooms.stateGroups.get((await b.hs.services.rooms.events.get(carolJoin))!.stateGroup!);
-    expect(atCarol.get(stateKeyOf("m.room.member", bob.user_id))).toBe(joinId);
+    expect(atCarol.get(stateKeyOf("m.room.member", bob.user_id))).toBe(renamed);
     expect(await isPartialState(b.hs.services, roomId)).toBe(true);
+
+    // The user directory: an F user B does not know is in the room yet is not found; once complete, is.
+    const bState = (await loadRoom(b.hs.services, roomId))!.state;
+    const hidden = members.find((u) => !bState.has(stateKeyOf("m.room.member", u)))!;
+    const search = async () => {
+      const res = await b.call("POST", `${V3}/user_directory/search`, { token: bob.access_token, body: { search_term: hidden.slice(1, hidden.indexOf(":")) } });
+      expect(res.status).toBe(200);
+      return (res.json.results as { user_id: string }[]).map((r) => r.user_id);
+    };
+    expect(await search()).toEqual([]);
 
     hold.release();
     await eventually(async () => !(await isPartialState(b.hs.services, roomId)) || undefined, "B completing the room's state", 60_000);
+    expect(await search()).toEqual([hidden]);
     // The directory's count of joined members follows the completed state.
     const stats = await b.hs.services.storage.sql.get<{ n: number | bigint }>(`SELECT joined_members AS n FROM room_directory_stats WHERE room_id = ?`, [roomId]);
     expect(Number(stats?.n)).toBe(MEMBERS + 3);

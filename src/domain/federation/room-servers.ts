@@ -85,11 +85,16 @@ async function joinedOfState(s: Services, roomId: string, state: StateMap): Prom
  * servers (send-membership.ts, on our behalf): we do not send it ourselves (Synapse: proactively_send
  * false, "the remote server is responsible for sending our join event to the rest of the federation").
  */
-function joinedThroughHandshake(s: Services, e: StoredEvent, joined: ReadonlyMap<string, string>): boolean {
+async function joinedThroughHandshake(s: Services, e: StoredEvent, joined: ReadonlyMap<string, string>): Promise<boolean> {
   const p = e.pdu;
   if (p.type !== "m.room.member" || p.state_key !== p.sender || (p.content as { membership?: unknown }).membership !== "join") return false;
   if (joined.get(p.sender) !== e.eventId) return false;
   for (const userId of joined.keys()) if (userId !== p.sender && serverOfUser(userId) === s.config.server_name) return false;
+  // A join replacing a join is a profile change (display name, avatar), made here: ours to send.
+  if (e.replacesState) {
+    const before = await s.rooms.events.get(e.replacesState);
+    if ((before?.pdu.content as { membership?: unknown } | undefined)?.membership === "join") return false;
+  }
   return true;
 }
 
@@ -154,7 +159,7 @@ export async function destinationsOfEvents(s: Services, events: readonly StoredE
       g = { servers: await withPartialStateServers(s, e.roomId, of.servers), joined: of.joined, acl: await aclOfState(s, state) };
       ofGroup.set(e.stateGroup!, g);
     }
-    if (joinedThroughHandshake(s, e, g.joined)) {
+    if (await joinedThroughHandshake(s, e, g.joined)) {
       out.set(e.eventId, []);
       continue;
     }

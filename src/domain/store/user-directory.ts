@@ -1,5 +1,6 @@
 // Repository behind the user directory: room_publicity (each room's join rule and history visibility,
-// written with those state events) and the candidate query over users, profiles and room_memberships.
+// written with those state events) and the candidate queries over users, profiles and room_memberships
+// (remote users: from their member events).
 // The directory is read live from those tables, so profile changes, joins, leaves and deactivations show
 // at once without a copy to keep in step. Spec: Client-Server API "User directory".
 import type { Param, Sql, SqlExecutor } from "../../storage/sql.ts";
@@ -68,6 +69,42 @@ export class UserDirectoryStore {
        FROM ${from} LEFT JOIN profiles p ON p.user_id = u.user_id
        WHERE ${where}
        ORDER BY u.user_id LIMIT ?`,
+      [...params, opts.max],
+    );
+    const local = rows.map((r) => ({ userId: r.user_id, displayname: r.displayname, avatarUrl: r.avatar_url, sharesRoom: Number(r.shared) === 1 }));
+    const remote = await this.remoteCandidates(requesterId, words, opts);
+    if (remote.length === 0) return local;
+    return [...local, ...remote].sort((a, b) => (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0)).slice(0, opts.max);
+  }
+
+  /**
+   * Remote users (no account here) joined to a room here, as Synapse's directory holds them, with the name
+   * and avatar of their member event: with `searchAll` every one, else those sharing a joined room with
+   * the requester or joined to a public room. Matched on `words` as `candidates` is.
+   */
+  private async remoteCandidates(requesterId: string, words: string[], opts: { searchAll: boolean; max: number }): Promise<DirectoryCandidate[]> {
+    const shared = `SELECT b.user_id FROM room_memberships a JOIN room_memberships b ON b.room_id = a.room_id
+                    WHERE a.user_id = ? AND a.membership = 'join' AND b.membership = 'join' AND b.user_id <> a.user_id`;
+    const publicRooms = `SELECT room_id FROM room_publicity WHERE join_rule = 'public' OR history_visibility = 'world_readable'
+                         UNION SELECT room_id FROM rooms WHERE is_public = ?`;
+    const params: Param[] = [requesterId];
+    const visible = opts.searchAll
+      ? `SELECT DISTINCT user_id FROM room_memberships WHERE membership = 'join'`
+      : `SELECT user_id FROM shared UNION SELECT x.user_id FROM room_memberships x WHERE x.membership = 'join' AND x.room_id IN (${publicRooms})`;
+    if (!opts.searchAll) params.push(true);
+    let where = `NOT EXISTS (SELECT 1 FROM users u WHERE u.user_id = v.user_id)`;
+    for (const w of words.filter((x) => /^[\x20-\x7e]+$/.test(x)).slice(0, MAX_NARROWING_WORDS)) {
+      where += ` AND (LOWER(v.user_id) LIKE ? ESCAPE '\\' OR LOWER(COALESCE(m.displayname, '')) LIKE ? ESCAPE '\\')`;
+      const pattern = `%${likeEscape(w.toLowerCase())}%`;
+      params.push(pattern, pattern);
+    }
+    const rows = await this.sql.all<{ user_id: string; displayname: string | null; avatar_url: string | null; shared: number | boolean }>(
+      `WITH shared AS (${shared})
+       SELECT v.user_id, MAX(m.displayname) AS displayname, MAX(m.avatar_url) AS avatar_url,
+              CASE WHEN v.user_id IN (SELECT user_id FROM shared) THEN 1 ELSE 0 END AS shared
+       FROM (${visible}) AS v JOIN room_memberships m ON m.user_id = v.user_id AND m.membership = 'join'
+       WHERE ${where}
+       GROUP BY v.user_id ORDER BY v.user_id LIMIT ?`,
       [...params, opts.max],
     );
     return rows.map((r) => ({ userId: r.user_id, displayname: r.displayname, avatarUrl: r.avatar_url, sharesRoom: Number(r.shared) === 1 }));

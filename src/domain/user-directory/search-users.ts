@@ -1,8 +1,9 @@
-// POST /user_directory/search: local users matched case-insensitively on their user ID's localpart and
-// display name, every word of the term as a word prefix (as Synapse does). By default
-// (user_directory.search_all_users false) only users who share a joined room with the requester or are
-// joined to a public room (join rule public, history world_readable, or in the room directory) are
-// visible; with search_all_users, every local user. Deactivated and support users never appear.
+// POST /user_directory/search: local users, and remote users joined to rooms here (with the name of their
+// member event), matched case-insensitively on their user ID's localpart and display name, every word of
+// the term as a word prefix (as Synapse does). By default (user_directory.search_all_users false) only
+// users who share a joined room with the requester or are joined to a public room (join rule public,
+// history world_readable, or in the room directory) are visible; with search_all_users, every local user
+// and every remote user joined somewhere. Deactivated and support users never appear.
 // Ranking: exact matches, then whole-name prefixes, then word prefixes; then users sharing a room with
 // the requester; then those with a display name, an avatar. Spec: Client-Server API "User directory".
 import { MatrixError } from "../errors.ts";

@@ -6,7 +6,10 @@
 // updates of its own users who share a room with ours move our device-list stream (local /sync shows
 // them in `device_lists.changed`) and keep our copy of their device list (remote-device-lists.ts) up to
 // date, resyncing it through GET /user/devices when a prev_id shows a gap. As Synapse's DeviceListUpdater.
+// Rooms joined with partial state: partial-state/device-lists.ts (updates noted meanwhile, and local
+// changes to the servers that missed them, once complete).
 import type { Services } from "../../services.ts";
+import type { SqlExecutor } from "../../../storage/sql.ts";
 import type { BackgroundTask } from "../../extensions.ts";
 import type { EduHandler } from "../edu.ts";
 import { isPlainObject, type Json } from "../../e2ee/json.ts";
@@ -15,6 +18,7 @@ import { serverOfUser, serversSharingRoomsWith } from "../room-servers.ts";
 import { isUserOf, remoteDeviceKeys } from "../e2ee/remote-key-shapes.ts";
 import { lastDeviceListPositions, publicDeviceListRows } from "../e2ee/remote-device-store.ts";
 import { signedDeviceKeys, servedDeviceName } from "../e2ee/serve-keys.ts";
+import { notePendingRemoteUpdate } from "../partial-state/device-lists.ts";
 import { applyDeviceListUpdate, applySigningKeyUpdate, type DeviceListUpdate } from "../e2ee/remote-device-lists.ts";
 
 const isStreamId = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
@@ -31,14 +35,47 @@ interface Outgoing {
 async function updatesBetween(s: Services, from: number, to: number): Promise<Outgoing[]> {
   const rows = (await publicDeviceListRows(s.storage.sql, from, to)).filter((r) => serverOfUser(r.userId) === s.config.server_name && r.deviceId !== "");
   if (rows.length === 0) return [];
+  return edusOf(s, s.storage.sql, rows, from, await serversSharingRoomsWith(s, [...new Set(rows.map((r) => r.userId))]));
+}
+
+/**
+ * Queues, in `tx`, the changes of `users` (local) in (from, to] for `destinations`, which missed them: the
+ * latest change of each device (as Synapse's outbound pokes, one per device), or of the cross-signing
+ * keys. Returns the destinations to wake once `tx` committed.
+ */
+export async function queueMissedDeviceListUpdates(
+  s: Services,
+  tx: SqlExecutor,
+  from: number,
+  to: number,
+  users: ReadonlySet<string>,
+  destinations: ReadonlySet<string>,
+): Promise<Set<string>> {
+  const latest = new Map<string, { streamId: number; userId: string; deviceId: string }>();
+  for (const r of await publicDeviceListRows(tx, from, to)) if (users.has(r.userId) && r.deviceId !== "") latest.set(`${r.userId}\u0000${r.deviceId}`, r);
+  const rows = [...latest.values()].sort((a, b) => a.streamId - b.streamId);
+  const wake = new Set<string>();
+  if (rows.length === 0 || destinations.size === 0) return wake;
+  const outgoing = await edusOf(s, tx, rows, from, new Map([...users].map((u) => [u, destinations])));
+  for (const o of outgoing) for (const d of await s.federationSender.queueDurableEdu(tx, o.destinations, o.edu)) wake.add(d);
+  return wake;
+}
+
+/** The EDUs of the stream rows `rows` (changes after `from`), each to its user's servers. */
+async function edusOf(
+  s: Services,
+  ex: SqlExecutor,
+  rows: readonly { streamId: number; userId: string; deviceId: string }[],
+  from: number,
+  servers: ReadonlyMap<string, ReadonlySet<string>>,
+): Promise<Outgoing[]> {
   const users = [...new Set(rows.map((r) => r.userId))];
-  const servers = await serversSharingRoomsWith(s, users);
   const concerned = users.filter((u) => (servers.get(u)?.size ?? 0) > 0);
   if (concerned.length === 0) return [];
   const [names, keys, before] = await Promise.all([
     s.e2ee.deviceNames(concerned),
     localKeys(s, "", new Map(concerned.map((u) => [u, []]))),
-    lastDeviceListPositions(s.storage.sql, concerned, from),
+    lastDeviceListPositions(ex, concerned, from),
   ]);
   const prev = new Map(before);
   const signingSent = new Set<string>();
@@ -169,6 +206,8 @@ export const deviceListEduHandler: EduHandler = {
       s.log.info({ origin, userId: update.userId }, "m.device_list_update EDU for a user of another server dropped");
       return;
     }
+    // Members of a room joined with partial state are unknown until it completes: noted for then.
+    await notePendingRemoteUpdate(s, update.userId, update.deviceId);
     await applyDeviceListUpdate(s, origin, update);
   },
 };

@@ -18,6 +18,8 @@ import type { ReceiptItem } from "../../../federation/sender/edu-buffer.ts";
 /** Most receipts taken from one EDU (an EDU is one server's batch: hundreds at most in practice). */
 const MAX_RECEIPTS_PER_EDU = 1000;
 const MAX_EVENT_IDS = 10;
+/** Synapse's limit on identifiers (event ids among them). */
+const MAX_EVENT_ID_LEN = 255;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -103,7 +105,8 @@ function parseReceipts(s: Services, origin: string, content: unknown): Candidate
         continue;
       }
       if (!isObject(receipt) || !Array.isArray(receipt.event_ids)) continue;
-      const eventIds = receipt.event_ids.slice(0, MAX_EVENT_IDS).filter((id): id is string => typeof id === "string" && isValidEventId(id));
+      // As Synapse, the ids are taken as given (an event we do not know, or of an odd form, included).
+      const eventIds = receipt.event_ids.slice(0, MAX_EVENT_IDS).filter((id): id is string => typeof id === "string" && id.length > 0 && id.length <= MAX_EVENT_ID_LEN);
       if (eventIds.length === 0) continue;
       const data = isObject(receipt.data) ? receipt.data : {};
       const ts = typeof data.ts === "number" && Number.isSafeInteger(data.ts) && data.ts >= 0 ? data.ts : s.clock.now();

@@ -11,6 +11,8 @@ export interface PartialStateRoom {
   joinEventId: string;
   /** Where the full state can be fetched (send_join's servers_in_room), the joined one first. */
   servers: string[];
+  /** The device-list stream's position at the join (undefined for rows from before it was kept). */
+  deviceListsStream?: number;
 }
 
 interface Flags {
@@ -27,12 +29,24 @@ const perServices = new WeakMap<Services, Flags>();
 function flags(s: Services): Flags {
   let f = perServices.get(s);
   if (!f) {
-    const rows = s.storage.sql.all<{ room_id: string; join_event_id: string; servers: string; completed_stream: number | bigint | null }>(
-      `SELECT room_id, join_event_id, servers, completed_stream FROM partial_state_rooms`,
+    const rows = s.storage.sql.all<{ room_id: string; join_event_id: string; servers: string; completed_stream: number | bigint | null; device_lists_stream: number | bigint | null }>(
+      `SELECT room_id, join_event_id, servers, completed_stream, device_lists_stream FROM partial_state_rooms`,
     );
     const rooms = rows.then(
       (all) =>
-        new Map(all.filter((r) => r.completed_stream === null).map((r) => [r.room_id, { roomId: r.room_id, joinEventId: r.join_event_id, servers: JSON.parse(r.servers) as string[] }])),
+        new Map(
+          all
+            .filter((r) => r.completed_stream === null)
+            .map((r) => [
+              r.room_id,
+              {
+                roomId: r.room_id,
+                joinEventId: r.join_event_id,
+                servers: JSON.parse(r.servers) as string[],
+                ...(r.device_lists_stream === null ? {} : { deviceListsStream: Number(r.device_lists_stream) }),
+              },
+            ]),
+        ),
     );
     const completed = rows.then((all) => new Map(all.filter((r) => r.completed_stream !== null).map((r) => [r.room_id, Number(r.completed_stream)])));
     const joins = rows.then((all) => new Set(all.map((r) => r.join_event_id)));
@@ -93,10 +107,21 @@ export async function markPartialStateJoin(s: Services, tx: SqlExecutor, joinEve
   });
 }
 
-/** Marks a room partial, in the transaction that stores the join (seen in memory once it commits). */
-export async function markPartialState(s: Services, tx: SqlExecutor, room: PartialStateRoom): Promise<void> {
+/**
+ * Marks a room partial, in the transaction that stores the join (seen in memory once it commits), with
+ * the device-list stream's position at the join.
+ */
+export async function markPartialState(s: Services, tx: SqlExecutor, mark: Omit<PartialStateRoom, "deviceListsStream">): Promise<void> {
+  const deviceListsStream = await s.e2ee.currentDeviceListPosition();
+  const room: PartialStateRoom = { ...mark, deviceListsStream };
   await tx.run(`DELETE FROM partial_state_rooms WHERE room_id = ?`, [room.roomId]);
-  await tx.run(`INSERT INTO partial_state_rooms (room_id, join_event_id, servers, created_ts) VALUES (?, ?, ?, ?)`, [room.roomId, room.joinEventId, JSON.stringify(room.servers), s.clock.now()]);
+  await tx.run(`INSERT INTO partial_state_rooms (room_id, join_event_id, servers, created_ts, device_lists_stream) VALUES (?, ?, ?, ?, ?)`, [
+    room.roomId,
+    room.joinEventId,
+    JSON.stringify(room.servers),
+    s.clock.now(),
+    deviceListsStream,
+  ]);
   const f = flags(s);
   const [rooms, completed, joins] = [await f.rooms, await f.completed, await f.joins];
   tx.onSettled?.((committed) => {

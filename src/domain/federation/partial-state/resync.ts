@@ -5,19 +5,29 @@
 // the full state before the join. One commit adds its missing entries to current state, the memberships
 // and the room's snapshot groups; then every event placed since the join is placed again against the full
 // state (recheck.ts), and the commit of that outcome clears the partial flag (flag.ts) — waiting reads
-// resume. Runs in the background after the join, and again at start-up for rooms still partial; a server
+// resume — and runs the `partialStateCompleted` hooks (device lists: partial-state/device-lists.ts). Runs in the background after the join, and again at start-up for rooms still partial; a server
 // that fails is skipped, and when all fail the resync is retried with backoff.
 // Spec: Server-Server API "Joining Rooms" (omit_members), "Room State" (GET /state_ids, GET /state).
 import type { Services } from "../../services.ts";
 import type { BackgroundTask } from "../../extensions.ts";
 import { prevEventIds } from "../../events/types.ts";
 import type { StateMap } from "../../store/state-groups.ts";
+import type { SqlExecutor } from "../../../storage/sql.ts";
 import { loadRoom } from "../../rooms/room-cache.ts";
 import { indexStateChanges, writeMemberships } from "../../rooms/pipeline/commit.ts";
 import { resolveState } from "../../state/resolve.ts";
 import { RemoteRoomFetcher, type FetchLimits } from "../fetch-events.ts";
 import { clearPartialState, partialStateOf, partialStateRooms, type PartialStateRoom } from "./flag.ts";
 import { recheckSinceJoin, writeRecheck } from "./recheck.ts";
+
+/** A room whose state was completed: its partial-state record and the full state before our join. */
+export interface PartialStateCompleted {
+  room: PartialStateRoom;
+  beforeJoin: StateMap;
+}
+
+/** Run in the transaction that completes a room's state, after its events were placed again (device lists). */
+export type PartialStateCompletedHook = (s: Services, tx: SqlExecutor, done: PartialStateCompleted) => Promise<void>;
 
 /** What one attempt through one server may spend (a /state_ids may be slow to answer for a big room). */
 const RESYNC_LIMITS: FetchLimits = { requests: 2_000, timeMs: 30 * 60_000, stateFetches: 200 };
@@ -69,6 +79,7 @@ async function completeAndRecheck(s: Services, ps: PartialStateRoom, full: State
     const rechecked = room;
     await s.storage.sql.transaction(async (tx) => {
       await writeRecheck(s, tx, rechecked, plan);
+      for (const hook of s.extensions.partialStateCompleted) await hook(s, tx, { room: ps, beforeJoin: full });
       await clearPartialState(s, tx, roomId);
       tx.onSettled?.(() => s.rooms.cache.delete(roomId));
     });

@@ -279,21 +279,40 @@ export class RemotePlanner {
     return { status: "accepted", eventId };
   }
 
-  /** The state an event is authorized against: in a partial-state room, completed from its auth events. */
+  /**
+   * The state an event is authorized against: in a partial-state room, completed from its auth events, and
+   * where an auth event and the state disagree, the two resolved by the room version's algorithm (Synapse
+   * resolves the state it knows with the claimed auth events: a kick the partial state let through is
+   * undone for the auth of an event that cites the member's join, and a ban still holds).
+   */
   private async forAuth(state: StateMap, pdu: Pdu): Promise<StateMap> {
     if (this.opts.partialState !== true) return state;
     const ids = authEventIds(pdu);
     const found = await this.pdus(ids);
     let out: Map<string, string> | undefined;
+    let claimed: Map<string, string> | undefined;
     for (const id of ids) {
       const e = found.get(id);
       if (!e || typeof e.state_key !== "string" || this.rejected.has(id)) continue;
       const key = stateKeyOf(e.type, e.state_key);
-      if (state.has(key)) continue;
+      const held = state.get(key);
+      if (held === id) continue;
+      if (held !== undefined) {
+        claimed ??= new Map(state);
+        claimed.set(key, id);
+        continue;
+      }
       out ??= new Map(state);
       out.set(key, id);
     }
-    return out ?? state;
+    const filled = out ?? state;
+    if (!claimed) return filled;
+    for (const [k, id] of filled) if (!claimed.has(k)) claimed.set(k, id);
+    try {
+      return await this.resolve([filled, claimed]);
+    } catch {
+      return filled;
+    }
   }
 
   private keep(planned: PlannedEvent): void {
