@@ -146,7 +146,18 @@ export async function joinRoom(
     // A restricted room none of our members may authorise the join to: a remote join through a server
     // whose member may (as Synapse; the room stays as it is here until the join comes back). Decided in
     // the room's lane, so power levels that arrived just before count.
-    await joinThroughServers(s, r, roomId, [...err.servers, ...servers], reason, { ...extra, ...memberContent });
+    try {
+      await joinThroughServers(s, r, roomId, [...err.servers, ...servers], reason, { ...extra, ...memberContent });
+    } catch (remoteErr) {
+      // Refused there (e.g. that server has not yet heard of the user's join to the allowed room), but
+      // events may have arrived here meanwhile — power levels letting a member of ours authorise the
+      // join: one more try here before the refusal stands (where Synapse gives up at once).
+      try {
+        await joinLocally(s, r, roomId, reason, extra, memberContent);
+      } catch {
+        throw remoteErr;
+      }
+    }
   }
   return { room_id: roomId };
 }
