@@ -1,9 +1,10 @@
 // A restricted join on B racing the power levels that let one of B's members authorise it (SQLite and
 // PostgreSQL; Complement's TestRestrictedRoomsLocalJoinNoCreatorsUsesPowerLevels): A promotes bob of B to
 // inviter, charlie of B joins the allowed room (locally on B) and then the restricted room before A's
-// power levels reached B. B finds none of its members may authorise and asks A, which refuses (it has not
-// heard of charlie's join to the allowed room yet); the power levels arrived meanwhile, so B authorises
-// the join itself, through bob.
+// power levels reached B. B finds none of its members may authorise and asks A — which refuses (it has
+// not heard of charlie's join to the allowed room yet), or answers a template naming alice whose
+// prev_events B lacks; B gives the events on their way a moment, the power levels arrive, and B
+// authorises the join itself, through bob.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
 import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
@@ -32,18 +33,26 @@ describe.each(backends())("a restricted join racing the power levels on %s", (ba
   let b: FederatedServer;
   let alice: Session;
   let bob: Session;
-  let charlie: Session;
 
   beforeAll(async () => {
     [a, b] = await Promise.all([startFederatedServer({ backend }), startFederatedServer({ backend })]);
-    [alice, bob, charlie] = await Promise.all([registerUser(a, "alice"), registerUser(b, "bob"), registerUser(b, "charlie")]);
+    [alice, bob] = await Promise.all([registerUser(a, "alice"), registerUser(b, "bob")]);
   });
   afterAll(async () => {
     await Promise.all([a?.close(), b?.close()]);
   });
 
-  for (const version of ["11", "12"]) {
-    it(`v${version}: power levels that arrive while A refuses let bob of B authorise charlie's join`, async () => {
+  // How B's make_join to A goes: A refuses (it has not heard of charlie's join to the allowed room: B's
+  // transactions to A are held), the power levels reaching B before the refusal does; or A answers a
+  // template naming alice (it knows of charlie's join), the power levels reaching B after it.
+  const cases = [
+    { version: "11", aRefuses: true },
+    { version: "12", aRefuses: true },
+    { version: "11", aRefuses: false },
+    { version: "12", aRefuses: false },
+  ];
+  for (const { version, aRefuses } of cases) {
+    it(`v${version}: power levels on their way when A ${aRefuses ? "refuses" : "answers"} let bob of B authorise charlie's join`, async () => {
       const space = await createRoom(a, alice, { preset: "public_chat" });
       const roomId = await createRoom(a, alice, {
         room_version: version,
@@ -51,8 +60,9 @@ describe.each(backends())("a restricted join racing the power levels on %s", (ba
         power_level_content_override: { invite: 50 },
       });
       for (const room of [space, roomId]) expect((await b.call("POST", `${V3}/join/${enc(room)}?via=${enc(a.serverName)}`, { token: bob.access_token, body: {} })).status).toBe(200);
+      const charlie = await registerUser(b, `charlie${version}${aRefuses ? "r" : "a"}`);
 
-      // A's transactions to B wait (the power levels are late); B's to A too (A does not hear of charlie's join).
+      // A's transactions to B wait (the power levels are late); B's to A too when A is to refuse.
       const aToB = gate();
       const bToA = gate();
       const aPut = a.hs.services.federation.putJson.bind(a.hs.services.federation);
@@ -67,19 +77,25 @@ describe.each(backends())("a restricted join racing the power levels on %s", (ba
         return bPut(dest, ...rest);
       }) as typeof bPut;
       let askedA = false;
-      const powersOnB = () => b.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.power_levels`, { token: bob.access_token });
-      // B's make_join to A: the power levels reach B before A answers (refusing).
+      const powersOnB = async () => (await b.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.power_levels`, { token: bob.access_token })).json.users?.[bob.user_id] === 50 || undefined;
       b.hs.services.federation.getJson = (async (dest: string, path: string, ...rest: [unknown?, object?]) => {
-        if (path.includes("/make_join/") && path.includes(enc(charlie.user_id))) {
-          askedA = true;
+        if (!path.includes("/make_join/") || !path.includes(enc(charlie.user_id))) return bGet(dest, path, ...(rest as [undefined]));
+        askedA = true;
+        if (aRefuses) {
+          // The power levels reach B before A's refusal does.
           aToB.open();
-          await eventually(async () => (await powersOnB()).json.users?.[bob.user_id] === 50 || undefined, "A's power levels on B");
+          await eventually(powersOnB, "A's power levels on B");
+          return bGet(dest, path, ...(rest as [undefined]));
         }
-        return bGet(dest, path, ...(rest as [undefined]));
+        // A answers (naming alice) before its power levels reach B.
+        const answer = await bGet(dest, path, ...(rest as [undefined]));
+        expect((answer as any).event.content.join_authorised_via_users_server).toBe(alice.user_id);
+        aToB.open();
+        return answer;
       }) as typeof bGet;
       try {
         aToB.shut();
-        bToA.shut();
+        if (aRefuses) bToA.shut();
         const users: Record<string, number> = { [bob.user_id]: 50 };
         if (version !== "12") users[alice.user_id] = 100;
         expect((await a.call("PUT", `${V3}/rooms/${enc(roomId)}/state/m.room.power_levels/`, { token: alice.access_token, body: { invite: 50, users } })).status).toBe(200);
@@ -98,9 +114,9 @@ describe.each(backends())("a restricted join racing the power levels on %s", (ba
       }
       // A accepts the join B authorised.
       await eventually(async () => {
-        const res = await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.member/${enc(charlie.user_id)}`, { token: alice.access_token });
-        return res.json.membership === "join" || undefined;
-      }, "charlie's join on A");
+        const res = await a.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.member/${enc(charlie.user_id)}?format=event`, { token: alice.access_token });
+        return res.json.content?.join_authorised_via_users_server === bob.user_id || undefined;
+      }, "charlie's join on A, authorised by bob");
     });
   }
 });
