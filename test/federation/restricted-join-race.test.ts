@@ -44,15 +44,14 @@ describe.each(backends())("a restricted join racing the power levels on %s", (ba
 
   // How B's make_join to A goes: A refuses (it has not heard of charlie's join to the allowed room: B's
   // transactions to A are held), the power levels reaching B before the refusal does; or A answers a
-  // template naming alice (it knows of charlie's join), the power levels reaching B after it.
-  const cases = [
-    { version: "11", aRefuses: true },
-    { version: "12", aRefuses: true },
-    { version: "11", aRefuses: false },
-    { version: "12", aRefuses: false },
-  ];
-  for (const { version, aRefuses } of cases) {
-    it(`v${version}: power levels on their way when A ${aRefuses ? "refuses" : "answers"} let bob of B authorise charlie's join`, async () => {
+  // template naming alice (it knows of charlie's join), the power levels reaching B before that answer,
+  // or after it.
+  type Mode = "refuses" | "answers" | "answers before the power levels arrive";
+  const cases: { version: string; mode: Mode }[] = [];
+  for (const version of ["11", "12"]) for (const mode of ["refuses", "answers", "answers before the power levels arrive"] as const) cases.push({ version, mode });
+  cases.forEach(({ version, mode }, n) => {
+    it(`v${version}: power levels on their way when A ${mode} let bob of B authorise charlie's join`, async () => {
+      const aRefuses = mode === "refuses";
       const space = await createRoom(a, alice, { preset: "public_chat" });
       const roomId = await createRoom(a, alice, {
         room_version: version,
@@ -60,7 +59,7 @@ describe.each(backends())("a restricted join racing the power levels on %s", (ba
         power_level_content_override: { invite: 50 },
       });
       for (const room of [space, roomId]) expect((await b.call("POST", `${V3}/join/${enc(room)}?via=${enc(a.serverName)}`, { token: bob.access_token, body: {} })).status).toBe(200);
-      const charlie = await registerUser(b, `charlie${version}${aRefuses ? "r" : "a"}`);
+      const charlie = await registerUser(b, `charlie${n}`);
 
       // A's transactions to B wait (the power levels are late); B's to A too when A is to refuse.
       const aToB = gate();
@@ -81,11 +80,13 @@ describe.each(backends())("a restricted join racing the power levels on %s", (ba
       b.hs.services.federation.getJson = (async (dest: string, path: string, ...rest: [unknown?, object?]) => {
         if (!path.includes("/make_join/") || !path.includes(enc(charlie.user_id))) return bGet(dest, path, ...(rest as [undefined]));
         askedA = true;
-        if (aRefuses) {
-          // The power levels reach B before A's refusal does.
+        if (mode !== "answers before the power levels arrive") {
+          // The power levels reach B before A's answer (or refusal) does.
           aToB.open();
           await eventually(powersOnB, "A's power levels on B");
-          return bGet(dest, path, ...(rest as [undefined]));
+          const answer = await bGet(dest, path, ...(rest as [undefined]));
+          if (!aRefuses) expect((answer as any).event.content.join_authorised_via_users_server).toBe(alice.user_id);
+          return answer;
         }
         // A answers (naming alice) before its power levels reach B.
         const answer = await bGet(dest, path, ...(rest as [undefined]));
@@ -118,5 +119,5 @@ describe.each(backends())("a restricted join racing the power levels on %s", (ba
         return res.json.content?.join_authorised_via_users_server === bob.user_id || undefined;
       }, "charlie's join on A, authorised by bob");
     });
-  }
+  });
 });

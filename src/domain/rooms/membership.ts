@@ -147,9 +147,9 @@ export async function joinRoom(
     // whose member may (as Synapse; the room stays as it is here until the join comes back). Decided in
     // the room's lane, so power levels that arrived just before count.
     // Beyond Synapse (which races here): our events to those servers (the user's join to the allowed
-    // room) get a moment to reach them, and theirs to reach us — once their make_join answer shows events
-    // we lack, or they refused — then a member of ours may authorise the join after all (power levels
-    // that were on their way).
+    // room) get a moment to reach them, and theirs to reach us (the events their make_join answer names
+    // as prev_events) — and after each wait, and after a refusal, the join is decided here again: a
+    // member of ours may authorise it after all (power levels that were on their way).
     const again = async (): Promise<boolean> => {
       try {
         await joinLocally(s, r, roomId, reason, extra, memberContent);
@@ -159,11 +159,9 @@ export async function joinRoom(
       }
     };
     await catchUpWith(s, err.servers);
+    if (await again()) return { room_id: roomId };
     const instead = async (template: Pdu): Promise<boolean> => {
-      const prevs = prevEventIds(template);
-      const held = await s.rooms.events.getMany(prevs);
-      if (prevs.every((id) => held.get(id) && !held.get(id)!.outlier)) return false;
-      await eventsArrived(s, prevs);
+      await eventsArrived(s, prevEventIds(template));
       return again();
     };
     try {
