@@ -79,6 +79,11 @@ describe.each(backends())("media repository on %s", (backend) => {
       ["application/pdf", "résumé 1.pdf", "attachment; filename*=utf-8''r%C3%A9sum%C3%A9%201.pdf"],
       ["audio/ogg", undefined, "inline"],
       ["application/octet-stream", "a;b\"c", "attachment; filename*=utf-8''a%3Bb%22c"],
+      // Complement's TestMediaFilenames/.../Will_serve_*: a type with parameters and capitals is judged by
+      // its essence; `image/svg` (not a safe type) is an attachment.
+      ["image/png", undefined, "inline"],
+      ["Text/Plain; charset=utf-8", undefined, "inline"],
+      ["image/svg", undefined, "attachment"],
     ];
     for (const [type, name, disposition] of cases) {
       const { mediaId } = await upload(t, alice.access_token, Buffer.from("<script>alert(1)</script>"), type, name);

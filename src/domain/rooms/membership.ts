@@ -11,19 +11,19 @@ import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import type { StoredEvent } from "../store/events.ts";
 import { isValidServerName, parseRoomAlias, parseUserId } from "../ids.ts";
-import { domainOf } from "../events/types.ts";
+import { domainOf, prevEventIds, type Pdu } from "../events/types.ts";
 import { appendEvent, type AlreadyDone } from "./append.ts";
 import { currentStateEvent, loadRoom, type RoomSnapshot } from "./room-cache.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 import type { EventDraft } from "./build-event.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
-import { restrictedJoin, serversThatCanInvite } from "./restricted-join.ts";
+import { catchUpWith, eventsArrived, restrictedJoin, serversThatCanInvite } from "./restricted-join.ts";
 import { getRoomVersion } from "./room-versions.ts";
 import type { MembershipRow } from "../store/rooms.ts";
 import { hostInRoom, joinedServers } from "../federation/membership/residency.ts";
 import { isPartialState } from "../federation/partial-state/flag.ts";
 import { candidateServers } from "../federation/membership/handshake.ts";
-import { joinRemoteRoom } from "../federation/membership/join-remote.ts";
+import { joinRemoteRoom, type JoinRemoteOptions } from "../federation/membership/join-remote.ts";
 import { leaveRemoteRoom, outOfBandLeave } from "../federation/membership/leave-remote.ts";
 import { inviteRemoteUser } from "../federation/membership/invite-remote.ts";
 import { knockRemoteRoom } from "../federation/membership/knock.ts";
@@ -146,7 +146,29 @@ export async function joinRoom(
     // A restricted room none of our members may authorise the join to: a remote join through a server
     // whose member may (as Synapse; the room stays as it is here until the join comes back). Decided in
     // the room's lane, so power levels that arrived just before count.
-    await joinThroughServers(s, r, roomId, [...err.servers, ...servers], reason, { ...extra, ...memberContent });
+    // Beyond Synapse (which races here): our events to those servers (the user's join to the allowed
+    // room) get a moment to reach them, and theirs to reach us (the events their make_join answer names
+    // as prev_events) — and after each wait, and after a refusal, the join is decided here again: a
+    // member of ours may authorise it after all (power levels that were on their way).
+    const again = async (): Promise<boolean> => {
+      try {
+        await joinLocally(s, r, roomId, reason, extra, memberContent);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await catchUpWith(s, err.servers);
+    if (await again()) return { room_id: roomId };
+    const instead = async (template: Pdu): Promise<boolean> => {
+      await eventsArrived(s, prevEventIds(template));
+      return again();
+    };
+    try {
+      await joinThroughServers(s, r, roomId, [...err.servers, ...servers], reason, { ...extra, ...memberContent }, { instead });
+    } catch (remoteErr) {
+      if (!(await again())) throw remoteErr;
+    }
   }
   return { room_id: roomId };
 }
@@ -188,7 +210,7 @@ async function joinLocally(s: Services, r: Requester, roomId: string, reason: st
  * user is invited, and — when none is named — those of the room's last known state. Guests may not (as Synapse: their access
  * is judged by room state this server does not hold).
  */
-async function joinThroughServers(s: Services, r: Requester, roomId: string, servers: readonly string[], reason: string | undefined, memberContent?: Record<string, unknown>): Promise<void> {
+async function joinThroughServers(s: Services, r: Requester, roomId: string, servers: readonly string[], reason: string | undefined, memberContent?: Record<string, unknown>, opts?: JoinRemoteOptions): Promise<void> {
   const row = await s.rooms.store.membership(roomId, r.userId);
   const inviter = row?.membership === "invite" ? domainOf(row.sender) : undefined;
   // As Synapse: the servers named and the inviter's; those of the room's last known state only when the
@@ -200,7 +222,7 @@ async function joinThroughServers(s: Services, r: Requester, roomId: string, ser
   const content: Record<string, unknown> = { ...(await memberContentFor(s, r.userId, "join")), ...memberContent, membership: "join" };
   delete content.join_authorised_via_users_server;
   if (reason !== undefined) content.reason = reason;
-  await joinRemoteRoom(s, roomId, r.userId, candidates, content);
+  await joinRemoteRoom(s, roomId, r.userId, candidates, content, opts);
 }
 
 /** Sets another user's membership (invite, kick → leave, ban, unban → leave) or one's own (leave, knock). */

@@ -1,12 +1,15 @@
 // Restricted joins (room versions 8+ `restricted`, 10+ `knock_restricted`): whether a join needs a
 // `join_authorised_via_users_server`, and which of this server's joined members may sign for it (one who
 // can invite). Used when a local user joins (through another server whose member can, when none of ours
-// can), and when this server answers a remote server's make_join.
+// can), and when this server answers a remote server's make_join. A join that must go through another
+// server first gives the events on their way between the two a moment (catchUpWith, eventsArrived): our
+// user's join to the allowed room, the power levels letting a member of ours authorise it after all.
 // Spec: Client-Server API "Restricted rooms"; Room Versions v8 "Authorization rules" (member, join).
 import type { Services } from "../services.ts";
 import { domainOf, isPlainObject } from "../events/types.ts";
 import { currentStateEvent, type RoomSnapshot } from "./room-cache.ts";
 import { powerLevelsOf } from "./power-levels.ts";
+import { federationSenderConsumer } from "../../federation/sender/consumer.ts";
 
 export type RestrictedJoin =
   /** The join needs no authorising user: not a restricted room, or the user is invited or joined already. */
@@ -65,4 +68,34 @@ export async function serversThatCanInvite(s: Services, room: RoomSnapshot): Pro
     .filter((m) => m.level >= needed)
     .sort((a, b) => b.level - a.level);
   return [...new Set(members.map((m) => m.server).filter((x): x is string => x !== undefined))];
+}
+
+/** How long a restricted join through another server waits for the events on their way between the two. */
+const CATCH_UP_MS = 1_000;
+const POLL_MS = 10;
+const pause = () => new Promise((r) => setTimeout(r, POLL_MS));
+
+/**
+ * Before a restricted join goes through `servers`: what this server has sent them — the user's join to
+ * the allowed room, made here a moment ago — is given a moment (at most CATCH_UP_MS) to get there, else
+ * they refuse a join they would allow. A destination that is down is not waited for.
+ */
+export async function catchUpWith(s: Services, servers: readonly string[]): Promise<void> {
+  const deadline = Date.now() + CATCH_UP_MS;
+  await s.consumers.reach(federationSenderConsumer.name, await s.rooms.events.streamIds.current(), CATCH_UP_MS);
+  for (;;) {
+    const states = await Promise.all(servers.map((d) => s.federationSender.describe(d)));
+    if (states.every((st) => !st || st.down || st.queuedPdus === 0) || Date.now() >= deadline) return;
+    await pause();
+  }
+}
+
+/** Waits (at most CATCH_UP_MS) until these events are in this server's copy of the room's DAG. */
+export async function eventsArrived(s: Services, eventIds: readonly string[]): Promise<void> {
+  const deadline = Date.now() + CATCH_UP_MS;
+  for (;;) {
+    const held = await s.rooms.events.getMany(eventIds);
+    if (eventIds.every((id) => held.get(id) && !held.get(id)!.outlier) || Date.now() >= deadline) return;
+    await pause();
+  }
 }

@@ -45,8 +45,17 @@ function serversInRoom(s: Services, server: string, answer: Record<string, unkno
   return [...new Set([server, ...(list as string[])])].filter((x) => x !== s.config.server_name);
 }
 
+export interface JoinRemoteOptions {
+  /**
+   * Called with a server's make_join template before its send_join: true when the caller joined another
+   * way meanwhile (a restricted join a member of ours may authorise after all), and the remote join is
+   * dropped.
+   */
+  instead?: (template: Pdu) => Promise<boolean>;
+}
+
 /** Joins `userId` to `roomId` through the first of `servers` that lets it in; `content` is the member event's. */
-export async function joinRemoteRoom(s: Services, roomId: string, userId: string, servers: readonly string[], content: Record<string, unknown>): Promise<void> {
+export async function joinRemoteRoom(s: Services, roomId: string, userId: string, servers: readonly string[], content: Record<string, unknown>, opts: JoinRemoteOptions = {}): Promise<void> {
   // Partial state unless this server is in the room with its full state (Synapse: not the host joined,
   // or the room already partial); a room already partial stays marked from its first join.
   const known = await loadRoom(s, roomId);
@@ -54,6 +63,7 @@ export async function joinRemoteRoom(s: Services, roomId: string, userId: string
   const askPartial = !known || alreadyPartial || !(await hostInRoom(s, roomId));
   const partial = await throughServers(s, servers, "join the room", async (server) => {
     const { version, built } = await makeAndSign(s, server, roomId, userId, "join", content);
+    if (opts.instead && (await opts.instead(built.pdu))) return "instead" as const;
     const answer = await putV2OrV1(s, server, "send_join", {
       v2: { path: fedPath`/_matrix/federation/v2/send_join/${roomId}/${built.eventId}`, body: built.pdu },
       v1: { path: fedPath`/_matrix/federation/v1/send_join/${roomId}/${built.eventId}`, body: built.pdu },
@@ -116,6 +126,7 @@ export async function joinRemoteRoom(s: Services, roomId: string, userId: string
     }
     return partialServers !== undefined;
   }, JOIN_FAILOVER_ERRCODES);
+  if (partial === "instead") return;
   if (partial) resyncInBackground(s, roomId);
   // The replacement of a room this server is in: its local members' push rules, tags and m.direct follow.
   await transferFromPredecessor(s, roomId);
