@@ -61,6 +61,8 @@ export interface RoomServices {
   stateGroups: StateGroupStore;
   cache: LruCache<string, RoomSnapshot>;
   lanes: KeyedLanes;
+  /** One copy of the local members' user state into an upgraded room at a time (rooms/upgrade-user-state.ts). */
+  upgradeCopies: KeyedLanes;
   notifier: Notifier;
 }
 
@@ -229,6 +231,7 @@ export function buildServices(opts: {
       ),
       cache: caches.get<string, RoomSnapshot>("room_snapshots", 10_000, { weigh: (r) => stateWeight(r.state) + r.extremities.length * 80, baseWeight: 64 * 1024 * 1024 }),
       lanes: new KeyedLanes(),
+      upgradeCopies: new KeyedLanes(),
       notifier: new Notifier(),
     },
     search: createSearchStore(storage.sql),

@@ -7,8 +7,9 @@
 // redacted and stays hidden from alice. SQLite and PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
-import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
-import { registerUser, type Session } from "../helpers/users.ts";
+import type { FederatedServer } from "../helpers/federation.ts";
+import type { Session } from "../helpers/users.ts";
+import { startServerPair, type ServerPair } from "../helpers/server-pair.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 import { joinByHand, pushEvents, sendMessages } from "../helpers/by-hand.ts";
@@ -28,14 +29,12 @@ describe.each(backends())("backfill for a late joiner on %s", (backend) => {
   let b: FederatedServer;
   let alice: Session;
   let bob: Session;
-
+  let pair: ServerPair;
   beforeAll(async () => {
-    [a, b] = await Promise.all([startFederatedServer({ backend }), startFederatedServer({ backend })]);
-    [alice, bob] = await Promise.all([registerUser(a, "alice"), registerUser(b, "bob")]);
+    pair = await startServerPair(backend);
+    ({ a, b, alice, bob } = pair);
   });
-  afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-  });
+  afterAll(() => pair?.close());
 
   const bobSays = (roomId: string, n: number, prefix: string) => sendMessages(b, bob.access_token, roomId, prefix, n);
 

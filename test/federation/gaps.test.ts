@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
 import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
+import { startServerPair, type ServerPair } from "../helpers/server-pair.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { joinByHand, pushEvents, sendMessages, sendTransaction, signedCall, signerOf, signPdu, syncUntil } from "../helpers/by-hand.ts";
 import { startFakeOrigin, type FakeOrigin, type FakeRequest } from "../helpers/fake-origin.ts";
@@ -33,17 +34,15 @@ describe.each(backends())("filling gaps before received events on %s", (backend)
     let alice: Session;
     let bob: Session;
     let roomId: string;
-
+    let pair: ServerPair;
     beforeAll(async () => {
       // B's events reach A only as the tests push them (by hand): B's own sender is off.
-      [a, b] = await Promise.all([startFederatedServer({ backend }), startFederatedServer({ backend, config: { send_federation: false } })]);
-      [alice, bob] = await Promise.all([registerUser(a, "alice"), registerUser(b, "bob")]);
+      pair = await startServerPair(backend, { b: { send_federation: false } });
+      ({ a, b, alice, bob } = pair);
       roomId = await createRoom(b, bob, { preset: "public_chat" });
       await joinByHand(a, b, roomId, alice.user_id);
     });
-    afterAll(async () => {
-      await Promise.all([a?.close(), b?.close()]);
-    });
+    afterAll(() => pair?.close());
 
     const bobSays = (n: number, prefix: string) => sendMessages(b, bob.access_token, roomId, prefix, n);
 

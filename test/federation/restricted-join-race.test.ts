@@ -7,9 +7,10 @@
 // authorises the join itself, through bob.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
-import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
+import type { FederatedServer } from "../helpers/federation.ts";
 import { eventually } from "../helpers/federation-peer.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
+import { startServerPair, type ServerPair } from "../helpers/server-pair.ts";
 import { createRoom } from "../helpers/rooms.ts";
 
 const V3 = "/_matrix/client/v3";
@@ -33,14 +34,12 @@ describe.each(backends())("a restricted join racing the power levels on %s", (ba
   let b: FederatedServer;
   let alice: Session;
   let bob: Session;
-
+  let pair: ServerPair;
   beforeAll(async () => {
-    [a, b] = await Promise.all([startFederatedServer({ backend }), startFederatedServer({ backend })]);
-    [alice, bob] = await Promise.all([registerUser(a, "alice"), registerUser(b, "bob")]);
+    pair = await startServerPair(backend);
+    ({ a, b, alice, bob } = pair);
   });
-  afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-  });
+  afterAll(() => pair?.close());
 
   // How B's make_join to A goes: A refuses (it has not heard of charlie's join to the allowed room: B's
   // transactions to A are held), the power levels reaching B before the refusal does; or A answers a

@@ -3,8 +3,9 @@
 // (GET /hierarchy), shown when the requester may see the room, else a 404.
 import { describe, expect, it, beforeAll, afterAll } from "vitest";
 import { backends } from "../helpers/server.ts";
-import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
-import { registerUser, type Session } from "../helpers/users.ts";
+import type { FederatedServer } from "../helpers/federation.ts";
+import type { Session } from "../helpers/users.ts";
+import { startServerPair, type ServerPair } from "../helpers/server-pair.ts";
 import { createRoom } from "../helpers/rooms.ts";
 
 const enc = encodeURIComponent;
@@ -14,13 +15,12 @@ describe.each(backends())("remote room summaries on %s", (backend) => {
   let b: FederatedServer;
   let alice: Session;
   let bob: Session;
+  let pair: ServerPair;
   beforeAll(async () => {
-    [a, b] = await Promise.all([startFederatedServer({ backend }), startFederatedServer({ backend })]);
-    [alice, bob] = await Promise.all([registerUser(a, "alice"), registerUser(b, "bob")]);
+    pair = await startServerPair(backend);
+    ({ a, b, alice, bob } = pair);
   });
-  afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-  });
+  afterAll(() => pair?.close());
   const summaryOnB = (idOrAlias: string, via: string[] = []) =>
     b.call("GET", `/_matrix/client/v1/room_summary/${enc(idOrAlias)}${via.length ? `?${via.map((v) => `via=${enc(v)}`).join("&")}` : ""}`, { token: bob.access_token });
 

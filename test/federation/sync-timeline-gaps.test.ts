@@ -4,9 +4,10 @@
 // of reading the events before it as adjacent); a gap closed whole is no gap; later syncs are not limited.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
-import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
+import type { FederatedServer } from "../helpers/federation.ts";
 import { eventually } from "../helpers/federation-peer.ts";
-import { registerUser, type Session } from "../helpers/users.ts";
+import type { Session } from "../helpers/users.ts";
+import { startServerPair, type ServerPair } from "../helpers/server-pair.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { joinByHand, pushEvents, sendMessages } from "../helpers/by-hand.ts";
 
@@ -20,17 +21,15 @@ describe.each(backends())("gaps in sync timelines on %s", (backend) => {
   let alice: Session;
   let bob: Session;
   let roomId: string;
-
+  let pair: ServerPair;
   beforeAll(async () => {
     // B's events reach A only as the tests push them: B's own sender is off.
-    [a, b] = await Promise.all([startFederatedServer({ backend }), startFederatedServer({ backend, config: { send_federation: false } })]);
-    [alice, bob] = await Promise.all([registerUser(a, "alice"), registerUser(b, "bob")]);
+    pair = await startServerPair(backend, { b: { send_federation: false } });
+    ({ a, b, alice, bob } = pair);
     roomId = await createRoom(b, bob, { preset: "public_chat" });
     await joinByHand(a, b, roomId, alice.user_id);
   });
-  afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-  });
+  afterAll(() => pair?.close());
 
   async function sync(since?: string): Promise<any> {
     const res = await a.call("GET", `${V3}/sync?timeout=0&filter=${FILTER}${since ? `&since=${enc(since)}` : ""}`, { token: alice.access_token });

@@ -5,9 +5,10 @@
 // (refused on B, and a redaction forged as B's server, pushed to A, does not take effect there).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
-import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
+import type { FederatedServer } from "../helpers/federation.ts";
 import { eventually } from "../helpers/federation-peer.ts";
-import { registerUser, type Session } from "../helpers/users.ts";
+import type { Session } from "../helpers/users.ts";
+import { startServerPair, type ServerPair } from "../helpers/server-pair.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { buildEvent } from "../../src/domain/rooms/build-event.ts";
 import { receiveRemoteEvents } from "../../src/domain/rooms/receive.ts";
@@ -21,14 +22,12 @@ describe.each(backends())("upgrades and redactions across Weft servers on %s", (
   let b: FederatedServer;
   let alice: Session;
   let bob: Session;
-
+  let pair: ServerPair;
   beforeAll(async () => {
-    [a, b] = await Promise.all([startFederatedServer({ backend }), startFederatedServer({ backend })]);
-    [alice, bob] = await Promise.all([registerUser(a, "alice"), registerUser(b, "bob")]);
+    pair = await startServerPair(backend);
+    ({ a, b, alice, bob } = pair);
   });
-  afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-  });
+  afterAll(() => pair?.close());
 
   async function sharedRoom(version = "10"): Promise<string> {
     const roomId = await createRoom(a, alice, { preset: "public_chat", room_version: version, name: "Shared" });

@@ -46,13 +46,6 @@ export function defaultRuleFeatures(config: { experimental_features: { msc4306_e
   return { msc4306: config.experimental_features.msc4306_enabled, msc3930: config.experimental_features.msc3381_polls_enabled };
 }
 
-/** Whether a default rule id belongs to an experimental feature that is off. */
-export function defaultRuleOff(ruleId: string, features: DefaultRuleFeatures): boolean {
-  if (ruleId.includes(".io.element.msc4306.rule.")) return !features.msc4306;
-  if (ruleId.includes("org.matrix.msc3930")) return !features.msc3930;
-  return false;
-}
-
 const POLL_START = "org.matrix.msc3381.poll.start";
 const POLL_END = "org.matrix.msc3381.poll.end";
 
@@ -150,6 +143,3 @@ export function defaultRules(userId: string, features: DefaultRuleFeatures = { m
     ...(features.msc3930 ? pollUnderrideRules() : []),
   ];
 }
-
-/** Every default rule id with its kind (the same for every user; the experimental ones included). */
-export const DEFAULT_RULE_KINDS: ReadonlyMap<string, RuleKind> = new Map([masterRule(), ...defaultRules("@x:x", { msc4306: true, msc3930: true })].map((r) => [r.rule_id, r.kind]));

@@ -7,7 +7,7 @@ import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
-import { DEFAULT_RULE_KINDS, defaultRuleFeatures, defaultRuleOff } from "./default-rules.ts";
+import { defaultRuleFeatures, defaultRules, masterRule } from "./default-rules.ts";
 import { findRule } from "./ruleset.ts";
 import { checkActions, checkUserRuleId, parseKind, parseRuleBody, POSTCONTENT, type PushRuleJson, type RuleKind, type Ruleset } from "./rule-types.ts";
 
@@ -37,9 +37,9 @@ export async function getRuleAttr(s: Services, r: Requester, kind: string, ruleI
   return attr === "enabled" ? { enabled: rule.enabled } : { actions: rule.actions };
 }
 
-/** Whether `ruleId` is a server-default rule of `kind` here (an experimental one only with its flag). */
-function isDefaultRule(s: Services, kind: RuleKind, ruleId: string): boolean {
-  return DEFAULT_RULE_KINDS.get(ruleId) === kind && !defaultRuleOff(ruleId, defaultRuleFeatures(s.config));
+/** Whether `ruleId` is one of the user's server-default rules of `kind` here (an experimental one only with its flag). */
+function isDefaultRule(s: Services, userId: string, kind: RuleKind, ruleId: string): boolean {
+  return [masterRule(), ...defaultRules(userId, defaultRuleFeatures(s.config))].some((rule) => rule.kind === kind && rule.rule_id === ruleId);
 }
 
 async function changed(s: Services, userId: string, position: number): Promise<void> {
@@ -91,7 +91,7 @@ export async function deleteRule(s: Services, r: Requester, kindText: string, ru
   requireNotGuest(r, "pushRules");
   const userId = r.userId;
   const kind = parseKind(kindText);
-  if (isDefaultRule(s, kind, ruleId)) throw new MatrixError("M_INVALID_PARAM", "Server-default rules cannot be deleted", 400);
+  if (isDefaultRule(s, userId, kind, ruleId)) throw new MatrixError("M_INVALID_PARAM", "Server-default rules cannot be deleted", 400);
   await lane(s, userId, async () => {
     const own = await s.push.rules.store.rules(userId);
     if (!own.some((r) => r.kind === kind && r.ruleId === ruleId)) throw notFound();
@@ -112,7 +112,7 @@ export async function setRuleAttr(s: Services, r: Requester, kindText: string, r
     change = { enabled: body.enabled };
   } else change = { actions: JSON.stringify(checkActions(body.actions)) };
   await lane(s, userId, async () => {
-    const isDefault = isDefaultRule(s, kind, ruleId);
+    const isDefault = isDefaultRule(s, userId, kind, ruleId);
     if (!isDefault && !(await s.push.rules.store.rules(userId)).some((r) => r.kind === kind && r.ruleId === ruleId)) throw notFound();
     const position = await s.push.rules.store.change(userId, (tx) =>
       isDefault ? s.push.rules.store.setOverride(tx, userId, kind, ruleId, change) : s.push.rules.store.setRuleAttr(tx, userId, kind, ruleId, change),

@@ -17,7 +17,6 @@ import { currentStateEvent, loadRoom } from "./room-cache.ts";
 import { hostInRoom } from "../federation/membership/residency.ts";
 import type { CommitListener } from "../consumers/commit-feed.ts";
 import { inTimeline } from "../store/events.ts";
-import { KeyedLanes } from "./lanes.ts";
 
 /**
  * After this server joined `roomId` through another server: when the room's create event names a
@@ -75,12 +74,8 @@ async function carryOver(s: Services, oldRoomId: string, newRoomId: string): Pro
 
 // One copy into a room at a time: /upgrade's own and the one its tombstone sets off (carryOverOnTombstone)
 // run one after the other, the second finding everything there already.
-const copyLanes = new WeakMap<Services, KeyedLanes>();
-
 export function copyUserStateOnUpgrade(s: Services, oldRoomId: string, newRoomId: string): Promise<void> {
-  let lanes = copyLanes.get(s);
-  if (!lanes) copyLanes.set(s, (lanes = new KeyedLanes()));
-  return lanes.run(newRoomId, () => copyUserState(s, oldRoomId, newRoomId));
+  return s.rooms.upgradeCopies.run(newRoomId, () => copyUserState(s, oldRoomId, newRoomId));
 }
 
 async function copyUserState(s: Services, oldRoomId: string, newRoomId: string): Promise<void> {
