@@ -356,6 +356,24 @@ export class EventStore {
   }
 
   /**
+   * The page of a room's timeline events that comes before `below` in the DAG's order (depth, then
+   * stream position), newest first: those with `after < position <= upTo` (an initial sync reading
+   * further back through a timeline it selects in that order).
+   */
+  async pageInDag(roomId: string, opts: { after: number; upTo: number; below: { depth: number; stream: number }; limit: number }): Promise<StoredEvent[]> {
+    const rows = await this.sql.all<EventRow>(
+      `SELECT ${COLUMNS} FROM events WHERE room_id = ? AND ${IN_TIMELINE_SQL} AND stream_ordering > ? AND stream_ordering <= ?
+       AND (depth < ? OR (depth = ? AND stream_ordering < ?)) ORDER BY depth DESC, stream_ordering DESC LIMIT ?`,
+      [roomId, opts.after, opts.upTo, opts.below.depth, opts.below.depth, opts.below.stream, opts.limit],
+    );
+    return rows.map((r) => {
+      const e = toStored(r);
+      this.cache.set(e.eventId, e);
+      return e;
+    });
+  }
+
+  /**
    * The first `limit` timeline events of any of these rooms with `after < stream_ordering <= upTo`, in
    * stream order (the legacy /events stream reads the user's rooms forward with it). One query per 400 rooms.
    */

@@ -38,21 +38,24 @@ export class SyncReads {
 
   /**
    * The ids of the newest `perRoom` events of each room with `after < stream_ordering <= upTo`, newest
-   * first per room. One query per 400 rooms, each room's part a walk down the (room_id, stream_ordering)
+   * first per room: by stream position, or (`order` "dag") by depth and then stream position, the order
+   * the room's DAG gives them (an initial sync's timelines: a fork's late-arriving branch sorts where it
+   * happened, not where it arrived). One query per 400 rooms, each room's part a walk down the (room_id, stream_ordering)
    * index that stops after `perRoom` rows (a LATERAL join on PostgreSQL, a correlated subquery on
    * SQLite): the cost follows what is returned, not the rooms' history (a window over every event of
    * the rooms costs 10x more at 50 events a room).
    */
-  async newestEventIds(roomIds: readonly string[], after: number, upTo: number, perRoom: number): Promise<Map<string, string[]>> {
+  async newestEventIds(roomIds: readonly string[], after: number, upTo: number, perRoom: number, order: "stream" | "dag" = "stream"): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>();
+    const by = order === "dag" ? "depth DESC, stream_ordering DESC" : "stream_ordering DESC";
     for (const chunk of chunks(roomIds)) {
       if (this.sql.dialect === "postgres") {
         const rows = await this.sql.all<{ room_id: string; event_id: string }>(
           `SELECT r.room_id, e.event_id FROM rooms r CROSS JOIN LATERAL (
-             SELECT event_id, stream_ordering FROM events
+             SELECT event_id, depth, stream_ordering FROM events
              WHERE room_id = r.room_id AND ${IN_TIMELINE_SQL} AND stream_ordering > ? AND stream_ordering <= ?
-             ORDER BY stream_ordering DESC LIMIT ?
-           ) e WHERE r.room_id IN (${marks(chunk.length)}) ORDER BY r.room_id, e.stream_ordering DESC`,
+             ORDER BY ${by} LIMIT ?
+           ) e WHERE r.room_id IN (${marks(chunk.length)}) ORDER BY r.room_id, ${order === "dag" ? "e.depth DESC, e.stream_ordering DESC" : "e.stream_ordering DESC"}`,
           [after, upTo, perRoom, ...chunk] as Param[],
         );
         for (const r of rows) {
@@ -62,10 +65,10 @@ export class SyncReads {
         }
       } else {
         const rows = await this.sql.all<{ room_id: string; ids: string | null }>(
-          `SELECT r.room_id, (SELECT json_group_array(event_id ORDER BY stream_ordering DESC) FROM (
-             SELECT event_id, stream_ordering FROM events
+          `SELECT r.room_id, (SELECT json_group_array(event_id ORDER BY ${by}) FROM (
+             SELECT event_id, depth, stream_ordering FROM events
              WHERE room_id = r.room_id AND ${IN_TIMELINE_SQL} AND stream_ordering > ? AND stream_ordering <= ?
-             ORDER BY stream_ordering DESC LIMIT ?
+             ORDER BY ${by} LIMIT ?
            )) AS ids FROM rooms r WHERE r.room_id IN (${marks(chunk.length)})`,
           [after, upTo, perRoom, ...chunk] as Param[],
         );

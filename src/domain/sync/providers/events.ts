@@ -2,9 +2,11 @@
 // invite_state), rooms.knock (knock_state) and rooms.leave (kicks, bans, rejections; archived rooms with
 // include_leave), from the user's memberships. Timelines are the newest `limit` visible, matching events
 // (gappy: `limited` + a `prev_batch` /messages accepts; over missing history, from after the hole:
-// timeline-gaps.ts), with the user's unsigned.membership at each; `state` is the state at the start of the
-// timeline — all of it on initial/full-state syncs and newly joined rooms, else the change between the
-// since-token and the timeline start — with lazy-loaded members (timeline senders and the user, minus
+// timeline-gaps.ts) — a room's whole history in the DAG's order (depth), what came since a token in
+// arrival order — with the user's unsigned.membership at each; `state` is the state at the start of the
+// timeline — on initial/full-state syncs and newly joined rooms all of it, with what the timeline does not
+// show taken from the state at its end (state events filtered out or on a fork beside it), else the change
+// between the since-token and the timeline start — with lazy-loaded members (timeline senders and the user, minus
 // those the device already has); with MSC4222's state_after, the state at the timeline's end instead (all
 // of it, or what changed since the token). The state at a timeline's start is read from the state group of its
 // first event (never by undoing current state: once history forks the two differ). Reads are batched over
@@ -52,6 +54,14 @@ interface RoomPlan {
   /** The room is new to the client in an incremental sync (joined since the token): its timeline is limited unless it shows every visible event. */
   newToClient: boolean;
 }
+
+/**
+ * Whether a timeline is chosen in the DAG's order (depth, then stream position) rather than by stream
+ * position: a room's whole history (initial syncs, rooms new to the client) is shown as the room's DAG
+ * has it, so a fork's branch that arrived late sorts where it happened (as Synapse, and /messages'
+ * neighbourhood); what happened since a token is shown in the order it arrived.
+ */
+const inDagOrder = (p: RoomPlan) => p.after === 0;
 
 interface Timeline {
   /** Returned events, oldest first. */
@@ -158,9 +168,11 @@ async function selectTimeline(s: Services, userId: string, plan: RoomPlan, newes
       break;
     }
     if (round >= 5) break;
-    const oldest = batch[batch.length - 1]!.streamOrdering;
+    const oldest = batch[batch.length - 1]!;
     const want = Math.min(MAX_TIMELINE_READ, Math.max(limit - picked.length, 1) * 4 * 2 ** round);
-    batch = await s.rooms.events.page(plan.m.roomId, { after: plan.after, upTo: oldest - 1, dir: "b", limit: want });
+    batch = inDagOrder(plan)
+      ? await s.rooms.events.pageInDag(plan.m.roomId, { after: plan.after, upTo: plan.upTo, below: { depth: Number(oldest.pdu.depth), stream: oldest.streamOrdering }, limit: want })
+      : await s.rooms.events.page(plan.m.roomId, { after: plan.after, upTo: oldest.streamOrdering - 1, dir: "b", limit: want });
     exhausted = batch.length < want;
   }
   const first = picked[picked.length - 1];
@@ -194,7 +206,7 @@ async function memberEventsAt(s: Services, reads: SyncReads, userId: string, roo
  * after this sync took its token) is replaced by the member event in the room's state at `to`; a room
  * the user had no membership in at `to` is dropped.
  */
-async function membershipsAt(s: Services, reads: SyncReads, userId: string, ms: UserMembership[], to: number): Promise<UserMembership[]> {
+export async function membershipsAt(s: Services, reads: SyncReads, userId: string, ms: UserMembership[], to: number): Promise<UserMembership[]> {
   const later = ms.filter((m) => m.streamOrdering > to);
   if (later.length === 0) return ms;
   const at = await memberEventsAt(s, reads, userId, later.map((m) => m.roomId), to);
@@ -276,7 +288,7 @@ function receivedInviteState(invite: StoredEvent | undefined): JsonObject[] {
   return list.map((e: Record<string, unknown>) => ({ type: e.type, state_key: e.state_key, sender: e.sender, content: e.content }));
 }
 
-async function strippedState(s: Services, reads: SyncReads, ms: UserMembership[], versions: Map<string, string>, r: Requester, filter: SyncFilter): Promise<Map<string, JsonObject[]>> {
+export async function strippedState(s: Services, reads: SyncReads, ms: UserMembership[], versions: Map<string, string>, r: Requester, filter: SyncFilter): Promise<Map<string, JsonObject[]>> {
   const out = new Map<string, JsonObject[]>();
   if (ms.length === 0) return out;
   const current = await reads.currentState(ms.map((m) => m.roomId));
@@ -314,7 +326,7 @@ async function strippedState(s: Services, reads: SyncReads, ms: UserMembership[]
 }
 
 /** Invites but those from users the user ignores, or whose invites its invite filter ignores (MSC4155). */
-async function withoutIgnoredInviters(s: Services, userId: string, invites: UserMembership[]): Promise<UserMembership[]> {
+export async function withoutIgnoredInviters(s: Services, userId: string, invites: UserMembership[]): Promise<UserMembership[]> {
   if (invites.length === 0) return invites;
   const ignored = await ignoredUsers(s, userId);
   const filter = s.config.experimental_features.msc4155_enabled ? await s.accountData.get(userId, "", INVITE_PERMISSION_CONFIG) : undefined;
@@ -380,7 +392,7 @@ export const eventsProvider: SyncProvider = {
     const fetch = limit + 1;
     const groups = new Map<string, RoomPlan[]>();
     for (const p of rooms) {
-      const k = `${p.after}:${p.upTo}`;
+      const k = `${p.after}:${p.upTo}:${inDagOrder(p)}`;
       const g = groups.get(k);
       if (g) g.push(p);
       else groups.set(k, [p]);
@@ -390,9 +402,11 @@ export const eventsProvider: SyncProvider = {
     for (const g of groups.values()) {
       if (limit === 0 && g[0]!.after === g[0]!.upTo) continue;
       const { after, upTo } = g[0]!;
-      const { found, misses } = await s.sync.streamCache.newestEventIdsOf(s, g.map((p) => p.m.roomId), after, upTo, fetch);
+      // (Memory holds each room's latest events by stream position: DAG-ordered reads go to storage.)
+      const dag = inDagOrder(g[0]!);
+      const { found, misses } = dag ? { found: new Map<string, string[]>(), misses: g.map((p) => p.m.roomId) } : await s.sync.streamCache.newestEventIdsOf(s, g.map((p) => p.m.roomId), after, upTo, fetch);
       for (const [roomId, ids] of found) newestIds.set(roomId, ids);
-      if (misses.length > 0) for (const [roomId, ids] of await reads.newestEventIds(misses, after, upTo, fetch)) newestIds.set(roomId, ids);
+      if (misses.length > 0) for (const [roomId, ids] of await reads.newestEventIds(misses, after, upTo, fetch, dag ? "dag" : "stream")) newestIds.set(roomId, ids);
     }
     const loaded = await s.rooms.events.getMany([...newestIds.values()].flat());
     const timelines = new Map<string, Timeline>();
@@ -414,16 +428,17 @@ export const eventsProvider: SyncProvider = {
     const shown = rooms.filter((p) => p.fullState || p.section === "leave" || timelines.get(p.m.roomId)!.events.length > 0);
 
     // The state at the start of each timeline: the state before its first event, from that event's state
-    // group (held by the room's snapshot when it is the current one: no query). An empty timeline starts
-    // (and ends) at the end of its range: the room's snapshot when it is not ahead of `to` (no query),
-    // else the group of its last event up to `to`; or the leave's group.
+    // group (held by the room's snapshot when it is the current one: no query). The state at the end of
+    // the range (for an empty timeline, its start too; for a full-state room, what the timeline does not
+    // show of it): the room's snapshot when it is not ahead of `to` (no query), else the group of its last
+    // event up to `to`; or the leave's group.
     const joinedShown = shown.filter((p) => p.section === "join");
     const atEnd = new Map<string, ReadonlyMap<string, string>>();
     const endGroup = new Map<string, number>();
     const unsettled: string[] = [];
     for (const p of shown) {
       const roomId = p.m.roomId;
-      if (timelines.get(roomId)!.events.length > 0) continue;
+      if (!p.fullState && timelines.get(roomId)!.events.length > 0) continue;
       if (p.section === "leave") {
         const group = leaveEvents.get(p.m.eventId)?.stateGroup;
         if (group !== undefined && group !== null) endGroup.set(roomId, group);
@@ -446,13 +461,38 @@ export const eventsProvider: SyncProvider = {
     const groupStates = await s.rooms.stateGroups.getMany([...firstGroups, ...endGroup.values()]);
     for (const [group, state] of known) groupStates.set(group, state);
     const atStart = new Map<string, ReadonlyMap<string, string>>();
+    const endOf = (roomId: string) => {
+      const group = endGroup.get(roomId);
+      return atEnd.get(roomId) ?? (group !== undefined ? groupStates.get(group) : undefined);
+    };
     for (const p of shown) {
       const roomId = p.m.roomId;
       const first = timelines.get(roomId)!.events[0];
-      const group = first ? first.stateGroup : endGroup.get(roomId);
-      const after = atEnd.get(roomId) ?? (group !== undefined && group !== null ? groupStates.get(group) : undefined) ?? new Map<string, string>();
-      atStart.set(roomId, first ? stateBeforeEvent(first, after) : after);
+      if (!first) {
+        atStart.set(roomId, endOf(roomId) ?? new Map<string, string>());
+        continue;
+      }
+      const group = first.stateGroup;
+      const after = group !== undefined && group !== null ? groupStates.get(group) : undefined;
+      atStart.set(roomId, stateBeforeEvent(first, after ?? new Map<string, string>()));
     }
+    // A full-state room's `state`: the state at the timeline's start for what the timeline changes, the
+    // state at the range's end for the rest (as Synapse's union of both less the timeline): state events
+    // the timeline does not show — filtered out, or on a branch of the DAG beside it — still reach the
+    // client (Complement TestSyncOmitsStateChangeOnFilteredEvents).
+    const fullStateOf = (p: RoomPlan): ReadonlyMap<string, string> => {
+      const roomId = p.m.roomId;
+      const start = atStart.get(roomId)!;
+      const end = endOf(roomId);
+      const events = timelines.get(roomId)!.events;
+      if (!end || events.length === 0) return start;
+      if (ctx.stateAfter) return end;
+      const touched = new Set(events.filter((e) => e.pdu.state_key !== undefined).map((e) => stateKeyOf(e.pdu.type, e.pdu.state_key!)));
+      const out = new Map(start);
+      for (const [k, id] of end) if (!touched.has(k)) out.set(k, id);
+      return out;
+    };
+    const fullStates = new Map(shown.filter((p) => p.fullState).map((p) => [p.m.roomId, fullStateOf(p)]));
 
     // The state entries to send per room.
     const lazy = lazyLoadMembers(filter);
@@ -483,7 +523,7 @@ export const eventsProvider: SyncProvider = {
       // MSC4222 (state_after): the state at the timeline's end, which its state events move on from its start.
       const start = ctx.stateAfter ? stateAtEnd(atStart.get(roomId)!, tl.events) : atStart.get(roomId)!;
       let entries: [string, string][];
-      if (p.fullState) entries = [...start];
+      if (p.fullState) entries = [...fullStates.get(roomId)!];
       else if (tl.gap) {
         const group = sinceGroups.get(roomId);
         const before = (group !== undefined ? sinceStates.get(group) : undefined) ?? new Map<string, string>();
@@ -525,7 +565,7 @@ export const eventsProvider: SyncProvider = {
     const nameKeys = [stateKeyOf("m.room.name", ""), stateKeyOf("m.room.canonical_alias", "")];
     // The name and alias as of the end of the timeline (as Synapse's summary).
     const nameAt = (roomId: string, key: string) => {
-      let id = atStart.get(roomId)!.get(key);
+      let id = (fullStates.get(roomId) ?? atStart.get(roomId)!).get(key);
       for (const e of timelines.get(roomId)!.events) if (e.pdu.state_key !== undefined && stateKeyOf(e.pdu.type, e.pdu.state_key) === key) id = e.eventId;
       return id;
     };
@@ -584,7 +624,8 @@ export const eventsProvider: SyncProvider = {
         limited: tl.limited,
         // A timeline from the room's start that left nothing out points /messages at its own end, as
         // Synapse: paginating from it serves these events again, down to the room's start, with an `end`.
-        prev_batch: streamToken(oldest && (tl.limited || p.after !== 0) ? oldest.streamOrdering - 1 : p.upTo),
+        // (The timeline's lowest stream position: in the DAG's order its first event need not have it.)
+        prev_batch: streamToken(oldest && (tl.limited || p.after !== 0) ? Math.min(...tl.events.map((e) => e.streamOrdering)) - 1 : p.upTo),
       };
       const state = { events: stateLists.get(roomId)!.map((e) => sIndex.get(e.eventId)!) };
       if (p.section === "join") {
