@@ -40,6 +40,7 @@ import { ssoRoutes } from "./client/sso.ts";
 import { emailValidationRoutes } from "./client/email-validation.ts";
 import { delayedEventRoutes } from "./client/delayed-events.ts";
 import { threadSubscriptionRoutes } from "./client/thread-subscriptions.ts";
+import { slidingSyncRoutes } from "./client/sliding-sync.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -64,6 +65,7 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   roomAdminRoutes,
   serverNoticeRoutes,
   syncRoutes,
+  slidingSyncRoutes,
   directoryRoutes,
   e2eKeyRoutes,
   keyBackupRoutes,

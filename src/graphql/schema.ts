@@ -18,6 +18,7 @@ import { SyncResolver, ViewerAccountDataResolver } from "./resolvers/sync.ts";
 import { DirectoryResolver } from "./resolvers/directory.ts";
 import { EphemeralResolver } from "./resolvers/ephemeral.ts";
 import { RoomUnreadResolver } from "./resolvers/push.ts";
+import { RoomListResolver } from "./resolvers/room-list.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
 
@@ -48,6 +49,7 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       DirectoryResolver,
       EphemeralResolver,
       RoomUnreadResolver,
+      RoomListResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),

@@ -21,6 +21,8 @@ export function notifierIterable<T>(
     wants: (n: Notice) => boolean;
     toPayloads: (n: Notice) => Promise<T[]>;
     backlog?: () => Promise<T[]>;
+    /** Called once when the subscription ends (the client unsubscribed, the socket closed, shutdown). */
+    onClose?: () => void;
   },
 ): AsyncIterableIterator<T> {
   const queue: Notice[] = [];
@@ -39,6 +41,7 @@ export function notifierIterable<T>(
   const offClosing = s.sync.shuttingDown.onAbort(() => void finish());
   let backlog = opts.backlog;
   const finish = async (): Promise<IteratorResult<T>> => {
+    if (!done) opts.onClose?.();
     done = true;
     offEvent();
     offStream();

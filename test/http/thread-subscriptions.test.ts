@@ -209,10 +209,11 @@ describe.each(backends())("thread subscriptions on %s", (backend) => {
     expect((await t.call("PUT", subPath, { token: dave.access_token, body: {} })).status).toBe(200);
     const next = await ss(`?pos=${first.json.pos}`);
     expect(next.json.extensions[EXT].subscribed[room][root]).toEqual({ automatic: false, bump_stamp: expect.any(Number) });
-    expect((await ss()).json.extensions[EXT].subscribed[room][root].automatic).toBe(false);
+    // A new connection (a request without pos restarts its conn_id's: another conn_id here) gets it too.
+    expect((await ss("", { conn_id: "fresh", extensions: { [EXT]: { enabled: true, limit: 2 } } })).json.extensions[EXT].subscribed[room][root].automatic).toBe(false);
     // Nothing new since `next`: empty; disabled: never there.
     expect((await ss(`?pos=${next.json.pos}`)).json.extensions[EXT]).toBeUndefined();
-    expect((await ss("", { extensions: { [EXT]: { enabled: false } } })).json.extensions[EXT]).toBeUndefined();
+    expect((await ss("", { conn_id: "off", extensions: { [EXT]: { enabled: false } } })).json.extensions[EXT]).toBeUndefined();
     // A long poll returns when the user unsubscribes.
     const started = Date.now();
     const polling = ss(`?pos=${next.json.pos}&timeout=20000`);
@@ -229,8 +230,8 @@ describe.each(backends())("thread subscriptions on %s", (backend) => {
       ["?pos=nope", {}, "M_INVALID_PARAM"],
       ["?pos=ss99999999", {}, "M_INVALID_PARAM"],
       ["?timeout=soon", {}, "M_INVALID_PARAM"],
-      ["", { lists: { all: { ranges: [[0, 10]] } } }, "M_INVALID_PARAM"],
-      ["", { room_subscriptions: { [room]: {} } }, "M_INVALID_PARAM"],
+      ["", { lists: { all: { ranges: [[10, 0]], timeline_limit: 1 } } }, "M_INVALID_PARAM"],
+      ["", { room_subscriptions: { [room]: { timeline_limit: 1001 } } }, "M_BAD_JSON"],
       ["", { extensions: { [EXT]: { enabled: "yes" } } }, "M_BAD_JSON"],
       ["", { extensions: { [EXT]: { enabled: true, limit: -1 } } }, "M_BAD_JSON"],
       ["", { extensions: [] }, "M_BAD_JSON"],
@@ -262,8 +263,9 @@ describe.each(backends())("thread subscriptions on %s", (backend) => {
       expect([res.status, res.json.errcode]).toEqual([404, "M_UNRECOGNIZED"]);
       const pages = await plain.call("GET", "/_matrix/client/unstable/io.element.msc4308/thread_subscriptions?dir=b", { token: bob.access_token });
       expect([pages.status, pages.json.errcode]).toEqual([404, "M_UNRECOGNIZED"]);
-      const ss = await plain.call("POST", "/_matrix/client/unstable/org.matrix.simplified_msc3575/sync", { token: bob.access_token, body: {} });
-      expect([ss.status, ss.json.errcode]).toEqual([404, "M_UNRECOGNIZED"]);
+      // Sliding sync itself is served (its thread-subscriptions extension then never has anything).
+      const ss = await plain.call("POST", "/_matrix/client/unstable/org.matrix.simplified_msc3575/sync", { token: bob.access_token, body: { extensions: { "io.element.msc4308.thread_subscriptions": { enabled: true } } } });
+      expect([ss.status, ss.json.extensions["io.element.msc4308.thread_subscriptions"]]).toEqual([200, undefined]);
       // No thread-subscription rules: postcontent is empty, its rules unknown.
       const rules = (await plain.call("GET", `${V3}/pushrules/`, { token: bob.access_token })).json.global;
       expect(rules.postcontent).toEqual([]);

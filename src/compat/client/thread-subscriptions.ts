@@ -1,14 +1,12 @@
 // REST routes of thread subscriptions, served only with experimental_features.msc4306_enabled, as Synapse
 // 1.163 serves them: MSC4306's GET/PUT/DELETE /unstable/io.element.msc4306/rooms/{roomId}/thread/
-// {threadRootId}/subscription, MSC4308's GET /unstable/io.element.msc4308/thread_subscriptions, and the
-// sliding sync (MSC4186) that carries MSC4308's extension (src/domain/sync/sliding-sync.ts).
+// {threadRootId}/subscription and MSC4308's GET /unstable/io.element.msc4308/thread_subscriptions (its
+// sliding-sync extension is served with sliding sync: src/domain/sync/sliding-sync.ts).
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../../domain/services.ts";
-import { clientRoute, queryInt, queryString, type AuthedCall } from "../http.ts";
+import { clientRoute, queryString, type AuthedCall } from "../http.ts";
 import { checkThreadIds, getThreadSubscription, subscribeToThread, unsubscribeFromThread } from "../../domain/threads/subscriptions.ts";
 import { paginateThreadSubscriptions } from "../../domain/threads/subscription-feed.ts";
-import { slidingSync } from "../../domain/sync/sliding-sync.ts";
-import { clientGone } from "./sync.ts";
 
 export function threadSubscriptionRoutes(app: FastifyInstance, s: Services): void {
   if (!s.config.experimental_features.msc4306_enabled) return;
@@ -30,9 +28,5 @@ export function threadSubscriptionRoutes(app: FastifyInstance, s: Services): voi
   clientRoute<AuthedCall>(app, s, {
     method: "GET", path: "/io.element.msc4308/thread_subscriptions", auth: "token", versions,
     handler: (c) => paginateThreadSubscriptions(s, c.requester, { dir: queryString(c, "dir"), from: queryString(c, "from"), to: queryString(c, "to"), limit: queryString(c, "limit") }),
-  });
-  clientRoute<AuthedCall>(app, s, {
-    method: "POST", path: "/org.matrix.simplified_msc3575/sync", auth: "token", versions,
-    handler: (c) => slidingSync(s, c.requester, { pos: queryString(c, "pos"), timeoutMs: queryInt(c, "timeout", { min: 0 }), body: c.bodyOrEmpty(), cancel: clientGone(c) }),
   });
 }

@@ -1,6 +1,6 @@
 // The sync machinery on Services (`s.sync`): the ordered list of stream providers (one slot per stream,
 // filled by the capability that owns the stream: `syncProviders` in src/main.ts), the in-memory record of
-// which member events each device already received (lazy-loading), and the shutdown signal that ends
+// which member events each device already received (lazy-loading), sliding sync's connections, and the shutdown signal that ends
 // waiting long polls. See sync.ts for the plug-in rules.
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
@@ -17,6 +17,7 @@ import { toDeviceProvider } from "./providers/to-device.ts";
 import { deviceListsProvider } from "./providers/device-lists.ts";
 import { pushRulesProvider } from "./providers/push-rules.ts";
 import { SyncStreamCache } from "./stream-cache.ts";
+import { SlidingConnections } from "./sliding/connections.ts";
 import { Canceller, type Cancel } from "./wait.ts";
 
 /** Called with a /sync's `set_presence` (online, offline, unavailable); the presence capability declares one. */
@@ -39,6 +40,8 @@ export class SyncServices {
   readonly decorators: readonly SyncDecorator[];
   /** Recent events per room and users' memberships, fed at commit (stream-cache.ts). */
   readonly streamCache: SyncStreamCache;
+  /** Simplified sliding sync's per-connection state (sliding/connections.ts). */
+  readonly sliding: SlidingConnections;
 
   /** The core providers, then `providers` (declared in src/main.ts) each replacing its stream's slot. */
   constructor(caches: CacheRegistry, providers: readonly SyncProvider[] = [], decorators: readonly SyncDecorator[] = []) {
@@ -52,6 +55,7 @@ export class SyncServices {
       baseWeight: 64 * 1024 * 1024,
     });
     this.streamCache = new SyncStreamCache(caches);
+    this.sliding = new SlidingConnections(caches);
     this.decorators = decorators;
     for (const p of [eventsProvider, accountDataProvider, receiptsProvider, typingProvider, presenceProvider, toDeviceProvider, deviceListsProvider, pushRulesProvider, ...providers]) this.slots.set(p.stream, p);
     this.ordered = STREAMS.map((s) => this.slots.get(s)).filter((p): p is SyncProvider => p !== undefined);

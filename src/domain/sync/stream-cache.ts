@@ -121,6 +121,16 @@ export class SyncStreamCache {
   }
 
   /**
+   * The position of the room's newest committed timeline event when memory knows it and it is at or
+   * below `upTo` (a room's record holds every event since the stream's start in this process), else
+   * undefined (read storage): the sliding-sync room list's activity order.
+   */
+  lastPositionOf(roomId: string, upTo: number): number | undefined {
+    const r = this.rooms.get(roomId);
+    return r && r.last <= upTo ? r.last : undefined;
+  }
+
+  /**
    * Whether a member event may have committed after `after` in one of `roomIds` or about `userId`
    * (false only when memory knows there was none: the device-list stream skips its membership read).
    */

@@ -52,7 +52,8 @@ function emptyResult(): SyncResult {
   return { rooms: { join: {}, invite: {}, knock: {}, leave: {} }, account_data: { events: [] }, presence: { events: [] } };
 }
 
-function newContext(s: Services, r: Requester, req: SyncRequest, since: SyncToken | undefined, to: SyncToken): SyncContext {
+/** A fresh context for the providers (also sliding sync's extensions: sliding/extensions.ts). */
+export function newContext(s: Services, r: Requester, req: SyncRequest, since: SyncToken | undefined, to: SyncToken): SyncContext {
   const result = emptyResult();
   return {
     s,

@@ -10,6 +10,7 @@ import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import type { ThreadSubscriptionChange, ThreadSubscriptionStore } from "../store/thread-subscriptions.ts";
 import type { Cancel } from "../sync/wait.ts";
+import { readSlidingPos } from "../sync/sliding/pos.ts";
 
 export interface ThreadSubscriptionUpdates {
   subscribed?: Record<string, Record<string, { automatic: boolean; bump_stamp: number }>>;
@@ -116,12 +117,7 @@ export async function paginateThreadSubscriptions(s: Services, r: Requester, q: 
   return out;
 }
 
-/** A sliding-sync `pos` (./sliding-sync.ts writes them): the thread-subscriptions position it holds. */
+/** A sliding-sync `pos` (sync/sliding/pos.ts): the thread-subscriptions position it holds. */
 export function parseSlidingPos(pos: string): number | undefined {
-  const m = /^ss(0|[1-9][0-9]{0,15})$/.exec(pos);
-  return m ? Number(m[1]) : undefined;
-}
-
-export function slidingPos(position: number): string {
-  return `ss${position}`;
+  return readSlidingPos(pos)?.threadSubscriptions;
 }
