@@ -56,14 +56,16 @@ interface Timeline {
  * whole history (after = 0), by arrival since a position. Reads a little more than asked, to know
  * whether something was left out.
  */
-async function selectTimeline(s: Services, userId: string, m: UserMembership, after: number, upTo: number, limit: number): Promise<Timeline> {
+async function selectTimeline(s: Services, userId: string, m: UserMembership, after: number, upTo: number, limit: number, prefetched?: StoredEvent[]): Promise<Timeline> {
   if (limit === 0 || after >= upTo) return { events: [], limited: false };
   const picked: StoredEvent[] = [];
   let below: StoredEvent | undefined;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const want = Math.min(1000, (limit + 1) * 2 ** round);
     const batch =
-      after === 0
+      round === 0 && prefetched
+        ? prefetched
+        : after === 0
         ? await s.rooms.events.pageInDag(m.roomId, { after, upTo, below: below ? { depth: Number(below.pdu.depth), stream: below.streamOrdering } : { depth: Number.MAX_SAFE_INTEGER, stream: Number.MAX_SAFE_INTEGER }, limit: want })
         : await s.rooms.events.page(m.roomId, { after, upTo: below ? below.streamOrdering - 1 : upTo, dir: "b", limit: want });
     const visible = new Set((await filterVisible(s, userId, batch, m.membership)).map((e) => e.eventId));
@@ -135,16 +137,34 @@ export async function roomOutcomes(s: Services, r: Requester, plans: RoomPlan[],
     for (const id of ids) prevState.set(id, states.get(groups.get(id)!) ?? new Map());
   }
 
-  // Timelines.
+  // Timelines: the first read of every room's in a few batched queries (one per range and order), more
+  // reads only for rooms whose visible events it did not fill.
   const timelines = new Map<string, Timeline>();
   const expanded = new Set<string>();
+  const ranges = new Map<string, { after: number; upTo: number; limit: number }>();
   for (const p of rooms) {
     const roomId = p.m.roomId;
     const upTo = p.m.membership === "join" ? to : Math.min(p.m.streamOrdering, to);
     const grew = p.prev !== undefined && !initial.has(roomId) && p.config.timelineLimit > p.prev.config.timelineLimit;
     if (grew) expanded.add(roomId);
-    const after = initial.has(roomId) || grew ? 0 : p.prev!.upTo;
-    timelines.set(roomId, await selectTimeline(s, userId, p.m, after, upTo, p.config.timelineLimit));
+    ranges.set(roomId, { after: initial.has(roomId) || grew ? 0 : p.prev!.upTo, upTo, limit: p.config.timelineLimit });
+  }
+  const firstReads = new Map<string, StoredEvent[]>();
+  const batches = new Map<string, string[]>();
+  for (const [roomId, x] of ranges) {
+    if (x.limit === 0 || x.after >= x.upTo) continue;
+    const k = `${x.after}:${x.upTo}:${x.limit}`;
+    batches.set(k, [...(batches.get(k) ?? []), roomId]);
+  }
+  for (const ids of batches.values()) {
+    const { after, upTo, limit } = ranges.get(ids[0]!)!;
+    const found = await reads.newestEventIds(ids, after, upTo, limit + 1, after === 0 ? "dag" : "stream");
+    const loaded = await s.rooms.events.getMany([...found.values()].flat());
+    for (const id of ids) firstReads.set(id, (found.get(id) ?? []).map((e) => loaded.get(e)).filter((e): e is StoredEvent => !!e));
+  }
+  for (const p of rooms) {
+    const x = ranges.get(p.m.roomId)!;
+    timelines.set(p.m.roomId, await selectTimeline(s, userId, p.m, x.after, x.upTo, x.limit, firstReads.get(p.m.roomId)));
   }
 
   // State entries to send, per room.

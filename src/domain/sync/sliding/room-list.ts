@@ -62,7 +62,7 @@ function strippedOf(e: StoredEvent | undefined): Record<string, unknown>[] {
   return Array.isArray(list) ? (list as Record<string, unknown>[]) : [];
 }
 
-async function roomFacts(s: Services, userId: string, rooms: UserMembership[], lists: Iterable<ListConfig>, to: number): Promise<RoomFacts> {
+async function roomFacts(s: Services, userId: string, rooms: UserMembership[], lists: Iterable<ListConfig>): Promise<RoomFacts> {
   const facts: RoomFacts = { type: new Map(), encrypted: new Set(), name: new Map(), tags: new Map(), spaceChildren: new Map() };
   const used = new Set<keyof ListFilters>();
   const spaces = new Set<string>();
@@ -102,7 +102,6 @@ async function roomFacts(s: Services, userId: string, rooms: UserMembership[], l
     const joined = rooms.filter((m) => m.membership === "join" && spaces.has(m.roomId)).map((m) => m.roomId);
     for (const space of joined) facts.spaceChildren.set(space, await reads.spaceChildren([space]));
   }
-  void to;
   return facts;
 }
 
@@ -127,6 +126,7 @@ function matches(f: ListFilters | undefined, m: UserMembership, dms: ReadonlySet
 async function listedMemberships(s: Services, r: Requester, to: number, since: number | undefined): Promise<UserMembership[]> {
   const reads = new SyncReads(s.storage.sql);
   const all = await membershipsAt(s, reads, r.userId, await s.sync.streamCache.membershipsOf(r.userId, () => reads.membershipsOf(r.userId)), to);
+  // Leaves from before the position: shown only when someone else made them (a kick).
   const leaves = all.filter((m) => m.membership === "leave" && !m.forgotten && !(since !== undefined && m.streamOrdering > since));
   const leaveEvents = leaves.length > 0 ? await s.rooms.events.getMany(leaves.map((m) => m.eventId)) : new Map<string, StoredEvent>();
   const shown = all.filter((m) => {
@@ -166,7 +166,7 @@ export async function computeRoomList(s: Services, r: Requester, req: SlidingReq
     }
     if (joined.length > 0) for (const [roomId, pos] of await new SlidingReads(s.storage.sql).lastPositions(joined, to)) out.activity.set(roomId, pos);
     const sorted = [...listed].sort((a, b) => (out.activity.get(b.roomId) ?? b.streamOrdering) - (out.activity.get(a.roomId) ?? a.streamOrdering) || (a.roomId < b.roomId ? -1 : 1));
-    const facts = await roomFacts(s, r.userId, listed, req.lists.values(), to);
+    const facts = await roomFacts(s, r.userId, listed, req.lists.values());
     for (const [key, list] of req.lists) {
       const filtered = sorted.filter((m) => matches(list.filters, m, dms, facts));
       const ops: ListResult["ops"] = [];
