@@ -11,7 +11,7 @@
 //     database): the server's RSS before and after C more connections each got their first answer.
 // Targets printed beside the figures: (a) ≤ 50 ms and 5× Synapse or better; (b) p99 < 50 ms.
 // Usage: npm run bench:sliding-sync [-- --backend sqlite|postgres] [--rooms 1000] [--runs 5] [--polls 30]
-//        [--connections 200] [--no-synapse]
+//        [--connections 1000] [--no-synapse]
 // Synapse runs from WEFT_SYNAPSE_VENV (or ~/.cache/weft-ci/synapse-venv-<version>, as the tests find it).
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
@@ -24,7 +24,7 @@ const { values } = parseArgs({
     rooms: { type: "string", default: "1000" },
     runs: { type: "string", default: "5" },
     polls: { type: "string", default: "30" },
-    connections: { type: "string", default: "200" },
+    connections: { type: "string", default: "1000" },
     "no-synapse": { type: "boolean", default: false },
   },
 });

@@ -2,7 +2,7 @@
 // (src/domain/sync/providers): to_device (MSC3885: the device's messages after the `since` it names, which
 // acknowledges those before; `next_batch` to name next time), e2ee (MSC3884: one-time key counts and
 // unused fallback key types always, device-list changes since the connection's position), account_data
-// (MSC3959: global, and per room for the rooms in scope), receipts (MSC3960) and typing (MSC3961) for the
+// (MSC3959: global — the push rules' m.push_rules among it, as Synapse — and per room for the rooms in scope), receipts (MSC3960) and typing (MSC3961) for the
 // rooms in scope — the rooms of the lists named (by key, "*" for all) and of the subscriptions named
 // ("*" for all). A room the connection gets for the first time (initial) gets its receipts on its
 // timeline's events and the user's own, whatever the position. The thread-subscriptions extension
@@ -90,10 +90,13 @@ export async function extensionsOutcome(
   if (ext.accountData) {
     const rooms = joinedOnly(scoped(ext.accountData, list));
     const ctx = await run(s, r, "account_data", rooms, since, to, since?.account_data);
+    // The push rules are global account data too (m.push_rules): on a first answer, and when they changed.
+    const rules = await run(s, r, "push_rules", [], since, to, since?.push_rules);
+    const global = [...ctx.result.account_data.events, ...rules.result.account_data.events];
     const perRoom: Record<string, JsonObject[]> = {};
     for (const [roomId, room] of Object.entries(ctx.result.rooms.join)) if (room.account_data.events.length > 0) perRoom[roomId] = room.account_data.events;
-    json.account_data = { global: ctx.result.account_data.events, rooms: perRoom };
-    if (ctx.result.account_data.events.length > 0 || Object.keys(perRoom).length > 0) changed = true;
+    json.account_data = { global, rooms: perRoom };
+    if (global.length > 0 || Object.keys(perRoom).length > 0) changed = true;
   }
   if (ext.receipts) {
     const rooms = joinedOnly(scoped(ext.receipts, list));

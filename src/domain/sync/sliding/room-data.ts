@@ -84,6 +84,9 @@ const splitKey = (k: string): [string, string] => {
   return [k.slice(0, i), k.slice(i + 1)];
 };
 
+/** A stripped state event (type, state_key, sender, content): the invite or knock itself is stripped too, as Synapse. */
+const stripEvent = (e: JsonObject): JsonObject => ({ type: e.type, state_key: e.state_key, sender: e.sender, content: e.content });
+
 export async function roomOutcomes(s: Services, r: Requester, plans: RoomPlan[], to: number, since: number | undefined): Promise<Map<string, RoomOutcome>> {
   const out = new Map<string, RoomOutcome>();
   const userId = r.userId;
@@ -95,7 +98,7 @@ export async function roomOutcomes(s: Services, r: Requester, plans: RoomPlan[],
   const strippedStates = await strippedState(s, reads, stripped.map((p) => p.m), versions, r, DEFAULT_SYNC_FILTER);
   for (const p of stripped) {
     out.set(p.m.roomId, {
-      result: { initial: true, invite_state: strippedStates.get(p.m.roomId) ?? [], bump_stamp: Math.max(p.m.streamOrdering, 0), notification_count: 0, highlight_count: 0 },
+      result: { initial: true, invite_state: (strippedStates.get(p.m.roomId) ?? []).map(stripEvent), bump_stamp: Math.max(p.m.streamOrdering, 0), notification_count: 0, highlight_count: 0 },
       sent: { upTo: to, config: p.config, lazyMembers: new Map() },
     });
   }
@@ -219,6 +222,9 @@ export async function roomOutcomes(s: Services, r: Requester, plans: RoomPlan[],
         members.set(u, id);
       }
     }
+    // Every member event sent, however it was asked for ($ME, a named user, "*"), is one the client holds:
+    // $LAZY leaves it out next time while it is unchanged.
+    for (const [k, id] of ids) if (k.startsWith(MEMBER + "\u0000")) members.set(splitKey(k)[1], id);
     stateIds.set(roomId, [...ids.values()]);
     changedKeys.set(roomId, changed);
     sentMembers.set(roomId, members);
