@@ -113,6 +113,14 @@ describe.each(backends())("sliding sync on %s", (backend) => {
     expect((await ss(bob, body, `?pos=${enc(news.pos)}`)).lists.all.count).toBe(3);
     const old = await t.call("POST", `${SS}?pos=${enc(first.pos)}`, { token: bob.access_token, body });
     expect([old.status, old.json.errcode]).toEqual([400, "M_UNKNOWN_POS"]);
+    // A long poll the client cancelled may finish after the request it sent instead: both answers are
+    // kept until the client uses one, so the one it took still works (Element X does this).
+    const base = await ss(bob, body, `?pos=${enc(news.pos)}`);
+    const cancelled = await ss(bob, body, `?pos=${enc(base.pos)}`);
+    const taken = await ss(bob, body, `?pos=${enc(base.pos)}`);
+    expect((await ss(bob, body, `?pos=${enc(taken.pos)}`)).lists.all.count).toBe(3);
+    const dropped = await t.call("POST", `${SS}?pos=${enc(cancelled.pos)}`, { token: bob.access_token, body });
+    expect([dropped.status, dropped.json.errcode]).toEqual([400, "M_UNKNOWN_POS"]);
     // Another connection (conn_id) is separate: it starts from scratch.
     const other = await ss(bob, { ...body, conn_id: "other" });
     expect(Object.values(other.rooms).every((r: any) => r.initial === true)).toBe(true);

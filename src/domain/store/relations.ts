@@ -1,6 +1,7 @@
 // Repository of event relations (event_relations) over raw SQL: written inside the event commit (the
 // relations persist hook), read by /relations, /threads and the bundled aggregations, always in batches.
 import type { Param, Sql, SqlExecutor } from "../../storage/sql.ts";
+import { chunks as inChunks, marks } from "./in-lists.ts";
 
 export interface RelationRow {
   eventId: string;
@@ -27,8 +28,6 @@ interface Row {
 }
 
 const COLUMNS = "event_id, relates_to_id, rel_type, aggregation_key, room_id, sender, type, stream_ordering, thread_id";
-const CHUNK = 500;
-const marks = (n: number) => Array.from({ length: n }, () => "?").join(",");
 
 function toRow(r: Row): RelationRow {
   return {
@@ -44,11 +43,7 @@ function toRow(r: Row): RelationRow {
   };
 }
 
-function chunks<T>(items: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
-  return out;
-}
+const chunks = <T>(items: readonly T[]) => inChunks(items, 500);
 
 export interface RelationPageQuery {
   roomId: string;

@@ -3,6 +3,7 @@
 import type { Param, Sql, SqlExecutor } from "../../storage/sql.ts";
 import { stateKeyOf, type StateMap } from "./state-groups.ts";
 import { indexableText } from "../text.ts";
+import { chunks as inChunks, marks as placeholders } from "./in-lists.ts";
 
 export interface RoomRow {
   roomId: string;
@@ -136,14 +137,8 @@ export class RoomStore {
   }
 }
 
-/** IN (...) lists are split into chunks of this many parameters (SQLite's variable limit). */
-const CHUNK = 500;
-const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(",");
-function chunks<T>(items: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
-  return out;
-}
+/** IN (...) lists are split into chunks of 500 parameters (SQLite's variable limit). */
+const chunks = <T>(items: readonly T[]) => inChunks(items, 500);
 
 export interface RoomWithMembership {
   roomId: string;

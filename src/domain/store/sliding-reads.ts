@@ -5,14 +5,8 @@
 // one step down an index (room_id, stream_ordering) or a lookup in current_state_events by its key.
 import type { Param, Sql } from "../../storage/sql.ts";
 import { IN_TIMELINE_SQL } from "./events.ts";
+import { chunks, marks } from "./in-lists.ts";
 
-const CHUNK = 400;
-const marks = (n: number) => Array.from({ length: n }, () => "?").join(",");
-function chunks<T>(items: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
-  return out;
-}
 
 export class SlidingReads {
   constructor(private readonly sql: Sql) {}

@@ -5,14 +5,8 @@
 import type { Param, Sql } from "../../storage/sql.ts";
 import { stateKeyOf } from "./state-groups.ts";
 import { IN_TIMELINE_SQL } from "./events.ts";
+import { chunks, marks } from "./in-lists.ts";
 
-const CHUNK = 400;
-const marks = (n: number) => Array.from({ length: n }, () => "?").join(",");
-function chunks<T>(items: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
-  return out;
-}
 
 export interface UserMembership {
   roomId: string;

@@ -2,9 +2,10 @@
 // `s.sync.sliding`: per user, device and conn_id, what each room was last sent with — the room-events
 // position up to which the client has the room, the room config it was sent with (to see a
 // timeline_limit or required_state grow), and the members sent by lazy-loading. Each answer records a new
-// version under a new connection position (the `pos` a client sends back names it); the version the
-// request started from is kept too, so a retried or cancelled request may repeat its `pos`. An older or
-// unknown position answers 400 M_UNKNOWN_POS and the client starts the connection again. Held in memory
+// version under a new connection position (the `pos` a client sends back names it); every version handed
+// out is kept until the client uses one (then the others go, as Synapse), so a retried or cancelled request
+// may repeat its `pos` and an abandoned long poll that finishes late does not drop the answer the client
+// took. An unknown position answers 400 M_UNKNOWN_POS and the client starts the connection again. Held in memory
 // (an LRU weighed by the rooms each connection holds): a restart or an eviction costs a client one new
 // connection, as Synapse's expiry of old connections does.
 import { MatrixError } from "../../errors.ts";
@@ -24,6 +25,9 @@ export interface ConnectionVersion {
   position: number;
   rooms: ReadonlyMap<string, RoomSent>;
 }
+
+/** Answers of one connection kept until the client uses one of them. */
+const MAX_VERSIONS = 8;
 
 interface Connection {
   next: number;
@@ -54,8 +58,12 @@ export class SlidingConnections {
       this.connections.set(key, { next, versions: [] });
       return { position: 0, rooms: new Map() };
     }
-    const v = this.connections.get(key)?.versions.find((x) => x.position === position);
-    if (!v) throw new MatrixError("M_UNKNOWN_POS", "Unknown position: start a new sliding sync connection", 400);
+    const c = this.connections.get(key);
+    const v = c?.versions.find((x) => x.position === position);
+    if (!c || !v) throw new MatrixError("M_UNKNOWN_POS", "Unknown position: start a new sliding sync connection", 400);
+    // The client took this answer: the others handed out before it (a cancelled long poll's, the one it
+    // came from) are dropped, as Synapse does; answers still being built from it are recorded after.
+    if (c.versions.length > 1) this.connections.set(key, { next: c.next, versions: [v] });
     return v;
   }
 
@@ -69,8 +77,13 @@ export class SlidingConnections {
     const key = SlidingConnections.key(userId, deviceId, connId);
     const c = this.connections.get(key) ?? { next: 1, versions: [] };
     const position = c.next++;
-    // Kept: the version this request came from (the client may repeat its pos) and the new one.
-    const versions = [...c.versions.filter((v) => v.position === from.position), { position, rooms }];
+    // Every answer handed out is kept until the client uses one (start): a request it cancelled may still
+    // finish after the one it sent instead. A few at most: the oldest go first, never the one it came from.
+    let versions = [...c.versions, { position, rooms }];
+    while (versions.length > MAX_VERSIONS) {
+      const i = versions.findIndex((v) => v.position !== from.position);
+      versions = versions.filter((_, j) => j !== i);
+    }
     this.connections.set(key, { next: c.next, versions });
     return position;
   }
