@@ -237,6 +237,12 @@ const CASES: Case[] = [
     graphql: () => ({ query: `subscription { syncUpdates { nextBatch } }`, subscription: true }),
     rest: () => ({ method: "GET", path: "/sync?timeout=0" }),
   },
+  {
+    // Guests may use sliding sync, as Synapse lets them.
+    field: "roomList", expect: "ok",
+    graphql: () => ({ query: `subscription { roomList(lists: [{ key: "all", ranges: [{ start: 0, end: 9 }], timelineLimit: 1 }]) { lists { count } } }`, subscription: true }),
+    rest: () => ({ method: "POST", path: "/_matrix/client/unstable/org.matrix.simplified_msc3575/sync", body: { lists: { all: { ranges: [[0, 9]], timeline_limit: 1 } } } }),
+  },
 ];
 
 describe.each(backends())("guest access on both faces (%s)", (backend) => {

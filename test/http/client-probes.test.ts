@@ -44,6 +44,7 @@ describe("/versions's unstable_features", () => {
       "org.matrix.msc4140": false,
       "org.matrix.msc4155": false,
       "org.matrix.msc4306": false,
+      "org.matrix.simplified_msc3575": true,
       "io.element.e2ee_forced.public": false,
       "io.element.e2ee_forced.private": false,
       "io.element.e2ee_forced.trusted_private": false,
@@ -68,6 +69,9 @@ describe("/versions's unstable_features", () => {
     expect((await t.call("POST", "/_matrix/client/v3/publicRooms", { token: alice.access_token, body: { filter: { room_types: [null] } } })).status).toBe(200);
     // MSC2659: the appservice ping (only an appservice may call it: a user is refused, the route exists).
     expect((await t.call("POST", "/_matrix/client/v1/appservice/none/ping", { token: alice.access_token, body: {} })).json.errcode).toBe("M_FORBIDDEN");
+    // MSC4186: simplified sliding sync, a list with the new room in it.
+    const ss = await t.call("POST", "/_matrix/client/unstable/org.matrix.simplified_msc3575/sync", { token: alice.access_token, body: { lists: { all: { ranges: [[0, 9]], timeline_limit: 1 } } } });
+    expect([ss.status, ss.json.lists?.all?.ops?.[0]?.room_ids]).toEqual([200, expect.arrayContaining([room])]);
   });
 
   it("follows encryption_enabled_by_default_for_room_type and login_via_existing_session", async () => {
