@@ -8,6 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../test/element-x"
 export CARGO_TARGET_DIR="${WEFT_ELEMENT_X_TARGET:-$HOME/.cache/weft-element-x/target}"
+command -v cargo >/dev/null || export PATH="$HOME/.cargo/bin:$PATH"  # rustup's place, when PATH lacks it
 command -v cargo >/dev/null || { echo "build-element-x: cargo not found (install Rust 1.93 or later)" >&2; exit 127; }
 nice -n 19 cargo build --locked --bin weft-element-x ${WEFT_ELEMENT_X_RELEASE:+--release} >&2
 profile=debug
