@@ -59,6 +59,8 @@ export interface RouteSpec<C extends Call = Call> {
   handler: (call: C) => Promise<unknown> | unknown;
   /** An expired account (account validity) may still make this request: logout, renewal. */
   allowExpired?: boolean;
+  /** A locked account (MSC3939) may still make this request: logout. */
+  allowLocked?: boolean;
   /** The deepest JSON nesting the body may have (default MAX_JSON_DEPTH; federation bodies add their envelope). */
   bodyDepth?: number;
 }
@@ -106,6 +108,7 @@ async function makeCall(s: Services, spec: RouteSpec<never>, req: FastifyRequest
       asDeviceId: typeof asDeviceId === "string" ? asDeviceId : undefined,
       seen: { ip: clientIp, userAgent: req.headers["user-agent"] ?? null },
       allowExpired: spec.allowExpired,
+      allowLocked: spec.allowLocked,
     });
     noteRequester(req, requester.userId); // for the request's log line
   }

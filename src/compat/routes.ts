@@ -41,6 +41,7 @@ import { emailValidationRoutes } from "./client/email-validation.ts";
 import { delayedEventRoutes } from "./client/delayed-events.ts";
 import { threadSubscriptionRoutes } from "./client/thread-subscriptions.ts";
 import { slidingSyncRoutes } from "./client/sliding-sync.ts";
+import { accountModerationRoutes } from "./client/account-moderation.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -66,6 +67,7 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverNoticeRoutes,
   syncRoutes,
   slidingSyncRoutes,
+  accountModerationRoutes,
   directoryRoutes,
   e2eKeyRoutes,
   keyBackupRoutes,

@@ -19,6 +19,7 @@ import { DirectoryResolver } from "./resolvers/directory.ts";
 import { EphemeralResolver } from "./resolvers/ephemeral.ts";
 import { RoomUnreadResolver } from "./resolvers/push.ts";
 import { RoomListResolver } from "./resolvers/room-list.ts";
+import { AccountModerationResolver } from "./resolvers/account-moderation.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
 
@@ -50,6 +51,7 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       EphemeralResolver,
       RoomUnreadResolver,
       RoomListResolver,
+      AccountModerationResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),

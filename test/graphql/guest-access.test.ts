@@ -237,6 +237,17 @@ const CASES: Case[] = [
     graphql: () => ({ query: `subscription { syncUpdates { nextBatch } }`, subscription: true }),
     rest: () => ({ method: "GET", path: "/sync?timeout=0" }),
   },
+  // Account moderation: server admins only (a guest is not one).
+  {
+    field: "accountModeration", expect: "M_FORBIDDEN",
+    graphql: (w) => ({ query: `query ($u: String!) { accountModeration(userId: $u) { locked } }`, variables: { u: w.alice.user_id } }),
+    rest: (w) => ({ method: "GET", path: `/_matrix/client/v1/admin/lock/${enc(w.alice.user_id)}` }),
+  },
+  ...([["setAccountLocked", "lock", "locked"], ["setAccountSuspended", "suspend", "suspended"]] as const).map(([field, path, key]): Case => ({
+    field, expect: "M_FORBIDDEN",
+    graphql: (w) => ({ query: `mutation ($u: String!) { ${field}(userId: $u, ${key}: true) }`, variables: { u: w.alice.user_id } }),
+    rest: (w) => ({ method: "PUT", path: `/_matrix/client/v1/admin/${path}/${enc(w.alice.user_id)}`, body: { [key]: true } }),
+  })),
   {
     // Guests may use sliding sync, as Synapse lets them.
     field: "roomList", expect: "ok",

@@ -5,7 +5,7 @@ import type { FastifyInstance } from "fastify";
 import type { Services } from "../../domain/services.ts";
 import { adminRoute, clientRoute, queryBool, queryInt, queryList, queryString, type AuthedCall } from "../http.ts";
 import { isServerAdmin, listUsers, userDetails, userDevices, userJoinedRooms, userMemberships, whois } from "../../domain/admin/users.ts";
-import { adminDeactivate, adminResetPassword, loginAsUser, putUser, setServerAdmin } from "../../domain/admin/user-changes.ts";
+import { adminDeactivate, adminResetPassword, adminSuspend, loginAsUser, putUser, setServerAdmin } from "../../domain/admin/user-changes.ts";
 
 export function userAdminRoutes(app: FastifyInstance, s: Services): void {
   adminRoute<AuthedCall>(app, s, {
@@ -37,6 +37,11 @@ export function userAdminRoutes(app: FastifyInstance, s: Services): void {
       c.reply.code(created ? 201 : 200);
       return userDetails(s, c.requester, c.params.userId!);
     },
+  });
+
+  adminRoute<AuthedCall>(app, s, {
+    method: "PUT", path: "/suspend/:userId", auth: "token", op: "admin",
+    handler: (c) => adminSuspend(s, c.requester, c.params.userId!, c.body()),
   });
 
   adminRoute<AuthedCall>(app, s, {

@@ -47,8 +47,8 @@ export function accountRoutes(app: FastifyInstance, s: Services): void {
     handler: async (c) => ({ valid: await registrationTokenValid(s, queryString(c, "token", true), c.clientIp) }),
   });
 
-  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/logout", auth: "token", allowExpired: true, handler: async (c) => { await logout(s, c.requester); return {}; } });
-  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/logout/all", auth: "token", allowExpired: true, handler: async (c) => { await logoutAll(s, c.requester); return {}; } });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/logout", auth: "token", allowExpired: true, allowLocked: true, handler: async (c) => { await logout(s, c.requester); return {}; } });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/logout/all", auth: "token", allowExpired: true, allowLocked: true, handler: async (c) => { await logoutAll(s, c.requester); return {}; } });
 
   clientRoute(app, s, {
     method: "POST", path: "/refresh", auth: "none", versions: ["v1", "v3"],

@@ -1,5 +1,5 @@
 // Resolves an access token to a Requester (spec: Client-Server API "Client Authentication"): unknown
-// tokens are M_UNKNOWN_TOKEN, expired ones add soft_logout: true. Application services authenticate
+// tokens are M_UNKNOWN_TOKEN, expired ones add soft_logout: true; a locked account's, M_USER_LOCKED (MSC3939). Application services authenticate
 // with their as_token and act as their sender, or as a user of their namespace (`user_id`) on one of
 // its devices (`device_id`, MSC3202). Spec: Application Service API "Identity assertion".
 import { accountExpiry, expiredAccount } from "./account-validity.ts";
@@ -9,6 +9,7 @@ import type { AccessTokenRow } from "../store/sessions.ts";
 import type { Invalidation } from "../cache/invalidation.ts";
 import type { Requester } from "./requester.ts";
 import { hashToken } from "./tokens.ts";
+import { lockedError } from "./moderation.ts";
 import { appServiceForRequest, appServiceUserId, isAppServiceUser, type AppServiceRegistration } from "./appservices.ts";
 
 interface CachedToken {
@@ -17,6 +18,8 @@ interface CachedToken {
   isAdmin: boolean;
   /** When the account expires (account validity); null: never. */
   expiresTs: number | null;
+  locked: boolean;
+  suspended: boolean;
 }
 
 const CACHE = "get_user_by_access_token";
@@ -45,6 +48,8 @@ export interface AuthenticateOptions {
   seen?: SeenFrom;
   /** The request is one an expired account may still make (logging out, asking for a renewal). */
   allowExpired?: boolean;
+  /** The request is one a locked account may still make (logging out, MSC3939). */
+  allowLocked?: boolean;
 }
 
 export async function authenticate(s: Services, token: string, opts: AuthenticateOptions = {}): Promise<Requester> {
@@ -59,13 +64,14 @@ export async function authenticate(s: Services, token: string, opts: Authenticat
     if (!row) throw new MatrixError("M_UNKNOWN_TOKEN", "Unknown access token", 401, { soft_logout: false });
     const user = await s.users.get(row.userId);
     if (!user || user.deactivated) throw new MatrixError("M_UNKNOWN_TOKEN", "Unknown access token", 401, { soft_logout: false });
-    entry = { row, isGuest: user.isGuest, isAdmin: user.isAdmin, expiresTs: await accountExpiry(s, row.userId) };
+    entry = { row, isGuest: user.isGuest, isAdmin: user.isAdmin, expiresTs: await accountExpiry(s, row.userId), locked: user.locked, suspended: user.suspended };
     cache.set(tokenHash, entry);
   }
   const { row } = entry;
   if (row.validUntilTs !== null && row.validUntilTs < s.clock.now())
     throw new MatrixError("M_UNKNOWN_TOKEN", "Access token has expired", 401, { soft_logout: true });
   if (entry.expiresTs !== null && entry.expiresTs <= s.clock.now() && !opts.allowExpired) throw expiredAccount();
+  if (entry.locked && !opts.allowLocked) throw lockedError();
 
   if (!row.used && row.refreshTokenId) {
     // First use of a refreshed token: the client has the new pair, so the old refresh token retires.
@@ -76,7 +82,7 @@ export async function authenticate(s: Services, token: string, opts: Authenticat
   if (opts.seen && row.deviceId)
     s.deviceActivity.record({ userId: row.userId, deviceId: row.deviceId, ts: s.clock.now(), ...opts.seen });
 
-  return { userId: row.userId, deviceId: row.deviceId, isGuest: entry.isGuest, isAdmin: entry.isAdmin, accessTokenId: row.id };
+  return { userId: row.userId, deviceId: row.deviceId, isGuest: entry.isGuest, isAdmin: entry.isAdmin, accessTokenId: row.id, ...(entry.suspended ? { suspended: true } : {}) };
 }
 
 /**

@@ -9,6 +9,7 @@ import { appServiceForRequest, isAppServiceUser } from "./appservices.ts";
 import { hashToken } from "./tokens.ts";
 import { invalidateUserTokens } from "./authenticate.ts";
 import { identityProviders, type IdentityProviderInfo } from "../sso/flow.ts";
+import { lockedError } from "./moderation.ts";
 
 export interface LoginRequest {
   body: Record<string, unknown>;
@@ -89,6 +90,7 @@ export async function login(s: Services, req: LoginRequest): Promise<LoginRespon
     throw new MatrixError("M_INVALID_PARAM", "device_id must be 1 to 255 characters", 400);
 
   const userId = await userFor(s, req);
+  if ((await s.users.get(userId))?.locked) throw lockedError();
   const tokens = await s.db.$transaction((tx) => startSession(s, tx, { userId, deviceId, initialDisplayName, refreshable }));
   if (deviceId !== undefined) invalidateUserTokens(s, userId);
   await runDeviceUpdateHooks(s, userId, tokens.device_id, true);

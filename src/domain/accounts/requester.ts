@@ -7,6 +7,8 @@ export interface Requester {
   isAdmin: boolean;
   /** Id of the access token used (not the token itself). Null for application services. */
   accessTokenId: string | null;
+  /** The account is suspended (MSC3823): it may read and leave, not send, join or change its profile. */
+  suspended?: boolean;
   /** Set when an application service made the request (its as_token), possibly masquerading as a user. */
   appserviceId?: string;
 }

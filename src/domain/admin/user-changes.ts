@@ -17,6 +17,7 @@ import { AdminReads } from "../store/admin-reads.ts";
 import { USER_TYPES } from "./shared-secret-registration.ts";
 import { isValidLocalpartForRegistration } from "../ids.ts";
 import { checkIdentifiersFree, parseExternalIds, parseThreepids, replaceExternalIds, replaceThreepids } from "./user-identifiers.ts";
+import { writeModerationFlag } from "../accounts/moderation.ts";
 
 type Body = Record<string, unknown>;
 
@@ -61,6 +62,7 @@ export async function putUser(s: Services, r: Requester, userId: string, body: B
   const avatarUrl = opt<string>(body, "avatar_url", "string");
   const admin = opt<boolean>(body, "admin", "boolean");
   const deactivated = opt<boolean>(body, "deactivated", "boolean");
+  const locked = opt<boolean>(body, "locked", "boolean");
   const userType = body.user_type;
   if (userType !== undefined && userType !== null && !(USER_TYPES as readonly unknown[]).includes(userType))
     throw new MatrixError("M_INVALID_PARAM", "Invalid user type", 400);
@@ -90,6 +92,7 @@ export async function putUser(s: Services, r: Requester, userId: string, body: B
     if (avatarUrl) await setAvatarUrl(s, r, userId, avatarUrl);
     await setIdentifiers();
     if (deactivated === true) await deactivateAccount(s, userId, false);
+    if (locked !== undefined) await writeModerationFlag(s, userId, "locked", locked);
     return { created: true };
   }
 
@@ -102,6 +105,7 @@ export async function putUser(s: Services, r: Requester, userId: string, body: B
   if (deactivated === false && existing.deactivated) await s.db.user.update({ where: { userId }, data: { deactivated: false } });
   if (hash !== undefined) await setPassword(s, userId, hash, logoutDevices);
   if (admin !== undefined && admin !== existing.admin) await s.users.setAdmin(userId, admin);
+  if (locked !== undefined && locked !== existing.locked) await writeModerationFlag(s, userId, "locked", locked);
   if (userType !== undefined) await s.db.user.update({ where: { userId }, data: { userType: userType as string | null } });
   if (admin !== undefined || userType !== undefined || deactivated !== undefined) invalidateUserTokens(s, userId);
   const active = deactivated === false || (deactivated === undefined && !existing.deactivated);
@@ -169,4 +173,15 @@ export async function loginAsUser(s: Services, r: Requester, userId: string, bod
     ),
   );
   return { access_token: token };
+}
+
+/** PUT /v1/suspend/{userId} `{suspend}` (Synapse's admin API for MSC3823): `{"user_<id>_suspended": bool}`. */
+export async function adminSuspend(s: Services, r: Requester, userId: string, body: Body): Promise<Record<string, boolean>> {
+  requireAdmin(r);
+  localUserId(s, userId, "suspend");
+  const suspend = body.suspend;
+  if (typeof suspend !== "boolean") throw new MatrixError("M_BAD_JSON", "suspend must be a boolean", 400);
+  await existingLocalUser(s, userId);
+  await writeModerationFlag(s, userId, "suspended", suspend);
+  return { [`user_${userId}_suspended`]: suspend };
 }

@@ -68,7 +68,7 @@ const listEntry = (u: AdminUserRow) => ({
   avatar_url: u.avatarUrl,
   creation_ts: u.creationTs,
   last_seen_ts: u.lastSeenTs,
-  locked: false,
+  locked: u.locked,
   approved: true,
 });
 
@@ -111,7 +111,7 @@ export async function userDetails(s: Services, r: Requester, userId: string): Pr
     consent_server_notice_sent: null,
     consent_version: null,
     consent_ts: null,
-    suspended: false,
+    suspended: u.suspended,
   };
 }
 

@@ -13,6 +13,7 @@ import { checkMediaRef, mxcUri, newMediaId, type MediaRef } from "./ids.ts";
 import { unlinkQuietly } from "./files.ts";
 import { tooLarge, writeToTemp } from "./write-stream.ts";
 import { pregenerateThumbnails } from "./thumbnails.ts";
+import { requireNotSuspended } from "../accounts/moderation.ts";
 
 export interface UploadInput {
   body: Readable | AsyncIterable<Uint8Array>;
@@ -103,6 +104,7 @@ export async function adoptTempFile(s: Services, tmp: { path: string; size: numb
 /** POST /upload: stores the body as new local media; returns its mxc URI. */
 export async function uploadMedia(s: Services, r: Requester, input: UploadInput): Promise<{ content_uri: string }> {
   requireNotGuest(r, "uploadMedia");
+  requireNotSuspended(r, "Uploading media");
   const meta = checkUpload(s, input);
   const ref = { origin: s.config.server_name, mediaId: newMediaId() };
   const stored = await storeBody(s, ref, input.body);
@@ -124,6 +126,7 @@ export async function uploadMedia(s: Services, r: Requester, input: UploadInput)
 /** PUT /upload/{serverName}/{mediaId}: the content of an mxc URI the requester reserved with /create. */
 export async function uploadToCreated(s: Services, r: Requester, serverName: string, mediaId: string, input: UploadInput): Promise<Record<string, never>> {
   requireNotGuest(r, "uploadMedia");
+  requireNotSuspended(r, "Uploading media");
   const ref = checkMediaRef(serverName, mediaId);
   if (ref.origin !== s.config.server_name) throw notFound("Non-local server name specified");
   const key = mxcUri(ref);
@@ -154,6 +157,7 @@ export async function uploadToCreated(s: Services, r: Requester, serverName: str
 /** POST /media/v1/create: reserves an mxc URI for content uploaded later (rc_media_create, pending cap). */
 export async function createMedia(s: Services, r: Requester): Promise<{ content_uri: string; unused_expires_at: number }> {
   requireNotGuest(r, "uploadMedia");
+  requireNotSuspended(r, "Uploading media");
   s.ratelimiter.check(`media_create:${r.userId}`, s.config.rc_media_create);
   const now = s.clock.now();
   if ((await s.media.store.countPending(r.userId, now)) >= s.config.max_pending_media_uploads)

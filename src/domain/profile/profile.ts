@@ -10,6 +10,7 @@ import { checkStorableText } from "../text.ts";
 import { isMxcUri, shownMxc } from "../media/ids.ts";
 import { remoteProfile } from "../federation/remote-profiles.ts";
 import { askAboutUnknownUser } from "../accounts/user-lookup.ts";
+import { requireNotSuspended } from "../accounts/moderation.ts";
 
 export type ProfileField = "displayname" | "avatar_url";
 
@@ -109,6 +110,7 @@ export async function federationProfileQuery(s: Services, userId: string, field:
 
 async function setField(s: Services, r: Requester, userId: string, field: ProfileField, value: string | null): Promise<void> {
   if (field === "avatar_url") requireNotGuest(r, "setAvatarUrl");
+  requireNotSuspended(r, "Updating profile");
   const { serverName } = parseUserId(userId);
   if (r.userId !== userId && !r.isAdmin) throw forbidden(`Cannot set another user's ${field}`);
   if (serverName !== s.config.server_name) throw new MatrixError("M_INVALID_PARAM", "User is not hosted on this homeserver", 400);

@@ -21,6 +21,7 @@ import { assertAclKeepsServer } from "../federation/server-acl.ts";
 import { lookupThirdParty, parseThirdPartyInvite } from "../threepids/third-party-invite.ts";
 import { inviteByThirdPartyId, inviteUser } from "./membership.ts";
 import { assertLocalInviteAllowed } from "../account-data/invite-filter.ts";
+import { requireNotSuspended } from "../accounts/moderation.ts";
 
 export interface CreateRoomRequest {
   visibility?: unknown;
@@ -119,6 +120,7 @@ function parseRequest(s: Services, req: CreateRoomRequest) {
 
 export async function createRoom(s: Services, r: Requester, req: CreateRoomRequest, internal: CreateRoomInternal = {}): Promise<{ room_id: string }> {
   requireNotGuest(r, "createRoom");
+  requireNotSuspended(r, "Creating rooms");
   const p = parseRequest(s, req);
   const { v } = p;
   const me = r.userId;

@@ -34,6 +34,7 @@ import { localUserExists } from "../accounts/user-lookup.ts";
 import { inviteThirdParty, thirdPartyInviteOf, type LookedUp, type ThirdPartyInvite } from "../threepids/third-party-invite.ts";
 import { requireRoomNotBlocked } from "./blocked.ts";
 import { shownMxc } from "../media/ids.ts";
+import { requireMembershipAllowed, requireNotSuspended } from "../accounts/moderation.ts";
 
 /** Resolves a room alias to a room id (the directory's local aliases; remote ones with federation). */
 export type AliasResolver = (s: Services, alias: string) => Promise<string | undefined>;
@@ -126,6 +127,7 @@ export async function joinRoom(
   memberContent?: Record<string, unknown>,
   via: readonly string[] = [],
 ): Promise<{ room_id: string }> {
+  requireNotSuspended(r, "Joining rooms");
   for (const server of via) if (!isValidServerName(server)) throw new MatrixError("M_INVALID_PARAM", `Not a server name: ${server}`, 400);
   const { roomId, servers } = await joinTarget(s, roomIdOrAlias, via);
   await requireRoomNotBlocked(s, roomId);
@@ -305,6 +307,7 @@ async function rejectRemotely(s: Services, roomId: string, row: MembershipRow, c
 
 export async function inviteUser(s: Services, r: Requester, roomId: string, body: Record<string, unknown>): Promise<void> {
   requireNotGuest(r, "inviteUser");
+  requireNotSuspended(r, "Sending invites");
   // Invite by third-party identifier: a user the identity server knows is invited as anyone else.
   const thirdParty = thirdPartyInviteOf(body);
   if (thirdParty) return inviteByThirdPartyId(s, r, roomId, thirdParty);
@@ -360,6 +363,7 @@ export async function kickUser(s: Services, r: Requester, roomId: string, body: 
 
 export async function banUser(s: Services, r: Requester, roomId: string, body: Record<string, unknown>): Promise<void> {
   requireNotGuest(r, "banUser");
+  requireMembershipAllowed(r, "ban");
   await changeMembership(s, r, roomId, targetOf(body), "ban", body);
 }
 
@@ -377,6 +381,7 @@ export async function unbanUser(s: Services, r: Requester, roomId: string, body:
  */
 export async function knockRoom(s: Services, r: Requester, roomIdOrAlias: string, body: Record<string, unknown>, via: readonly string[] = []): Promise<{ room_id: string }> {
   requireNotGuest(r, "knockRoom");
+  requireNotSuspended(r, "Knocking on rooms");
   for (const server of via) if (!isValidServerName(server)) throw new MatrixError("M_INVALID_PARAM", `Not a server name: ${server}`, 400);
   const { roomId, servers } = await joinTarget(s, roomIdOrAlias, via);
   await requireRoomNotBlocked(s, roomId);

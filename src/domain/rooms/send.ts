@@ -19,6 +19,7 @@ import { requireNotGuest, type GuestRefusedOperation } from "../accounts/guest-a
 import { isRateLimitExempt } from "../accounts/appservices.ts";
 import { awaitFullState } from "../federation/partial-state/flag.ts";
 import { assertLocalInviteAllowed } from "../account-data/invite-filter.ts";
+import { requireNotSuspended, requireMembershipAllowed, requireRedactionAllowed } from "../accounts/moderation.ts";
 
 export function deviceKeyOf(r: Requester): string {
   return r.deviceId ?? (r.accessTokenId ? `token:${r.accessTokenId}` : `as:${r.appserviceId ?? ""}`);
@@ -114,8 +115,10 @@ export async function sendMessage(
         rateLimit(s, r);
         const redacts = content.redacts;
         if (typeof redacts !== "string") throw new MatrixError("M_BAD_JSON", "m.room.redaction needs content.redacts", 400);
+        await requireRedactionAllowed(s, r, redacts);
         return (await redactDraft(s, r, roomId, redacts, content, txn)).eventId;
       }
+      requireNotSuspended(r, "Sending messages");
       // A message's transaction id is looked up by the group commit (rooms/append.ts) with the ids of the
       // messages queued beside it; a fresh one is rate-limited there, a retransmission answered as recorded.
       const draft = originServerTs === undefined ? { type, sender: r.userId, content } : { type, sender: r.userId, content, originServerTs };
@@ -136,6 +139,8 @@ export async function sendStateEvent(
   opts: { ts?: string } = {},
 ): Promise<{ event_id: string }> {
   checkEventType(type);
+  if (type === "m.room.member") requireMembershipAllowed(r, String(content.membership));
+  else requireNotSuspended(r, "Sending state events");
   const originServerTs = massagedTimestamp(r, opts.ts);
   // A state event is checked against the room's full state: in a partial-state room it waits for it.
   await awaitFullState(s, roomId);
@@ -242,6 +247,7 @@ export async function redactEvent(
   if (body.reason !== undefined && typeof body.reason !== "string") throw new MatrixError("M_BAD_JSON", "reason must be a string");
   return withTxn(s, r, txnId, ["redact", roomId, eventId], body, async (txn) => {
     rateLimit(s, r);
+    await requireRedactionAllowed(s, r, eventId);
     return (await redactDraft(s, r, roomId, eventId, body, txn)).eventId;
   });
 }

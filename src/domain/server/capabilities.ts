@@ -2,12 +2,14 @@
 // Spec: Client-Server API "Capabilities negotiation".
 import type { Services } from "../services.ts";
 import { KNOWN_ROOM_VERSIONS, getRoomVersion } from "../rooms/room-versions.ts";
+import type { Requester } from "../accounts/requester.ts";
+import { accountModerationCapability } from "../accounts/moderation.ts";
 
 export interface Capabilities {
   capabilities: Record<string, Record<string, unknown>>;
 }
 
-export function capabilities(s: Services): Capabilities {
+export function capabilities(s: Services, r?: Requester): Capabilities {
   const { config } = s;
   const available: Record<string, "stable" | "unstable"> = {};
   for (const id of KNOWN_ROOM_VERSIONS) available[id] = getRoomVersion(id)?.stability ?? "unstable";
@@ -25,6 +27,8 @@ export function capabilities(s: Services): Capabilities {
         max_delay_ms: config.max_event_delay_duration,
         max_scheduled: config.experimental_features.msc4140_max_delayed_events_per_user,
       },
+      // Spec v1.18: server admins may lock and suspend accounts (left out for everyone else).
+      ...(r && accountModerationCapability(r) ? { "m.account_moderation": accountModerationCapability(r)! } : {}),
     },
   };
 }

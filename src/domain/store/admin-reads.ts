@@ -10,6 +10,8 @@ export interface AdminUserRow {
   userType: string | null;
   deactivated: boolean;
   erased: boolean;
+  locked: boolean;
+  suspended: boolean;
   displayname: string | null;
   avatarUrl: string | null;
   creationTs: number;
@@ -81,7 +83,7 @@ export class AdminReads {
     // NULLs sort as the smallest value on both databases (SQLite's default; PostgreSQL's is the largest).
     const nulls = this.sql.dialect === "postgres" ? (order === "ASC" ? " NULLS FIRST" : " NULLS LAST") : "";
     const rows = await this.sql.all<Record<string, unknown>>(
-      `SELECT u.user_id, u.is_guest, u.is_admin, u.user_type, u.deactivated, u.erased, u.created_ts, u.appservice_id,
+      `SELECT u.user_id, u.is_guest, u.is_admin, u.user_type, u.deactivated, u.erased, u.locked, u.suspended, u.created_ts, u.appservice_id,
               p.displayname, p.avatar_url, ls.last_seen_ts
        ${from} ORDER BY ${col} ${order}${nulls}, u.user_id ASC LIMIT ? OFFSET ?`,
       [...params, q.limit, q.offset],
@@ -91,7 +93,7 @@ export class AdminReads {
 
   async user(userId: string): Promise<AdminUserRow | undefined> {
     const r = await this.sql.get<Record<string, unknown>>(
-      `SELECT u.user_id, u.is_guest, u.is_admin, u.user_type, u.deactivated, u.erased, u.created_ts, u.appservice_id,
+      `SELECT u.user_id, u.is_guest, u.is_admin, u.user_type, u.deactivated, u.erased, u.locked, u.suspended, u.created_ts, u.appservice_id,
               p.displayname, p.avatar_url, (SELECT MAX(last_seen_ts) FROM devices d WHERE d.user_id = u.user_id) AS last_seen_ts
        FROM users u LEFT JOIN profiles p ON p.user_id = u.user_id WHERE u.user_id = ?`,
       [userId],
@@ -184,6 +186,8 @@ function toAdminUser(r: Record<string, unknown>): AdminUserRow {
     userType: (r.user_type as string | null) ?? null,
     deactivated: Boolean(r.deactivated),
     erased: Boolean(r.erased),
+    locked: Boolean(r.locked),
+    suspended: Boolean(r.suspended),
     displayname: (r.displayname as string | null) ?? null,
     avatarUrl: (r.avatar_url as string | null) ?? null,
     creationTs: Number(r.created_ts),

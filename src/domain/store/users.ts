@@ -12,6 +12,10 @@ export interface UserRow {
   appserviceId: string | null;
   deactivated: boolean;
   erased: boolean;
+  /** MSC3939: locked (accounts/moderation.ts). */
+  locked: boolean;
+  /** MSC3823: suspended (accounts/moderation.ts). */
+  suspended: boolean;
   createdTs: number;
 }
 
@@ -35,12 +39,13 @@ export class UserStore {
     }
     const r = await this.sql.get<{
       user_id: string; password_hash: string | null; is_guest: boolean | number; is_admin: boolean | number; user_type: string | null;
-      appservice_id: string | null; deactivated: boolean | number; erased: boolean | number; created_ts: number | string;
-    }>(`SELECT user_id, password_hash, is_guest, is_admin, user_type, appservice_id, deactivated, erased, created_ts FROM users WHERE user_id = ?`, [userId]);
+      appservice_id: string | null; deactivated: boolean | number; erased: boolean | number; locked: boolean | number; suspended: boolean | number; created_ts: number | string;
+    }>(`SELECT user_id, password_hash, is_guest, is_admin, user_type, appservice_id, deactivated, erased, locked, suspended, created_ts FROM users WHERE user_id = ?`, [userId]);
     return r
       ? {
           userId: r.user_id, passwordHash: r.password_hash, isGuest: Boolean(r.is_guest), isAdmin: Boolean(r.is_admin), userType: r.user_type,
-          appserviceId: r.appservice_id, deactivated: Boolean(r.deactivated), erased: Boolean(r.erased), createdTs: Number(r.created_ts),
+          appserviceId: r.appservice_id, deactivated: Boolean(r.deactivated), erased: Boolean(r.erased), locked: Boolean(r.locked), suspended: Boolean(r.suspended),
+          createdTs: Number(r.created_ts),
         }
       : null;
   }
@@ -80,6 +85,11 @@ export class UserStore {
 
   async setAdmin(userId: string, isAdmin: boolean): Promise<void> {
     await this.db.user.update({ where: { userId }, data: { isAdmin } });
+  }
+
+  /** Sets MSC3939's `locked` or MSC3823's `suspended` (accounts/moderation.ts). */
+  async setModerationFlag(userId: string, flag: "locked" | "suspended", value: boolean): Promise<void> {
+    await this.sql.run(`UPDATE users SET ${flag === "locked" ? "locked" : "suspended"} = ? WHERE user_id = ?`, [value, userId]);
   }
 
   async markDeactivated(tx: Client, userId: string, erased: boolean): Promise<void> {
