@@ -32,6 +32,7 @@ import { encryptionByDefault } from "./domain/e2ee/encryption-default.ts";
 import { announceDeletedDevices, dropAccountKeys, announceDeviceUpdate, deleteDeviceKeys } from "./domain/e2ee/device-lists.ts";
 import { recordSyncCommits } from "./domain/sync/stream-cache.ts";
 import { kickGuestsOnRevocation } from "./domain/rooms/guest-kick.ts";
+import { forgetRoomsOnLeave } from "./domain/rooms/forget-on-leave.ts";
 import { carryOverOnTombstone } from "./domain/rooms/upgrade-user-state.ts";
 import { typingProvider } from "./domain/sync/providers/typing.ts";
 import { receiptsProvider } from "./domain/sync/providers/receipts.ts";
@@ -115,7 +116,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     indexers: [indexSearch, indexRelations, updateDirectoryStats, indexPushActions],
     // Fed each commit notice at settle, after the room and event caches, before the notifier.
     // Metrics last: they count what committed.
-    commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles, forgetRejoinedDeviceLists, kickGuestsOnRevocation, carryOverOnTombstone, mergeForwardExtremities, ...(extra.metrics ? [extra.metrics.countCommit] : [])],
+    commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles, forgetRejoinedDeviceLists, kickGuestsOnRevocation, forgetRoomsOnLeave, carryOverOnTombstone, mergeForwardExtremities, ...(extra.metrics ? [extra.metrics.countCommit] : [])],
     // After the commit, from their own persisted positions. Application services: events into each
     // interested service's persistent queue. Search: the full-text index, in batches.
     // Delayed events: state changes cancel other users' delayed events for the same state.

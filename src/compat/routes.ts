@@ -42,6 +42,7 @@ import { delayedEventRoutes } from "./client/delayed-events.ts";
 import { threadSubscriptionRoutes } from "./client/thread-subscriptions.ts";
 import { slidingSyncRoutes } from "./client/sliding-sync.ts";
 import { accountModerationRoutes } from "./client/account-moderation.ts";
+import { mutualRoomRoutes } from "./client/mutual-rooms.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -68,6 +69,7 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   syncRoutes,
   slidingSyncRoutes,
   accountModerationRoutes,
+  mutualRoomRoutes,
   directoryRoutes,
   e2eKeyRoutes,
   keyBackupRoutes,

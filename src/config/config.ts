@@ -74,6 +74,8 @@ export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreeP
   rc_message: RateLimit;
   limit_profile_requests_to_users_who_share_rooms: boolean;
   enable_set_displayname: boolean;
+  /** Synapse's option (MSC4267, spec v1.18 `m.forget_forced_upon_leave`): rooms are forgotten when a local user leaves, is kicked or banned. */
+  forget_rooms_on_leave: boolean;
   enable_set_avatar_url: boolean;
   /** Synapse's user_directory section: whether POST /user_directory/search answers, and whom it searches. */
   user_directory: { enabled: boolean; search_all_users: boolean };
@@ -345,6 +347,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     rc_message: r.rateLimit("rc_message", { per_second: 0.2, burst_count: 10 }),
     limit_profile_requests_to_users_who_share_rooms: r.bool("limit_profile_requests_to_users_who_share_rooms", false),
     enable_set_displayname: r.bool("enable_set_displayname", true),
+    forget_rooms_on_leave: r.bool("forget_rooms_on_leave", false),
     enable_set_avatar_url: r.bool("enable_set_avatar_url", true),
     user_directory: { enabled: userDirectory.bool("enabled", true), search_all_users: userDirectory.bool("search_all_users", false) },
     default_room_version: r.string("default_room_version", "11"),

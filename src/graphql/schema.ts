@@ -20,6 +20,7 @@ import { EphemeralResolver } from "./resolvers/ephemeral.ts";
 import { RoomUnreadResolver } from "./resolvers/push.ts";
 import { RoomListResolver } from "./resolvers/room-list.ts";
 import { AccountModerationResolver } from "./resolvers/account-moderation.ts";
+import { MutualRoomsResolver } from "./resolvers/mutual-rooms.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
 
@@ -52,6 +53,7 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       RoomUnreadResolver,
       RoomListResolver,
       AccountModerationResolver,
+      MutualRoomsResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),

@@ -237,6 +237,11 @@ const CASES: Case[] = [
     graphql: () => ({ query: `subscription { syncUpdates { nextBatch } }`, subscription: true }),
     rest: () => ({ method: "GET", path: "/sync?timeout=0" }),
   },
+  {
+    field: "mutualRooms", expect: "ok",
+    graphql: (w) => ({ query: `query ($u: String!) { mutualRooms(userId: $u) { count } }`, variables: { u: w.alice.user_id } }),
+    rest: (w) => ({ method: "GET", path: `/_matrix/client/v1/mutual_rooms?user_id=${enc(w.alice.user_id)}` }),
+  },
   // Account moderation: server admins only (a guest is not one).
   {
     field: "accountModeration", expect: "M_FORBIDDEN",

@@ -70,8 +70,11 @@ export function roomRoutes(app: FastifyInstance, s: Services): void {
     clientRoute<AuthedCall>(app, s, {
       method: "GET", path, auth: "token",
       handler: async (c) => {
+        // `format` (spec v1.16): `content` (the default) or `event`, the whole event.
+        const format = queryString(c, "format") ?? "content";
+        if (format !== "content" && format !== "event") throw new MatrixError("M_INVALID_PARAM", "format must be content or event", 400);
         const event = await getRoomStateEvent(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.stateKey ?? "");
-        return queryString(c, "format") === "event" ? event : event.content;
+        return format === "event" ? event : event.content;
       },
     });
   }

@@ -22,6 +22,8 @@ export function capabilities(s: Services, r?: Requester): Capabilities {
       "m.set_avatar_url": { enabled: config.enable_set_avatar_url },
       "m.3pid_changes": { enabled: config.enable_3pid_changes },
       "m.get_login_token": { enabled: config.login_via_existing_session.enabled },
+      // Spec v1.18 (MSC4267): rooms are forgotten on leave (forget_rooms_on_leave).
+      "m.forget_forced_upon_leave": { enabled: config.forget_rooms_on_leave },
       // MSC4140 (as Synapse, also when off: then 0 ms).
       "org.matrix.msc4140.delayed_events": {
         max_delay_ms: config.max_event_delay_duration,

@@ -45,6 +45,8 @@ export function unstableFeatures(config: FeatureConfig): Record<string, boolean>
     "org.matrix.msc4155": config.experimental_features.msc4155_enabled,
     // MSC4306: thread subscriptions, with experimental_features.msc4306_enabled (Synapse 1.163 lists it so).
     "org.matrix.msc4306": config.experimental_features.msc4306_enabled,
+    // MSC2666: the rooms shared with another user (GET /unstable/uk.half-shot.msc2666/user/mutual_rooms; v1 in spec v1.19).
+    "uk.half-shot.msc2666.query_mutual_rooms": true,
     // MSC4186: simplified sliding sync (POST /unstable/org.matrix.simplified_msc3575/sync), as Synapse serves it.
     "org.matrix.simplified_msc3575": true,
     // Whether new rooms are encrypted by default, per preset (encryption_enabled_by_default_for_room_type).

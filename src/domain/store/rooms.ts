@@ -132,6 +132,16 @@ export class RoomStore {
     return out;
   }
 
+  /** Rooms both users are joined to, by room id after `after` ("" for the first), at most `limit`; and how many in all. */
+  async mutualJoinedRooms(a: string, b: string, after: string, limit: number): Promise<{ roomIds: string[]; count: number }> {
+    const from = `FROM room_memberships x JOIN room_memberships y ON y.room_id = x.room_id
+      WHERE x.user_id = ? AND x.membership = ? AND y.user_id = ? AND y.membership = ?`;
+    const params = [a, "join", b, "join"];
+    const rows = await this.sql.all<{ room_id: string }>(`SELECT x.room_id ${from} AND x.room_id > ? ORDER BY x.room_id LIMIT ?`, [...params, after, limit]);
+    const total = await this.sql.get<{ n: number | string }>(`SELECT COUNT(*) AS n ${from}`, params);
+    return { roomIds: rows.map((r) => r.room_id), count: Number(total?.n ?? 0) };
+  }
+
   async forget(roomId: string, userId: string): Promise<void> {
     await this.sql.run(`UPDATE room_memberships SET forgotten = ? WHERE room_id = ? AND user_id = ?`, [true, roomId, userId]);
   }
