@@ -33,6 +33,7 @@ describe.each(backends())("capabilities on %s", (backend) => {
           "m.set_avatar_url": { enabled: true },
           "m.3pid_changes": { enabled: true },
           "m.get_login_token": { enabled: false },
+          "m.forget_forced_upon_leave": { enabled: false },
           // As Synapse: delayed events' limits, also when they are off (max_event_delay_duration unset).
           "org.matrix.msc4140.delayed_events": { max_delay_ms: 0, max_scheduled: 100 },
         },
@@ -62,6 +63,7 @@ describe.each(backends())("capabilities on %s", (backend) => {
         login_via_existing_session: { enabled: true },
         default_room_version: "10",
         enable_3pid_changes: false,
+        forget_rooms_on_leave: true,
         max_event_delay_duration: "1d",
         experimental_features: { msc4140_max_delayed_events_per_user: 7 },
       },
@@ -80,6 +82,7 @@ describe.each(backends())("capabilities on %s", (backend) => {
           "m.set_avatar_url": { enabled: false },
           "m.3pid_changes": { enabled: false },
           "m.get_login_token": { enabled: true },
+          "m.forget_forced_upon_leave": { enabled: true },
           "org.matrix.msc4140.delayed_events": { max_delay_ms: 86_400_000, max_scheduled: 7 },
         },
       });
