@@ -116,6 +116,11 @@ const CASES: Case[] = [
     rest: (w) => ({ method: "POST", path: `/rooms/${room(w)}/report`, body: { reason: "spam" } }),
   },
   {
+    field: "reportUser", expect: GUEST_FORBIDDEN,
+    graphql: (w) => ({ query: `mutation ($u: String!) { reportUser(userId: $u, reason: "spam") }`, variables: { u: w.alice.user_id } }),
+    rest: (w) => ({ method: "POST", path: `/users/${enc(w.alice.user_id)}/report`, body: { reason: "spam" } }),
+  },
+  {
     field: "setDisplayName", expect: "ok",
     graphql: () => ({ query: `mutation { setDisplayName(displayName: "Guesty") { userId } }` }),
     rest: (w) => ({ method: "PUT", path: `/profile/${enc(w.guest.user_id)}/displayname`, body: { displayname: "Guesty" } }),

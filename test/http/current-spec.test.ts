@@ -2,7 +2,8 @@
 // OpenAPI definitions: GET /_matrix/client/v1/mutual_rooms (v1.19, MSC2666; its unstable path, paging, the
 // spec's errors, GraphQL's mutualRooms), `format=event` on GET /state/{type}/{key} (v1.16), the
 // `m.forget_forced_upon_leave` capability with forget_rooms_on_leave (v1.18, MSC4267: a leave, a kick and
-// a ban each forget the room), and marked-unread rooms as room account data (v1.12, MSC2867).
+// a ban each forget the room), POST /users/{userId}/report (v1.14, MSC4260), guests downloading
+// authenticated media (v1.12, MSC4189), and marked-unread rooms as room account data (v1.12, MSC2867).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
@@ -123,6 +124,37 @@ describe.each(backends())("spec v1.12 – v1.19 items on %s", (backend) => {
     } finally {
       await plain.close();
     }
+  });
+
+  it("POST /users/{userId}/report: a local user's report is kept; remote and unknown users get the same 200; bad input is refused", async () => {
+    const path = (u: string) => `${V3}/users/${enc(u)}/report`;
+    const ok = await t.call("POST", path(bob.user_id), { token: alice.access_token, body: { reason: "rude" } });
+    expectMatchesSpec(ok, "POST", path(bob.user_id));
+    expect([ok.status, ok.json]).toEqual([200, {}]);
+    for (const u of ["@nobody:elsewhere.example", `@ghost:${t.config.server_name}`]) expect((await t.call("POST", path(u), { token: alice.access_token, body: { reason: "" } })).json).toEqual({});
+    const kept = await t.hs.services.db.userReport.findMany({ where: { userId: alice.user_id } });
+    expect(kept.map((r) => [r.targetUserId, r.reason])).toEqual([[bob.user_id, "rude"]]);
+    for (const [u, body, status, errcode] of [
+      [bob.user_id, {}, 400, "M_MISSING_PARAM"],
+      [bob.user_id, { reason: 5 }, 400, "M_BAD_JSON"],
+      [bob.user_id, { reason: "x".repeat(1001) }, 400, "M_BAD_JSON"],
+      ["not-a-user", { reason: "r" }, 400, "M_INVALID_PARAM"],
+    ] as const) {
+      const r = await t.call("POST", path(u), { token: alice.access_token, body });
+      expect({ u, status: r.status, errcode: r.json.errcode }).toEqual({ u, status, errcode });
+    }
+    const guest = (await t.call("POST", `${V3}/register?kind=guest`, { body: {} })).json;
+    expect((await t.call("POST", path(bob.user_id), { token: guest.access_token, body: { reason: "r" } })).json.errcode).toBe("M_GUEST_ACCESS_FORBIDDEN");
+    expect(await t.hs.services.db.userReport.count()).toBe(1);
+  });
+
+  it("guests may download authenticated media (MSC4189, v1.12)", async () => {
+    const up = await t.call("POST", "/_matrix/media/v3/upload", { token: alice.access_token, raw: "hello guest", headers: { "content-type": "text/plain" } });
+    expect(up.status).toBe(200);
+    const [server, mediaId] = (up.json.content_uri as string).slice("mxc://".length).split("/");
+    const guest = (await t.call("POST", `${V3}/register?kind=guest`, { body: {} })).json;
+    const res = await fetch(`${t.baseUrl}/_matrix/client/v1/media/download/${server}/${mediaId}`, { headers: { authorization: `Bearer ${guest.access_token}` } });
+    expect([res.status, await res.text()]).toEqual([200, "hello guest"]);
   });
 
   it("marked-unread rooms (m.marked_unread room account data) are kept and reach /sync", async () => {

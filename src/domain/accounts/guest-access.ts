@@ -29,6 +29,7 @@ export const GUEST_REFUSED_OPERATIONS = [
   "uploadSignatures",
   "reportEvent",
   "reportRoom",
+  "reportUser",
   "searchRoomEvents",
   "searchUserDirectory",
   /** Push rules, pushers and the notifications list (Synapse refuses guests there). */

@@ -1,6 +1,6 @@
 // Reporting content to the server admins: an event in a room the reporter is joined to (404 M_NOT_FOUND
 // when the event is unknown or not visible to them, as Synapse), or a whole room (any user; 404 for an
-// unknown room). `reason` is an optional string (required for rooms, may be blank); `score`, dropped
+// unknown room), or a user (MSC4260, below). `reason` is an optional string (required for rooms, may be blank); `score`, dropped
 // from the spec in v1.14 but still sent by clients, is an integer from -100 to 0 when present.
 // Spec: Client-Server API "Reporting content".
 import { MatrixError } from "../errors.ts";
@@ -11,6 +11,7 @@ import { filterVisible } from "../rooms/visibility.ts";
 import { loadRoom } from "../rooms/room-cache.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import { checkStorableText } from "../text.ts";
+import { isValidUserId, parseUserId } from "../ids.ts";
 
 function reasonOf(body: Record<string, unknown>, required: boolean): string | null {
   const reason = body.reason;
@@ -43,6 +44,21 @@ export async function reportEvent(s: Services, r: Requester, roomId: string, eve
   const e = await s.rooms.events.get(eventId);
   if (!e || e.roomId !== roomId || (await filterVisible(s, r.userId, [e], access.membership, { keepIgnored: true })).length === 0) throw notFound();
   await s.reports.add({ receivedTs: s.clock.now(), roomId, eventId, userId: r.userId, reason, score });
+}
+
+/**
+ * POST /users/{userId}/report (spec v1.14, MSC4260): `reason` a string (required, may be blank, at most
+ * 1,000 characters). Recorded for a local account that exists; a remote or unknown user gets the same
+ * 200 and nothing is kept (as Synapse: the answer does not tell whether the user exists, MSC4277).
+ */
+export async function reportUser(s: Services, r: Requester, userId: string, body: Record<string, unknown>): Promise<void> {
+  requireNotGuest(r, "reportUser");
+  if (!isValidUserId(userId)) throw new MatrixError("M_INVALID_PARAM", "Not a user ID", 400);
+  const reason = reasonOf(body, true)!;
+  if (reason.length > 1000) throw new MatrixError("M_BAD_JSON", "Reason must be less than 1000 characters", 400);
+  if (parseUserId(userId).serverName !== s.config.server_name) return;
+  if (!(await s.users.get(userId))) return;
+  await s.reports.addUserReport({ receivedTs: s.clock.now(), targetUserId: userId, userId: r.userId, reason });
 }
 
 export async function reportRoom(s: Services, r: Requester, roomId: string, body: Record<string, unknown>): Promise<void> {

@@ -33,6 +33,12 @@ export class ReportStore {
     return row.id;
   }
 
+  /** Records a report of a local user (MSC4260); returns its id. */
+  async addUserReport(r: { receivedTs: number; targetUserId: string; userId: string; reason: string }): Promise<number> {
+    const row = await this.db.userReport.create({ data: { receivedTs: BigInt(r.receivedTs), targetUserId: r.targetUserId, userId: r.userId, reason: r.reason } });
+    return row.id;
+  }
+
   async list(q: ReportQuery): Promise<{ reports: ReportRow[]; total: number }> {
     const where = {
       eventId: q.events ? { not: null } : null,

@@ -1,7 +1,7 @@
 // Relations, threads, spaces and reports on the GraphQL face, over the domain operations of their REST
 // twins: Room.threads (GET /threads), Room.hierarchy (GET /hierarchy), roomSummary (GET /room_summary),
 // Event.relations (GET /relations, forwards), the bundled aggregations of an event (read from its unsigned
-// m.relations: no query), and the reportEvent / reportRoom mutations (POST /rooms/{roomId}/report[/{eventId}]).
+// m.relations: no query), and the reportEvent / reportRoom / reportUser mutations (POST /rooms/{roomId}/report[/{eventId}], /users/{userId}/report).
 import "reflect-metadata";
 import { Arg, Query, Ctx, FieldResolver, Int, Mutation, Resolver, Root } from "type-graphql";
 import { streamToken } from "../../domain/rooms/read.ts";
@@ -10,7 +10,7 @@ import { relationsPage } from "../../domain/relations/get-relations.ts";
 import { threadsPage } from "../../domain/relations/threads.ts";
 import { getHierarchy } from "../../domain/spaces/hierarchy.ts";
 import { getRoomSummary } from "../../domain/spaces/room-summary.ts";
-import { reportEvent, reportRoom } from "../../domain/reports/report.ts";
+import { reportEvent, reportRoom, reportUser } from "../../domain/reports/report.ts";
 import type { ClientEvent } from "../../domain/events/format.ts";
 import type { GraphqlContext } from "../context.ts";
 import { PageInfo, pageSize } from "../types/connection.ts";
@@ -182,6 +182,16 @@ export class ReportResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<boolean> {
     await reportRoom(ctx.s, await ctx.requester(), roomId, { reason });
+    return true;
+  }
+
+  @Mutation(() => Boolean, { description: "Reports a user to the server admins (POST /users/{userId}/report). Returns true, whether or not the user exists." })
+  async reportUser(
+    @Arg("userId", () => String) userId: string,
+    @Arg("reason", () => String) reason: string,
+    @Ctx() ctx: GraphqlContext,
+  ): Promise<boolean> {
+    await reportUser(ctx.s, await ctx.requester(), userId, { reason });
     return true;
   }
 }
