@@ -77,6 +77,9 @@ import { dropThreadSubscriptionsOf } from "./domain/threads/subscriptions.ts";
 import { delayedEventsEnabled } from "./config/experimental.ts";
 import { dropLocalNotificationSettings } from "./domain/account-data/local-notification-settings.ts";
 
+/** How long a shutdown waits for requests still being answered before ending their connections. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
 export interface Homeserver {
   services: Services;
   app: FastifyInstance;
@@ -214,7 +217,15 @@ export async function startHomeserver(config: Config, opts: StartOptions = {}): 
       services.inFlight.draining = true;
       services.sync.shutdown(); // waiting long polls answer now instead of at their timeout
       services.media.uploads.wakeAll(); // so do downloads waiting for content still to be uploaded
+      // Requests still answering get a grace period; then their connections are ended (a client that stopped
+      // reading a response must not hold the shutdown forever).
+      const force = setTimeout(() => {
+        app.server.closeAllConnections();
+        serving.closeAll();
+      }, SHUTDOWN_GRACE_MS);
+      force.unref();
       await Promise.all([serving.close(), app.close()]);
+      clearTimeout(force);
       await services.inFlight.idle(); // handlers whose client went away may still be reading
       for (const fn of [...services.onClose].reverse()) await fn();
       await storage.close();

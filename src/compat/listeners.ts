@@ -90,6 +90,8 @@ export interface Serving {
   urls: string[];
   /** Stops the other servers accepting and lets their requests finish (the main one closes with the app). */
   close(): Promise<void>;
+  /** Ends every connection still open on the other servers (a shutdown's grace period is over). */
+  closeAll(): void;
 }
 
 function baseUrl(listener: Listener, server: http.Server): string {
@@ -159,6 +161,9 @@ export async function serveListeners(app: FastifyInstance, s: Services, portOver
             }),
         ),
       );
+    },
+    closeAll() {
+      for (const server of extra) server.closeAllConnections();
     },
   };
 }
