@@ -8,7 +8,7 @@
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "./requester.ts";
-import { parseUserId } from "../ids.ts";
+import { localUserId } from "../admin/users.ts";
 import { invalidateUserTokens } from "./authenticate.ts";
 
 export const lockedError = () => new MatrixError("M_USER_LOCKED", "User account has been locked", 401, { soft_logout: true });
@@ -36,13 +36,7 @@ export type ModerationFlag = "locked" | "suspended";
 /** The target of a moderation request, checked as the spec says: a local, existing, active account. */
 async function moderationTarget(s: Services, r: Requester, userId: string): Promise<void> {
   if (!r.isAdmin) throw new MatrixError("M_FORBIDDEN", "Requesting user is not a server administrator", 403);
-  let server: string;
-  try {
-    server = parseUserId(userId).serverName;
-  } catch {
-    throw new MatrixError("M_INVALID_PARAM", "Not a user ID", 400);
-  }
-  if (server !== s.config.server_name) throw new MatrixError("M_INVALID_PARAM", "User does not belong to the local server", 400);
+  localUserId(s, userId, "moderate");
   const user = await s.users.get(userId);
   if (!user || user.deactivated) throw new MatrixError("M_NOT_FOUND", "User not found", 404);
   if (user.isAdmin && userId !== r.userId) throw new MatrixError("M_FORBIDDEN", "The target user is a server administrator", 403);

@@ -80,9 +80,10 @@ export async function buildSlidingAnswer(s: Services, r: Requester, req: Sliding
   const rooms: Record<string, JsonObject> = {};
   const sent = new Map(prev.rooms);
   // Rooms of the windows and subscriptions with nothing new are up to date at `to` too.
+  const planned = new Set(plans.map((p) => p.m.roomId));
   for (const [roomId, config] of list.relevant) {
     const had = sent.get(roomId);
-    if (had && !plans.some((p) => p.m.roomId === roomId)) sent.set(roomId, { ...had, upTo: to.events, config: had.config.timelineLimit >= config.timelineLimit ? had.config : config });
+    if (had && !planned.has(roomId)) sent.set(roomId, { ...had, upTo: to.events, config: had.config.timelineLimit >= config.timelineLimit ? had.config : config });
   }
   const initialRooms = new Map<string, Set<string>>();
   for (const [roomId, o] of outcomes) {

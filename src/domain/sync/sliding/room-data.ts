@@ -121,12 +121,13 @@ export async function roomOutcomes(s: Services, r: Requester, plans: RoomPlan[],
   // membership for the others (a leave, a ban).
   const endState = new Map<string, ReadonlyMap<string, string>>();
   const leftGroups = new Map<string, number>();
+  const joinedRooms = rooms.filter((p) => p.m.membership === "join");
+  const snapshots = await Promise.all(joinedRooms.map((p) => loadRoom(s, p.m.roomId)));
+  joinedRooms.forEach((p, i) => endState.set(p.m.roomId, snapshots[i]?.state ?? new Map()));
   for (const p of rooms) {
-    if (p.m.membership === "join") endState.set(p.m.roomId, (await loadRoom(s, p.m.roomId))?.state ?? new Map());
-    else {
-      const g = memberEvents.get(p.m.eventId)?.stateGroup;
-      if (g !== undefined && g !== null) leftGroups.set(p.m.roomId, g);
-    }
+    if (p.m.membership === "join") continue;
+    const g = memberEvents.get(p.m.eventId)?.stateGroup;
+    if (g !== undefined && g !== null) leftGroups.set(p.m.roomId, g);
   }
   const leftStates = await s.rooms.stateGroups.getMany(leftGroups.values());
   for (const [roomId, g] of leftGroups) endState.set(roomId, leftStates.get(g) ?? new Map());
@@ -309,7 +310,8 @@ export async function roomOutcomes(s: Services, r: Requester, plans: RoomPlan[],
     const state = stateIds.get(roomId)!.map((id) => sIndex.get(id)).filter((e): e is JsonObject => !!e);
     if (state.length > 0) res.required_state = state;
     if (tl.events.length > 0) res.timeline = tl.events.map((e) => tIndex.get(e.eventId)!);
-    const hasNew = tl.events.length > 0 || state.length > 0 || isInitial || Object.keys(res).some((k) => !["is_dm"].includes(k));
+    // Something new: any field so far but is_dm, which every answer about a DM carries.
+    const hasNew = Object.keys(res).some((k) => k !== "is_dm");
     if (p.config.timelineLimit > 0) {
       res.limited = tl.limited;
       const upTo = p.m.membership === "join" ? to : Math.min(p.m.streamOrdering, to);

@@ -122,29 +122,31 @@ function matches(f: ListFilters | undefined, m: UserMembership, dms: ReadonlySet
   return true;
 }
 
-/** The user's memberships as of `to`, those the room list shows (see the module comment). */
-async function listedMemberships(s: Services, r: Requester, to: number, since: number | undefined): Promise<UserMembership[]> {
+/**
+ * The user's memberships as of `to`: all of them, and those the room list shows (see the module comment).
+ */
+async function listedMemberships(s: Services, r: Requester, to: number, since: number | undefined): Promise<{ all: UserMembership[]; shown: UserMembership[] }> {
   const reads = new SyncReads(s.storage.sql);
   const all = await membershipsAt(s, reads, r.userId, await s.sync.streamCache.membershipsOf(r.userId, () => reads.membershipsOf(r.userId)), to);
-  // Leaves from before the position: shown only when someone else made them (a kick).
-  const leaves = all.filter((m) => m.membership === "leave" && !m.forgotten && !(since !== undefined && m.streamOrdering > since));
-  const leaveEvents = leaves.length > 0 ? await s.rooms.events.getMany(leaves.map((m) => m.eventId)) : new Map<string, StoredEvent>();
-  const shown = all.filter((m) => {
+  const leftSince = (m: UserMembership) => since !== undefined && m.streamOrdering > since;
+  // Leaves from before the position are shown only when someone else made them (a kick, an invite withdrawn).
+  const oldLeaves = all.filter((m) => m.membership === "leave" && !m.forgotten && !leftSince(m));
+  const leaveEvents = oldLeaves.length > 0 ? await s.rooms.events.getMany(oldLeaves.map((m) => m.eventId)) : new Map<string, StoredEvent>();
+  const kept = all.filter((m) => {
     if (m.forgotten) return false;
-    if (m.membership !== "leave") return true;
-    if (since !== undefined && m.streamOrdering > since) return true; // left since the connection's position
+    if (m.membership !== "leave" || leftSince(m)) return true;
     const sender = leaveEvents.get(m.eventId)?.pdu.sender;
-    return sender !== undefined && sender !== r.userId; // kicked (or an invite withdrawn)
+    return sender !== undefined && sender !== r.userId;
   });
-  const invites = shown.filter((m) => m.membership === "invite");
+  const invites = kept.filter((m) => m.membership === "invite");
   const keptInvites = new Set((await withoutIgnoredInviters(s, r.userId, invites)).map((m) => m.roomId));
-  return shown.filter((m) => m.membership !== "invite" || keptInvites.has(m.roomId));
+  return { all, shown: kept.filter((m) => m.membership !== "invite" || keptInvites.has(m.roomId)) };
 }
 
 export async function computeRoomList(s: Services, r: Requester, req: SlidingRequest, to: number, since: number | undefined): Promise<RoomList> {
   const out: RoomList = { lists: new Map(), relevant: new Map(), memberships: new Map(), windows: new Map(), subscribed: [], activity: new Map(), dms: new Set() };
   if (req.lists.size === 0 && req.roomSubscriptions.size === 0) return out;
-  const listed = await listedMemberships(s, r, to, since);
+  const { all, shown: listed } = await listedMemberships(s, r, to, since);
   for (const m of listed) out.memberships.set(m.roomId, m);
   const relevant = (roomId: string, config: RoomConfig) => {
     const had = out.relevant.get(roomId);
@@ -185,13 +187,8 @@ export async function computeRoomList(s: Services, r: Requester, req: SlidingReq
   }
 
   if (req.roomSubscriptions.size > 0) {
-    const missing = [...req.roomSubscriptions.keys()].filter((id) => !out.memberships.has(id));
     // A subscribed room the list leaves out (a room left long ago): served if the user has a membership there.
-    if (missing.length > 0) {
-      const reads = new SyncReads(s.storage.sql);
-      const all = await membershipsAt(s, reads, r.userId, await s.sync.streamCache.membershipsOf(r.userId, () => reads.membershipsOf(r.userId)), to);
-      for (const m of all) if (missing.includes(m.roomId) && (m.membership === "leave" || m.membership === "ban")) out.memberships.set(m.roomId, m);
-    }
+    for (const m of all) if (req.roomSubscriptions.has(m.roomId) && !out.memberships.has(m.roomId) && (m.membership === "leave" || m.membership === "ban")) out.memberships.set(m.roomId, m);
     for (const [roomId, config] of req.roomSubscriptions) {
       if (!out.memberships.has(roomId)) continue; // unknown rooms and rooms the user has no part in are ignored
       out.subscribed.push(roomId);
