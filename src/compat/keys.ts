@@ -3,6 +3,7 @@
 // Server-Server API "Publishing Keys", "Querying Keys Through Another Server", Client-Server API "Server
 // Discovery" and Server-Server API "Resolving server names".
 import { supportInfo } from "../domain/server/support.ts";
+import { clientWellKnown } from "../domain/server/client-discovery.ts";
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../domain/services.ts";
 import { buildServerKeysResponse } from "../domain/keys/server-keys.ts";
@@ -36,7 +37,7 @@ export function keyRoutes(app: FastifyInstance, s: Services): void {
 export function wellKnownRoutes(app: FastifyInstance, s: Services): void {
   route(app, s, ["/.well-known/matrix/client"], {
     method: "GET", path: "", auth: "none",
-    handler: () => ({ "m.homeserver": { base_url: s.config.public_baseurl.replace(/\/$/, "") } }),
+    handler: () => clientWellKnown(s),
   });
   route(app, s, ["/.well-known/matrix/support"], { method: "GET", path: "", auth: "none", handler: () => supportInfo(s) });
   route(app, s, ["/.well-known/matrix/server"], {

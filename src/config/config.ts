@@ -13,6 +13,7 @@ import { readThreePidConfig, type ThreePidConfig } from "./email.ts";
 import { readAccountsConfig, type AccountsConfig } from "./accounts.ts";
 import { readServerNoticesConfig, type ServerNoticesConfig } from "./server-notices.ts";
 import { readExperimentalConfig, type ExperimentalConfig } from "./experimental.ts";
+import { readClientDiscoveryConfig, type ClientDiscoveryConfig } from "./client-discovery.ts";
 
 export { ConfigError };
 
@@ -45,7 +46,7 @@ export interface PasswordPolicy {
   require_uppercase: boolean;
 }
 
-export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig {
+export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig, ClientDiscoveryConfig {
   /** Where the file was read from; relative paths in it resolve against its folder. */
   configPath?: string;
   server_name: string;
@@ -335,6 +336,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     ...readMediaConfig(r, baseDir),
     ...readAccountsConfig(r),
     ...readExperimentalConfig(r),
+    ...readClientDiscoveryConfig(r),
     max_request_body_size: r.size("max_request_body_size", 10 * 1024 * 1024),
     caches: { global_factor: caches.number("global_factor", 0.5, { min: 0 }), per_cache_factors },
     event_cache_size: r.size("event_cache_size", 10 * 1024),

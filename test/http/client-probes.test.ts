@@ -45,6 +45,7 @@ describe("/versions's unstable_features", () => {
       "org.matrix.msc4155": false,
       "org.matrix.msc4306": false,
       "uk.half-shot.msc2666.query_mutual_rooms": true,
+      "org.matrix.msc4143": false,
       "org.matrix.simplified_msc3575": true,
       "io.element.e2ee_forced.public": false,
       "io.element.e2ee_forced.private": false,

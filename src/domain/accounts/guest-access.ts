@@ -39,6 +39,8 @@ export const GUEST_REFUSED_OPERATIONS = [
   /** Uploads (and reserving an mxc URI) and URL previews; downloads are open to guests (Synapse). */
   "uploadMedia",
   "previewUrl",
+  /** MatrixRTC transports (MSC4143; Synapse asks for a non-guest token). */
+  "rtcTransports",
   /** The admin API (its operations also need a server admin). */
   "admin",
 ] as const;

@@ -3,13 +3,14 @@
 // names them; a flag that follows the config says false when it is off, as Synapse's do).
 import type { Config } from "../../config/config.ts";
 import { delayedEventsEnabled } from "../../config/experimental.ts";
+import { rtcTransportsServed } from "./client-discovery.ts";
 
 export const SUPPORTED_VERSIONS = [
   "r0.0.1", "r0.1.0", "r0.2.0", "r0.3.0", "r0.4.0", "r0.5.0", "r0.6.0", "r0.6.1",
   "v1.1", "v1.2", "v1.3", "v1.4", "v1.5", "v1.6", "v1.7", "v1.8", "v1.9", "v1.10", "v1.11",
 ] as const;
 
-type FeatureConfig = Pick<Config, "encryption_enabled_by_default_for_room_type" | "login_via_existing_session" | "experimental_features" | "max_event_delay_duration" | "rc_delayed_event_mgmt">;
+type FeatureConfig = Pick<Config, "encryption_enabled_by_default_for_room_type" | "login_via_existing_session" | "experimental_features" | "max_event_delay_duration" | "rc_delayed_event_mgmt" | "matrix_rtc">;
 
 /** The unstable features this server serves, by the flag clients look for. */
 export function unstableFeatures(config: FeatureConfig): Record<string, boolean> {
@@ -47,6 +48,9 @@ export function unstableFeatures(config: FeatureConfig): Record<string, boolean>
     "org.matrix.msc4306": config.experimental_features.msc4306_enabled,
     // MSC2666: the rooms shared with another user (GET /unstable/uk.half-shot.msc2666/user/mutual_rooms; v1 in spec v1.19).
     "uk.half-shot.msc2666.query_mutual_rooms": true,
+    // MSC4143: MatrixRTC transports (GET /unstable/org.matrix.msc4143/rtc/transports), with
+    // experimental_features.msc4143_enabled or configured `matrix_rtc.transports`.
+    "org.matrix.msc4143": rtcTransportsServed(config),
     // MSC4186: simplified sliding sync (POST /unstable/org.matrix.simplified_msc3575/sync), as Synapse serves it.
     "org.matrix.simplified_msc3575": true,
     // Whether new rooms are encrypted by default, per preset (encryption_enabled_by_default_for_room_type).
