@@ -2,7 +2,8 @@
 // user: the placeholders "[the user's Matrix ID]" / localpart are filled in. `.m.rule.master` comes before
 // every user rule; the other defaults of a kind come after the user's rules of that kind. The legacy
 // body-mention rules (contains_display_name, roomnotif, contains_user_name) are kept, as Synapse does,
-// and skipped for events carrying `m.mentions` (evaluator.ts). Experimental rules come with their flags:
+// and skipped for events carrying `m.mentions` (evaluator.ts); spec v1.17 removed them (MSC4210), which
+// Synapse's `experimental_features.msc4210_enabled` does, and Weft's alike. Experimental rules come with their flags:
 // MSC4306's thread subscriptions, and MSC3930's poll rules (msc3381_polls_enabled) where Synapse puts them.
 import type { PushAction, PushCondition, RuleKind } from "./rule-types.ts";
 
@@ -39,11 +40,14 @@ export interface DefaultRuleFeatures {
   msc4306: boolean;
   /** MSC3930's poll rules (experimental_features.msc3381_polls_enabled). */
   msc3930?: boolean;
+  /** MSC4210: the legacy mention rules are gone (experimental_features.msc4210_enabled). */
+  msc4210?: boolean;
 }
 
 /** The default-rule features of a server's configuration. */
-export function defaultRuleFeatures(config: { experimental_features: { msc4306_enabled: boolean; msc3381_polls_enabled: boolean } }): DefaultRuleFeatures {
-  return { msc4306: config.experimental_features.msc4306_enabled, msc3930: config.experimental_features.msc3381_polls_enabled };
+export function defaultRuleFeatures(config: { experimental_features: { msc4306_enabled: boolean; msc3381_polls_enabled: boolean; msc4210_enabled: boolean } }): DefaultRuleFeatures {
+  const x = config.experimental_features;
+  return { msc4306: x.msc4306_enabled, msc3930: x.msc3381_polls_enabled, msc4210: x.msc4210_enabled };
 }
 
 const POLL_START = "org.matrix.msc3381.poll.start";
@@ -78,6 +82,11 @@ function threadSubscriptionRules(): DefaultRule[] {
 
 /** The other default rules of the user, in the spec's order within each kind. */
 export function defaultRules(userId: string, features: DefaultRuleFeatures = { msc4306: false }): DefaultRule[] {
+  const rules = allDefaultRules(userId, features);
+  return features.msc4210 ? rules.filter((r) => !LEGACY_MENTION_RULES.has(r.rule_id)) : rules;
+}
+
+function allDefaultRules(userId: string, features: DefaultRuleFeatures): DefaultRule[] {
   return [
     ...(features.msc4306 ? threadSubscriptionRules() : []),
     { kind: "override", rule_id: ".m.rule.suppress_notices", enabled: true, conditions: [match("content.msgtype", "m.notice")], actions: [] },
