@@ -17,6 +17,8 @@ export interface ExperimentalFeatures {
   msc4155_enabled: boolean;
   /** MSC4306: thread subscriptions, their push rules, and MSC4308 (their sliding-sync extension and /thread_subscriptions). */
   msc4306_enabled: boolean;
+  /** MSC4277 (spec v1.18): reports answer 200 whatever their subject, and `score` is ignored. */
+  msc4277_enabled: boolean;
   /** MSC4210 (spec v1.17): the legacy mention push rules removed from the server-default rules. */
   msc4210_enabled: boolean;
   /** MSC4143: MatrixRTC's rtc/transports endpoint (also on whenever `matrix_rtc.transports` lists any). */
@@ -53,6 +55,7 @@ export function readExperimentalConfig(r: Reader): ExperimentalConfig {
       msc4222_enabled: x.bool("msc4222_enabled", false),
       msc4143_enabled: x.bool("msc4143_enabled", false),
       msc4210_enabled: x.bool("msc4210_enabled", false),
+      msc4277_enabled: x.bool("msc4277_enabled", false),
       msc4140_max_delayed_events_per_user: x.number("msc4140_max_delayed_events_per_user", 100, { min: 0, integer: true }),
     },
     max_event_delay_duration: maxDelay ?? 0,

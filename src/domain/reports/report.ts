@@ -1,7 +1,10 @@
 // Reporting content to the server admins: an event in a room the reporter is joined to (404 M_NOT_FOUND
 // when the event is unknown or not visible to them, as Synapse), or a whole room (any user; 404 for an
-// unknown room), or a user (MSC4260, below). `reason` is an optional string (required for rooms, may be blank); `score`, dropped
-// from the spec in v1.14 but still sent by clients, is an integer from -100 to 0 when present.
+// unknown room), or a user (MSC4260, below). `reason` is an optional string (required for rooms, may be
+// blank); `score`, dropped from the spec in v1.14 but still sent by clients, is an integer from -100 to 0
+// when present. With `experimental_features.msc4277_enabled` (spec v1.18, MSC4277, as Synapse's flag):
+// an unknown or invisible event and an unknown room answer 200 like a kept report (nothing is kept), so
+// a report tells nothing of what exists, and `score` (removed from the spec) is ignored, not checked.
 // Spec: Client-Server API "Reporting content".
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -31,19 +34,28 @@ function scoreOf(body: Record<string, unknown>): number | null {
   return score;
 }
 
+/** MSC4277's privacy rule: reports of what does not exist (or is not visible) answer as kept ones. */
+const hidesExistence = (s: Services) => s.config.experimental_features.msc4277_enabled;
+
 export async function reportEvent(s: Services, r: Requester, roomId: string, eventId: string, body: Record<string, unknown>): Promise<void> {
   requireNotGuest(r, "reportEvent");
   const reason = reasonOf(body, false);
-  const score = scoreOf(body);
-  const notFound = () => new MatrixError("M_NOT_FOUND", "The event was not found or you are not joined to the room.", 404);
-  const m = await s.rooms.store.membership(roomId, r.userId);
-  if (m?.membership !== "join") throw notFound();
-  const access = await readAccess(s, r, roomId).catch(() => {
-    throw notFound();
-  });
-  const e = await s.rooms.events.get(eventId);
-  if (!e || e.roomId !== roomId || (await filterVisible(s, r.userId, [e], access.membership, { keepIgnored: true })).length === 0) throw notFound();
+  const score = hidesExistence(s) ? null : scoreOf(body);
+  if (!(await reportableEvent(s, r, roomId, eventId))) {
+    if (hidesExistence(s)) return;
+    throw new MatrixError("M_NOT_FOUND", "The event was not found or you are not joined to the room.", 404);
+  }
   await s.reports.add({ receivedTs: s.clock.now(), roomId, eventId, userId: r.userId, reason, score });
+}
+
+/** Whether the reporter is joined to the room and may see the event there. */
+async function reportableEvent(s: Services, r: Requester, roomId: string, eventId: string): Promise<boolean> {
+  const m = await s.rooms.store.membership(roomId, r.userId);
+  if (m?.membership !== "join") return false;
+  const access = await readAccess(s, r, roomId).catch(() => undefined);
+  if (!access) return false;
+  const e = await s.rooms.events.get(eventId);
+  return !!e && e.roomId === roomId && (await filterVisible(s, r.userId, [e], access.membership, { keepIgnored: true })).length > 0;
 }
 
 /**
@@ -64,6 +76,9 @@ export async function reportUser(s: Services, r: Requester, userId: string, body
 export async function reportRoom(s: Services, r: Requester, roomId: string, body: Record<string, unknown>): Promise<void> {
   requireNotGuest(r, "reportRoom");
   const reason = reasonOf(body, true);
-  if (!(await loadRoom(s, roomId))) throw new MatrixError("M_NOT_FOUND", "The room was not found.", 404);
+  if (!(await loadRoom(s, roomId))) {
+    if (hidesExistence(s)) return;
+    throw new MatrixError("M_NOT_FOUND", "The room was not found.", 404);
+  }
   await s.reports.add({ receivedTs: s.clock.now(), roomId, eventId: null, userId: r.userId, reason, score: null });
 }
