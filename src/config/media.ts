@@ -19,8 +19,20 @@ export type UrlBlacklistEntry = Partial<Record<UrlPart, string>>;
 export const URL_PARTS = ["scheme", "netloc", "path", "params", "query", "fragment", "username", "password", "hostname", "port"] as const;
 export type UrlPart = (typeof URL_PARTS)[number];
 
+/** One of Synapse's `media_upload_limits`: at most `max_bytes` uploaded by a user within `time_period_ms`. */
+export interface MediaUploadLimit {
+  time_period_ms: number;
+  max_bytes: number;
+  /** The page M_USER_LIMIT_EXCEEDED's `info_uri` names (default: the server's own page about the limits). */
+  info_uri?: string;
+  /** Whether the user could raise the limit (an account tier, say): `can_upgrade` in the error. */
+  can_upgrade: boolean;
+}
+
 export interface MediaConfig {
   max_upload_size: number;
+  /** Per-user upload quotas, longest period first. */
+  media_upload_limits: MediaUploadLimit[];
   /** Absolute folder holding local media, remote caches and thumbnails. */
   media_store_path: string;
   /** Media uploaded while true is served by the authenticated endpoints only (Synapse's default: true). */
@@ -98,6 +110,19 @@ function urlBlacklist(r: Reader): UrlBlacklistEntry[] {
   });
 }
 
+function uploadLimits(r: Reader): MediaUploadLimit[] {
+  return r.list("media_upload_limits").map((item, i) => {
+    if (typeof item !== "object" || item === null || Array.isArray(item)) throw new ConfigError(`media_upload_limits[${i}]`, "must be a mapping");
+    const l = r.child(item as Record<string, unknown>, `media_upload_limits[${i}].`);
+    const period = l.duration("time_period");
+    if (period === undefined || period <= 0) throw new ConfigError(`media_upload_limits[${i}].time_period`, "is required (a duration such as 1d)");
+    if (!l.has("max_size")) throw new ConfigError(`media_upload_limits[${i}].max_size`, "is required (a size such as 1G)");
+    const info = l.optString("info_uri");
+    if (info !== undefined && !URL.canParse(info)) throw new ConfigError(`media_upload_limits[${i}].info_uri`, "must be a URL");
+    return { time_period_ms: period, max_bytes: l.size("max_size", 0), can_upgrade: l.bool("can_upgrade", false), ...(info ? { info_uri: info } : {}) };
+  }).sort((a, b) => b.time_period_ms - a.time_period_ms);
+}
+
 export function readMediaConfig(r: Reader, baseDir: string): MediaConfig {
   const previews = r.bool("url_preview_enabled", false);
   if (previews && !r.has("url_preview_ip_range_blacklist"))
@@ -110,6 +135,7 @@ export function readMediaConfig(r: Reader, baseDir: string): MediaConfig {
   const retention = r.section("media_retention");
   return {
     max_upload_size: r.size("max_upload_size", 50 * 1024 * 1024),
+    media_upload_limits: uploadLimits(r),
     media_store_path: path.resolve(baseDir, r.string("media_store_path", "media_store")),
     enable_authenticated_media: r.bool("enable_authenticated_media", true),
     max_image_pixels: r.size("max_image_pixels", 32 * 1024 * 1024),

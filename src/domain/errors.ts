@@ -37,6 +37,8 @@ export type ErrCode =
   | "M_TOO_LARGE"
   | "M_EXCLUSIVE"
   | "M_RESOURCE_LIMIT_EXCEEDED"
+  /** Spec v1.18 (MSC4335): a limit of the user's account (a quota); the body carries `info_uri`. */
+  | "M_USER_LIMIT_EXCEEDED"
   | "M_CANNOT_LEAVE_SERVER_NOTICE_ROOM"
   | "M_THREEPID_MEDIUM_NOT_SUPPORTED"
   | "M_WEAK_PASSWORD"
@@ -98,6 +100,7 @@ const DEFAULT_STATUS: Partial<Record<ErrCode, number>> = {
   M_MISSING_PARAM: 400,
   M_INVALID_PARAM: 400,
   M_TOO_LARGE: 413,
+  M_USER_LIMIT_EXCEEDED: 403,
   M_EXCLUSIVE: 400,
   M_WEAK_PASSWORD: 400,
   M_PASSWORD_TOO_SHORT: 400,

@@ -1,7 +1,7 @@
 // REST routes of the content repository (Client-Server API "Content repository"): the authenticated
 // /_matrix/client/v1/media/* endpoints, uploads and /create under /_matrix/media/*, and the deprecated
 // unauthenticated /_matrix/media/{r0,v3,v1}/* downloads, thumbnails, config and previews, as Synapse
-// serves them. They live in their own Fastify context whose body parser hands upload bodies over as a
+// serves them, and the page about upload quotas. They live in their own Fastify context whose body parser hands upload bodies over as a
 // stream, unread, leaving the JSON parsing of every other route alone.
 import { Readable } from "node:stream";
 import type { FastifyInstance } from "fastify";
@@ -16,6 +16,8 @@ import { mediaConfig } from "../../domain/media/config.ts";
 import { sendFile } from "./send-file.ts";
 import { thumbnailParams } from "./params.ts";
 import { signedMediaRoutes } from "./signed.ts";
+import { UPLOAD_LIMIT_PAGE } from "../../domain/media/upload-quota.ts";
+import { htmlPage } from "../html-page.ts";
 
 const LEGACY_VERSIONS = ["r0", "v3", "v1"];
 
@@ -102,5 +104,10 @@ export function mediaRoutes(app: FastifyInstance, s: Services): void {
     mediaRoute<AuthedCall>(scope, s, LEGACY_VERSIONS, { method: "GET", path: "/preview_url", auth: "token", op: "previewUrl", handler: (c) => preview(c, s) });
 
     signedMediaRoutes(scope, s);
+  });
+  // The page an upload quota's M_USER_LIMIT_EXCEEDED names when its limit has no info_uri of its own.
+  route(app, s, [UPLOAD_LIMIT_PAGE], {
+    method: "GET", path: "", auth: "none",
+    handler: (c) => htmlPage(c.reply, 200, "Media upload limit exceeded", "<p>You have exceeded a media upload limit. Ask your server administrator for more information.</p>"),
   });
 }

@@ -14,6 +14,7 @@ import { unlinkQuietly } from "./files.ts";
 import { tooLarge, writeToTemp } from "./write-stream.ts";
 import { pregenerateThumbnails } from "./thumbnails.ts";
 import { requireNotSuspended } from "../accounts/moderation.ts";
+import { checkUploadQuota } from "./upload-quota.ts";
 
 export interface UploadInput {
   body: Readable | AsyncIterable<Uint8Array>;
@@ -54,10 +55,20 @@ export function checkUpload(s: Services, input: UploadInput): UploadMeta {
   return { mediaType, uploadName: name };
 }
 
-/** Writes the body to its final place and returns its size; the caller writes the row (or removes the file). */
-async function storeBody(s: Services, ref: MediaRef, body: UploadInput["body"]): Promise<{ path: string; size: number }> {
+/**
+ * Writes the body to its final place and returns its size; the caller writes the row (or removes the
+ * file). The uploader's quotas are checked on the size announced, then on the size received.
+ */
+async function storeBody(s: Services, ref: MediaRef, input: UploadInput, userId: string): Promise<{ path: string; size: number }> {
   const { files } = s.media;
-  const tmp = await writeToTemp(files, body, s.config.max_upload_size);
+  if (input.contentLength !== undefined) await checkUploadQuota(s, userId, Number(input.contentLength));
+  const tmp = await writeToTemp(files, input.body, s.config.max_upload_size);
+  try {
+    await checkUploadQuota(s, userId, tmp.size);
+  } catch (err) {
+    await unlinkQuietly(tmp.path);
+    throw err;
+  }
   const dest = files.contentPath(ref);
   try {
     await files.ensureDirFor(dest);
@@ -107,7 +118,7 @@ export async function uploadMedia(s: Services, r: Requester, input: UploadInput)
   requireNotSuspended(r, "Uploading media");
   const meta = checkUpload(s, input);
   const ref = { origin: s.config.server_name, mediaId: newMediaId() };
-  const stored = await storeBody(s, ref, input.body);
+  const stored = await storeBody(s, ref, input, r.userId);
   const now = s.clock.now();
   try {
     const ok = await s.media.store.insert({
@@ -139,7 +150,7 @@ export async function uploadToCreated(s: Services, r: Requester, serverName: str
     if (row.uploadedTs !== null) throw new MatrixError("M_CANNOT_OVERWRITE_MEDIA", "Media ID has already been uploaded to", 409);
     if (row.unusedExpiresTs !== null && row.unusedExpiresTs < s.clock.now()) throw notFound("Media ID has expired");
     const meta = checkUpload(s, input);
-    const stored = await storeBody(s, ref, input.body);
+    const stored = await storeBody(s, ref, input, r.userId);
     try {
       const ok = await s.media.store.completePending(ref, { ...meta, mediaLength: stored.size, uploadedTs: s.clock.now(), authenticated: s.config.enable_authenticated_media });
       if (!ok) throw new MatrixError("M_CANNOT_OVERWRITE_MEDIA", "Media ID has already been uploaded to", 409);

@@ -135,6 +135,15 @@ export class MediaStore {
     return { rows: rows.map(toRow), total };
   }
 
+  /** Bytes a local user uploaded since `since` (ms), by the time each upload was created (as Synapse counts). */
+  async uploadedSince(userId: string, since: number): Promise<number> {
+    const row = await this.sql.get<{ total: number | string | bigint | null }>(
+      `SELECT SUM(media_length) AS total FROM media WHERE user_id = ? AND created_ts >= ?`,
+      [userId, since],
+    );
+    return Number(row?.total ?? 0);
+  }
+
   async listRefsByUser(userId: string): Promise<MediaRef[]> {
     const rows = await this.db.media.findMany({ where: { userId }, select: { origin: true, mediaId: true } });
     return rows;
