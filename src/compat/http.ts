@@ -102,7 +102,9 @@ async function makeCall(s: Services, spec: RouteSpec<never>, req: FastifyRequest
     const q = req.query as Record<string, unknown>;
     const first = (v: unknown) => (Array.isArray(v) ? v[0] : v);
     const asUserId = first(q.user_id);
-    const asDeviceId = first(q.device_id ?? q["org.matrix.msc3202.device_id"]);
+    // Spec v1.17 (MSC4326): `device_id`. MSC3202's `org.matrix.msc3202.device_id` is no longer read:
+    // Synapse dropped it after stabilising (1.163 reads only `device_id`).
+    const asDeviceId = first(q.device_id);
     requester = await authenticate(s, token, {
       asUserId: typeof asUserId === "string" ? asUserId : undefined,
       asDeviceId: typeof asDeviceId === "string" ? asDeviceId : undefined,

@@ -120,7 +120,11 @@ export interface SynapseServer {
 }
 
 export interface StartSynapseOptions {
-  /** Extra homeserver.yaml options (merged over the test defaults, top level). */
+  /**
+   * Extra homeserver.yaml options (merged over the test defaults, top level), e.g. `app_service_config_files`
+   * with files from appservice.ts's writeRegistration (user namespaces without a server part: the server
+   * name is known only once Synapse runs).
+   */
   config?: Record<string, unknown>;
   /** How long to wait for /health (default 90 s). */
   readyTimeoutMs?: number;

@@ -85,10 +85,11 @@ describe.each(backends())("application services on %s", (backend) => {
       expect(masq.status).toBe(200);
       expectMatchesSpec(masq, "GET", `${V3}/account/whoami`);
       expect(masq.json).toEqual({ user_id: ghost.user_id, is_guest: false });
-      for (const param of ["device_id", "org.matrix.msc3202.device_id"]) {
-        const dev = await whoami(BRIDGE_AS, `?user_id=${enc(ghost.user_id)}&${param}=${enc(ghost.device_id)}`);
-        expect(dev.json).toEqual({ user_id: ghost.user_id, is_guest: false, device_id: ghost.device_id });
-      }
+      const dev = await whoami(BRIDGE_AS, `?user_id=${enc(ghost.user_id)}&device_id=${enc(ghost.device_id)}`);
+      expect(dev.json).toEqual({ user_id: ghost.user_id, is_guest: false, device_id: ghost.device_id });
+      // MSC3202's unstable name is no longer read (spec v1.17 names it device_id; Synapse 1.163 reads only that).
+      const unstable = await whoami(BRIDGE_AS, `?user_id=${enc(ghost.user_id)}&org.matrix.msc3202.device_id=${enc(ghost.device_id)}`);
+      expect(unstable.json).toEqual({ user_id: ghost.user_id, is_guest: false });
     });
 
     it("refuses users outside the namespace, unregistered ones, remote ones, unknown devices and wrong tokens", async () => {

@@ -1,4 +1,5 @@
-// REST routes for device management: list, read, rename and delete (UIA) the requester's devices.
+// REST routes for device management: list, read, rename and delete (UIA) the requester's devices;
+// application services also create devices with PUT (201) and delete without UIA (spec v1.17, MSC4190).
 // Spec: Client-Server API "Device management". Guests may read and rename, not delete (as Synapse).
 import type { FastifyInstance } from "fastify";
 import { MatrixError, badJson } from "../../domain/errors.ts";

@@ -1,7 +1,7 @@
 // Resolves an access token to a Requester (spec: Client-Server API "Client Authentication"): unknown
 // tokens are M_UNKNOWN_TOKEN, expired ones add soft_logout: true; a locked account's, M_USER_LOCKED (MSC3939). Application services authenticate
 // with their as_token and act as their sender, or as a user of their namespace (`user_id`) on one of
-// its devices (`device_id`, MSC3202). Spec: Application Service API "Identity assertion".
+// that user's devices (`device_id`, spec v1.17 / MSC4326). Spec: Application Service API "Identity assertion".
 import { accountExpiry, expiredAccount } from "./account-validity.ts";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -31,8 +31,10 @@ function tokenCache(s: Services) {
 /** Drops cached token lookups named by an invalidation message (an invalidation listener, src/main.ts). */
 export function invalidateTokenCache(s: Services, m: Invalidation): void {
   const cache = tokenCache(s);
-  if (m.kind === "user_tokens") cache.deleteWhere((v) => v.row.userId === m.userId);
-  else if (m.kind === "token") cache.delete(m.tokenHash);
+  if (m.kind === "user_tokens") {
+    cache.deleteWhere((v) => v.row.userId === m.userId);
+    appServiceUserCache(s).delete(m.userId);
+  } else if (m.kind === "token") cache.delete(m.tokenHash);
 }
 
 export interface SeenFrom {
@@ -43,7 +45,7 @@ export interface SeenFrom {
 export interface AuthenticateOptions {
   /** `?user_id=`: the user an application service acts as (spec: Application Service API "Identity assertion"). */
   asUserId?: string;
-  /** `?device_id=` (or MSC3202's `org.matrix.msc3202.device_id`): the device of that user it acts as. */
+  /** `?device_id=` (spec v1.17, MSC4326): the device of that user it acts as. */
   asDeviceId?: string;
   seen?: SeenFrom;
   /** The request is one an expired account may still make (logging out, asking for a renewal). */
@@ -87,34 +89,50 @@ export async function authenticate(s: Services, token: string, opts: Authenticat
 
 /**
  * The requester of an application service's request: its sender, or a user of its namespace that exists
- * (`user_id`), on one of that user's devices (`device_id`). Refusals as Synapse's: 403 M_FORBIDDEN for a
- * user outside its namespace or not registered, 400 M_UNKNOWN_DEVICE for an unknown device.
+ * (`user_id`), on one of that user's devices (`device_id`; without it, no device: operations needing one
+ * refuse). Refusals as the spec and Synapse: 403 M_FORBIDDEN for a user outside its namespace or not
+ * registered, 400 M_UNKNOWN_DEVICE for a device that is not that user's (the sender's, without `user_id`).
+ *
+ * Moderation, as Synapse: a suspended account stays suspended when a service acts as it (Synapse checks
+ * suspension by user id where the action happens, so the service is refused what the user is refused,
+ * 403 M_USER_SUSPENDED); locking is not applied — Synapse checks the lock only for access tokens, never
+ * for as_token requests (synapse/api/auth/internal.py), so a service keeps driving a locked user.
  */
 async function appServiceRequester(s: Services, as: AppServiceRegistration, opts: AuthenticateOptions): Promise<Requester> {
   const sender = appServiceUserId(s.config, as);
   const userId = opts.asUserId ?? sender;
-  if (userId !== sender) {
-    if (!isAppServiceUser(s.config, as, userId))
-      throw new MatrixError("M_FORBIDDEN", `Application service cannot masquerade as this user (${userId}).`, 403);
-    if (!(await registeredUser(s, userId)))
-      throw new MatrixError("M_FORBIDDEN", `Application service has not registered this user (${userId})`, 403);
-  }
+  if (userId !== sender && !isAppServiceUser(s.config, as, userId))
+    throw new MatrixError("M_FORBIDDEN", `Application service cannot masquerade as this user (${userId}).`, 403);
+  const account = await appServiceUser(s, userId);
+  if (userId !== sender && !account)
+    throw new MatrixError("M_FORBIDDEN", `Application service has not registered this user (${userId})`, 403);
   let deviceId: string | null = null;
   if (opts.asDeviceId !== undefined) {
     if (!(await s.sessions.getDevice(userId, opts.asDeviceId)))
       throw new MatrixError("M_UNKNOWN_DEVICE", `Application service trying to use a device that doesn't exist ('${opts.asDeviceId}' for ${userId})`, 400);
     deviceId = opts.asDeviceId;
   }
-  return { userId, deviceId, isGuest: false, isAdmin: false, accessTokenId: null, appserviceId: as.id };
+  return { userId, deviceId, isGuest: false, isAdmin: false, accessTokenId: null, appserviceId: as.id, ...(account?.suspended ? { suspended: true } : {}) };
 }
 
-/** Whether a user id is registered (cached once seen: accounts are never removed, only deactivated). */
-async function registeredUser(s: Services, userId: string): Promise<boolean> {
-  const cache = s.caches.get<string, true>("appservice_user_exists", 100_000);
-  if (cache.get(userId)) return true;
-  if (!(await s.users.exists(userId))) return false;
-  cache.set(userId, true);
-  return true;
+interface AppServiceUser {
+  suspended: boolean;
+}
+
+function appServiceUserCache(s: Services) {
+  return s.caches.get<string, AppServiceUser>("appservice_user", 100_000);
+}
+
+/** A registered user a service acts as (undefined: none); cached until the user changes (invalidateTokenCache). */
+async function appServiceUser(s: Services, userId: string): Promise<AppServiceUser | undefined> {
+  const cache = appServiceUserCache(s);
+  const hit = cache.get(userId);
+  if (hit) return hit;
+  const user = await s.users.get(userId);
+  if (!user) return undefined;
+  const entry = { suspended: user.suspended };
+  cache.set(userId, entry);
+  return entry;
 }
 
 /** Drops cached token lookups after tokens were deleted or a user changed (logout, deactivation, admin). */

@@ -1,6 +1,8 @@
 // PUT /devices/{deviceId}: rename one of the requester's devices; application services may also create
-// a device this way (spec v1.17). Spec: Client-Server API "Device management". Names are capped at
-// 100 characters like Synapse (the spec sets no limit).
+// a device this way, answered 201 (spec v1.17, MSC4190; Synapse allows it to every service, with or
+// without the registration's `io.element.msc4190`). Spec: Client-Server API "Device management". Names
+// are capped at 100 characters like Synapse (the spec sets no limit); a created device's id follows
+// login's rule (1 to 255 characters, no NUL: Synapse takes any string).
 import { MatrixError, notFound } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
@@ -27,6 +29,7 @@ export async function updateDevice(s: Services, r: Requester, deviceId: string, 
   if (displayName !== undefined) checkStorableText(displayName, "display_name");
   let created = false;
   if (r.appserviceId) {
+    checkNewDeviceId(deviceId);
     created = await s.db.$transaction(async (tx) => {
       const existed = (await s.sessions.getDevice(r.userId, deviceId, tx)) !== null;
       await s.sessions.upsertDevice(tx, r.userId, deviceId, displayName, s.clock.now());
@@ -40,4 +43,10 @@ export async function updateDevice(s: Services, r: Requester, deviceId: string, 
   }
   await runDeviceUpdateHooks(s, r.userId, deviceId, created);
   return { created };
+}
+
+/** A device id a service may create: what login accepts for `device_id` (1 to 255 characters), storable. */
+function checkNewDeviceId(deviceId: string): void {
+  if (deviceId.length === 0 || deviceId.length > 255) throw new MatrixError("M_INVALID_PARAM", "deviceId must be 1 to 255 characters", 400);
+  checkStorableText(deviceId, "deviceId");
 }
