@@ -43,6 +43,8 @@ describe("/versions's unstable_features", () => {
       "org.matrix.msc3391": false,
       "org.matrix.msc4140": false,
       "org.matrix.msc4155": false,
+      "org.matrix.msc4380.stable": true,
+      "com.beeper.msc4169": true,
       "org.matrix.msc4306": false,
       "uk.half-shot.msc2666.query_mutual_rooms": true,
       "org.matrix.msc4143": false,
@@ -74,6 +76,17 @@ describe("/versions's unstable_features", () => {
     // MSC4186: simplified sliding sync, a list with the new room in it.
     const ss = await t.call("POST", "/_matrix/client/unstable/org.matrix.simplified_msc3575/sync", { token: alice.access_token, body: { lists: { all: { ranges: [[0, 9]], timeline_limit: 1 } } } });
     expect([ss.status, ss.json.lists?.all?.ops?.[0]?.room_ids]).toEqual([200, expect.arrayContaining([room])]);
+    // MSC4169: a redaction through /send (room version 10: `redacts` moved to the top level).
+    const v10 = (await t.call("POST", "/_matrix/client/v3/createRoom", { token: alice.access_token, body: { room_version: "10" } })).json.room_id as string;
+    const target = (await t.call("PUT", `/_matrix/client/v3/rooms/${encodeURIComponent(v10)}/send/m.room.message/t2`, { token: alice.access_token, body: { msgtype: "m.text", body: "x" } })).json.event_id as string;
+    const red = await t.call("PUT", `/_matrix/client/v3/rooms/${encodeURIComponent(v10)}/send/m.room.redaction/t3`, { token: alice.access_token, body: { redacts: target } });
+    expect(red.status).toBe(200);
+    expect((await t.hs.services.rooms.events.get(red.json.event_id))?.pdu.redacts).toBe(target);
+    // MSC4380: a user blocking invites is not invited.
+    const bob = await registerUser(t, "bob");
+    expect((await t.call("PUT", `/_matrix/client/v3/user/${encodeURIComponent(bob.user_id)}/account_data/m.invite_permission_config`, { token: bob.access_token, body: { default_action: "block" } })).status).toBe(200);
+    const blocked = await t.call("POST", `/_matrix/client/v3/rooms/${r}/invite`, { token: alice.access_token, body: { user_id: bob.user_id } });
+    expect([blocked.status, blocked.json.errcode]).toEqual([403, "M_INVITE_BLOCKED"]);
   });
 
   it("follows encryption_enabled_by_default_for_room_type and login_via_existing_session", async () => {

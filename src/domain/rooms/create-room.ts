@@ -129,7 +129,8 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
   const localInvites = p.invites.filter((u) => !remoteInvites.includes(u));
   for (const u of localInvites) {
     if (!(await s.users.exists(u))) throw new MatrixError("M_NOT_FOUND", `Unknown user ${u}`, 404);
-    // An invitee whose invite filter (MSC4155) blocks the creator: refused before anything is made.
+    // An invitee whose invite rules block the creator: 403 M_INVITE_BLOCKED before anything is made (Synapse
+    // makes the room first and answers the 403 with the room left behind; the spec allows either).
     await assertLocalInviteAllowed(s, r, u);
   }
   // The identity servers are asked whom each address belongs to before anything is made: one that is

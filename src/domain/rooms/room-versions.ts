@@ -89,6 +89,12 @@ export interface RoomVersion {
   /** v1–11: `m.room.create` is selected into every event's auth_events. v12: it must not be. */
   readonly createInAuthEvents: boolean;
   /**
+   * v12: a received `invite_room_state` failing validation (no create event, an entry not a PDU of this
+   * room, a bad signature) is refused with 400 M_MISSING_PARAM. v1–11: the failure is logged and the bad
+   * entries left out (the spec v1.16 migration note: "warn ... rather than error in room versions 1 through 11").
+   */
+  readonly strictInviteRoomState: boolean;
+  /**
    * MSC3757 (owned state): a state key `@user:server` or `@user:server_<suffix>` belongs to that user; a
    * sender of higher power may set it too, and a state key starting with `@` that is neither is invalid.
    */
@@ -123,6 +129,7 @@ const V1: RoomVersion = {
   privilegedCreators: false,
   additionalCreators: false,
   createInAuthEvents: true,
+  strictInviteRoomState: false,
   ownedState: false,
 };
 
@@ -168,6 +175,7 @@ const V12: RoomVersion = {
   privilegedCreators: true,
   additionalCreators: true,
   createInAuthEvents: false,
+  strictInviteRoomState: true,
 };
 
 // MSC3757's unstable versions: 10 and 11 with owned state (Synapse's MSC3757V10 / MSC3757V11).

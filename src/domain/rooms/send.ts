@@ -1,6 +1,7 @@
 // Sending room events: messages with per-device transaction ids (a retry returns the same event, whatever
 // its body, as Synapse), state events (an identical re-send is a no-op, as in
-// Synapse), and redactions (v1–10 put `redacts` at the top level, v11+ in content). rc_message applies.
+// Synapse), and redactions — by /redact or by /send/m.room.redaction alike (MSC4169, spec v1.18): v1–10
+// put `redacts` at the top level, v11+ in content. rc_message applies.
 // An application service may set a message's or state event's origin_server_ts (`ts`).
 // Spec: Client-Server API "Sending events to a room", "Redactions", "Transaction identifiers";
 // Application Service API "Timestamp massaging".
@@ -112,9 +113,12 @@ export async function sendMessage(
     s, r, txnId, ["send", roomId, type], content,
     async (txn) => {
       if (redaction) {
-        rateLimit(s, r);
+        // MSC4169 (spec v1.18): /send/m.room.redaction is /redact in every room version — `redacts` from
+        // the content (moved to the top level before v11), the same checks, the same event.
         const redacts = content.redacts;
         if (typeof redacts !== "string") throw new MatrixError("M_BAD_JSON", "m.room.redaction needs content.redacts", 400);
+        checkRedactionBody(content);
+        rateLimit(s, r);
         await requireRedactionAllowed(s, r, redacts);
         return (await redactDraft(s, r, roomId, redacts, content, txn)).eventId;
       }
@@ -193,6 +197,11 @@ async function sendMemberState(s: Services, r: Requester, roomId: string, stateK
   return { event_id: room.state.get(stateKeyOf("m.room.member", stateKey))! };
 }
 
+/** A redaction's body, by /redact or /send: `reason`, when given, is a string. */
+function checkRedactionBody(body: Record<string, unknown>): void {
+  if (body.reason !== undefined && typeof body.reason !== "string") throw new MatrixError("M_BAD_JSON", "reason must be a string", 400);
+}
+
 async function redactDraft(
   s: Services,
   r: Requester,
@@ -207,8 +216,9 @@ async function redactDraft(
     async (room) => {
       const target = await s.rooms.events.get(redacts);
       const powerLevels = await currentStateEvent(s, room, "m.room.power_levels");
-      const content: Record<string, unknown> = {};
-      if (typeof body.reason === "string") content.reason = body.reason;
+      // The body is the content, as sent (as Synapse; MSC4169: "arbitrary content"), `redacts` where the
+      // room version keeps it: in content from v11, at the top level only before.
+      const { redacts: _named, ...content }: Record<string, unknown> = body;
       if (room.version.redactsInContent) content.redacts = redacts;
       const draft = { type: "m.room.redaction", sender: r.userId, content, redacts };
       if (!target) {
@@ -220,6 +230,9 @@ async function redactDraft(
       }
       // As Synapse: a redaction names an event of its own room (the spec is silent on the answer).
       if (target.roomId !== roomId) throw new MatrixError("M_UNKNOWN", "Cannot redact event from a different room", 400);
+      // As Synapse: a local user may not redact the create event or a server ACL (whatever their power).
+      if (target.pdu.type === "m.room.create" || target.pdu.type === "m.room.server_acl")
+        throw new MatrixError("M_FORBIDDEN", `Redacting ${target.pdu.type} events is not permitted`, 403);
       // The one rule of who may redact (auth/redaction.ts), against the state the redaction will be
       // authorised against: the commit applies it again, and so does every read of the target.
       const allowed = redactionTakesEffect({
@@ -244,7 +257,9 @@ export async function redactEvent(
   txnId: string | undefined,
   body: Record<string, unknown>,
 ): Promise<{ event_id: string }> {
-  if (body.reason !== undefined && typeof body.reason !== "string") throw new MatrixError("M_BAD_JSON", "reason must be a string");
+  checkRedactionBody(body);
+  if (body.redacts !== undefined && body.redacts !== eventId)
+    throw new MatrixError("M_INVALID_PARAM", "Cannot provide a redacts value incoherent with the event_id of the URL parameter", 400);
   return withTxn(s, r, txnId, ["redact", roomId, eventId], body, async (txn) => {
     rateLimit(s, r);
     await requireRedactionAllowed(s, r, eventId);

@@ -23,6 +23,7 @@ import { authorizeEvent, persistDrafts } from "./persist.ts";
 import { createRoom } from "./create-room.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import { copyUserStateOnUpgrade } from "./upgrade-user-state.ts";
+import { isValidUserId } from "../auth/context.ts";
 
 /** State copied as is (any state key for the space types). */
 const COPIED_TYPES = [
@@ -84,10 +85,15 @@ function parseRequest(body: Record<string, unknown>): { version: RoomVersion; ad
   if (typeof id !== "string") throw new MatrixError("M_BAD_JSON", "new_version must be a string", 400);
   const version = getRoomVersion(id);
   if (!version) throw new MatrixError("M_UNSUPPORTED_ROOM_VERSION", "This server does not support that room version", 400);
-  const extra = body.additional_creators ?? [];
+  // additional_creators (spec v1.16, MSC4289): "ignored" when the new version has no additional creators
+  // (as Synapse, which then does not look at it); else a list of user ids, checked as the create event's
+  // auth rule checks them (auth/create.ts), so a list accepted here never makes a create event refused.
+  if (!version.additionalCreators || body.additional_creators === undefined) return { version, additionalCreators: [] };
+  const extra = body.additional_creators;
   if (!Array.isArray(extra) || extra.some((u) => typeof u !== "string")) throw new MatrixError("M_BAD_JSON", "additional_creators must be a list of user ids", 400);
-  for (const u of extra as string[]) parseUserId(u);
-  return { version, additionalCreators: version.additionalCreators ? [...new Set(extra as string[])] : [] };
+  const bad = (extra as string[]).find((u) => !isValidUserId(u));
+  if (bad !== undefined) throw new MatrixError("M_INVALID_PARAM", `additional_creators: ${JSON.stringify(bad)} is not a valid user id`, 400);
+  return { version, additionalCreators: [...new Set(extra as string[])] };
 }
 
 const lookup = async (s: Services, id: string) => (await s.rooms.events.get(id))?.pdu;

@@ -44,6 +44,11 @@ export function unstableFeatures(config: FeatureConfig): Record<string, boolean>
     "org.matrix.msc4140": delayedEventsEnabled(config),
     // MSC4155: invite filtering by account data, with experimental_features.msc4155_enabled.
     "org.matrix.msc4155": config.experimental_features.msc4155_enabled,
+    // MSC4380: invite blocking (`m.invite_permission_config`, spec v1.18), stable names; always on, as Synapse.
+    "org.matrix.msc4380.stable": true,
+    // MSC4169: m.room.redaction sent through /send in every room version (spec v1.18); Synapse gates it
+    // behind experimental_features.msc4169_enabled, Weft always does it.
+    "com.beeper.msc4169": true,
     // MSC4306: thread subscriptions, with experimental_features.msc4306_enabled (Synapse 1.163 lists it so).
     "org.matrix.msc4306": config.experimental_features.msc4306_enabled,
     // MSC2666: the rooms shared with another user (GET /unstable/uk.half-shot.msc2666/user/mutual_rooms; v1 in spec v1.19).

@@ -91,7 +91,7 @@ export async function receiveInvite(s: Services, origin: string, roomId: string,
   if (room && room.version.id !== claimed.id) throw invalid(`Room ${roomId} has version ${room.version.id}, not ${claimed.id}`);
   const v = room?.version ?? claimed;
   const invite = await checkInvite(s, origin, roomId, eventId, body.event, v);
-  // The invitee's invite filter (MSC4155) may refuse the inviter.
+  // The invitee's invite rules (invite blocking, MSC4155's filter) may refuse the inviter: 403 M_INVITE_BLOCKED.
   await assertInviteNotBlocked(s, invite.state_key!, invite.sender);
   const inviteState = await checkReceivedInviteState(s, body.invite_room_state, v, roomId);
 

@@ -24,7 +24,7 @@ import { DEFAULT_TIMELINE_LIMIT, includeRedundantMembers, lazyLoadMembers, pickE
 import { filterVisible } from "../../rooms/visibility.ts";
 import { loadRoom } from "../../rooms/room-cache.ts";
 import { ignoredUsers, withoutIgnored } from "../../account-data/ignored-users.ts";
-import { INVITE_PERMISSION_CONFIG, inviteRuleOf } from "../../account-data/invite-filter.ts";
+import { inviteRulesOf } from "../../account-data/invite-filter.ts";
 import { serializeEvents } from "../../rooms/serialize.ts";
 import { redactEvent as redactPdu } from "../../events/redaction.ts";
 import { resolveRoomVersion } from "../../rooms/room-versions.ts";
@@ -325,16 +325,19 @@ export async function strippedState(s: Services, reads: SyncReads, ms: UserMembe
   return out;
 }
 
-/** Invites but those from users the user ignores, or whose invites its invite filter ignores (MSC4155). */
+/**
+ * Invites but those from users the user ignores, and those its invite rules ignore or block (MSC4155's
+ * filter; invite blocking, spec v1.18: "MUST NOT be served over client synchronisation endpoints" — an
+ * invite made before the block, or by a server admin, stays out too; Synapse 1.163 hides only ignored ones).
+ */
 export async function withoutIgnoredInviters(s: Services, userId: string, invites: UserMembership[]): Promise<UserMembership[]> {
   if (invites.length === 0) return invites;
-  const ignored = await ignoredUsers(s, userId);
-  const filter = s.config.experimental_features.msc4155_enabled ? await s.accountData.get(userId, "", INVITE_PERMISSION_CONFIG) : undefined;
-  if (ignored.size === 0 && !filter) return invites;
+  const [ignored, rules] = await Promise.all([ignoredUsers(s, userId), inviteRulesOf(s, userId)]);
+  if (ignored.size === 0 && !rules) return invites;
   const events = await s.rooms.events.getMany(invites.map((m) => m.eventId));
   return invites.filter((m) => {
     const sender = events.get(m.eventId)?.pdu.sender ?? "";
-    return !ignored.has(sender) && inviteRuleOf(filter, sender) !== "ignore";
+    return !ignored.has(sender) && (rules?.(sender) ?? "allow") === "allow";
   });
 }
 
@@ -375,8 +378,8 @@ export const eventsProvider: SyncProvider = {
     const { rooms, invites, knocks } = plan(ctx, memberships, to, joinedBefore, joinedAndLeft, partial);
     let added = false;
 
-    // Invites and knocks: stripped state. Invites sent by users this user ignores (or whose invites it
-    // ignores, MSC4155) are not shown.
+    // Invites and knocks: stripped state. Invites sent by users this user ignores (or that its invite
+    // rules ignore or block) are not shown.
     const shownInvites = await withoutIgnoredInviters(s, userId, invites);
     for (const [list, section, field] of [[shownInvites, "invite", "invite_state"], [knocks, "knock", "knock_state"]] as const) {
       const stripped = await strippedState(s, reads, list, versions, r, filter);
