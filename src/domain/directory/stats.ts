@@ -10,17 +10,9 @@ import type { SqlExecutor } from "../../storage/sql.ts";
 import type { EventIndexer } from "../rooms/pipeline/commit.ts";
 import type { StatsField } from "../store/directory.ts";
 import { RoomBatchReads } from "../store/rooms.ts";
+import { plainTopic } from "../rooms/topic.ts";
 
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
-
-/** The plain-text topic: `topic`, else the text/plain representation of `m.topic` (spec m.room.topic). */
-export function plainTopic(content: Record<string, unknown>): string | null {
-  if (typeof content.topic === "string") return content.topic;
-  const block = content["m.topic"] as { "m.text"?: unknown } | undefined;
-  const reps = Array.isArray(block?.["m.text"]) ? (block!["m.text"] as { body?: unknown; mimetype?: unknown }[]) : [];
-  const plain = reps.find((r) => typeof r?.body === "string" && (r.mimetype === undefined || r.mimetype === "text/plain"));
-  return plain ? (plain.body as string) : null;
-}
 
 /** Which stats field a state event (state key "") sets, and to what. */
 const FIELD_OF: Record<string, (content: Record<string, unknown>) => [StatsField, string | null]> = {

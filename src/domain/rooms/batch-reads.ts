@@ -9,6 +9,7 @@ import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 import { RoomBatchReads } from "../store/rooms.ts";
+import { plainTopic } from "./topic.ts";
 export { roomNotVisible } from "./read-access.ts";
 
 /** Largest page of rooms one call returns. */
@@ -96,7 +97,7 @@ export async function roomSummaries(s: Services, r: Requester, roomIds: readonly
       roomVersion: row.roomVersion,
       membership: row.membership,
       name: stringField(contentOf(state, "m.room.name"), "name"),
-      topic: stringField(contentOf(state, "m.room.topic"), "topic"),
+      topic: plainTopic(contentOf(state, "m.room.topic")) ?? undefined,
       avatarUrl: stringField(contentOf(state, "m.room.avatar"), "url"),
       canonicalAlias: stringField(contentOf(state, "m.room.canonical_alias"), "alias"),
       worldReadable: worldReadable(row.roomId),

@@ -18,6 +18,7 @@ import { stateKeyOf } from "../store/state-groups.ts";
 import { RoomBatchReads } from "../store/rooms.ts";
 import { SpaceReads } from "../store/spaces.ts";
 import { fetchRemoteSummary, remoteRoomVisible } from "./remote-hierarchy.ts";
+import { plainTopic } from "../rooms/topic.ts";
 
 /** Synapse's figures: 50 rooms a page, at most 50 children followed per space. */
 export const HIERARCHY_MAX_ROOMS = 50;
@@ -187,7 +188,7 @@ export async function entryOf(s: Services, facts: RoomFacts, room: RoomSnapshot,
     })),
   };
   const name = str((await content("m.room.name"))?.name);
-  const topic = str((await content("m.room.topic"))?.topic);
+  const topic = plainTopic(await content("m.room.topic")) ?? undefined;
   const alias = shownSummaryField("canonical_alias", (await content("m.room.canonical_alias"))?.alias);
   const avatar = shownSummaryField("avatar_url", (await content("m.room.avatar"))?.url);
   const encryption = shownSummaryField("encryption", (await content("m.room.encryption"))?.algorithm);
