@@ -3,7 +3,7 @@
 // room; send_join with an event that is not a join, for another room, under another id, for a user of
 // another server, not signed by the origin, changed after signing, naming a remote authoriser, or refused
 // by the auth rules; invites with a bad signature, for a user of another server, of an unknown room
-// version, that are not invites, or without the create event in a v12 invite_room_state (M_MISSING_PARAM).
+// version, that are not invites, or without the create event in a v12 invite_room_state (M_INVALID_PARAM).
 // Each gets the spec's error and stores nothing. The good requests' answers match the spec.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
@@ -269,7 +269,7 @@ describe.each(backends())("hostile membership requests on %s", (backend) => {
       expect(await b.hs.services.rooms.store.membership(roomId, jo.user_id)).toBeUndefined();
     });
 
-    it("room version 12: invite_room_state without the create event (as a PDU) is 400 M_MISSING_PARAM (spec v1.16)", async () => {
+    it("room version 12: invite_room_state without the create event (as a PDU) is 400 M_INVALID_PARAM (spec v1.18)", async () => {
       const v12 = await createRoom(a, alice, { preset: "private_chat", room_version: "12", name: "Twelve" });
       const kim = await registerUser(b, "kim");
       const room = (await loadRoom(a.hs.services, v12))!;
@@ -279,12 +279,12 @@ describe.each(backends())("hostile membership requests on %s", (backend) => {
       const stripped = { type: "m.room.create", state_key: "", sender: create.sender, content: create.content };
       for (const state of [[], [stripped]]) {
         const res = await put(state);
-        expect([res.status, res.json.errcode]).toEqual([400, "M_MISSING_PARAM"]);
+        expect([res.status, res.json.errcode]).toEqual([400, "M_INVALID_PARAM"]);
       }
       // A create event of another room.
       const other = (await loadRoom(a.hs.services, roomId))!;
       const wrong = await put([(await a.hs.services.rooms.events.get(other.createEventId))!.pdu]);
-      expect([wrong.status, wrong.json.errcode]).toEqual([400, "M_MISSING_PARAM"]);
+      expect([wrong.status, wrong.json.errcode]).toEqual([400, "M_INVALID_PARAM"]);
       expect(await b.hs.services.rooms.events.get(built.eventId)).toBeUndefined();
       // With it: accepted.
       const ok = await put([create]);

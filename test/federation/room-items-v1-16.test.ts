@@ -7,7 +7,7 @@
 // - Stripped state (v1.16, MSC4311): Weft sends invite_room_state as full PDUs, the create event first;
 //   the invitee's client gets the stripped form, the create event in it (invites and knocks); a received
 //   invite_room_state in room version 12 without the create event as a PDU, or with an entry that is no
-//   PDU of the room or badly signed, is 400 M_MISSING_PARAM with nothing stored, and a PDU whose content
+//   PDU of the room or badly signed, is 400 M_INVALID_PARAM with nothing stored, and a PDU whose content
 //   hash fails is kept redacted; in version 10 faulty entries are left out and the invite kept; v12
 //   invites both ways with Synapse (which sends only the create event as a PDU) are accepted and joined.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -148,7 +148,7 @@ describe.each(backends())("room items of spec v1.16–v1.18 between two Weft ser
       expect(events.find((e) => e.type === "m.room.join_rules")?.content.join_rule).toBe("knock");
     });
 
-    it("v12: a received invite_room_state that fails validation is 400 M_MISSING_PARAM, nothing stored; a tampered PDU is kept redacted", async () => {
+    it("v12: a received invite_room_state that fails validation is 400 M_INVALID_PARAM (spec v1.18), nothing stored; a tampered PDU is kept redacted", async () => {
       const roomId = await createRoom(a, alice, { preset: "private_chat", room_version: "12", name: "Twelve" });
       const otherRoom = await createRoom(a, alice, { preset: "private_chat", room_version: "12", name: "Other" });
       const kim = await userOnB("kim");
@@ -170,7 +170,7 @@ describe.each(backends())("room items of spec v1.16–v1.18 between two Weft ser
       ];
       for (const [what, state] of cases) {
         const res = await put(state);
-        expect([res.status, res.json.errcode], `${what}: ${JSON.stringify(res.json)}`).toEqual([400, "M_MISSING_PARAM"]);
+        expect([res.status, res.json.errcode], `${what}: ${JSON.stringify(res.json)}`).toEqual([400, "M_INVALID_PARAM"]);
         expectMatchesSpec(res, "PUT", path);
       }
       expect(await b.hs.services.rooms.events.get(built.eventId)).toBeUndefined();

@@ -5,7 +5,7 @@
 // invites one of ours: each entry at least a stripped state event, and one sent as a PDU well formed, of
 // this room, signed by its sender's server (kept redacted when its content hash fails); the m.room.create event present (as a PDU in room version
 // 12, where its hash is the room id; Synapse 1.163 still sends it stripped before). In room version
-// 12 a failure is 400 M_MISSING_PARAM, as the spec says; in versions 1–11 it is logged and the faulty
+// 12 a failure is 400 M_INVALID_PARAM, as the spec's PUT /invite says (v1.18, #2284); in versions 1–11 it is logged and the faulty
 // entries left out (the spec's migration note: warn rather than error there). Stripped entries other than
 // the create event are accepted in every version: Synapse 1.163 sends only the create event as a PDU
 // (the spec lets servers "consider their local ecosystems" before refusing). Our clients always get the
@@ -41,7 +41,7 @@ export async function inviteRoomState(s: Services, room: RoomSnapshot, inviter?:
   return pdusForServer(s, s.config.server_name, room, ids.map((id) => found.get(id)).filter((e) => e !== undefined), { checkVisibility: false });
 }
 
-const refused = (msg: string) => new MatrixError("M_MISSING_PARAM", `invite_room_state: ${msg}`, 400);
+const refused = (msg: string) => new MatrixError("M_INVALID_PARAM", `invite_room_state: ${msg}`, 400);
 
 /** Looks like a PDU rather than a stripped state event (a stripped one has four keys only). */
 function isFullPdu(e: Record<string, unknown>): boolean {
@@ -99,7 +99,7 @@ async function checkedEntries(s: Services, raw: unknown, v: RoomVersion, roomId:
 
 /**
  * Checks a received invite_room_state; returns the entries to keep. Room version 12: any fault is
- * 400 M_MISSING_PARAM. Before: faults are logged, faulty entries left out.
+ * 400 M_INVALID_PARAM. Before: faults are logged, faulty entries left out.
  */
 export async function checkReceivedInviteState(s: Services, raw: unknown, v: RoomVersion, roomId: string): Promise<Record<string, unknown>[]> {
   const faults: string[] = [];
