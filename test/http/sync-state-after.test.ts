@@ -1,18 +1,26 @@
-// MSC4222 over HTTP on SQLite and PostgreSQL: /sync with `org.matrix.msc4222.use_state_after` (honoured
-// with experimental_features.msc4222_enabled, as Synapse) answers each room's state at the end of its
-// timeline under `org.matrix.msc4222.state_after` instead of `state`: all of it on an initial sync, the
-// changes since the token on an incremental one (gappy or not), every timeline sender's member with lazy loading.
+// state_after over HTTP on SQLite and PostgreSQL, in both of its forms: spec v1.16's `use_state_after`
+// (always served; answers validated against the spec) and MSC4222's `org.matrix.msc4222.use_state_after`
+// (honoured with experimental_features.msc4222_enabled, as Synapse). /sync then answers each room's state
+// at the end of its timeline under `state_after` (`org.matrix.msc4222.state_after`) instead of `state`:
+// all of it on an initial sync, the changes since the token on an incremental one (gappy or not), every
+// timeline sender's member with lazy loading.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
+import { expectMatchesSpec } from "../helpers/spec.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
-const AFTER = "org.matrix.msc4222.state_after";
+const FORMS = [
+  { name: "use_state_after (spec v1.16)", param: "use_state_after", AFTER: "state_after", stable: true },
+  { name: "org.matrix.msc4222.use_state_after", param: "org.matrix.msc4222.use_state_after", AFTER: "org.matrix.msc4222.state_after", stable: false },
+];
 type Ev = { type: string; state_key?: string; sender: string; content: Record<string, unknown> };
 
-describe.each(backends())("state_after on %s", (backend) => {
+const cases = backends().flatMap((backend) => FORMS.map((form) => [backend, form] as const));
+
+describe.each(cases)("state_after on %s with %o", (backend, { param, AFTER, stable }) => {
   let t: TestServer;
   let alice: Session;
   let bob: Session;
@@ -30,8 +38,9 @@ describe.each(backends())("state_after on %s", (backend) => {
   });
 
   const sync = async (query: string) => {
-    const res = await t.call("GET", `${V3}/sync?org.matrix.msc4222.use_state_after=true&${query}`, { token: alice.access_token });
+    const res = await t.call("GET", `${V3}/sync?${param}=true&${query}`, { token: alice.access_token });
     expect(res.status, JSON.stringify(res.json)).toBe(200);
+    if (stable) expectMatchesSpec(res, "GET", `${V3}/sync`);
     return res.json;
   };
   const setState = async (key: string, content: Record<string, unknown>) =>
@@ -75,15 +84,20 @@ describe.each(backends())("state_after on %s", (backend) => {
     expect(new Set(members)).toEqual(senders);
   });
 
-  it("without msc4222_enabled the parameter is ignored", async () => {
+  it(stable ? "the stable parameter needs no flag" : "without msc4222_enabled the parameter is ignored", async () => {
     const plain = await startTestServer({ backend });
     try {
       const carol = await registerUser(plain, "carol");
       const room = await createRoom(plain, carol);
       const filter = enc(JSON.stringify({ room: { timeline: { limit: 1 } } }));
-      const res = await plain.call("GET", `${V3}/sync?org.matrix.msc4222.use_state_after=true&filter=${filter}`, { token: carol.access_token });
-      expect(res.json.rooms.join[room].state.events.length).toBeGreaterThan(0);
-      expect(res.json.rooms.join[room][AFTER]).toBeUndefined();
+      const res = await plain.call("GET", `${V3}/sync?${param}=true&filter=${filter}`, { token: carol.access_token });
+      if (stable) {
+        expect(res.json.rooms.join[room].state).toBeUndefined();
+        expect(res.json.rooms.join[room][AFTER].events.length).toBeGreaterThan(0);
+      } else {
+        expect(res.json.rooms.join[room].state.events.length).toBeGreaterThan(0);
+        expect(res.json.rooms.join[room][AFTER]).toBeUndefined();
+      }
     } finally {
       await plain.close();
     }

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../../domain/services.ts";
 import { clientRoute, queryBool, queryInt, queryString, type AuthedCall } from "../http.ts";
-import { sync } from "../../domain/sync/sync.ts";
+import { sync, type StateAfterKey } from "../../domain/sync/sync.ts";
 import { createFilter, getFilter, resolveSyncFilter } from "../../domain/filters/user-filters.ts";
 import { deleteAccountData, deleteTag, getAccountData, getTags, setAccountData, setTag } from "../../domain/account-data/account-data.ts";
 import { legacyInitialSync, roomInitialSync } from "../../domain/sync/legacy-initial-sync.ts";
@@ -26,6 +26,17 @@ export function clientGone(c: AuthedCall): Cancel {
 }
 
 /** As Synapse answers: a section of `rooms` with no room in it is left out (clients test for its absence). */
+/**
+ * Which `state_after` the client asked for: spec v1.16's `use_state_after` (always served: the spec lets
+ * servers answer it ahead of the version), else MSC4222's unstable parameter, with msc4222_enabled as
+ * Synapse has it.
+ */
+function stateAfterKey(s: Services, c: AuthedCall): StateAfterKey | undefined {
+  if (queryBool(c, "use_state_after")) return "state_after";
+  if (s.config.experimental_features.msc4222_enabled && queryBool(c, "org.matrix.msc4222.use_state_after")) return "org.matrix.msc4222.state_after";
+  return undefined;
+}
+
 function withoutEmptyRoomSections<T extends { rooms: Record<string, Record<string, unknown>> }>(res: T): T {
   for (const section of Object.keys(res.rooms)) if (Object.keys(res.rooms[section]!).length === 0) delete res.rooms[section];
   return res;
@@ -44,7 +55,7 @@ export function syncRoutes(app: FastifyInstance, s: Services): void {
         fullState: queryBool(c, "full_state") ?? false,
         filter: await resolveSyncFilter(s, c.requester, queryString(c, "filter")),
         setPresence: queryString(c, "set_presence"),
-        useStateAfter: s.config.experimental_features.msc4222_enabled && (queryBool(c, "org.matrix.msc4222.use_state_after") ?? false),
+        stateAfterKey: stateAfterKey(s, c),
         // Built only when the request comes to wait.
         cancel: () => clientGone(c),
       })),

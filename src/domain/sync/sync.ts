@@ -29,14 +29,20 @@ import { STREAMS, formatSyncToken, parseSyncToken, type SyncToken } from "./toke
 import type { JoinedRoomResult, SyncContext, SyncResult } from "./types.ts";
 import type { StreamName } from "../rooms/notifier.ts";
 
+export type StateAfterKey = "state_after" | "org.matrix.msc4222.state_after";
+
 export interface SyncRequest {
   since?: string;
   timeoutMs: number;
   fullState: boolean;
   filter: SyncFilter;
   setPresence?: string;
-  /** MSC4222 (`org.matrix.msc4222.use_state_after`): `state_after` (the state at the timeline's end) for `state`. */
-  useStateAfter?: boolean;
+  /**
+   * The state at the timeline's end instead of its start, under this name instead of `state`: spec v1.16's
+   * `use_state_after` answers `state_after`; MSC4222's unstable `org.matrix.msc4222.use_state_after`
+   * answers `org.matrix.msc4222.state_after` (Synapse's names).
+   */
+  stateAfterKey?: StateAfterKey;
   /**
    * Aborted when the client goes away; or a function making it, called only if the request comes to
    * wait (most answers under load are immediate: nothing is built for them).
@@ -62,7 +68,7 @@ export function newContext(s: Services, r: Requester, req: SyncRequest, since: S
     since,
     to,
     fullState: req.fullState,
-    stateAfter: req.useStateAfter ?? false,
+    stateAfter: req.stateAfterKey !== undefined,
     result,
     joinedRooms: new Set(),
     presenceOf: new Set(),
@@ -97,18 +103,16 @@ export async function collectStreams(s: Services, r: Requester, filter: SyncFilt
   return ctx;
 }
 
-/** The answer: with MSC4222, each room's `state` goes under Synapse's unstable name of `state_after`. */
-function response(ctx: SyncContext): SyncResponse {
-  if (ctx.stateAfter) {
-    for (const room of [...Object.values(ctx.result.rooms.join), ...Object.values(ctx.result.rooms.leave)] as { state?: unknown; [STATE_AFTER]?: unknown }[]) {
-      room[STATE_AFTER] = room.state;
+/** The answer: with `use_state_after`, each room's `state` goes under the name asked for. */
+function response(ctx: SyncContext, stateAfterKey: StateAfterKey | undefined): SyncResponse {
+  if (stateAfterKey) {
+    for (const room of [...Object.values(ctx.result.rooms.join), ...Object.values(ctx.result.rooms.leave)] as unknown as Record<string, unknown>[]) {
+      room[stateAfterKey] = room.state;
       delete room.state;
     }
   }
   return { next_batch: formatSyncToken(ctx.to), ...ctx.result };
 }
-
-const STATE_AFTER = "org.matrix.msc4222.state_after";
 
 export async function sync(s: Services, r: Requester, req: SyncRequest): Promise<SyncResponse> {
   const since = req.since !== undefined ? parseSyncToken(req.since) : undefined;
@@ -137,9 +141,9 @@ export async function sync(s: Services, r: Requester, req: SyncRequest): Promise
       const { ctx, added } = await collectOnce(s, r, req, since);
       waiter.rooms = ctx.joinedRooms;
       const remaining = deadline - Date.now();
-      if (added || since === undefined || req.fullState || remaining <= 0 || cancelsOf().some((x) => x.aborted)) return response(ctx);
+      if (added || since === undefined || req.fullState || remaining <= 0 || cancelsOf().some((x) => x.aborted)) return response(ctx, req.stateAfterKey);
       waiter.consumed(ctx.to);
-      if (!(await waiter.until(ctx.to, remaining, cancelsOf()))) return response(ctx);
+      if (!(await waiter.until(ctx.to, remaining, cancelsOf()))) return response(ctx, req.stateAfterKey);
     }
   } finally {
     waiter.dispose();
