@@ -13,6 +13,7 @@ import { readThreePidConfig, type ThreePidConfig } from "./email.ts";
 import { readAccountsConfig, type AccountsConfig } from "./accounts.ts";
 import { readServerNoticesConfig, type ServerNoticesConfig } from "./server-notices.ts";
 import { readExperimentalConfig, type ExperimentalConfig } from "./experimental.ts";
+import { readProfileConfig, type ProfileConfig } from "./profile.ts";
 
 export { ConfigError };
 
@@ -45,7 +46,7 @@ export interface PasswordPolicy {
   require_uppercase: boolean;
 }
 
-export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig {
+export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig, ProfileConfig {
   /** Where the file was read from; relative paths in it resolve against its folder. */
   configPath?: string;
   server_name: string;
@@ -349,6 +350,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     enable_set_displayname: r.bool("enable_set_displayname", true),
     forget_rooms_on_leave: r.bool("forget_rooms_on_leave", false),
     enable_set_avatar_url: r.bool("enable_set_avatar_url", true),
+    ...readProfileConfig(r),
     user_directory: { enabled: userDirectory.bool("enabled", true), search_all_users: userDirectory.bool("search_all_users", false) },
     default_room_version: r.string("default_room_version", "11"),
     allow_public_rooms_without_auth: r.bool("allow_public_rooms_without_auth", false),
