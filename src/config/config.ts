@@ -14,6 +14,7 @@ import { readAccountsConfig, type AccountsConfig } from "./accounts.ts";
 import { readServerNoticesConfig, type ServerNoticesConfig } from "./server-notices.ts";
 import { readExperimentalConfig, type ExperimentalConfig } from "./experimental.ts";
 import { readClientDiscoveryConfig, type ClientDiscoveryConfig } from "./client-discovery.ts";
+import { readProfileConfig, type ProfileConfig } from "./profile.ts";
 
 export { ConfigError };
 
@@ -46,7 +47,7 @@ export interface PasswordPolicy {
   require_uppercase: boolean;
 }
 
-export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig, ClientDiscoveryConfig {
+export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig, ClientDiscoveryConfig, ProfileConfig {
   /** Where the file was read from; relative paths in it resolve against its folder. */
   configPath?: string;
   server_name: string;
@@ -351,6 +352,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     enable_set_displayname: r.bool("enable_set_displayname", true),
     forget_rooms_on_leave: r.bool("forget_rooms_on_leave", false),
     enable_set_avatar_url: r.bool("enable_set_avatar_url", true),
+    ...readProfileConfig(r),
     user_directory: { enabled: userDirectory.bool("enabled", true), search_all_users: userDirectory.bool("search_all_users", false) },
     default_room_version: r.string("default_room_version", "11"),
     allow_public_rooms_without_auth: r.bool("allow_public_rooms_without_auth", false),

@@ -25,6 +25,8 @@ export interface ExperimentalFeatures {
   msc4143_enabled: boolean;
   /** MSC4222: /sync's `org.matrix.msc4222.use_state_after` (Synapse honours it only then). */
   msc4222_enabled: boolean;
+  /** MSC4133: extended profiles also under /unstable/uk.tcpip.msc4133 and as `uk.tcpip.msc4133.profile_fields` (the stable API is always served). */
+  msc4133_enabled: boolean;
   /** MSC4140: how many delayed events a user may have scheduled at once (0: none, delayed events off). */
   msc4140_max_delayed_events_per_user: number;
 }
@@ -56,6 +58,7 @@ export function readExperimentalConfig(r: Reader): ExperimentalConfig {
       msc4143_enabled: x.bool("msc4143_enabled", false),
       msc4210_enabled: x.bool("msc4210_enabled", false),
       msc4277_enabled: x.bool("msc4277_enabled", false),
+      msc4133_enabled: x.bool("msc4133_enabled", false),
       msc4140_max_delayed_events_per_user: x.number("msc4140_max_delayed_events_per_user", 100, { min: 0, integer: true }),
     },
     max_event_delay_duration: maxDelay ?? 0,

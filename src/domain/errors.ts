@@ -60,6 +60,10 @@ export type ErrCode =
   | "M_UNKNOWN_DEVICE"
   | "M_APPSERVICE_LOGIN_UNSUPPORTED"
   | "M_URL_NOT_SET"
+  /** Spec v1.16 (MSC4133): a profile change would make the profile larger than 64 KiB. */
+  | "M_PROFILE_TOO_LARGE"
+  /** Spec v1.16 (MSC4133): a profile key longer than 255 bytes. */
+  | "M_KEY_TOO_LARGE"
   | "M_BAD_STATUS"
   | "M_CONNECTION_FAILED"
   | "M_CONNECTION_TIMEOUT"
@@ -118,6 +122,8 @@ const DEFAULT_STATUS: Partial<Record<ErrCode, number>> = {
   M_CANNOT_OVERWRITE_MEDIA: 409,
   M_INVALID_SIGNATURE: 401,
   M_INVITE_BLOCKED: 403,
+  M_PROFILE_TOO_LARGE: 400,
+  M_KEY_TOO_LARGE: 400,
   "IO.ELEMENT.MSC4306.M_CONFLICTING_UNSUBSCRIPTION": 409,
 };
 

@@ -7,6 +7,7 @@ import { CacheRegistry } from "./cache/lru.ts";
 import { InvalidationBus } from "./cache/invalidation.ts";
 import { RateLimiter } from "./ratelimit.ts";
 import { UserStore } from "./store/users.ts";
+import { ProfileFieldStore } from "./store/profile-fields.ts";
 import { InFlight } from "./server/in-flight.ts";
 import { SessionStore } from "./store/sessions.ts";
 import { UiaStore } from "./store/uia.ts";
@@ -98,6 +99,8 @@ export interface Services {
   invalidations: InvalidationBus;
   ratelimiter: RateLimiter;
   users: UserStore;
+  /** Local users' extended profile fields (spec v1.16, MSC4133). */
+  profileFields: ProfileFieldStore;
   sessions: SessionStore;
   uia: UiaStore;
   registrationTokens: RegistrationTokenStore;
@@ -208,6 +211,7 @@ export function buildServices(opts: {
     invalidations: new InvalidationBus(),
     ratelimiter: new RateLimiter(() => clock.now(), caches.size("ratelimit_buckets", 200_000)),
     users: new UserStore(storage.db, storage.sql),
+    profileFields: new ProfileFieldStore(storage.db, storage.sql.dialect),
     sessions,
     uia: new UiaStore(storage.db),
     registrationTokens: new RegistrationTokenStore(storage.db),

@@ -7,7 +7,7 @@ import { buildSchema } from "type-graphql";
 import { createPubSub } from "@graphql-yoga/subscription";
 import { MapErrors } from "./errors.ts";
 import { AccountResolver } from "./resolvers/accounts.ts";
-import { ProfileResolver } from "./resolvers/profile.ts";
+import { ProfileResolver, UserProfileResolver } from "./resolvers/profile.ts";
 import { ViewerResolver } from "./resolvers/viewer.ts";
 import { AccountAdminResolver, ViewerAccountAdminResolver } from "./resolvers/account-admin.ts";
 import { RoomResolver, ViewerRoomsResolver } from "./resolvers/rooms.ts";
@@ -34,6 +34,7 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
     resolvers: [
       ViewerResolver,
       ProfileResolver,
+      UserProfileResolver,
       AccountResolver,
       AccountAdminResolver,
       ViewerAccountAdminResolver,

@@ -210,7 +210,7 @@ export async function protectedSnapshot(w: World): Promise<string> {
   const sql = w.t.hs.services.storage.sql;
   const v = w.victim.user_id;
   const out: Record<string, unknown> = {};
-  const byUser = ["users", "profiles", "access_tokens", "refresh_tokens", "account_data", "user_filters", "e2e_device_keys", "e2e_one_time_keys", "e2e_fallback_keys", "e2e_cross_signing_keys", "e2e_room_keys_versions", "e2e_room_keys", "presence"];
+  const byUser = ["users", "profiles", "profile_fields", "access_tokens", "refresh_tokens", "account_data", "user_filters", "e2e_device_keys", "e2e_one_time_keys", "e2e_fallback_keys", "e2e_cross_signing_keys", "e2e_room_keys_versions", "e2e_room_keys", "presence"];
   for (const table of byUser) out[table] = await sql.all(`SELECT * FROM ${table} WHERE user_id = ? ORDER BY 1, 2`, [v]);
   // An upgrade of the actor's room copies the victim's tags of it to the replacement room (as Synapse's
   // copy_user_state_on_room_upgrade): the victim's room account data is compared for the rooms of the world.

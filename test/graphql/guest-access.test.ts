@@ -130,6 +130,22 @@ const CASES: Case[] = [
     graphql: () => ({ query: `mutation { setAvatarUrl(avatarUrl: "mxc://weft.test/a") { userId } }` }),
     rest: (w) => ({ method: "PUT", path: `/profile/${enc(w.guest.user_id)}/avatar_url`, body: { avatar_url: "mxc://weft.test/a" } }),
   },
+  // Extended profile fields (spec v1.16): a guest may change its display name alone (as Synapse).
+  {
+    field: "setProfileField", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { setProfileField(key: "m.tz", value: "UTC") { userId } }` }),
+    rest: (w) => ({ method: "PUT", path: `/profile/${enc(w.guest.user_id)}/m.tz`, body: { "m.tz": "UTC" } }),
+  },
+  {
+    field: "setProfileField", expect: "ok",
+    graphql: () => ({ query: `mutation { setProfileField(key: "displayname", value: "Guesty") { userId } }` }),
+    rest: (w) => ({ method: "PUT", path: `/profile/${enc(w.guest.user_id)}/displayname`, body: { displayname: "Guesty" } }),
+  },
+  {
+    field: "deleteProfileField", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { deleteProfileField(key: "org.example.x") { userId } }` }),
+    rest: (w) => ({ method: "DELETE", path: `/profile/${enc(w.guest.user_id)}/org.example.x` }),
+  },
   {
     field: "setAccountData", expect: "ok",
     graphql: () => ({ query: `mutation { setAccountData(type: "com.example.prefs", content: { a: 1 }) { type } }` }),
@@ -191,6 +207,11 @@ const CASES: Case[] = [
     field: "room", expect: GUEST_FORBIDDEN,
     graphql: (w) => ({ query: `query ($r: String!) { room(roomId: $r) { aliases } }`, variables: { r: w.roomId } }),
     rest: (w) => ({ method: "GET", path: `/rooms/${room(w)}/aliases` }),
+  },
+  {
+    field: "profile", expect: "ok",
+    graphql: (w) => ({ query: `query ($u: String!) { profile(userId: $u) { userId timeZone fields } }`, variables: { u: w.alice.user_id } }),
+    rest: (w) => ({ method: "GET", path: `/profile/${enc(w.alice.user_id)}` }),
   },
   {
     field: "presence", expect: "ok",

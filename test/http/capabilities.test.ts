@@ -33,6 +33,8 @@ describe.each(backends())("capabilities on %s", (backend) => {
           "m.set_avatar_url": { enabled: true },
           "m.3pid_changes": { enabled: true },
           "m.get_login_token": { enabled: false },
+          // Spec v1.16 (MSC4133): every profile field may be changed.
+          "m.profile_fields": { enabled: true },
           "m.forget_forced_upon_leave": { enabled: false },
           // As Synapse: delayed events' limits, also when they are off (max_event_delay_duration unset).
           "org.matrix.msc4140.delayed_events": { max_delay_ms: 0, max_scheduled: 100 },
@@ -82,12 +84,47 @@ describe.each(backends())("capabilities on %s", (backend) => {
           "m.set_avatar_url": { enabled: false },
           "m.3pid_changes": { enabled: false },
           "m.get_login_token": { enabled: true },
+          // As Synapse: the fields enable_set_displayname / enable_set_avatar_url lock are disallowed.
+          "m.profile_fields": { enabled: true, disallowed: ["displayname", "avatar_url"] },
           "m.forget_forced_upon_leave": { enabled: true },
           "org.matrix.msc4140.delayed_events": { max_delay_ms: 86_400_000, max_scheduled: 7 },
         },
       });
     } finally {
       await t2.close();
+    }
+  });
+
+  it("reflects profile_fields (m.profile_fields, with m.set_displayname / m.set_avatar_url consistent) and msc4133_enabled", async () => {
+    const cases: [Record<string, unknown>, Record<string, unknown>][] = [
+      // Nothing may be changed: both deprecated capabilities say so too (spec v1.16).
+      [{ profile_fields: { enabled: false } }, { "m.profile_fields": { enabled: false }, "m.set_displayname": { enabled: false }, "m.set_avatar_url": { enabled: false } }],
+      // Only the listed fields; a field enable_set_avatar_url locks is left out of the list.
+      [
+        { profile_fields: { allowed: ["displayname", "avatar_url", "m.tz"] }, enable_set_avatar_url: false },
+        { "m.profile_fields": { enabled: true, allowed: ["displayname", "m.tz"] }, "m.set_displayname": { enabled: true }, "m.set_avatar_url": { enabled: false } },
+      ],
+      [
+        { profile_fields: { disallowed: ["displayname", "org.example.badge"] } },
+        { "m.profile_fields": { enabled: true, disallowed: ["displayname", "org.example.badge"] }, "m.set_displayname": { enabled: false }, "m.set_avatar_url": { enabled: true } },
+      ],
+      // Synapse's unstable name of the capability beside the stable one.
+      [
+        { experimental_features: { msc4133_enabled: true } },
+        { "m.profile_fields": { enabled: true }, "uk.tcpip.msc4133.profile_fields": { enabled: true }, "m.set_displayname": { enabled: true }, "m.set_avatar_url": { enabled: true } },
+      ],
+    ];
+    for (const [config, expected] of cases) {
+      const t2 = await startTestServer({ backend, config });
+      try {
+        const bob = await registerUser(t2, "bob");
+        const res = await t2.call("GET", "/_matrix/client/v3/capabilities", { token: bob.access_token });
+        expectMatchesSpec(res, "GET", "/_matrix/client/v3/capabilities");
+        const shown = Object.fromEntries(Object.entries(res.json.capabilities).filter(([k]) => k in expected || k.includes("profile_fields")));
+        expect(shown, JSON.stringify(config)).toEqual(expected);
+      } finally {
+        await t2.close();
+      }
     }
   });
 });

@@ -46,6 +46,8 @@ describe("/versions's unstable_features", () => {
       "org.matrix.msc4380.stable": true,
       "com.beeper.msc4169": true,
       "org.matrix.msc4306": false,
+      "uk.tcpip.msc4133": false,
+      "uk.tcpip.msc4133.stable": true,
       "uk.half-shot.msc2666.query_mutual_rooms": true,
       "org.matrix.msc4143": false,
       "org.matrix.simplified_msc3575": true,
@@ -73,6 +75,10 @@ describe("/versions's unstable_features", () => {
     expect((await t.call("POST", "/_matrix/client/v3/publicRooms", { token: alice.access_token, body: { filter: { room_types: [null] } } })).status).toBe(200);
     // MSC2659: the appservice ping (only an appservice may call it: a user is refused, the route exists).
     expect((await t.call("POST", "/_matrix/client/v1/appservice/none/ping", { token: alice.access_token, body: {} })).json.errcode).toBe("M_FORBIDDEN");
+    // MSC4133 (stable names): an extended profile field under v3.
+    const me = encodeURIComponent(alice.user_id);
+    expect((await t.call("PUT", `/_matrix/client/v3/profile/${me}/m.tz`, { token: alice.access_token, body: { "m.tz": "Europe/Paris" } })).status).toBe(200);
+    expect((await t.call("GET", `/_matrix/client/v3/profile/${me}/m.tz`)).json).toEqual({ "m.tz": "Europe/Paris" });
     // MSC4186: simplified sliding sync, a list with the new room in it.
     const ss = await t.call("POST", "/_matrix/client/unstable/org.matrix.simplified_msc3575/sync", { token: alice.access_token, body: { lists: { all: { ranges: [[0, 9]], timeline_limit: 1 } } } });
     expect([ss.status, ss.json.lists?.all?.ops?.[0]?.room_ids]).toEqual([200, expect.arrayContaining([room])]);
@@ -87,6 +93,20 @@ describe("/versions's unstable_features", () => {
     expect((await t.call("PUT", `/_matrix/client/v3/user/${encodeURIComponent(bob.user_id)}/account_data/m.invite_permission_config`, { token: bob.access_token, body: { default_action: "block" } })).status).toBe(200);
     const blocked = await t.call("POST", `/_matrix/client/v3/rooms/${r}/invite`, { token: alice.access_token, body: { user_id: bob.user_id } });
     expect([blocked.status, blocked.json.errcode]).toEqual([403, "M_INVITE_BLOCKED"]);
+  });
+
+  it("serves MSC4133's unstable prefix with experimental_features.msc4133_enabled, as Synapse", async () => {
+    const path = (t2: TestServer, token: string, user: string) => t2.call("GET", `/_matrix/client/unstable/uk.tcpip.msc4133/profile/${encodeURIComponent(user)}/displayname`, { token });
+    expect((await path(t, alice.access_token, alice.user_id)).status).toBe(404);
+    const on = await startTestServer({ config: { experimental_features: { msc4133_enabled: true } } });
+    try {
+      expect((await on.call("GET", "/_matrix/client/versions")).json.unstable_features["uk.tcpip.msc4133"]).toBe(true);
+      const bob = await registerUser(on, "bob");
+      const res = await path(on, bob.access_token, bob.user_id);
+      expect([res.status, res.json]).toEqual([200, { displayname: "bob" }]);
+    } finally {
+      await on.close();
+    }
   });
 
   it("follows encryption_enabled_by_default_for_room_type and login_via_existing_session", async () => {

@@ -1,17 +1,51 @@
-// REST routes for user profiles: read the whole profile or one field (authentication optional), set
-// displayname (guests too) and avatar_url. Spec: Client-Server API "Profiles".
+// REST routes for user profiles: read the whole profile or one field (authentication optional), set and
+// delete any field (displayname also by guests). Spec: Client-Server API "Profiles" (v1.16, MSC4133).
+// As Synapse: displayname and avatar_url are served under r0 and v3, any other key under v3 alone, and
+// under /unstable/uk.tcpip.msc4133 too with experimental_features.msc4133_enabled.
 import type { FastifyInstance } from "fastify";
 import { MatrixError } from "../../domain/errors.ts";
 import type { Services } from "../../domain/services.ts";
-import { clientRoute, type AuthedCall } from "../http.ts";
-import { getProfile, getProfileField, setAvatarUrl, setDisplayName, type ProfileField } from "../../domain/profile/profile.ts";
+import { clientRoute, type AuthedCall, type Call } from "../http.ts";
+import { getProfile, getProfileField } from "../../domain/profile/profile.ts";
+import { checkProfileChange, deleteProfileKey, setProfileKey } from "../../domain/profile/extended-fields.ts";
 
-/** The field's new value from a PUT body: present, not null, a string (codes as Synapse). */
-function newValue(body: Record<string, unknown>, field: ProfileField): string {
-  if (!(field in body)) throw new MatrixError("M_MISSING_PARAM", `Missing key '${field}'`, 400);
-  const v = body[field];
-  if (typeof v !== "string") throw new MatrixError("M_INVALID_PARAM", `'${field}' must be a string`, 400);
-  return v;
+/**
+ * The new value from a PUT body: the spec's body is an object holding exactly the key of the path
+ * (M_MISSING_PARAM without it, M_BAD_JSON with others beside it — Synapse ignores those).
+ */
+function newValue(body: Record<string, unknown>, key: string): unknown {
+  if (!Object.hasOwn(body, key)) throw new MatrixError("M_MISSING_PARAM", `Missing key '${key}'`, 400);
+  const others = Object.keys(body).filter((k) => k !== key);
+  if (others.length > 0) throw new MatrixError("M_BAD_JSON", `The body must hold '${key}' alone, not ${others.map((k) => `'${k}'`).join(", ")}`, 400);
+  return body[key];
+}
+
+const keyOf = (c: Call, fixed: string | undefined) => fixed ?? c.params.keyName!;
+
+function fieldRoutes(app: FastifyInstance, s: Services, path: string, versions: string[], fixedKey?: string): void {
+  clientRoute(app, s, {
+    method: "GET", path, auth: "optional", versions,
+    handler: async (c) => {
+      const key = keyOf(c, fixedKey);
+      return { [key]: await getProfileField(s, c.requester, c.params.userId!, key) };
+    },
+  });
+  clientRoute<AuthedCall>(app, s, {
+    method: "PUT", path, auth: "token", versions,
+    handler: async (c) => {
+      const key = keyOf(c, fixedKey);
+      checkProfileChange(c.requester, c.params.userId!, key); // before the body is read, as Synapse
+      await setProfileKey(s, c.requester, c.params.userId!, key, newValue(c.body(), key));
+      return {};
+    },
+  });
+  clientRoute<AuthedCall>(app, s, {
+    method: "DELETE", path, auth: "token", versions,
+    handler: async (c) => {
+      await deleteProfileKey(s, c.requester, c.params.userId!, keyOf(c, fixedKey));
+      return {};
+    },
+  });
 }
 
 export function profileRoutes(app: FastifyInstance, s: Services): void {
@@ -19,27 +53,6 @@ export function profileRoutes(app: FastifyInstance, s: Services): void {
     method: "GET", path: "/profile/:userId", auth: "optional",
     handler: (c) => getProfile(s, c.requester, c.params.userId!),
   });
-
-  for (const field of ["displayname", "avatar_url"] as const) {
-    clientRoute(app, s, {
-      method: "GET", path: `/profile/:userId/${field}`, auth: "optional",
-      handler: async (c) => ({ [field]: await getProfileField(s, c.requester, c.params.userId!, field) }),
-    });
-  }
-
-  clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/profile/:userId/displayname", auth: "token",
-    handler: async (c) => {
-      await setDisplayName(s, c.requester, c.params.userId!, newValue(c.body(), "displayname"));
-      return {};
-    },
-  });
-
-  clientRoute<AuthedCall>(app, s, {
-    method: "PUT", path: "/profile/:userId/avatar_url", auth: "token", op: "setAvatarUrl",
-    handler: async (c) => {
-      await setAvatarUrl(s, c.requester, c.params.userId!, newValue(c.body(), "avatar_url"));
-      return {};
-    },
-  });
+  for (const key of ["displayname", "avatar_url"]) fieldRoutes(app, s, `/profile/:userId/${key}`, ["r0", "v3"], key);
+  fieldRoutes(app, s, "/profile/:userId/:keyName", ["v3", ...(s.config.experimental_features.msc4133_enabled ? ["unstable/uk.tcpip.msc4133"] : [])]);
 }

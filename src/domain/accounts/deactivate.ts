@@ -1,6 +1,6 @@
 // POST /account/deactivate: re-authenticate, then lock the account for good: no password, no devices or
-// tokens, an empty profile; `erase` also marks the user erased (their events are hidden from new members
-// once rooms exist). Spec: Client-Server API "Account deactivation".
+// tokens, an empty profile (extended fields included); `erase` also marks the user erased (their events
+// are hidden from new members once rooms exist). Spec: Client-Server API "Account deactivation".
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "./requester.ts";
@@ -20,6 +20,9 @@ export async function deactivateAccount(s: Services, userId: string, erase: bool
     await s.users.markDeactivated(tx, userId, erase);
     await s.users.setProfileField(tx, userId, "displayname", null);
     await s.users.setProfileField(tx, userId, "avatarUrl", null);
+    // Extended fields too (Synapse deletes the whole profile when erasing; Weft empties it on every
+    // deactivation, and serves a deactivated user's profile as 404 anyway).
+    await s.profileFields.deleteAll(tx, userId);
   });
   invalidateUserTokens(s, userId);
   s.invalidations.publish({ kind: "profile", userId });

@@ -20,6 +20,8 @@ export const GUEST_REFUSED_OPERATIONS = [
   "localAliases",
   "setDirectoryVisibility",
   "setAvatarUrl",
+  /** Extended profile fields (m.tz, custom keys): a guest may change its display name only (as Synapse). */
+  "setProfileField",
   "deleteDevices",
   /** Third-party identifiers of the account, and OpenID tokens (Synapse refuses guests both). */
   "threePids",

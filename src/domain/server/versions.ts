@@ -51,6 +51,11 @@ export function unstableFeatures(config: FeatureConfig): Record<string, boolean>
     "com.beeper.msc4169": true,
     // MSC4306: thread subscriptions, with experimental_features.msc4306_enabled (Synapse 1.163 lists it so).
     "org.matrix.msc4306": config.experimental_features.msc4306_enabled,
+    // MSC4133: extended profiles. `.stable`: the v3 endpoints (spec v1.16), which matrix-js-sdk looks for
+    // while /versions stops short of v1.16; the bare flag: /unstable/uk.tcpip.msc4133, with
+    // experimental_features.msc4133_enabled (Synapse 1.163 lists both so).
+    "uk.tcpip.msc4133": config.experimental_features.msc4133_enabled,
+    "uk.tcpip.msc4133.stable": true,
     // MSC2666: the rooms shared with another user (GET /unstable/uk.half-shot.msc2666/user/mutual_rooms; v1 in spec v1.19).
     "uk.half-shot.msc2666.query_mutual_rooms": true,
     // MSC4143: MatrixRTC transports (GET /unstable/org.matrix.msc4143/rtc/transports), with

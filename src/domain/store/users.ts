@@ -103,8 +103,9 @@ export class UserStore {
     return new Set(rows.map((r) => r.user_id));
   }
 
-  async getProfile(userId: string): Promise<ProfileRow | null> {
-    return this.db.profile.findFirst({ where: { userId }, select: { displayname: true, avatarUrl: true } });
+  /** The profiles row; read inside `tx` when given. */
+  async getProfile(userId: string, tx: Client = this.db): Promise<ProfileRow | null> {
+    return tx.profile.findFirst({ where: { userId }, select: { displayname: true, avatarUrl: true } });
   }
 
   async setProfileField(tx: Client, userId: string, field: "displayname" | "avatarUrl", value: string | null): Promise<void> {
