@@ -27,7 +27,8 @@ function fieldRoutes(app: FastifyInstance, s: Services, path: string, versions: 
     method: "GET", path, auth: "optional", versions,
     handler: async (c) => {
       const key = keyOf(c, fixedKey);
-      return { [key]: await getProfileField(s, c.requester, c.params.userId!, key) };
+      const value = await getProfileField(s, c.requester, c.params.userId!, key);
+      return value === undefined ? {} : { [key]: value };
     },
   });
   clientRoute<AuthedCall>(app, s, {

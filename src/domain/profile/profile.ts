@@ -101,17 +101,17 @@ export async function getProfile(s: Services, requester: Requester | undefined, 
 }
 
 /**
- * One field of the profile. displayname and avatar_url: null when the user has none (200 with a null
- * value, which clients read as "no avatar", as Synapse answered before 1.163; 1.163 answers `{}`); any
- * other key: M_NOT_FOUND when the user has no such field (as Synapse, and the spec's 404). M_NOT_FOUND
- * too for an unknown or deactivated user; the key's own errors first (M_INVALID_PARAM, M_KEY_TOO_LARGE).
+ * One field of the profile. displayname and avatar_url: undefined when the user has none (the route
+ * answers 200 `{}`, as Synapse 1.163 does; the spec allows it beside a 404, MSC4537); any other key:
+ * M_NOT_FOUND when the user has no such field (as Synapse, and the spec's 404). M_NOT_FOUND too for an
+ * unknown or deactivated user; the key's own errors first (M_INVALID_PARAM, M_KEY_TOO_LARGE).
  */
 export async function getProfileField(s: Services, requester: Requester | undefined, userId: string, key: string): Promise<unknown> {
   parseUserId(userId);
   checkProfileKey(key);
   await checkQueryAllowed(s, requester, userId);
   const profile = await loadProfile(s, userId, { field: key, extended: !isLegacyField(key) });
-  if (isLegacyField(key)) return profile[key] ?? null;
+  if (isLegacyField(key)) return profile[key];
   if (!Object.hasOwn(profile, key)) throw notFound("Profile field was not found");
   return profile[key];
 }
