@@ -1,5 +1,6 @@
 // Items of spec v1.12 – v1.19 over HTTP on SQLite and PostgreSQL, responses checked against the v1.19
-// OpenAPI definitions: GET /_matrix/client/v1/mutual_rooms (v1.19, MSC2666; its unstable path, paging, the
+// OpenAPI definitions: /versions (v1.12 – v1.19 listed; GET /auth_metadata 404, the OAuth API not
+// offered), GET /_matrix/client/v1/mutual_rooms (v1.19, MSC2666; its unstable path, paging, the
 // spec's errors, GraphQL's mutualRooms), `format=event` on GET /state/{type}/{key} (v1.16), the
 // `m.forget_forced_upon_leave` capability with forget_rooms_on_leave (v1.18, MSC4267: a leave, a kick and
 // a ban each forget the room), POST /users/{userId}/report (v1.14, MSC4260), guests downloading
@@ -27,6 +28,16 @@ describe.each(backends())("spec v1.12 – v1.19 items on %s", (backend) => {
   afterAll(async () => {
     await t?.close();
   });
+  it("/versions lists v1.12 to v1.19; v1.15's optional OAuth 2.0 API is answered as not offered", async () => {
+    const res = await t.call("GET", "/_matrix/client/versions");
+    expectMatchesSpec(res, "GET", "/_matrix/client/versions");
+    const listed = (res.json.versions as string[]).filter((v) => /^v1\.(1[2-9])$/.test(v));
+    expect(listed).toEqual(["v1.12", "v1.13", "v1.14", "v1.15", "v1.16", "v1.17", "v1.18", "v1.19"]);
+    const meta = await t.call("GET", "/_matrix/client/v1/auth_metadata");
+    expect([meta.status, meta.json.errcode]).toEqual([404, "M_UNRECOGNIZED"]);
+    expectMatchesSpec(meta, "GET", "/_matrix/client/v1/auth_metadata");
+  });
+
   const join = async (who: Session, roomId: string) => expect((await t.call("POST", `${V3}/join/${enc(roomId)}`, { token: who.access_token, body: {} })).status).toBe(200);
 
   it("mutual_rooms: the rooms both are joined to, paged, with the spec's errors; the unstable path and GraphQL agree", async () => {

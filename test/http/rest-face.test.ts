@@ -64,7 +64,7 @@ describe.each(backends())("REST face on %s", (backend) => {
   it("serves /versions with optional authentication", async () => {
     const plain = await t.call("GET", "/_matrix/client/versions");
     expect(plain.status).toBe(200);
-    expect(plain.json.versions).toEqual(expect.arrayContaining(["r0.6.1", "v1.1", "v1.11"]));
+    expect(plain.json.versions).toEqual(expect.arrayContaining(["r0.6.1", "v1.1", "v1.11", "v1.19"]));
     expect(typeof plain.json.unstable_features).toBe("object");
     const s = await registerUser(t, "versioned");
     expect((await t.call("GET", "/_proto/client/versions", { token: s.access_token })).status).toBe(200);

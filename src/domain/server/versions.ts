@@ -8,6 +8,9 @@ import { rtcTransportsServed } from "./client-discovery.ts";
 export const SUPPORTED_VERSIONS = [
   "r0.0.1", "r0.1.0", "r0.2.0", "r0.3.0", "r0.4.0", "r0.5.0", "r0.6.0", "r0.6.1",
   "v1.1", "v1.2", "v1.3", "v1.4", "v1.5", "v1.6", "v1.7", "v1.8", "v1.9", "v1.10", "v1.11",
+  // Each once all of its release is served (README "Spec versions" says what each brought). The OAuth
+  // 2.0 API of v1.15 is optional for a server: without it GET /auth_metadata answers 404 M_UNRECOGNIZED.
+  "v1.12", "v1.13", "v1.14", "v1.15", "v1.16", "v1.17", "v1.18", "v1.19",
 ] as const;
 
 type FeatureConfig = Pick<Config, "encryption_enabled_by_default_for_room_type" | "login_via_existing_session" | "experimental_features" | "max_event_delay_duration" | "rc_delayed_event_mgmt" | "matrix_rtc">;
