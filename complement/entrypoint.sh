@@ -76,6 +76,7 @@ experimental_features:
   msc3381_polls_enabled: true
   msc4155_enabled: true
   msc4306_enabled: true
+  msc4354_enabled: true
   msc4222_enabled: true
 YAML
 

@@ -22,6 +22,9 @@ import { invalidateIgnoredUsers } from "./domain/account-data/ignored-users.ts";
 import { leaveAllRooms, updateMemberEvents } from "./domain/rooms/account-hooks.ts";
 import { indexSearch } from "./domain/search/index-hooks.ts";
 import { searchIndexer } from "./domain/search/index-consumer.ts";
+import { indexStickyEvents } from "./domain/sticky/index-hook.ts";
+import { stickyEventsSweeper } from "./domain/sticky/expiry.ts";
+import { stickyEventsProvider } from "./domain/sync/providers/sticky-events.ts";
 import { indexRelations } from "./domain/relations/index-hook.ts";
 import { bundleAggregations } from "./domain/relations/aggregations.ts";
 import { updateDirectoryStats } from "./domain/directory/stats.ts";
@@ -113,10 +116,12 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
   const appServices = (extra.config?.app_services.length ?? 0) > 0;
   // Delayed events (MSC4140) are off unless configured: then a state change is checked against them.
   const delayedEvents = extra.config !== undefined && delayedEventsEnabled(extra.config);
+  // Sticky events (MSC4354) are off unless experimental_features.msc4354_enabled: then kept, synced and swept.
+  const sticky = extra.config?.experimental_features.msc4354_enabled === true;
   return {
     // In the event commit's transaction: atomic with the events.
     // Push evaluation runs after relations (it reads the threads of the batch).
-    indexers: [indexSearch, indexRelations, updateDirectoryStats, indexPushActions],
+    indexers: [indexSearch, indexRelations, updateDirectoryStats, indexPushActions, ...(sticky ? [indexStickyEvents] : [])],
     // Fed each commit notice at settle, after the room and event caches, before the notifier.
     // Metrics last: they count what committed.
     commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles, forgetRejoinedDeviceLists, kickGuestsOnRevocation, forgetRoomsOnLeave, carryOverOnTombstone, mergeForwardExtremities, ...(extra.metrics ? [extra.metrics.countCommit] : [])],
@@ -140,7 +145,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     // MSC3890 (with msc3890_enabled): a deleted device's local notification settings go with it.
     devicesDeleted: [announceDeletedDevices, dropDevicePushers, dropLocalNotificationSettings],
     deviceUpdated: [announceDeviceUpdate],
-    syncProviders: [typingProvider, receiptsProvider, presenceProvider],
+    syncProviders: [typingProvider, receiptsProvider, presenceProvider, ...(sticky ? [stickyEventsProvider] : [])],
     // Per joined room, after every provider ran: unread notification counts.
     syncDecorators: [addUnreadCounts],
     presenceSetters: [presenceFromSync],
@@ -151,7 +156,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     partialStateCompleted: [deviceListsOnFullState],
     invalidationListeners: [invalidateTokenCache, invalidateIgnoredUsers, invalidateErasedUsers],
     // The federation sender first: the EDU producers after it hand it what they send.
-    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation, expireReceivedTransactions, expireSeenToDevice, appServiceSenders, appServiceEphemeral, resumeRoomDeletions, renewalMailJob, resumePartialStateRooms, delayedEventSender],
+    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation, expireReceivedTransactions, expireSeenToDevice, appServiceSenders, appServiceEphemeral, resumeRoomDeletions, renewalMailJob, resumePartialStateRooms, delayedEventSender, ...(sticky ? [stickyEventsSweeper] : [])],
   };
 }
 

@@ -27,6 +27,8 @@ export interface ExperimentalFeatures {
   msc4222_enabled: boolean;
   /** MSC4133: extended profiles also under /unstable/uk.tcpip.msc4133 and as `uk.tcpip.msc4133.profile_fields` (the stable API is always served). */
   msc4133_enabled: boolean;
+  /** MSC4354: sticky events (`org.matrix.msc4354.sticky_duration_ms` on send, /sync's `msc4354_sticky`, the sliding-sync extension). */
+  msc4354_enabled: boolean;
   /** MSC4140: how many delayed events a user may have scheduled at once (0: none, delayed events off). */
   msc4140_max_delayed_events_per_user: number;
 }
@@ -59,6 +61,7 @@ export function readExperimentalConfig(r: Reader): ExperimentalConfig {
       msc4210_enabled: x.bool("msc4210_enabled", false),
       msc4277_enabled: x.bool("msc4277_enabled", false),
       msc4133_enabled: x.bool("msc4133_enabled", false),
+      msc4354_enabled: x.bool("msc4354_enabled", false),
       msc4140_max_delayed_events_per_user: x.number("msc4140_max_delayed_events_per_user", 100, { min: 0, integer: true }),
     },
     max_event_delay_duration: maxDelay ?? 0,

@@ -38,6 +38,7 @@ import { SyncServices } from "./sync/registry.ts";
 import { E2eStore } from "./store/e2ee.ts";
 import { TypingState } from "./typing/typing-state.ts";
 import { ReceiptStore } from "./store/receipts.ts";
+import { StickyEventStore } from "./store/sticky-events.ts";
 import { PresenceStore } from "./store/presence.ts";
 import { PushServices } from "./push/push-services.ts";
 import { MediaServices } from "./media/media-services.ts";
@@ -137,6 +138,8 @@ export interface Services {
   typing: TypingState;
   /** Read receipts and the receipts stream. */
   receipts: ReceiptStore;
+  /** MSC4354's sticky events and their stream (written only with experimental_features.msc4354_enabled). */
+  sticky: StickyEventStore;
   /** Local users' presence and the presence stream. */
   presence: PresenceStore;
   /** Push rules, notification records and counts, pushers and their gateway queues. */
@@ -250,6 +253,7 @@ export function buildServices(opts: {
     e2ee: new E2eStore(storage.sql, caches.get("e2e_key_summaries", 100_000)),
     typing: new TypingState(() => clock.now(), caches.size("typing_rooms", 20_000)),
     receipts: new ReceiptStore(storage.sql),
+    sticky: new StickyEventStore(storage.sql),
     presence: new PresenceStore(storage.sql, caches.get("presence_rows", 100_000)),
     push: undefined as unknown as PushServices, // needs the services it belongs to: set just below
     media: new MediaServices(storage.db, storage.sql, config.media_store_path, config.server_name),
@@ -269,6 +273,7 @@ export function buildServices(opts: {
   services.rooms.notifier.gate("push_rules", services.push.rules.store.streamIds);
   services.rooms.notifier.gate("to_device", services.e2ee.toDeviceIds);
   services.rooms.notifier.gate("device_lists", services.e2ee.deviceListIds);
+  services.rooms.notifier.gate("sticky_events", services.sticky.streamIds);
   services.consumers = new ConsumerRunner(services, extensions.consumers);
   // The core indexes first (room and event caches), then the declared ones, then readers and consumers.
   services.commits = new CommitFeed(services, [updateRoomCaches, ...extensions.commitListeners, notifyReaders, (s, c) => s.consumers.offer(c)]);

@@ -48,6 +48,7 @@ describe("/versions's unstable_features", () => {
       "org.matrix.msc4306": false,
       "uk.tcpip.msc4133": false,
       "uk.tcpip.msc4133.stable": true,
+      "org.matrix.msc4354": false,
       "uk.half-shot.msc2666.query_mutual_rooms": true,
       "org.matrix.msc4143": false,
       "org.matrix.simplified_msc3575": true,

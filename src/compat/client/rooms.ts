@@ -12,11 +12,22 @@ import { getContext, getJoinedMembers, getJoinedRooms, getMembers, getMessages, 
 import { filterOptions, parseFilterParam } from "../../domain/filters/room-event-filter.ts";
 import { upgradeRoom } from "../../domain/rooms/upgrade.ts";
 import { scheduleDelayedEvent } from "../../domain/delayed-events/schedule.ts";
+import { parseStickyDurationParam, STICKY_QUERY_PARAM } from "../../domain/sticky/sticky.ts";
 
 const ok = () => ({});
 
 /** `org.matrix.msc4140.delay` (MSC4140): the send is a delayed event, sent that many ms from now. */
 const delayOf = (c: Call) => queryInt(c, "org.matrix.msc4140.delay", { min: 0 });
+
+/**
+ * `org.matrix.msc4354.sticky_duration_ms` (MSC4354, with experimental_features.msc4354_enabled; ignored
+ * otherwise, as Synapse): the message is a sticky event. The first value counts, as in Synapse.
+ */
+const stickyOf = (c: Call) => {
+  if (!c.s.config.experimental_features.msc4354_enabled) return undefined;
+  const v = c.query[STICKY_QUERY_PARAM];
+  return parseStickyDurationParam(Array.isArray(v) ? v[0] : v);
+};
 
 /** The servers a join may go through: `via`, else the deprecated `server_name` (as Synapse, MSC4156). */
 function joinVia(c: Call): string[] {
@@ -52,9 +63,13 @@ export function roomRoutes(app: FastifyInstance, s: Services): void {
       method, path, auth: "token",
       handler: (c) => {
         const delay = delayOf(c);
-        if (delay === undefined) return sendMessage(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.txnId, c.body(), { ts: queryString(c, "ts") });
+        if (delay === undefined) {
+          const content = c.body();
+          return sendMessage(s, c.requester, c.params.roomId!, c.params.eventType!, c.params.txnId, content, { ts: queryString(c, "ts"), stickyDurationMs: stickyOf(c) });
+        }
         // A retry may come without its body (Synapse answers it from its transaction cache).
-        return scheduleDelayedEvent(s, c.requester, { roomId: c.params.roomId!, type: c.params.eventType!, txnId: c.params.txnId, content: c.bodyOrUndefined(), delay });
+        const content = c.bodyOrUndefined();
+        return scheduleDelayedEvent(s, c.requester, { roomId: c.params.roomId!, type: c.params.eventType!, txnId: c.params.txnId, content, delay, stickyDurationMs: stickyOf(c) });
       },
     });
   }

@@ -25,12 +25,15 @@ export interface DelayedEventRequest {
   content: Record<string, unknown> | undefined;
   /** Milliseconds from now. */
   delay: number;
+  /** MSC4354: the event is sent as a sticky event of this duration (a message only, as Synapse). */
+  stickyDurationMs?: number;
 }
 
 export async function scheduleDelayedEvent(s: Services, r: Requester, req: DelayedEventRequest): Promise<{ delay_id: string }> {
   const deviceKey = deviceKeyOf(r);
   const txnId = req.txnId === undefined ? undefined : `${scopeOf(s, ["send", req.roomId, req.type])}:${req.txnId}`;
-  const requestHash = req.content === undefined ? undefined : hash("sha256", canonicalJson([req.content, req.delay]), "base64");
+  const sticky = req.stateKey === undefined ? req.stickyDurationMs : undefined;
+  const requestHash = req.content === undefined ? undefined : hash("sha256", canonicalJson(sticky === undefined ? [req.content, req.delay] : [req.content, req.delay, sticky]), "base64");
   if (txnId !== undefined) {
     const seen = await s.delayedEvents.store.findTxn(r.userId, deviceKey, txnId);
     if (seen && (requestHash === undefined || requestHash === seen.requestHash)) return { delay_id: seen.delayId };
@@ -54,7 +57,7 @@ export async function scheduleDelayedEvent(s: Services, r: Requester, req: Delay
   let full: { full: number } | undefined;
   try {
     full = await s.delayedEvents.store.add(
-      { delayId, userId: r.userId, deviceId: r.deviceId, roomId: req.roomId, type: req.type, stateKey: req.stateKey ?? null, content: req.content, delay: req.delay, sendTs },
+      { delayId, userId: r.userId, deviceId: r.deviceId, roomId: req.roomId, type: req.type, stateKey: req.stateKey ?? null, content: req.content, delay: req.delay, sendTs, stickyDurationMs: sticky ?? null },
       s.config.experimental_features.msc4140_max_delayed_events_per_user,
       txnId !== undefined ? { deviceKey, txnId, requestHash: requestHash!, now } : undefined,
     );

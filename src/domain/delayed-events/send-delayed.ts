@@ -14,7 +14,7 @@ export async function sendDelayedEvent(s: Services, e: DelayedEventRow): Promise
     if (!user || user.deactivated) return;
     const r: Requester = { userId: e.userId, deviceId: e.deviceId, isGuest: user.isGuest, isAdmin: user.isAdmin, accessTokenId: null };
     if (e.stateKey !== null) await sendStateEvent(s, r, e.roomId, e.type, e.stateKey, e.content);
-    else await sendMessage(s, r, e.roomId, e.type, undefined, e.content);
+    else await sendMessage(s, r, e.roomId, e.type, undefined, e.content, e.stickyDurationMs === null ? {} : { stickyDurationMs: e.stickyDurationMs });
   } finally {
     await s.delayedEvents.store.remove(e.delayId);
   }

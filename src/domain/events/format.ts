@@ -19,6 +19,8 @@ export interface ClientEvent {
   room_id?: string;
   state_key?: string;
   redacts?: string;
+  /** MSC4354: the sticky event's `msc4354_sticky` (only with experimental_features.msc4354_enabled). */
+  msc4354_sticky?: unknown;
   unsigned?: ClientUnsigned;
 }
 
@@ -61,6 +63,8 @@ export interface ClientEventOptions {
    * never mutates it: /sync, where every member's response carries the same events). Default false.
    */
   shareContent?: boolean;
+  /** MSC4354: the PDU's `msc4354_sticky`, served at the top level (the caller decides whether to). */
+  sticky?: unknown;
 }
 
 /** Depth checks of content objects already made (stored events' content is shared and never mutated). */
@@ -109,6 +113,8 @@ export function toClientEvent(pdu: Pdu, opts: ClientEventOptions): ClientEvent {
       if (typeof out.content["redacts"] !== "string") out.content["redacts"] = target; // mirrored for newer clients in v1–10
     }
   }
+
+  if (opts.sticky !== undefined) out.msc4354_sticky = opts.sticky;
 
   // Object.assign, not `{ ...extra }`: V8 gives a literal that starts with a spread a hidden class of its own.
   const unsigned: ClientUnsigned = Object.assign({}, opts.extraUnsigned);

@@ -6,7 +6,8 @@
 // missing then is refused, as Synapse refuses it ("Your server isn't divulging details about prev_events
 // referenced in this event."): its origin has no excuse not to give them, and the state at an event this
 // server lacks is never asked for it — else a PDU that became the room's only tip would make us trust its
-// sender's word for the room's state. Gap filling runs one at a time per room (a second transaction for
+// sender's word for the room's state (a sticky event, MSC4354, is kept as an outlier instead:
+// sticky/received-outlier.ts). Gap filling runs one at a time per room (a second transaction for
 // the room waits and finds the gap filled), bounded by the fetcher's budget; its failures are the PDU's
 // error, never the transaction's.
 // Spec: Server-Server API "Checks performed on receipt of a PDU", "Backfilling and retrieving missing
@@ -21,6 +22,7 @@ import { RemoteRoomFetcher, type ParsedPdu } from "./fetch-events.ts";
 import { fetchMissingEvents } from "./missing-events.ts";
 import { authIdsOf } from "./dag-walk.ts";
 import { serverInRoom } from "./server-visibility.ts";
+import { keepStickyOutlier } from "../sticky/received-outlier.ts";
 
 /** A PDU's result in the /send answer: undefined when handled, else why not. */
 export type PduResult = string | undefined;
@@ -120,6 +122,8 @@ async function fillGapAndReceive(s: Services, origin: string, roomId: string, p:
     }
     // Refused (not stored): the state at a missing event is not asked for (see the module comment).
     if (prevs.some((id) => !inDag(stored.get(id)))) {
+      // MSC4354: an old sticky event its sender's server still pushes is kept apart from the DAG.
+      if (await keepStickyOutlier(s, fetcher, origin, room, p)) return undefined;
       s.log.info({ roomId, eventId: p.eventId, origin }, "refusing a pushed event: its prev_events could not be fetched");
       return PREVS_WITHHELD;
     }

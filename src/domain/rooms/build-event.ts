@@ -26,6 +26,8 @@ export interface EventDraft {
   redacts?: string;
   /** origin_server_ts other than the clock's (an application service's `ts`: timestamp massaging). */
   originServerTs?: number;
+  /** MSC4354: the top-level `msc4354_sticky` of a sticky event. */
+  sticky?: { duration_ms: number };
 }
 
 export interface BuiltEvent {
@@ -99,6 +101,7 @@ export async function unsignedPdu(s: Services, ctx: BuildContext, draft: EventDr
   if (draft.stateKey !== undefined) pdu.state_key = draft.stateKey;
   if (draft.redacts !== undefined && !v.redactsInContent) pdu.redacts = draft.redacts;
   if (!v.updatedRedactionRules) pdu.origin = originServer;
+  if (draft.sticky !== undefined) pdu.msc4354_sticky = draft.sticky;
 
   if (v.eventIdFormat === "server-assigned") {
     // v1–2: references carry the referenced event's reference hash.

@@ -24,7 +24,8 @@ export type StreamName =
   | "presence"
   | "to_device"
   | "device_lists"
-  | "push_rules";
+  | "push_rules"
+  | "sticky_events";
 
 /** A stream moved to `position`; the change concerns these users and/or the members of these rooms. */
 export interface StreamNotice {

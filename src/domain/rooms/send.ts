@@ -11,6 +11,8 @@ import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { appendEvent } from "./append.ts";
+import type { EventDraft } from "./build-event.ts";
+import { stickyField } from "../sticky/sticky.ts";
 import { currentStateEvent, requireRoom } from "./room-cache.ts";
 import { checkPowerLevelsContent, powerLevelsOf } from "./power-levels.ts";
 import { authStateFromEvents, redactionTakesEffect } from "../auth/index.ts";
@@ -104,11 +106,13 @@ export async function sendMessage(
   type: string,
   txnId: string | undefined,
   content: Record<string, unknown>,
-  opts: { ts?: string } = {},
+  opts: { ts?: string; stickyDurationMs?: number } = {},
 ): Promise<{ event_id: string }> {
   checkEventType(type);
   const originServerTs = massagedTimestamp(r, opts.ts);
   const redaction = type === "m.room.redaction";
+  // MSC4354 (experimental_features.msc4354_enabled): a sticky event, the duration given put on it as sent.
+  const sticky = opts.stickyDurationMs !== undefined && s.config.experimental_features.msc4354_enabled ? stickyField(opts.stickyDurationMs) : undefined;
   return withTxn(
     s, r, txnId, ["send", roomId, type], content,
     async (txn) => {
@@ -120,12 +124,13 @@ export async function sendMessage(
         checkRedactionBody(content);
         rateLimit(s, r);
         await requireRedactionAllowed(s, r, redacts);
-        return (await redactDraft(s, r, roomId, redacts, content, txn)).eventId;
+        return (await redactDraft(s, r, roomId, redacts, content, txn, sticky)).eventId;
       }
       requireNotSuspended(r, "Sending messages");
       // A message's transaction id is looked up by the group commit (rooms/append.ts) with the ids of the
       // messages queued beside it; a fresh one is rate-limited there, a retransmission answered as recorded.
-      const draft = originServerTs === undefined ? { type, sender: r.userId, content } : { type, sender: r.userId, content, originServerTs };
+      const draft: EventDraft = originServerTs === undefined ? { type, sender: r.userId, content } : { type, sender: r.userId, content, originServerTs };
+      if (sticky !== undefined) draft.sticky = sticky;
       const e = await appendEvent(s, roomId, draft, { txn, admit: () => rateLimit(s, r) });
       return e.eventId;
     },
@@ -209,6 +214,7 @@ async function redactDraft(
   redacts: string,
   body: Record<string, unknown>,
   txn?: Txn,
+  sticky?: { duration_ms: number },
 ) {
   return appendEvent(
     s,
@@ -220,7 +226,9 @@ async function redactDraft(
       // room version keeps it: in content from v11, at the top level only before.
       const { redacts: _named, ...content }: Record<string, unknown> = body;
       if (room.version.redactsInContent) content.redacts = redacts;
-      const draft = { type: "m.room.redaction", sender: r.userId, content, redacts };
+      const draft: EventDraft = { type: "m.room.redaction", sender: r.userId, content, redacts };
+      // MSC4354: a redaction sent through /send may be sticky too.
+      if (sticky !== undefined) draft.sticky = sticky;
       if (!target) {
         // As Synapse: a user with the redact level may redact an event this server has not seen (it takes
         // effect if the event arrives: every read of it applies the rule); anyone else gets 404.

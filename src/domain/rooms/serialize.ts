@@ -13,6 +13,7 @@ import { deviceKeyOf } from "./send.ts";
 import { effectiveRedactions } from "./redactions.ts";
 import { erasedForReader } from "./erasure.ts";
 import { membershipAtEvents, type MembershipHint } from "./membership-at-event.ts";
+import { STICKY_TTL_FIELD, stickyForClient } from "../sticky/sticky.ts";
 
 export interface SerializeOptions {
   omitRoomId?: boolean;
@@ -52,11 +53,15 @@ export async function serializeEvents(
   const versions = new Map<string, RoomVersion>();
   for (const e of events) if (!versions.has(e.roomId)) versions.set(e.roomId, resolveRoomVersion(await roomVersionOf(e.roomId)));
   const out: ClientEvent[] = [];
+  // MSC4354: sticky events carry their `msc4354_sticky` and what is left of it (redacted ones are plain events).
+  const sticky = s.config.experimental_features.msc4354_enabled;
   for (const e of events) {
     const v = versions.get(e.roomId)!;
     const redactedBy = redactions.get(e.eventId);
     const prev = e.replacesState ? replaced.get(e.replacesState) : undefined;
     const pdu = redactedBy || erased.has(e.eventId) ? redactEvent(e.pdu, v) : e.pdu;
+    const stuck = sticky ? stickyForClient(pdu, now) : undefined;
+    if (stuck?.ttl !== undefined) extra.set(e.eventId, { ...extra.get(e.eventId), [STICKY_TTL_FIELD]: stuck.ttl });
     out.push(
       toClientEvent(pdu, {
         roomVersion: v,
@@ -71,6 +76,7 @@ export async function serializeEvents(
         redactedBecause: redactedBy ? toClientEvent(redactedBy.pdu, { roomVersion: v, eventId: redactedBy.eventId, roomId: e.roomId, now }) : undefined,
         extraUnsigned: extra.get(e.eventId),
         shareContent: opts.shareContent,
+        sticky: stuck?.field,
       }),
     );
   }

@@ -13,19 +13,22 @@ export interface DelayedEventRow {
   content: Record<string, unknown>;
   delay: number;
   sendTs: number;
+  /** MSC4354: sent as a sticky event of this duration (null: not sticky). */
+  stickyDurationMs: number | null;
 }
 
 type Raw = {
   delay_id: string; user_id: string; device_id: string | null; room_id: string; event_type: string;
-  state_key: string | null; content: string; delay: number | string; send_ts: number | string;
+  state_key: string | null; content: string; delay: number | string; send_ts: number | string; sticky_duration_ms: number | string | null;
 };
 
-const COLUMNS = "delay_id, user_id, device_id, room_id, event_type, state_key, content, delay, send_ts";
+const COLUMNS = "delay_id, user_id, device_id, room_id, event_type, state_key, content, delay, send_ts, sticky_duration_ms";
 
 function toRow(r: Raw): DelayedEventRow {
   return {
     delayId: r.delay_id, userId: r.user_id, deviceId: r.device_id, roomId: r.room_id, type: r.event_type,
     stateKey: r.state_key, content: JSON.parse(r.content) as Record<string, unknown>, delay: Number(r.delay), sendTs: Number(r.send_ts),
+    stickyDurationMs: r.sticky_duration_ms === null || r.sticky_duration_ms === undefined ? null : Number(r.sticky_duration_ms),
   };
 }
 
@@ -41,8 +44,8 @@ export class DelayedEventStore {
       const scheduled = await tx.all<{ send_ts: number | string }>(`SELECT send_ts FROM delayed_events WHERE user_id = ? ORDER BY send_ts LIMIT ?`, [e.userId, limit]);
       if (scheduled.length >= limit) return { full: Number(scheduled[0]!.send_ts) };
       await tx.run(
-        `INSERT INTO delayed_events (${COLUMNS}, is_processed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, FALSE)`,
-        [e.delayId, e.userId, e.deviceId, e.roomId, e.type, e.stateKey, JSON.stringify(e.content), e.delay, e.sendTs],
+        `INSERT INTO delayed_events (${COLUMNS}, is_processed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, FALSE)`,
+        [e.delayId, e.userId, e.deviceId, e.roomId, e.type, e.stateKey, JSON.stringify(e.content), e.delay, e.sendTs, e.stickyDurationMs],
       );
       if (txn)
         await tx.run(`INSERT INTO delayed_event_txns (user_id, device_key, txn_id, request_hash, delay_id, created_ts) VALUES (?, ?, ?, ?, ?, ?)`, [

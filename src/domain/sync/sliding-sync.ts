@@ -86,11 +86,14 @@ export async function buildSlidingAnswer(s: Services, r: Requester, req: Sliding
     if (had && !planned.has(roomId)) sent.set(roomId, { ...had, upTo: to.events, config: had.config.timelineLimit >= config.timelineLimit ? had.config : config });
   }
   const initialRooms = new Map<string, Set<string>>();
+  const timelines = new Map<string, Set<string>>();
   for (const [roomId, o] of outcomes) {
     sent.set(roomId, o.sent);
     if (!o.result && since !== undefined) continue;
     rooms[roomId] = o.result ?? { initial: true };
-    if (o.result?.initial) initialRooms.set(roomId, new Set(((o.result.timeline as JsonObject[] | undefined) ?? []).map((e) => e.event_id as string)));
+    const ids = new Set(((o.result?.timeline as JsonObject[] | undefined) ?? []).map((e) => e.event_id as string));
+    timelines.set(roomId, ids);
+    if (o.result?.initial) initialRooms.set(roomId, ids);
   }
   // Unread notification counts of the joined rooms sent, from the /sync decorators (push counts).
   const joinedSent = Object.keys(rooms).filter((id) => list.memberships.get(id)?.membership === "join");
@@ -103,7 +106,7 @@ export async function buildSlidingAnswer(s: Services, r: Requester, req: Sliding
       if (counts) Object.assign(rooms[id]!, counts);
     }
   }
-  const ext = await extensionsOutcome(s, r, req.extensions, list, since?.token, to, initialRooms);
+  const ext = await extensionsOutcome(s, r, req.extensions, list, since?.token, to, initialRooms, timelines);
   let changed = Object.keys(rooms).length > 0 || ext.changed;
   const extensions: Record<string, unknown> = ext.json;
   if (ext.toDevice !== undefined) to.to_device = Math.max(to.to_device, ext.toDevice);

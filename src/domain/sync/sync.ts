@@ -72,6 +72,7 @@ export function newContext(s: Services, r: Requester, req: SyncRequest, since: S
     result,
     joinedRooms: new Set(),
     presenceOf: new Set(),
+    newlyJoinedRooms: new Set(),
     joinedRoom(roomId: string): JoinedRoomResult {
       return (result.rooms.join[roomId] ??= {
         state: { events: [] },

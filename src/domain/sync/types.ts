@@ -17,6 +17,8 @@ export interface JoinedRoomResult {
   account_data: { events: JsonObject[] };
   unread_notifications?: { notification_count: number; highlight_count: number };
   unread_thread_notifications?: Record<string, { notification_count: number; highlight_count: number }>;
+  /** MSC4354: the room's sticky events not in its timeline (Synapse's unstable name). */
+  msc4354_sticky?: { events: JsonObject[] };
 }
 
 export interface LeftRoomResult {
@@ -64,6 +66,11 @@ export interface SyncContext {
    * rooms in what this sync shows. Filled by the events provider, read by the presence provider.
    */
   presenceOf: Set<string>;
+  /**
+   * Joined rooms new to the client in an incremental sync (joined since the token, or shown anew): filled by
+   * the events provider; the sticky-events provider (MSC4354) gives them all their sticky events.
+   */
+  newlyJoinedRooms: Set<string>;
   /** The joined-room entry of `roomId` in the response, created empty when absent. */
   joinedRoom(roomId: string): JoinedRoomResult;
 }

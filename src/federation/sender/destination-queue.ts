@@ -5,7 +5,9 @@
 // destination still does not answer it backs off (backoff.ts, persisted), keeps its
 // PDUs queued and the latest of its EDUs, logs once when it goes down and once when it comes back, and
 // — catching up after an outage — first trims each room's queue to its newest CATCH_UP_KEEP_PER_ROOM
-// PDUs (the destination fetches anything older it needs with get_missing_events / backfill).
+// PDUs (the destination fetches anything older it needs with get_missing_events / backfill), keeping
+// those still sticky (MSC4354: "Large volumes of events to send MUST NOT cause the sticky event to be
+// dropped from the send queue").
 import type { Services } from "../../domain/services.ts";
 import { afterFailure, afterSuccess, isDown, quickRetryDelay, retryAt, upState } from "./backoff.ts";
 import { EduBuffer } from "./edu-buffer.ts";
@@ -18,6 +20,11 @@ import { MAX_EDUS_PER_TRANSACTION, MAX_PDUS_PER_TRANSACTION, pdusOf, sendTransac
  * so a short outage loses nothing, and bounds what a long one leaves queued).
  */
 export const CATCH_UP_KEEP_PER_ROOM = 200;
+
+/** The time at which still-sticky PDUs survive a trim (MSC4354, with msc4354_enabled), else undefined. */
+export function stickyKeptAt(s: Services): number | undefined {
+  return s.config.experimental_features.msc4354_enabled ? s.clock.now() : undefined;
+}
 
 export interface QueueContext {
   s: Services;
@@ -137,7 +144,7 @@ export class DestinationQueue {
         if (wait > 0) return this.schedule(wait);
         if (!trimmed) {
           trimmed = true;
-          const dropped = await store.trim(CATCH_UP_KEEP_PER_ROOM, [this.destination]);
+          const dropped = await store.trim(CATCH_UP_KEEP_PER_ROOM, [this.destination], stickyKeptAt(s));
           if (dropped > 0) s.log.info({ destination: this.destination, dropped, keptPerRoom: CATCH_UP_KEEP_PER_ROOM }, "catching up: older queued PDUs dropped");
         }
       }

@@ -11,7 +11,7 @@ import type { Services } from "../../domain/services.ts";
 import type { BackgroundTask } from "../../domain/extensions.ts";
 import { tryParseServerName } from "../../domain/ids.ts";
 import { isDown, retryAt, upState } from "./backoff.ts";
-import { DestinationQueue, CATCH_UP_KEEP_PER_ROOM } from "./destination-queue.ts";
+import { DestinationQueue, CATCH_UP_KEEP_PER_ROOM, stickyKeptAt } from "./destination-queue.ts";
 import type { Edu, PresenceItem, ReceiptItem } from "./edu-buffer.ts";
 import { SenderStore, type DestinationRow } from "./store.ts";
 import type { StoredEvent } from "../../domain/store/events.ts";
@@ -180,7 +180,7 @@ export class FederationSender {
   private async trimDown(): Promise<void> {
     const down = [...this.queues.values()].filter((q) => q.current && isDown(q.current)).map((q) => q.destination);
     try {
-      const dropped = await this.store.trim(CATCH_UP_KEEP_PER_ROOM, down);
+      const dropped = await this.store.trim(CATCH_UP_KEEP_PER_ROOM, down, stickyKeptAt(this.s));
       if (dropped > 0) this.s.log.info({ dropped, destinations: down.length }, "federation queues of unreachable destinations trimmed");
     } catch (err) {
       this.s.log.warn({ err }, "trimming federation queues failed");

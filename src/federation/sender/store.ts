@@ -80,18 +80,21 @@ export class SenderStore {
 
   /**
    * Keeps only the newest `keep` queued PDUs of each room for `destinations` (every destination when
-   * undefined): what a long outage may leave queued. Returns how many were dropped.
+   * undefined): what a long outage may leave queued — and, given `stickyAt`, every one still sticky then.
+   * Returns how many were dropped.
    */
-  async trim(keep: number, destinations?: readonly string[]): Promise<number> {
+  async trim(keep: number, destinations?: readonly string[], stickyAt?: number): Promise<number> {
     if (destinations && destinations.length === 0) return 0;
     const where = destinations ? `WHERE destination IN (${marks(destinations.length)})` : "";
+    // MSC4354 (stickyAt: now, with msc4354_enabled): sticky events still sticky are kept whatever their age.
+    const sticky = stickyAt === undefined ? "" : ` AND event_id NOT IN (SELECT event_id FROM sticky_events WHERE expires_at > ?)`;
     return this.sql.run(
       `DELETE FROM federation_outbound_pdus WHERE (destination, stream_ordering) IN (
          SELECT destination, stream_ordering FROM (
            SELECT destination, stream_ordering, ROW_NUMBER() OVER (PARTITION BY destination, room_id ORDER BY stream_ordering DESC) AS n
            FROM federation_outbound_pdus ${where}
-         ) ranked WHERE n > ?)`,
-      [...(destinations ?? []), keep],
+         ) ranked WHERE n > ?)${sticky}`,
+      [...(destinations ?? []), keep, ...(stickyAt === undefined ? [] : [stickyAt])],
     );
   }
 

@@ -250,7 +250,10 @@ function plan(ctx: SyncContext, memberships: UserMembership[], to: number, joine
         const completed = partial?.completedAt.get(m.roomId);
         const shownAnew = from !== undefined && completed !== undefined && completed > from;
         if (from === undefined) rooms.push({ m, section: "join", after: 0, upTo: to, fullState: true, newToClient: false });
-        else if (shownAnew || (changed && !joinedBefore.has(m.roomId))) rooms.push({ m, section: "join", after: 0, upTo: to, fullState: true, newToClient: true });
+        else if (shownAnew || (changed && !joinedBefore.has(m.roomId))) {
+          rooms.push({ m, section: "join", after: 0, upTo: to, fullState: true, newToClient: true });
+          ctx.newlyJoinedRooms.add(m.roomId);
+        }
         else rooms.push({ m, section: "join", after: from, upTo: to, fullState: ctx.fullState, newToClient: false });
         break;
       }

@@ -6,7 +6,8 @@
 // rooms in scope — the rooms of the lists named (by key, "*" for all) and of the subscriptions named
 // ("*" for all). A room the connection gets for the first time (initial) gets its receipts on its
 // timeline's events and the user's own, whatever the position. The thread-subscriptions extension
-// (MSC4308) is its own feed's (src/domain/threads/subscription-feed.ts).
+// (MSC4308) is its own feed's (src/domain/threads/subscription-feed.ts); the sticky-events one (MSC4354) reads
+// the sticky-events store with its own `since` (sticky-extension.ts).
 import type { Services } from "../../services.ts";
 import type { Requester } from "../../accounts/requester.ts";
 import { DEFAULT_SYNC_FILTER } from "../../filters/sync-filter.ts";
@@ -16,6 +17,8 @@ import type { JsonObject, SyncContext } from "../types.ts";
 import type { StreamName } from "../../rooms/notifier.ts";
 import { WILDCARD, type ExtensionScope, type SlidingExtensions } from "./request.ts";
 import type { RoomList } from "./room-list.ts";
+import { stickyEventsExtension } from "./sticky-extension.ts";
+import { STICKY_EVENTS_EXTENSION } from "./request.ts";
 
 export interface ExtensionsOutcome {
   json: JsonObject;
@@ -59,6 +62,8 @@ export async function extensionsOutcome(
   since: SyncToken | undefined,
   to: SyncToken,
   initialRooms: ReadonlyMap<string, ReadonlySet<string>>,
+  /** The timeline event ids of every room this answer sends. */
+  timelines: ReadonlyMap<string, ReadonlySet<string>> = initialRooms,
 ): Promise<ExtensionsOutcome> {
   const json: JsonObject = {};
   let changed = false;
@@ -130,6 +135,13 @@ export async function extensionsOutcome(
     const out = ephemeral(ctx, "m.typing");
     json.typing = { rooms: out };
     if (Object.keys(out).length > 0) changed = true;
+  }
+  if (ext.stickyEvents && s.config.experimental_features.msc4354_enabled) {
+    const out = await stickyEventsExtension(s, r, ext.stickyEvents, new Set(joinedOnly(new Set(list.relevant.keys()))), timelines, to.sticky_events);
+    if (out) {
+      json[STICKY_EVENTS_EXTENSION] = out;
+      changed = true;
+    }
   }
   return { json, changed, ...(toDevice !== undefined ? { toDevice } : {}) };
 }

@@ -53,6 +53,8 @@ export interface SlidingExtensions {
   receipts?: ExtensionScope;
   typing?: ExtensionScope;
   threadSubscriptions?: { limit: number };
+  /** MSC4354's sticky events: at most `limit`, after the extension's own `since` (a position of its stream). */
+  stickyEvents?: { limit: number; since?: number };
 }
 
 export interface SlidingRequest {
@@ -63,6 +65,7 @@ export interface SlidingRequest {
 }
 
 export const THREAD_SUBSCRIPTIONS_EXTENSION = "io.element.msc4308.thread_subscriptions";
+export const STICKY_EVENTS_EXTENSION = "org.matrix.msc4354.sticky_events";
 const MAX_THREAD_SUBSCRIPTIONS_LIMIT = 512;
 
 const bad = (msg: string) => new MatrixError("M_BAD_JSON", msg, 400);
@@ -173,6 +176,15 @@ function extensions(v: unknown): SlidingExtensions {
   }
   const threads = enabled(THREAD_SUBSCRIPTIONS_EXTENSION);
   if (threads) out.threadSubscriptions = { limit: Math.min(int(threads.limit, `extensions.${THREAD_SUBSCRIPTIONS_EXTENSION}.limit`, 0) ?? 100, MAX_THREAD_SUBSCRIPTIONS_LIMIT) };
+  // Checked whenever given, enabled or not (as Synapse's model); served only with msc4354_enabled (extensions.ts).
+  const sticky = object(e[STICKY_EVENTS_EXTENSION], `extensions.${STICKY_EVENTS_EXTENSION}`);
+  if (sticky) {
+    const on = bool(sticky.enabled, `extensions.${STICKY_EVENTS_EXTENSION}.enabled`) === true;
+    const limit = int(sticky.limit, `extensions.${STICKY_EVENTS_EXTENSION}.limit`, 0) ?? 100;
+    const since = sticky.since;
+    if (!absent(since) && (typeof since !== "string" || !/^sticky_(0|[1-9][0-9]{0,15})$/.test(since))) throw bad(`extensions.${STICKY_EVENTS_EXTENSION}.since must be a sticky events next_batch`);
+    if (on) out.stickyEvents = { limit, ...(absent(since) ? {} : { since: Number((since as string).slice("sticky_".length)) }) };
+  }
   return out;
 }
 
