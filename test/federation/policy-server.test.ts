@@ -239,6 +239,27 @@ function localSendCases(ctx: () => LocalScenario): void {
     expect(ps.askedAbout(roomId)).toContain(other.json.event_id);
   });
 
+  it("an m.room.policy that is not valid names no policy server: nobody is asked", async () => {
+    const { home, owner, ps, roomId } = ctx();
+    const key = ps.key.publicKeyBase64;
+    const via = ps.origin.serverName;
+    const invalid = [{}, { via }, { via, public_keys: [key] }, { via, public_keys: { ed25519: 42 } }, { via: 42, public_keys: { ed25519: key } }, { via: "not a server name!", public_keys: { ed25519: key } }, { via, public_key: key }];
+    try {
+      for (const content of invalid) {
+        const set = await putState(home, owner.access_token, roomId, "m.room.policy", "", content);
+        expect(set.status, JSON.stringify(set.json)).toBe(200);
+        const before = ps.signRequests(roomId).length;
+        const res = await say(home, owner.access_token, roomId, "spam nobody checks");
+        expect(res.status, `${JSON.stringify(content)}: ${JSON.stringify(res.json)}`).toBe(200);
+        expect(ps.signRequests(roomId), JSON.stringify(content)).toHaveLength(before);
+      }
+    } finally {
+      const back = await putState(home, owner.access_token, roomId, "m.room.policy", "", policyContent(ps));
+      expect(back.status).toBe(200);
+    }
+    expect((await say(home, owner.access_token, roomId, "more spam")).status).toBe(400);
+  });
+
   it("a room whose via server has no joined user: the policy server is not asked", async () => {
     const { home, owner, ps } = ctx();
     const roomId = await policyRoom(home, owner, ps, { join: false });
