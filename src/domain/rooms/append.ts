@@ -130,6 +130,8 @@ async function drain(s: Services, roomId: string): Promise<void> {
   };
   const attempt = async (lookUp: boolean): Promise<void> => {
     const room = await requireRoom(s, roomId);
+    // A room using a Policy Server: each message waits on its answer, outside any transaction.
+    if (mayUsePolicyServer(room.state)) return commitOneByOne(s, roomId, unique, outcome, admit);
     // One transaction for the group. With the lookup, its first round trip (on PostgreSQL: BEGIN, the
     // lookup and the positions, pipelined) finds the transaction ids already recorded — a concurrent retry
     // committed by an earlier group after this request was read: answered from the record instead of
@@ -162,17 +164,13 @@ async function drain(s: Services, roomId: string): Promise<void> {
     });
   };
   try {
-    // A room using a Policy Server: each message waits on its answer, outside any transaction.
-    if (mayUsePolicyServer((await requireRoom(s, roomId)).state)) await commitOneByOne(s, roomId, unique, outcome, admit);
-    else {
-      // A retransmission is rare next to a new message: the first attempt assumes none.
-      try {
-        await attempt(false);
-      } catch (err) {
-        if (!s.rooms.events.isTxnConflict(err)) throw err;
-        outcome = new Map();
-        await attempt(true);
-      }
+    // A retransmission is rare next to a new message: the first attempt assumes none.
+    try {
+      await attempt(false);
+    } catch (err) {
+      if (!s.rooms.events.isTxnConflict(err)) throw err;
+      outcome = new Map();
+      await attempt(true);
     }
     // Refused admission without the lookup: a retransmission of a recorded id is still answered as
     // recorded (never rate-limited), as the lookup would have answered it.
