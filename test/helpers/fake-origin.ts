@@ -17,6 +17,8 @@ export interface FakeRequest {
   path: string;
   query: URLSearchParams;
   body: unknown;
+  /** The Authorization header (an X-Matrix signature), as sent. */
+  authorization?: string;
 }
 
 /** An answer: a status and a JSON body; undefined means 404 M_UNRECOGNIZED. */
@@ -53,7 +55,7 @@ export async function startFakeOrigin(handler: FakeHandler = () => undefined): P
           answer = { status: 200, json: origin.keyDocument?.() ?? buildServerKeysResponse({ serverName, keys: [key], validityMs: 3600_000 }) };
         } else {
           const text = Buffer.concat(chunks).toString("utf8");
-          const fake: FakeRequest = { method: req.method ?? "GET", path, query: url.searchParams, body: text ? JSON.parse(text) : undefined };
+          const fake: FakeRequest = { method: req.method ?? "GET", path, query: url.searchParams, body: text ? JSON.parse(text) : undefined, authorization: req.headers.authorization };
           origin.requests.push(fake);
           try {
             answer = await origin.handler(fake);

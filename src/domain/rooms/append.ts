@@ -1,13 +1,15 @@
 // Appends locally built events to an existing room inside the room's lane. A draft function sees the room
 // as it is now (to check or shape the event) and runs alone; plain message drafts waiting on the same
 // room are group-committed: built and authorized one by one, written in one transaction. This is the
-// common path of every local write (messages, state, membership, redactions).
+// common path of every local write (messages, state, membership, redactions). In a room using a Policy
+// Server the group's messages are committed one by one (each waits on the policy server's answer).
 import type { Services } from "../services.ts";
 import type { StoredEvent } from "../store/events.ts";
 import type { EventDraft } from "./build-event.ts";
 import { persistDrafts, persistEach, type PersistOptions } from "./persist.ts";
 import { requireRoom, type RoomSnapshot } from "./room-cache.ts";
 import { MatrixError } from "../errors.ts";
+import { mayUsePolicyServer } from "./policy-server.ts";
 
 /** A draft function returns this to say the change is already in place (an idempotent no-op). */
 export interface AlreadyDone {
@@ -61,6 +63,35 @@ async function answerRecorded(s: Services, rec: { eventId: string }): Promise<St
   return (await s.rooms.events.get(rec.eventId)) ?? new MatrixError("M_NOT_FOUND", "The event this transaction id was answered with is gone", 404);
 }
 
+/**
+ * The messages of a group in a room using a Policy Server: the policy server signs each one before it is
+ * stored (an HTTP request, up to 30 s: policy-check.ts), which must not hold a transaction open — on
+ * SQLite that would stall every write of the server. So the recorded transaction ids are looked up first
+ * (a retransmission is answered as recorded, never rate-limited), then each fresh message is built,
+ * signed and committed on its own; one refused fails alone. A concurrent retry committed meanwhile fails
+ * the insert of its id, and send.ts answers it from the record.
+ */
+async function commitOneByOne(s: Services, roomId: string, unique: Waiting[], outcome: Map<Waiting, StoredEvent | Error>, admit: (w: Waiting) => boolean): Promise<void> {
+  const withTxn = unique.filter((w) => w.txn);
+  const recorded = withTxn.length > 0 ? await s.rooms.events.findTxns(withTxn.map((w) => w.txn!)) : [];
+  const done = new Set<Waiting>();
+  for (const [i, rec] of recorded.entries()) {
+    if (!rec) continue;
+    const w = withTxn[i]!;
+    done.add(w);
+    outcome.set(w, await answerRecorded(s, rec));
+  }
+  for (const w of unique) {
+    if (done.has(w) || !admit(w)) continue;
+    try {
+      const [stored] = await persistDrafts(s, await requireRoom(s, roomId), [w.draft], { txn: w.txn });
+      outcome.set(w, stored!);
+    } catch (err) {
+      outcome.set(w, err as Error);
+    }
+  }
+}
+
 async function drain(s: Services, roomId: string): Promise<void> {
   const rooms = waiting.get(s)!;
   const all = rooms.get(roomId) ?? [];
@@ -99,6 +130,8 @@ async function drain(s: Services, roomId: string): Promise<void> {
   };
   const attempt = async (lookUp: boolean): Promise<void> => {
     const room = await requireRoom(s, roomId);
+    // A room using a Policy Server: each message waits on its answer, outside any transaction.
+    if (mayUsePolicyServer(room.state)) return commitOneByOne(s, roomId, unique, outcome, admit);
     // One transaction for the group. With the lookup, its first round trip (on PostgreSQL: BEGIN, the
     // lookup and the positions, pipelined) finds the transaction ids already recorded — a concurrent retry
     // committed by an earlier group after this request was read: answered from the record instead of

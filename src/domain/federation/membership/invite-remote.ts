@@ -17,6 +17,8 @@ import { buildEvent, type EventDraft } from "../../rooms/build-event.ts";
 import { authorizeEvent, checkSignatures } from "../../rooms/pipeline/checks.ts";
 import { receiveRemoteEvents } from "../../rooms/receive.ts";
 import { requireRoom, type RoomSnapshot } from "../../rooms/room-cache.ts";
+import { mayUsePolicyServer } from "../../rooms/policy-server.ts";
+import { signLocalEvent } from "../../rooms/policy-check.ts";
 import { clientError, sameEvent } from "./handshake.ts";
 import { assertCanonicalForVersion } from "../../events/validate.ts";
 import { putV2OrV1 } from "./v1-fallback.ts";
@@ -31,8 +33,10 @@ async function buildInvite(s: Services, roomId: string, draft: EventDraft, check
     const room = await requireRoom(s, roomId);
     await check(room);
     if (room.createEvent.content["m.federate"] === false) throw new MatrixError("M_FORBIDDEN", "This room is not federated: users of other servers cannot join it", 403);
-    const built = await buildEvent(s, { roomId, version: room.version, state: room.state, extremities: room.extremities, maxDepth: room.maxDepth }, draft);
-    await authorizeEvent(s, room, built.pdu, async (id) => (await s.rooms.events.get(id))?.pdu);
+    const unsigned = await buildEvent(s, { roomId, version: room.version, state: room.state, extremities: room.extremities, maxDepth: room.maxDepth }, draft);
+    await authorizeEvent(s, room, unsigned.pdu, async (id) => (await s.rooms.events.get(id))?.pdu);
+    // A room using a Policy Server: it signs the invite before the invitee's server sees it (or refuses it).
+    const built = mayUsePolicyServer(room.state) ? await signLocalEvent(s, room, unsigned) : unsigned;
     return { room, built, inviteState: await inviteRoomState(s, room, draft.sender) };
   });
 }
@@ -63,7 +67,8 @@ export async function inviteRemoteUser(s: Services, roomId: string, draft: Event
   if (!sameEvent(built.pdu, returned) || !isPlainObject(returned.signatures))
     throw new MatrixError("M_UNKNOWN", `${server} answered the invite with another event`, 502);
   const signatures = returned.signatures as Pdu["signatures"];
-  const invite: Pdu = { ...built.pdu, signatures: { ...built.pdu.signatures, [server]: signatures[server] ?? {} } };
+  // The invitee's server's signatures beside ours (and, when it is the room's policy server, beside that one's).
+  const invite: Pdu = { ...built.pdu, signatures: { ...built.pdu.signatures, [server]: { ...(built.pdu.signatures?.[server] ?? {}), ...(signatures[server] ?? {}) } } };
   try {
     await checkSignatures(s, invite, room.version, [server]);
   } catch (err) {

@@ -107,7 +107,7 @@ export async function receiveInvite(s: Services, origin: string, roomId: string,
     const [outcome] = await receiveRemoteEvents(s, roomId, [{ pdu: signed }], { mustAccept: [0] });
     if (outcome!.status === "accepted" || outcome!.status === "duplicate") return { event: signed };
     if (outcome!.status === "rejected") throw new MatrixError("M_FORBIDDEN", `The invite is not allowed: ${outcome!.reason}`, 403);
-    if (outcome!.status === "soft_failed") throw new MatrixError("M_FORBIDDEN", "The invite is not allowed by the room's current state", 403);
+    if (outcome!.status === "soft_failed") throw new MatrixError("M_FORBIDDEN", `The invite is ${"reason" in outcome! ? outcome.reason.toLowerCase() : "not allowed by the room's current state"}`, 403);
     // Its prev_events are not known here yet: kept out of band until they arrive.
   }
   await commitOutOfBandMembership(s, { roomId, version: v, eventId, pdu: { ...signed, unsigned: { invite_room_state: inviteState } } });

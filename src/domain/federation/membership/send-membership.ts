@@ -91,7 +91,7 @@ export async function sendMembership(s: Services, origin: string, roomId: string
     case "rejected":
       throw new MatrixError("M_FORBIDDEN", `The ${membership} event was rejected: ${outcome!.reason}`, 403);
     case "soft_failed":
-      throw new MatrixError("M_FORBIDDEN", `The ${membership} event is not allowed by the room's current state`, 403);
+      throw new MatrixError("M_FORBIDDEN", `The ${membership} event is ${"reason" in outcome! ? outcome.reason.toLowerCase() : "not allowed by the room's current state"}`, 403);
     case "outlier":
       throw new MatrixError("M_INVALID_PARAM", "The event's prev_events are unknown to this server", 400);
     case "dropped":

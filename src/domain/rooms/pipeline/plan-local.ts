@@ -1,7 +1,9 @@
 // The local planner: builds the events this server creates, in order, on top of the room as it evolves —
 // current state and the current forward extremities — and authorizes each against its auth events. It
 // reads no rows for a plain message: the room snapshot holds everything (ARCHITECTURE "Events: one way
-// in", steps 1–4). Spec: Client-Server API "Room events"; Server-Server API "Auth events selection".
+// in", steps 1–4). In a room using a Policy Server, each event is signed by it once authorized
+// (policy-check.ts): the one place every local event passes before it is committed.
+// Spec: Client-Server API "Room events"; Server-Server API "Auth events selection", "Policy Servers".
 import type { Services } from "../../services.ts";
 import type { Pdu } from "../../events/types.ts";
 import { isStateEvent, prevEventIds } from "../../events/types.ts";
@@ -9,6 +11,8 @@ import { stateKeyOf } from "../../store/state-groups.ts";
 import { buildEvent, type BuiltEvent, type EventDraft } from "../build-event.ts";
 import { movedRoom, type RoomSnapshot } from "../room-cache.ts";
 import { authorizeEvent } from "./checks.ts";
+import { mayUsePolicyServer } from "../policy-server.ts";
+import { signLocalEvent } from "../policy-check.ts";
 import { redactionTarget, type CommitPlan, type GroupBasis, type PlannedEvent, type PlannedTxn } from "./plan.ts";
 
 const ACCEPTED = { outlier: false, rejectedReason: null, softFailed: false } as const;
@@ -37,11 +41,13 @@ export class LocalPlanner {
   /** Builds (unless built) and authorizes one event on top of the plan; throws without changing it. */
   async add(draft: EventDraft | BuiltEvent, txn?: PlannedTxn): Promise<void> {
     const cur = this.cur;
-    const built =
+    const unsigned =
       "pdu" in draft
         ? draft
         : await buildEvent(this.s, { roomId: cur.roomId, version: cur.version, state: cur.state, extremities: cur.extremities, maxDepth: cur.maxDepth, lookup: this.lookup, signLater: this.opts.signLater }, draft);
-    await authorizeEvent(this.s, cur, built.pdu, this.lookup);
+    await authorizeEvent(this.s, cur, unsigned.pdu, this.lookup);
+    // A room using a Policy Server: its signature is added (or the event refused) before anything is stored.
+    const built = mayUsePolicyServer(cur.state) ? await signLocalEvent(this.s, cur, unsigned) : unsigned;
     const key = isStateEvent(built.pdu) ? stateKeyOf(built.pdu.type, built.pdu.state_key!) : undefined;
     const stateAfter = key ? new Map(cur.state).set(key, built.eventId) : cur.state;
     const prevIds = prevEventIds(built.pdu);

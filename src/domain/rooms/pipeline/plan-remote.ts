@@ -8,9 +8,10 @@
 // (de-outliering). Accepted events move the forward extremities (unless a stored event already follows
 // them: history arriving late); current state is the resolved state at them. Backfilled history (older
 // than the room's state) is not soft-failed and takes positions below the stream (commit.ts). A redaction
-// naming an event of another room is soft-failed (ignored: it never takes effect, and clients never see it).
+// naming an event of another room is soft-failed (ignored: it never takes effect, and clients never see it),
+// and so is an event the room's Policy Server does not recommend (policy-check.ts; backfilled too, as Synapse).
 // Spec: Server-Server API "Checks performed on receipt of a PDU", "Rejection", "Soft failure",
-// "Backfilling and retrieving missing events"; Room Versions "Authorization rules".
+// "Backfilling and retrieving missing events", "Policy Servers"; Room Versions "Authorization rules".
 import type { Services } from "../../services.ts";
 import type { Pdu } from "../../events/types.ts";
 import { authEventIds, isStateEvent, prevEventIds } from "../../events/types.ts";
@@ -25,6 +26,8 @@ import { authorizeWithAuthEvents, authorizeWithState, checkHashOrRedact, checkSi
 import { redactionTarget, stateChanges, type CommitPlan, type GroupBasis, type PlannedEvent } from "./plan.ts";
 import { redactsOf } from "../../events/redaction.ts";
 import { overlongField } from "../../events/size.ts";
+import { mayUsePolicyServer } from "../policy-server.ts";
+import { checkReceivedEvent } from "../policy-check.ts";
 
 export interface RemoteEventInput {
   /** The PDU as received (untrusted JSON). */
@@ -64,6 +67,8 @@ export interface RemotePlannerOptions {
 
 export type RemoteOutcome =
   | { status: "accepted" | "soft_failed" | "outlier"; eventId: string }
+  /** Soft-failed for a stated reason other than current state's auth rules (the room's policy server). */
+  | { status: "soft_failed"; eventId: string; reason: string }
   | { status: "rejected"; eventId: string; reason: string }
   /** Not stored: a bad format or signature, another room, or a state that cannot be resolved yet. */
   | { status: "dropped"; eventId?: string; reason: string }
@@ -187,8 +192,9 @@ export class RemotePlanner {
     } catch (err) {
       return { status: "dropped", eventId, reason: reasonOf(err) };
     }
-    const { unsigned: _unsigned, ...received } = checkHashOrRedact(p.pdu, v).pdu;
-    const pdu = received as Pdu;
+    const hashed = checkHashOrRedact(p.pdu, v);
+    const { unsigned: _unsigned, ...received } = hashed.pdu;
+    let pdu = received as Pdu;
     const signedBy = (server: string) => signers.has(server);
     const prevIds = prevEventIds(pdu);
 
@@ -230,6 +236,17 @@ export class RemotePlanner {
       }
     }
 
+    // The room's Policy Server (Synapse checks it with the signatures and hash, and skips a redacted copy):
+    // an event it does not recommend is soft-failed, not rejected nor redacted. Asked only when its answer
+    // matters — not for an event rejected or soft-failed already, nor for this server's own membership
+    // back from a handshake. A signature it gives now is stored with the event.
+    let policyRefused = false;
+    if (before && rejectedReason === null && !softFailed && !hashed.redacted && p.input.noSoftFail !== true && mayUsePolicyServer(this.cur.state)) {
+      const checked = await checkReceivedEvent(s, { roomId: room.roomId, version: v, state: this.cur.state }, pdu);
+      pdu = checked.pdu;
+      policyRefused = softFailed = !checked.recommended;
+    }
+
     // A redaction naming an event of another room can never take effect: it is ignored — soft-failed, so
     // stored but never served to clients (Synapse withholds it from them).
     if (before && rejectedReason === null && !softFailed && (await this.redactsElsewhere(pdu))) softFailed = true;
@@ -254,6 +271,7 @@ export class RemotePlanner {
     if (outlier || rejectedReason !== null || softFailed) {
       this.keep(planned);
       if (rejectedReason !== null) return { status: "rejected", eventId, reason: rejectedReason };
+      if (policyRefused) return { status: "soft_failed", eventId, reason: "Not recommended by the room's policy server" };
       return { status: outlier ? "outlier" : "soft_failed", eventId };
     }
     // Accepted: a forward extremity in place of its prev_events (unless a stored event already follows it:
