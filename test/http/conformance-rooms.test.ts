@@ -117,7 +117,7 @@ describe.each(backends())("rooms (conformance) on %s", (backend) => {
     const member = () => stateOf(roomId, "m.room.member", carol.user_id);
 
     expectError(await t.call("PUT", profilePath, { token: carol.access_token, body: { avatar_url: "LemurLover" } }), 400, "M_INVALID_PARAM");
-    expect((await t.call("GET", profilePath)).json.avatar_url).toBeNull();
+    expect((await t.call("GET", profilePath)).json).toEqual({});
     expect(await member()).not.toHaveProperty("avatar_url");
 
     const mxc = "mxc://weft.test/LemurLover";
@@ -129,7 +129,7 @@ describe.each(backends())("rooms (conformance) on %s", (backend) => {
     const s = t.hs.services;
     await s.db.$transaction((tx) => s.users.setProfileField(tx, carol.user_id, "avatarUrl", "LemurLover"));
     s.invalidations.publish({ kind: "profile", userId: carol.user_id });
-    expect((await t.call("GET", profilePath)).json.avatar_url).toBeNull();
+    expect((await t.call("GET", profilePath)).json).toEqual({});
     const other = await createRoom(t, alice, { preset: "public_chat" });
     expect((await t.call("POST", `${V3}/join/${enc(other)}`, { token: carol.access_token, body: {} })).status).toBe(200);
     const joined = await stateOf(other, "m.room.member", carol.user_id);
