@@ -1,5 +1,5 @@
 // Options of the unstable features (MSCs) Synapse gates behind configuration, with its names and defaults:
-// `experimental_features.msc*_enabled`, and delayed events (MSC4140: `max_event_delay_duration`, unset =
+// `experimental_features.msc*_enabled` (and MSC4108's `msc4108_delegation_endpoint`), and delayed events (MSC4140: `max_event_delay_duration`, unset =
 // off; `experimental_features.msc4140_max_delayed_events_per_user`; `rc_delayed_event_mgmt`).
 import { ConfigError } from "./errors.ts";
 import type { RateLimit, Reader } from "./config.ts";
@@ -31,6 +31,10 @@ export interface ExperimentalFeatures {
   msc4354_enabled: boolean;
   /** MSC4140: how many delayed events a user may have scheduled at once (0: none, delayed events off). */
   msc4140_max_delayed_events_per_user: number;
+  /** MSC4108: the rendezvous sessions QR-code login runs over (POST /unstable/org.matrix.msc4108/rendezvous). */
+  msc4108_enabled: boolean;
+  /** MSC4108: a rendezvous server elsewhere, which POST /unstable/org.matrix.msc4108/rendezvous answers 307 to. */
+  msc4108_delegation_endpoint: string | undefined;
 }
 
 export interface ExperimentalConfig {
@@ -46,6 +50,12 @@ export function readExperimentalConfig(r: Reader): ExperimentalConfig {
   const msc3391 = x.bool("msc3391_enabled", false);
   const msc3890 = x.bool("msc3890_enabled", false);
   if (msc3890 && !msc3391) throw new ConfigError("experimental_features.msc3890_enabled", "needs experimental_features.msc3391_enabled: true");
+  const msc4108 = x.bool("msc4108_enabled", false);
+  const msc4108Delegation = x.optString("msc4108_delegation_endpoint");
+  if (msc4108Delegation !== undefined && !/^https?:\/\/[^/]/i.test(msc4108Delegation))
+    throw new ConfigError("experimental_features.msc4108_delegation_endpoint", "must be an http(s) URL");
+  if (msc4108 && msc4108Delegation !== undefined)
+    throw new ConfigError("experimental_features.msc4108_delegation_endpoint", "cannot be set with msc4108_enabled: true (MSC4108 is either served here or delegated, as in Synapse)");
   const maxDelay = r.duration("max_event_delay_duration");
   if (maxDelay !== undefined && maxDelay <= 0) throw new ConfigError("max_event_delay_duration", "must be a positive duration if set");
   return {
@@ -63,6 +73,8 @@ export function readExperimentalConfig(r: Reader): ExperimentalConfig {
       msc4133_enabled: x.bool("msc4133_enabled", false),
       msc4354_enabled: x.bool("msc4354_enabled", false),
       msc4140_max_delayed_events_per_user: x.number("msc4140_max_delayed_events_per_user", 100, { min: 0, integer: true }),
+      msc4108_enabled: msc4108,
+      msc4108_delegation_endpoint: msc4108Delegation,
     },
     max_event_delay_duration: maxDelay ?? 0,
     rc_delayed_event_mgmt: r.rateLimit("rc_delayed_event_mgmt", { per_second: 1, burst_count: 5 }),

@@ -49,6 +49,7 @@ describe("/versions's unstable_features", () => {
       "uk.tcpip.msc4133": false,
       "uk.tcpip.msc4133.stable": true,
       "org.matrix.msc4354": false,
+      "org.matrix.msc4108": false,
       "uk.half-shot.msc2666.query_mutual_rooms": true,
       "org.matrix.msc4143": false,
       "org.matrix.simplified_msc3575": true,

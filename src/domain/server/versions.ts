@@ -61,6 +61,9 @@ export function unstableFeatures(config: FeatureConfig): Record<string, boolean>
     "uk.tcpip.msc4133.stable": true,
     // MSC4354: sticky events, with experimental_features.msc4354_enabled (Synapse 1.163 lists it so).
     "org.matrix.msc4354": config.experimental_features.msc4354_enabled,
+    // MSC4108: rendezvous sessions for QR-code login, served here (msc4108_enabled) or delegated
+    // (msc4108_delegation_endpoint), as Synapse lists it.
+    "org.matrix.msc4108": config.experimental_features.msc4108_enabled || config.experimental_features.msc4108_delegation_endpoint !== undefined,
     // MSC2666: the rooms shared with another user (GET /unstable/uk.half-shot.msc2666/user/mutual_rooms; v1 in spec v1.19).
     "uk.half-shot.msc2666.query_mutual_rooms": true,
     // MSC4143: MatrixRTC transports (GET /unstable/org.matrix.msc4143/rtc/transports), with
