@@ -43,6 +43,7 @@ import { threadSubscriptionRoutes } from "./client/thread-subscriptions.ts";
 import { slidingSyncRoutes } from "./client/sliding-sync.ts";
 import { accountModerationRoutes } from "./client/account-moderation.ts";
 import { mutualRoomRoutes } from "./client/mutual-rooms.ts";
+import { rendezvousRoutes } from "./client/rendezvous.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -94,4 +95,5 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   appServiceRoutes,
   ssoRoutes,
   emailValidationRoutes,
+  rendezvousRoutes,
 ];

@@ -18,7 +18,8 @@ import { genReqId } from "../observability/http-observer.ts";
 export const CORS_HEADERS = {
   "access-control-allow-origin": "*",
   "access-control-allow-methods": "GET, HEAD, POST, PUT, DELETE, OPTIONS",
-  "access-control-allow-headers": "X-Requested-With, Content-Type, Authorization, Date, Apollo-Require-Preflight",
+  // If-Match and If-None-Match: MSC4108's rendezvous sessions (Synapse allows them on those paths only).
+  "access-control-allow-headers": "X-Requested-With, Content-Type, Authorization, Date, Apollo-Require-Preflight, If-Match, If-None-Match",
   "access-control-expose-headers": "ETag, Retry-After",
 } as const;
 

@@ -53,6 +53,7 @@ import { ThreepidStore } from "./store/threepids.ts";
 import { Mailer } from "./threepids/mailer.ts";
 import { IdentityServerAgent } from "./threepids/identity-server.ts";
 import { DelayedEventServices } from "./delayed-events/delayed-event-services.ts";
+import { RendezvousSessions } from "./rendezvous/session-store.ts";
 import { ThreadSubscriptionStore } from "./store/thread-subscriptions.ts";
 import { ThreadSubscriptionFeed, type ThreadSubscriptionServices } from "./threads/subscription-feed.ts";
 
@@ -150,6 +151,8 @@ export interface Services {
   appservices: AppServiceServices;
   /** Delayed events (MSC4140): the scheduled events and the timer of the next one due. */
   delayedEvents: DelayedEventServices;
+  /** MSC4108's rendezvous sessions, in this process's memory (a minute each; one process, see the module). */
+  rendezvous: RendezvousSessions;
   /** Requests being handled, which shutdown waits for before closing storage. */
   inFlight: InFlight;
   /** Called on shutdown, in reverse order of registration. */
@@ -259,6 +262,7 @@ export function buildServices(opts: {
     media: new MediaServices(storage.db, storage.sql, config.media_store_path, config.server_name),
     appservices: undefined as unknown as AppServiceServices, // needs the services it belongs to: set just below
     delayedEvents: new DelayedEventServices(storage.sql),
+    rendezvous: new RendezvousSessions(clock),
     inFlight: new InFlight(),
     onClose: [],
   };
