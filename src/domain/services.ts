@@ -55,6 +55,7 @@ import { IdentityServerAgent } from "./threepids/identity-server.ts";
 import { DelayedEventServices } from "./delayed-events/delayed-event-services.ts";
 import { ThreadSubscriptionStore } from "./store/thread-subscriptions.ts";
 import { ThreadSubscriptionFeed, type ThreadSubscriptionServices } from "./threads/subscription-feed.ts";
+import { ProcessState } from "./process-state.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -152,6 +153,8 @@ export interface Services {
   delayedEvents: DelayedEventServices;
   /** Requests being handled, which shutdown waits for before closing storage. */
   inFlight: InFlight;
+  /** The operations' per-process in-memory state (lanes, queues, runs, mirrors): the inventory is process-state.ts. */
+  processState: ProcessState;
   /** Called on shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -260,6 +263,7 @@ export function buildServices(opts: {
     appservices: undefined as unknown as AppServiceServices, // needs the services it belongs to: set just below
     delayedEvents: new DelayedEventServices(storage.sql),
     inFlight: new InFlight(),
+    processState: new ProcessState(),
     onClose: [],
   };
   if (services.mailer) services.onClose.push(() => services.mailer!.close());
