@@ -56,6 +56,7 @@ import { DelayedEventServices } from "./delayed-events/delayed-event-services.ts
 import { RendezvousSessions } from "./rendezvous/session-store.ts";
 import { ThreadSubscriptionStore } from "./store/thread-subscriptions.ts";
 import { ThreadSubscriptionFeed, type ThreadSubscriptionServices } from "./threads/subscription-feed.ts";
+import { ProcessState } from "./process-state.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -155,6 +156,8 @@ export interface Services {
   rendezvous: RendezvousSessions;
   /** Requests being handled, which shutdown waits for before closing storage. */
   inFlight: InFlight;
+  /** The operations' per-process in-memory state (lanes, queues, runs, mirrors): the inventory is process-state.ts. */
+  processState: ProcessState;
   /** Called on shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -264,6 +267,7 @@ export function buildServices(opts: {
     delayedEvents: new DelayedEventServices(storage.sql),
     rendezvous: new RendezvousSessions(clock),
     inFlight: new InFlight(),
+    processState: new ProcessState(),
     onClose: [],
   };
   if (services.mailer) services.onClose.push(() => services.mailer!.close());

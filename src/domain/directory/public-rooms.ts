@@ -163,8 +163,6 @@ async function federatingRooms(s: Services, roomIds: readonly string[]): Promise
   return new Set(roomIds.filter((id) => events.get(creates.get(id)?.get("m.room.create") ?? "")?.pdu.content["m.federate"] !== false));
 }
 
-const backfilled = new WeakSet<Services>();
-
 /** Who may list the directory: anyone with an access token; without one, only if allow_public_rooms_without_auth. */
 export function requirePublicRoomsAccess(s: Services, r: Requester | undefined): void {
   if (!r && !s.config.allow_public_rooms_without_auth) throw new MatrixError("M_MISSING_TOKEN", "Missing access token", 401);
@@ -212,9 +210,9 @@ async function readLocalDirectory(s: Services, req: Omit<PublicRoomsRequest, "se
   const filter = parseFilter(req.filter);
   const list = directoryList(req);
 
-  if (!backfilled.has(s)) {
+  if (!s.processState.directoryStatsFilled) {
     await backfillDirectoryStats(s, await s.directory.publishedWithoutStats());
-    backfilled.add(s);
+    s.processState.directoryStatsFilled = true;
   }
   // limit + 1 rows tell whether more lie beyond the page in the direction read.
   const rows = await keptRows(s, { ...filter, list }, since, limit + 1, keep);

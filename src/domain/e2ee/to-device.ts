@@ -15,10 +15,6 @@ import { canonicalJson } from "../canonical-json.ts";
 import { isPlainObject, objectField, type Json } from "./json.ts";
 import type { SqlExecutor } from "../../storage/sql.ts";
 import { queueToRemoteDevices } from "../federation/edus/to-device.ts";
-import { KeyedLanes } from "../rooms/lanes.ts";
-
-/** Per sending device: its /sendToDevice requests take their stream positions in arrival order. */
-const senderLanes = new WeakMap<Services, KeyedLanes>();
 
 export interface ToDeviceMessage {
   sender: string;
@@ -86,9 +82,8 @@ export async function sendToDevice(s: Services, r: Requester, eventType: string,
   // A retried transaction sends nothing again, to other servers either: their EDUs are queued in the
   // transaction that claims the txnId.
   let servers: string[] = [];
-  let lanes = senderLanes.get(s);
-  if (!lanes) senderLanes.set(s, (lanes = new KeyedLanes()));
-  const fresh = await lanes.run(`${r.userId}\u0000${deviceKey}`, () =>
+  // Per sending device: its requests take their stream positions in arrival order.
+  const fresh = await s.processState.toDeviceSenderLanes.run(`${r.userId}\u0000${deviceKey}`, () =>
     queueLocalToDevice(s, r.userId, eventType, local, async (tx) => {
       if (!(await s.e2ee.insertToDeviceTxn(tx, r.userId, deviceKey, txnId, s.clock.now()))) return false;
       if (remote.size > 0) servers = await queueToRemoteDevices(s, tx, r.userId, eventType, remote);

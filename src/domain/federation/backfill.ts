@@ -37,20 +37,6 @@ export async function backfillForServer(s: Services, origin: string, roomId: str
   return transactionOf(s, await pdusForServer(s, origin, room, events));
 }
 
-interface BackfillState {
-  running: Map<string, Promise<number>>;
-  /** Room → when it may be asked about again. */
-  quietUntil: Map<string, number>;
-}
-
-const states = new WeakMap<Services, BackfillState>();
-
-function stateOf(s: Services): BackfillState {
-  let st = states.get(s);
-  if (!st) states.set(s, (st = { running: new Map(), quietUntil: new Map() }));
-  return st;
-}
-
 /** The prev_events of the room's earliest events that are not in its DAG here: where its history stops. */
 async function backwardExtremities(s: Services, roomId: string): Promise<string[]> {
   const earliest = await s.rooms.events.earliestInDag(roomId, EARLIEST);
@@ -86,7 +72,7 @@ export async function serversToAsk(s: Services, room: RoomSnapshot): Promise<str
  * Concurrent calls for a room share one fetch; a room that yielded nothing is left alone for a while.
  */
 export function backfillRoom(s: Services, roomId: string): Promise<number> {
-  const st = stateOf(s);
+  const st = s.processState.backfills;
   const running = st.running.get(roomId);
   if (running) return running;
   if ((st.quietUntil.get(roomId) ?? 0) > Date.now()) return Promise.resolve(0);

@@ -15,7 +15,6 @@
 import type { Services } from "../services.ts";
 import { prevEventIds } from "../events/types.ts";
 import { loadRoom, type RoomSnapshot } from "../rooms/room-cache.ts";
-import { KeyedLanes } from "../rooms/lanes.ts";
 import { receiveRemoteEvents, type RemoteOutcome } from "../rooms/receive.ts";
 import type { StoredEvent } from "../store/events.ts";
 import { RemoteRoomFetcher, type ParsedPdu } from "./fetch-events.ts";
@@ -26,14 +25,6 @@ import { keepStickyOutlier } from "../sticky/received-outlier.ts";
 
 /** A PDU's result in the /send answer: undefined when handled, else why not. */
 export type PduResult = string | undefined;
-
-const gapLanes = new WeakMap<Services, KeyedLanes>();
-
-function lanesOf(s: Services): KeyedLanes {
-  let l = gapLanes.get(s);
-  if (!l) gapLanes.set(s, (l = new KeyedLanes()));
-  return l;
-}
 
 /**
  * What a pipeline outcome says to the sending server. An error only for an event that could not be
@@ -88,7 +79,7 @@ export async function ingestPdus(s: Services, origin: string, room: RoomSnapshot
       continue;
     }
     await flush();
-    results.set(p.eventId, await lanesOf(s).run(room.roomId, () => fillGapAndReceive(s, origin, room.roomId, p)));
+    results.set(p.eventId, await s.processState.gapLanes.run(room.roomId, () => fillGapAndReceive(s, origin, room.roomId, p)));
     known = await s.rooms.events.getMany(pdus.flatMap(refsOf));
   }
   await flush();

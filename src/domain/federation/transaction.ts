@@ -10,11 +10,11 @@
 import { serverAllowedInState } from "./server-acl.ts";
 import type { Services } from "../services.ts";
 import type { BackgroundTask } from "../extensions.ts";
+import type { InboundTransactions } from "../process-state.ts";
 import { isPlainObject, type Pdu } from "../events/types.ts";
 import { eventIdOf } from "../events/hashes.ts";
 import { validatePduFormat } from "../events/validate.ts";
 import { MatrixError } from "../errors.ts";
-import { KeyedLanes } from "../rooms/lanes.ts";
 import { loadRoom, type RoomSnapshot } from "../rooms/room-cache.ts";
 import { ReceivedTransactionStore } from "../store/received-transactions.ts";
 import { parsePdu, type ParsedPdu } from "./fetch-events.ts";
@@ -52,28 +52,10 @@ export function parseTransaction(origin: string, body: Record<string, unknown>):
   return { pdus: body.pdus, edus };
 }
 
-interface InboundState {
-  lanes: KeyedLanes;
-  /** (origin, txnId) → its answer being computed (a concurrent retry shares it). */
-  running: Map<string, Promise<TransactionResponse>>;
-  /** Transactions per origin accepted and not yet answered. */
-  pending: Map<string, number>;
-  /** EDU types no handler takes, already logged. */
-  unknownEdus: Set<string>;
-}
-
-const states = new WeakMap<Services, InboundState>();
-
-function stateOf(s: Services): InboundState {
-  let st = states.get(s);
-  if (!st) states.set(s, (st = { lanes: new KeyedLanes(), running: new Map(), pending: new Map(), unknownEdus: new Set() }));
-  return st;
-}
-
 /** Receives one transaction from `origin` (authenticated); returns the spec's answer. */
 export async function receiveTransaction(s: Services, origin: string, txnId: string, rawBody: Record<string, unknown>): Promise<TransactionResponse> {
   const body = parseTransaction(origin, rawBody);
-  const st = stateOf(s);
+  const st = s.processState.inboundTransactions;
   const key = `${origin}\u0000${txnId}`;
   const running = st.running.get(key);
   if (running) return running;
@@ -178,7 +160,7 @@ async function receivePdus(s: Services, origin: string, list: unknown[]): Promis
  * content) drops that EDU; any other failure fails the transaction (not recorded: the sender retries,
  * as Synapse makes it for EDUs that must not be lost, such as to-device messages).
  */
-async function receiveEdus(s: Services, origin: string, list: unknown[], st: InboundState): Promise<void> {
+async function receiveEdus(s: Services, origin: string, list: unknown[], st: InboundTransactions): Promise<void> {
   for (const edu of list) {
     if (!isPlainObject(edu) || typeof edu["edu_type"] !== "string") {
       s.log.info({ origin }, "ignoring a malformed EDU");

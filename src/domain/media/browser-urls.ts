@@ -19,13 +19,13 @@ export interface BrowserThumbnail {
   method: ThumbnailMethod;
 }
 
-const keys = new WeakMap<Services, Buffer>();
+/** The HMAC key, derived from the signing key on first use and kept in Services.processState. */
 function key(s: Services): Buffer {
-  let k = keys.get(s);
+  let k = s.processState.browserUrlKey;
   if (!k) {
     const seed = s.signingKeys[0]?.seed ?? Buffer.from(s.config.server_name);
     k = createHash("sha256").update("weft browser media urls\0").update(seed).digest();
-    keys.set(s, k);
+    s.processState.browserUrlKey = k;
   }
   return k;
 }

@@ -10,6 +10,7 @@ import { persistDrafts, persistEach, type PersistOptions } from "./persist.ts";
 import { requireRoom, type RoomSnapshot } from "./room-cache.ts";
 import { MatrixError } from "../errors.ts";
 import { mayUsePolicyServer } from "./policy-server.ts";
+import type { QueuedMessage as Waiting } from "../process-state.ts";
 
 /** A draft function returns this to say the change is already in place (an idempotent no-op). */
 export interface AlreadyDone {
@@ -18,17 +19,8 @@ export interface AlreadyDone {
 
 type DraftFn = (room: RoomSnapshot) => Promise<EventDraft | AlreadyDone> | EventDraft | AlreadyDone;
 
-interface Waiting {
-  draft: EventDraft;
-  txn?: PersistOptions["txn"];
-  admit?: () => void;
-  resolve(e: StoredEvent): void;
-  reject(err: unknown): void;
-}
-
 /** Most messages committed in one transaction. */
 const MAX_GROUP = 64;
-const waiting = new WeakMap<Services, Map<string, Waiting[]>>();
 
 export function appendEvent(s: Services, roomId: string, draft: EventDraft | DraftFn, opts: PersistOptions = {}): Promise<StoredEvent> {
   if (typeof draft !== "function" && draft.stateKey === undefined && !opts.alsoWrite) return enqueueMessage(s, roomId, { draft, txn: opts.txn, admit: opts.admit });
@@ -43,8 +35,7 @@ export function appendEvent(s: Services, roomId: string, draft: EventDraft | Dra
 }
 
 function enqueueMessage(s: Services, roomId: string, message: Pick<Waiting, "draft" | "txn" | "admit">): Promise<StoredEvent> {
-  let rooms = waiting.get(s);
-  if (!rooms) waiting.set(s, (rooms = new Map()));
+  const rooms = s.processState.roomMessages;
   const queue = rooms.get(roomId);
   return new Promise<StoredEvent>((resolve, reject) => {
     const item: Waiting = { draft: message.draft, txn: message.txn, admit: message.admit, resolve, reject };
@@ -93,7 +84,7 @@ async function commitOneByOne(s: Services, roomId: string, unique: Waiting[], ou
 }
 
 async function drain(s: Services, roomId: string): Promise<void> {
-  const rooms = waiting.get(s)!;
+  const rooms = s.processState.roomMessages;
   const all = rooms.get(roomId) ?? [];
   const group = all.splice(0, MAX_GROUP);
   if (all.length === 0) rooms.delete(roomId);

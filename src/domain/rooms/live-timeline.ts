@@ -10,19 +10,12 @@ import { readAccess, type KnownMembership } from "./read-access.ts";
 import { filterVisible } from "./visibility.ts";
 import { forReader, roomVersionLookup, serializeEvents, serializeForAnyReader } from "./serialize.ts";
 import { SyncReads } from "../store/sync-reads.ts";
+import type { SharedLivePage as Shared } from "../process-state.ts";
 
 export interface LiveEvent {
   event: ClientEvent;
   streamOrdering: number;
 }
-
-type Page = Awaited<ReturnType<Services["rooms"]["events"]["page"]>>;
-interface Shared {
-  page: Promise<Page>;
-  /** The page serialized once for every reader (undefined: reader-dependent, serialize per reader). */
-  serialized?: Promise<Map<string, ClientEvent> | undefined>;
-}
-const inFlight = new WeakMap<Services, Map<string, Shared>>();
 
 /**
  * The page of new events, and its serialization, shared by every live reader asking the same question
@@ -31,8 +24,7 @@ const inFlight = new WeakMap<Services, Map<string, Shared>>();
  * readers woken together all ask within it), then forgotten: a later reader reads afresh.
  */
 function shared(s: Services, roomId: string, after: number, upTo: number): Shared {
-  let pages = inFlight.get(s);
-  if (!pages) inFlight.set(s, (pages = new Map()));
+  const pages = s.processState.livePages;
   const key = `${roomId}\u0000${after}\u0000${upTo}`;
   let sh = pages.get(key);
   if (!sh) {

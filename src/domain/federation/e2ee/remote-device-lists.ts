@@ -35,12 +35,9 @@ export interface DeviceListUpdate {
 const MAX_DEVICES = 1000;
 const RESYNC_TIMEOUT_MS = 30_000;
 
-/** Per server process: the tail of each remote user's queue of updates (applied one at a time). */
-const queues = new WeakMap<Services, Map<string, Promise<void>>>();
-
+/** Runs `fn` after the remote user's earlier updates (their queue's tail: Services.processState). */
 function serialized(s: Services, userId: string, fn: () => Promise<void>): Promise<void> {
-  let m = queues.get(s);
-  if (!m) queues.set(s, (m = new Map()));
+  const m = s.processState.remoteDeviceListQueues;
   const next = (m.get(userId) ?? Promise.resolve()).then(fn, fn);
   m.set(userId, next);
   const tail = next.catch(() => {});

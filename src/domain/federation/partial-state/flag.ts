@@ -4,6 +4,7 @@
 // Spec: Server-Server API "Joining Rooms" (send_join v2, omit_members; MSC3706/MSC3902 partial state).
 import type { Services } from "../../services.ts";
 import type { SqlExecutor } from "../../../storage/sql.ts";
+import type { PartialStateFlags } from "../../process-state.ts";
 import { MatrixError } from "../../errors.ts";
 
 export interface PartialStateRoom {
@@ -15,19 +16,9 @@ export interface PartialStateRoom {
   deviceListsStream?: number;
 }
 
-interface Flags {
-  rooms: Promise<Map<string, PartialStateRoom>>;
-  /** Rooms whose partial state was completed: the events-stream position from which it is complete. */
-  completed: Promise<Map<string, number>>;
-  /** Our joins that made a room partial (still partial or completed since). */
-  joins: Promise<Set<string>>;
-  waiters: Map<string, (() => void)[]>;
-}
-
-const perServices = new WeakMap<Services, Flags>();
-
-function flags(s: Services): Flags {
-  let f = perServices.get(s);
+/** The flags of this process (Services.processState), read from partial_state_rooms on first use. */
+function flags(s: Services): PartialStateFlags {
+  let f = s.processState.partialStateFlags;
   if (!f) {
     const rows = s.storage.sql.all<{ room_id: string; join_event_id: string; servers: string; completed_stream: number | bigint | null; device_lists_stream: number | bigint | null }>(
       `SELECT room_id, join_event_id, servers, completed_stream, device_lists_stream FROM partial_state_rooms`,
@@ -51,7 +42,7 @@ function flags(s: Services): Flags {
     const completed = rows.then((all) => new Map(all.filter((r) => r.completed_stream !== null).map((r) => [r.room_id, Number(r.completed_stream)])));
     const joins = rows.then((all) => new Set(all.map((r) => r.join_event_id)));
     f = { rooms, completed, joins, waiters: new Map() };
-    perServices.set(s, f);
+    s.processState.partialStateFlags = f;
   }
   return f;
 }

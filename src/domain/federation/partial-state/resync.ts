@@ -34,18 +34,6 @@ const RESYNC_LIMITS: FetchLimits = { requests: 2_000, timeMs: 30 * 60_000, state
 const RETRY_MIN_MS = 1_000;
 const RETRY_MAX_MS = 5 * 60_000;
 
-interface Running {
-  rooms: Set<string>;
-  stopped: boolean;
-}
-const perServices = new WeakMap<Services, Running>();
-
-function running(s: Services): Running {
-  let r = perServices.get(s);
-  if (!r) perServices.set(s, (r = { rooms: new Set(), stopped: false }));
-  return r;
-}
-
 /**
  * Completes current state and the snapshot groups with the entries of `full` (the state before the join)
  * they lack, then places again the events placed since the join (recheck.ts) and clears the flag in the
@@ -112,7 +100,7 @@ async function resyncThrough(s: Services, server: string, ps: PartialStateRoom):
 
 /** Resyncs one room until its state is complete (or the server stops). */
 async function resyncRoom(s: Services, roomId: string): Promise<void> {
-  const r = running(s);
+  const r = s.processState.partialStateResyncs;
   let delay = RETRY_MIN_MS;
   while (!r.stopped) {
     const ps = await partialStateOf(s, roomId);
@@ -134,7 +122,7 @@ async function resyncRoom(s: Services, roomId: string): Promise<void> {
 
 /** Starts the resync of a room joined with partial state (once per room at a time). */
 export function resyncInBackground(s: Services, roomId: string): void {
-  const r = running(s);
+  const r = s.processState.partialStateResyncs;
   if (r.stopped || r.rooms.has(roomId)) return;
   r.rooms.add(roomId);
   void resyncRoom(s, roomId)
@@ -144,7 +132,7 @@ export function resyncInBackground(s: Services, roomId: string): void {
 
 /** Background task: rooms still partial after a restart are resumed. */
 export const resumePartialStateRooms: BackgroundTask = (s) => {
-  const r = running(s);
+  const r = s.processState.partialStateResyncs;
   r.stopped = false;
   void partialStateRooms(s)
     .then((rooms) => {
