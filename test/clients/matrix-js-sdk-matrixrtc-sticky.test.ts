@@ -10,12 +10,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as sdk from "matrix-js-sdk";
 import { logger as sdkGlobalLogger } from "matrix-js-sdk/lib/logger.js";
-import { MatrixRTCSessionEvent, type MatrixRTCSession } from "matrix-js-sdk/lib/matrixrtc/index.js";
-import { backends, startTestServer } from "../helpers/server.ts";
-import { registerUser, type Session } from "../helpers/users.ts";
-import { startSynapse } from "../helpers/synapse.ts";
-import { makeClient, pollUntil, startSyncing } from "../helpers/js-sdk.ts";
-import type { JsonResponse } from "../helpers/server.ts";
+import type { Session } from "../helpers/users.ts";
+import { homesWith, type Home } from "../helpers/homes.ts";
+import { makeClient, membershipsWhere, pollUntil, startSyncing, type RtcMember } from "../helpers/js-sdk.ts";
 
 if (process.env.WEFT_TEST_SDK_LOG !== "1") {
   const root = sdkGlobalLogger as unknown as { methodFactory: () => () => void; rebuild(): void };
@@ -35,43 +32,9 @@ const DELAY_MS = 4000;
 const RESTART_MS = 500;
 const enc = encodeURIComponent;
 
-interface Home {
-  baseUrl: string;
-  call(method: string, p: string, opts?: { body?: unknown; token?: string }): Promise<JsonResponse>;
-  register(localpart: string): Promise<Session>;
-  close(): Promise<void>;
-}
+const homes = homesWith(CONFIG);
 
-const homes: [string, () => Promise<Home>][] = [
-  ...backends().map((backend): [string, () => Promise<Home>] => [`Weft on ${backend}`, async () => {
-    const t = await startTestServer({ backend, config: CONFIG });
-    return { baseUrl: t.baseUrl, call: (m, p, o) => t.call(m, p, o), register: (l) => registerUser(t, l), close: () => t.close() };
-  }]),
-  ["Synapse", async () => {
-    const s = await startSynapse({ config: CONFIG });
-    return { baseUrl: s.clientUrl, call: (m, p, o) => s.call(m, p, o), register: (l) => s.register(l), close: () => s.close() };
-  }],
-];
-
-type Member = { userId?: string; sender?: string; deviceId: string };
-
-/** Resolves once `session`'s memberships satisfy `test` (checked now and on every change). */
-function membershipsWhere(session: MatrixRTCSession, test: (members: Member[]) => boolean, what: string, ms = 20_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      if (!test(session.memberships as unknown as Member[])) return false;
-      clearTimeout(timer);
-      session.off(MatrixRTCSessionEvent.MembershipsChanged, check);
-      resolve();
-      return true;
-    };
-    const timer = setTimeout(() => { session.off(MatrixRTCSessionEvent.MembershipsChanged, check); reject(new Error(`timed out waiting for ${what}`)); }, ms);
-    session.on(MatrixRTCSessionEvent.MembershipsChanged, check);
-    check();
-  });
-}
-
-const has = (who: Session) => (m: Member[]) => m.some((x) => (x.userId ?? x.sender) === who.user_id && x.deviceId === who.device_id);
+const has = (who: Session) => (m: RtcMember[]) => m.some((x) => (x.userId ?? x.sender) === who.user_id && x.deviceId === who.device_id);
 
 describe.each(homes)("matrix-js-sdk MatrixRTC with sticky memberships on %s", (_name, start) => {
   let home: Home;

@@ -13,12 +13,9 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as sdk from "matrix-js-sdk";
 import { logger as sdkGlobalLogger } from "matrix-js-sdk/lib/logger.js";
-import { MatrixRTCSessionEvent, type MatrixRTCSession } from "matrix-js-sdk/lib/matrixrtc/index.js";
-import { backends, startTestServer } from "../helpers/server.ts";
-import { registerUser, type Session } from "../helpers/users.ts";
-import { startSynapse } from "../helpers/synapse.ts";
-import { makeClient, pollUntil, startSyncing } from "../helpers/js-sdk.ts";
-import type { JsonResponse } from "../helpers/server.ts";
+import type { Session } from "../helpers/users.ts";
+import { homesWith, type Home } from "../helpers/homes.ts";
+import { makeClient, membershipsWhere, pollUntil, startSyncing } from "../helpers/js-sdk.ts";
 
 // MatrixRTC logs through child loggers of the SDK's global one, which take its method factory: quiet unless asked.
 if (process.env.WEFT_TEST_SDK_LOG !== "1") {
@@ -34,46 +31,14 @@ const DELAY_MS = 4000;
 const RESTART_MS = 500;
 const enc = encodeURIComponent;
 
-/** A homeserver under test: Weft on one database, or Synapse. */
-interface Home {
-  baseUrl: string;
-  call(method: string, p: string, opts?: { body?: unknown; token?: string }): Promise<JsonResponse>;
-  register(localpart: string): Promise<Session>;
-  close(): Promise<void>;
-}
-
-const homes: [string, () => Promise<Home>][] = [
-  ...backends().map((backend): [string, () => Promise<Home>] => [`Weft on ${backend}`, async () => {
-    // Element Call's restarts come every RESTART_MS here: the management limit is raised for them.
-    const t = await startTestServer({ backend, config: { ...RTC_CONFIG, max_event_delay_duration: "24h", rc_delayed_event_mgmt: { per_second: 50, burst_count: 100 } } });
-    return { baseUrl: t.baseUrl, call: (m, p, o) => t.call(m, p, o), register: (l) => registerUser(t, l), close: () => t.close() };
-  }]),
-  ["Synapse", async () => {
-    const s = await startSynapse({
-      config: { ...RTC_CONFIG, max_event_delay_duration: "24h", experimental_features: { msc4143_enabled: true }, rc_delayed_event_mgmt: { per_second: 50, burst_count: 100 } },
-    });
-    return { baseUrl: s.clientUrl, call: (m, p, o) => s.call(m, p, o), register: (l) => s.register(l), close: () => s.close() };
-  }],
-];
+// Element Call's restarts come every RESTART_MS here: the management limit is raised for them.
+const homes = homesWith(
+  { ...RTC_CONFIG, max_event_delay_duration: "24h", rc_delayed_event_mgmt: { per_second: 50, burst_count: 100 } },
+  { ...RTC_CONFIG, max_event_delay_duration: "24h", experimental_features: { msc4143_enabled: true }, rc_delayed_event_mgmt: { per_second: 50, burst_count: 100 } },
+);
 
 /** The state key js-sdk's membership manager uses for a device in the room's call (m.call, slot ""). */
 const memberKey = (userId: string, deviceId: string) => `_${userId}_${deviceId}_m.call`;
-
-/** Resolves once `session`'s memberships satisfy `test` (checked now and on every change). */
-function membershipsWhere(session: MatrixRTCSession, test: (members: { sender?: string; deviceId: string }[]) => boolean, what: string, ms = 15_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      if (!test(session.memberships as unknown as { sender?: string; deviceId: string }[])) return false;
-      clearTimeout(timer);
-      session.off(MatrixRTCSessionEvent.MembershipsChanged, check);
-      resolve();
-      return true;
-    };
-    const timer = setTimeout(() => { session.off(MatrixRTCSessionEvent.MembershipsChanged, check); reject(new Error(`timed out waiting for ${what}`)); }, ms);
-    session.on(MatrixRTCSessionEvent.MembershipsChanged, check);
-    check();
-  });
-}
 
 describe.each(homes)("matrix-js-sdk MatrixRTC on %s", (_name, start) => {
   let home: Home;

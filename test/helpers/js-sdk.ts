@@ -2,6 +2,7 @@
 // bound to a chosen API prefix, registration through the m.login.dummy UIA stage, awaiting a
 // MatrixError, and polling a condition with a time bound instead of sleeping.
 import * as sdk from "matrix-js-sdk";
+import { MatrixRTCSessionEvent, type MatrixRTCSession } from "matrix-js-sdk/lib/matrixrtc/index.js";
 
 /** The client API prefixes a client can be bound to; Weft serves every client route under each. */
 export const CLIENT_PREFIXES = ["/_matrix/client/v3", "/_matrix/client/r0", "/_proto/client/v3"] as const;
@@ -82,4 +83,23 @@ export async function startSyncing(client: sdk.MatrixClient): Promise<void> {
   });
   await client.startClient({ lazyLoadMembers: true, pollTimeout: 30000 });
   await prepared;
+}
+
+/** A call member as MatrixRTC sessions list them (`userId` in newer memberships, `sender` in older ones). */
+export type RtcMember = { userId?: string; sender?: string; deviceId: string };
+
+/** Resolves once `session`'s memberships satisfy `test` (checked now and on every change); rejects after `ms`. */
+export function membershipsWhere(session: MatrixRTCSession, test: (members: RtcMember[]) => boolean, what: string, ms = 20_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (!test(session.memberships as unknown as RtcMember[])) return false;
+      clearTimeout(timer);
+      session.off(MatrixRTCSessionEvent.MembershipsChanged, check);
+      resolve();
+      return true;
+    };
+    const timer = setTimeout(() => { session.off(MatrixRTCSessionEvent.MembershipsChanged, check); reject(new Error(`timed out waiting for ${what}`)); }, ms);
+    session.on(MatrixRTCSessionEvent.MembershipsChanged, check);
+    check();
+  });
 }

@@ -54,6 +54,18 @@ async function answerRecorded(s: Services, rec: { eventId: string }): Promise<St
   return (await s.rooms.events.get(rec.eventId)) ?? new MatrixError("M_NOT_FOUND", "The event this transaction id was answered with is gone", 404);
 }
 
+/** Answers the messages whose transaction id is recorded (`recorded[i]` is `withTxn[i]`'s record); returns them. */
+async function answerRecordedTxns(s: Services, withTxn: Waiting[], recorded: ({ eventId: string } | null | undefined)[], outcome: Map<Waiting, StoredEvent | Error>): Promise<Set<Waiting>> {
+  const done = new Set<Waiting>();
+  for (const [i, rec] of recorded.entries()) {
+    if (!rec) continue;
+    const w = withTxn[i]!;
+    done.add(w);
+    outcome.set(w, await answerRecorded(s, rec));
+  }
+  return done;
+}
+
 /**
  * The messages of a group in a room using a Policy Server: the policy server signs each one before it is
  * stored (an HTTP request, up to 30 s: policy-check.ts), which must not hold a transaction open — on
@@ -65,13 +77,7 @@ async function answerRecorded(s: Services, rec: { eventId: string }): Promise<St
 async function commitOneByOne(s: Services, roomId: string, unique: Waiting[], outcome: Map<Waiting, StoredEvent | Error>, admit: (w: Waiting) => boolean): Promise<void> {
   const withTxn = unique.filter((w) => w.txn);
   const recorded = withTxn.length > 0 ? await s.rooms.events.findTxns(withTxn.map((w) => w.txn!)) : [];
-  const done = new Set<Waiting>();
-  for (const [i, rec] of recorded.entries()) {
-    if (!rec) continue;
-    const w = withTxn[i]!;
-    done.add(w);
-    outcome.set(w, await answerRecorded(s, rec));
-  }
+  const done = await answerRecordedTxns(s, withTxn, recorded, outcome);
   for (const w of unique) {
     if (done.has(w) || !admit(w)) continue;
     try {
@@ -136,13 +142,7 @@ async function drain(s: Services, roomId: string): Promise<void> {
         withTxn.length > 0 ? s.rooms.events.findTxns(withTxn.map((w) => w.txn!), tx) : [],
         s.rooms.events.streamIds.nextMany(tx, unique.length),
       ]);
-      const done = new Set<Waiting>();
-      for (const [i, rec] of recorded.entries()) {
-        if (!rec) continue;
-        const w = withTxn[i]!;
-        done.add(w);
-        outcome.set(w, await answerRecorded(s, rec));
-      }
+      const done = await answerRecordedTxns(s, withTxn, recorded, outcome);
       const fresh = unique.filter((w) => !done.has(w) && admit(w));
       if (fresh.length === 0) return;
       // Settled only once the transaction has: a failed commit fails every message it carried.
