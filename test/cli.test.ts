@@ -144,6 +144,8 @@ describe("generate-config, start, register-user", () => {
     expect(reg.stdout.trim()).toBe("@alice:localhost");
 
     const shared = readFileSync(configPath, "utf8").match(/registration_shared_secret: "([^"]+)"/)![1]!;
+    // Never led by "-", which `-k SECRET` would read as an option (base64url secrets did, 1 run in 64).
+    expect(shared).toMatch(/^[0-9a-f]{64}$/);
     const bob = await runCli(["register-user", "-k", shared, "-u", "bob", "-p", "builder", "--no-admin", base]);
     expect(bob.code, bob.stderr).toBe(0);
     expect(bob.stdout.trim()).toBe("@bob:localhost");

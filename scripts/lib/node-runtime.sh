@@ -32,13 +32,22 @@ sqlite_binding() {
   module="$(pwd)/node_modules/better-sqlite3"
   version="$(node -p "require('$module/package.json').version")"
   out="$nodedir/better-sqlite3-$version.node"
+  # A cached module that this Node cannot load (an earlier build for another ABI) is built again.
+  if [ -f "$out" ] && ! "$nodedir/bin/node" -e 'process.dlopen({ exports: {} }, process.argv[1])' "$out" 2>/dev/null; then
+    rm -f "$out"
+  fi
   if [ ! -f "$out" ]; then
     # Built in a copy of the package, so the checkout's own build (for the Node that ran npm ci) stays.
     local tmp gyp
     tmp="$(mktemp -d)"
     cp -r "$module" "$tmp/better-sqlite3" && rm -rf "$tmp/better-sqlite3/build"
     gyp="$(dirname "$(readlink -f "$(command -v npm)")")/../node_modules/node-gyp/bin/node-gyp.js"
-    (cd "$tmp/better-sqlite3" && "$nodedir/bin/node" "$gyp" rebuild --release --nodedir="$nodedir" --jobs=2 >/dev/null 2>&1) || {
+    # node-gyp lets npm_config_* variables override its command line: .ci/run exports npm_config_nodedir
+    # (the suite's Node) for npm ci, so both variables are cleared for this build. The result must load.
+    (cd "$tmp/better-sqlite3" \
+      && env -u npm_config_nodedir -u npm_package_config_node_gyp_nodedir \
+        "$nodedir/bin/node" "$gyp" rebuild --release --nodedir="$nodedir" --jobs=2 >/dev/null 2>&1 \
+      && "$nodedir/bin/node" -e 'process.dlopen({ exports: {} }, process.argv[1])' build/Release/better_sqlite3.node) || {
       echo "sqlite_binding: building better-sqlite3 $version for $("$nodedir/bin/node" -v) failed" >&2
       rm -rf "$tmp"
       return 1

@@ -172,7 +172,8 @@ export async function generateConfig(o: GenerateOptions): Promise<GeneratedConfi
   const configDir = path.dirname(configPath);
   const dataDir = path.resolve(o.dataDir ?? path.join(configDir, "data"));
   const signingKeyPath = path.join(dataDir, `${o.serverName.replace(/[^A-Za-z0-9.-]/g, "_")}.signing.key`);
-  const registrationSharedSecret = randomBytes(36).toString("base64url");
+  // Hex, not base64url: a secret that begins with "-" reads as an option on `weft register-user -k SECRET`.
+  const registrationSharedSecret = randomBytes(32).toString("hex");
   const publicBaseurl = `http://${hostOf(o.serverName)}:${port}/`;
 
   const text = renderConfig({
