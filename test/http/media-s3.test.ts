@@ -10,7 +10,8 @@ import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import sharp from "sharp";
 import { GetObjectCommand } from "@aws-sdk/client-s3";
-import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
+import { backends, startTestServer, TestClock, type TestServer } from "../helpers/server.ts";
+import { runMediaRetention } from "../../src/domain/media/retention.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 import { mediaRowCount, png, raw, storeFiles, upload } from "../helpers/media.ts";
@@ -42,12 +43,15 @@ describe.each(backends())("media in an S3 bucket as the primary store on %s", (b
   let t: TestServer;
   let alice: Session;
   let admin: Session;
+  const clock = new TestClock();
 
   beforeAll(async () => {
     s3 = await startS3();
     t = await startTestServer({
       backend,
+      clock,
       config: {
+        media_retention: { local_media_lifetime: "7d" },
         media_store: { backend: "s3", ...s3.options("media/") },
         enable_authenticated_media: false, // the legacy download route serves too
         dynamic_thumbnails: true,
@@ -210,6 +214,17 @@ describe.each(backends())("media in an S3 bucket as the primary store on %s", (b
     const d = await raw(t, "GET", `${V1}/download/${SERVER}/${mediaId}`, { token: alice.access_token });
     expect([d.status, d.body.toString()]).toEqual([200, kept.toString()]);
   });
+
+  it("media_retention deletes idle media's objects (content and thumbnails) from the bucket", async () => {
+    const { mediaId } = await upload(t, alice.access_token, await png(40, 40), "image/png");
+    expect((await s3.keys("media/local_")).filter((k) => k.includes(mediaId)).length).toBe(3);
+    clock.advance(8 * 86_400_000);
+    const rows = await mediaRowCount(t);
+    const result = await runMediaRetention(t.hs.services);
+    expect(result.local).toBe(rows);
+    expect(await mediaRowCount(t)).toBe(0);
+    expect(await s3.keys("media/local_")).toEqual([]);
+  });
 });
 
 describe.each(backends())("media_storage_providers (synapse-s3-storage-provider) beside local disk on %s", (backend) => {
@@ -229,6 +244,11 @@ describe.each(backends())("media_storage_providers (synapse-s3-storage-provider)
           module: "s3_storage_provider.S3StorageProviderBackend",
           store_local: true, store_remote: true, store_synchronous: true,
           config: { ...s3.options("synapse/"), region_name: "us-east-1", storage_class: "STANDARD" },
+        }, {
+          // A second provider, written in the background after the answer (Synapse's default).
+          module: "s3_storage_provider.S3StorageProviderBackend",
+          store_local: true,
+          config: s3.options("later/"),
         }],
       },
     });
@@ -249,6 +269,10 @@ describe.each(backends())("media_storage_providers (synapse-s3-storage-provider)
     expect(storeFiles(t).all.filter((f) => f.includes(mediaId)).length).toBe(2);
     expect((await objectBytes(s3, "synapse/" + files.contentKey(ref))).equals(image)).toBe(true);
     expect(await s3.keys("synapse/" + files.thumbnailPrefix(ref))).toEqual(["synapse/" + files.thumbnailPrefix(ref) + "32-32-image-png-crop"]);
+    // The asynchronous provider gets its copies once the background uploads are done.
+    await t.hs.services.media.storage.settled();
+    expect((await objectBytes(s3, "later/" + files.contentKey(ref))).equals(image)).toBe(true);
+    expect(await s3.keys("later/" + files.thumbnailPrefix(ref))).toEqual(["later/" + files.thumbnailPrefix(ref) + "32-32-image-png-crop"]);
   });
 
   it("serves media whose local files are gone from the bucket (ranges too) and fetches it back for a new thumbnail", async () => {
@@ -276,8 +300,9 @@ describe.each(backends())("media_storage_providers (synapse-s3-storage-provider)
 
   it("deletes local files and objects together (admin API)", async () => {
     const { mediaId } = await upload(t, alice.access_token, await png(40, 40), "image/png");
-    const mine = async () => (await s3.keys("synapse/")).filter((k) => k.includes(mediaId));
-    expect((await mine()).length).toBe(2);
+    const mine = async () => (await s3.keys()).filter((k) => k.includes(mediaId));
+    await t.hs.services.media.storage.settled();
+    expect((await mine()).length).toBe(4); // content and thumbnail, in each provider
     const del = await raw(t, "DELETE", `/_synapse/admin/v1/media/${SERVER}/${mediaId}`, { token: admin.access_token });
     expect(del.status).toBe(200);
     expect(await mine()).toEqual([]);
