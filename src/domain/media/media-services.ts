@@ -12,7 +12,7 @@ import type { Logger } from "pino";
 import type { MediaConfig } from "../../config/media.ts";
 import type { MediaBackend } from "./backend.ts";
 import { LocalBackend } from "./local-backend.ts";
-import { S3Backend } from "./s3-backend.ts";
+import { LazyS3Backend } from "./lazy-backend.ts";
 import { MediaStorage } from "./storage.ts";
 
 /** What the origin server answered for a remote media download. */
@@ -104,9 +104,9 @@ export class MediaServices {
   constructor(db: Db, sql: Sql, config: Pick<MediaConfig, "media_store_path" | "media_store" | "media_storage_providers">, serverName: string, log: Logger) {
     this.store = new MediaStore(db, sql);
     this.files = new MediaFiles(config.media_store_path, serverName);
-    const primary: MediaBackend = config.media_store.backend === "s3" ? new S3Backend(config.media_store.s3, log) : new LocalBackend(this.files);
+    const primary: MediaBackend = config.media_store.backend === "s3" ? new LazyS3Backend(config.media_store.s3, log) : new LocalBackend(this.files);
     const providers = config.media_storage_providers.map((p) => ({
-      backend: new S3Backend(p.s3, log), storeLocal: p.store_local, storeRemote: p.store_remote, synchronous: p.store_synchronous,
+      backend: new LazyS3Backend(p.s3, log), storeLocal: p.store_local, storeRemote: p.store_remote, synchronous: p.store_synchronous,
     }));
     this.storage = new MediaStorage(this.files, primary, providers, log);
   }
