@@ -2,7 +2,8 @@
 // prefix each), on SQLite and PostgreSQL: B serves its media and thumbnails to A's signed federation
 // requests straight from its bucket; A caches the remote media in its own bucket (remote_content and
 // remote_thumbnails, nothing on A's disk), serves it with ranges and thumbnails, and purge_media_cache
-// removes the cached objects.
+// removes the cached objects. A third server, C, keeps local disk with Synapse's storage provider set to
+// store_remote only: its cache of B's media is copied to the bucket, its own uploads are not.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import sharp from "sharp";
 import { fetch as undiciFetch } from "undici";
@@ -21,21 +22,28 @@ describe.each(backends())("federation media between servers on S3 on %s", (backe
   let s3: TestS3;
   let a: FederatedServer;
   let b: FederatedServer;
+  let c: FederatedServer;
   let alice: Session;
+  let carol: Session;
   let bob: Session;
   let admin: Session;
 
   beforeAll(async () => {
     s3 = await startS3();
-    [a, b] = await Promise.all([
+    [a, b, c] = await Promise.all([
       startFederatedServer({ backend, config: { media_store: { backend: "s3", ...s3.options("a/") }, dynamic_thumbnails: true } }),
       startFederatedServer({ backend, config: { media_store: { backend: "s3", ...s3.options("b/") } } }),
+      // Local disk, with Synapse's storage provider copying the cache of remote media only.
+      startFederatedServer({
+        backend,
+        config: { media_storage_providers: [{ module: "s3_storage_provider.S3StorageProviderBackend", store_local: false, store_remote: true, store_synchronous: true, config: s3.options("c/") }] },
+      }),
     ]);
-    [alice, bob, admin] = await Promise.all([registerUser(a, "alice"), registerUser(b, "bob"), registerUser(a, "root")]);
+    [alice, bob, admin, carol] = await Promise.all([registerUser(a, "alice"), registerUser(b, "bob"), registerUser(a, "root"), registerUser(c, "carol")]);
     await a.hs.services.users.setAdmin(`@root:${a.serverName}`, true);
   });
   afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
+    await Promise.all([a?.close(), b?.close(), c?.close()]);
     await s3?.close();
   });
 
@@ -73,5 +81,19 @@ describe.each(backends())("federation media between servers on S3 on %s", (backe
     const again = await get(a, `/_matrix/client/v1/media/download/${b.serverName}/${mediaId}`, alice.access_token);
     expect([again.status, again.body.equals(image)]).toEqual([200, true]);
     expect(await s3.keys(remoteKey)).toEqual([remoteKey]);
+  });
+
+  it("a server on local disk with store_remote copies cached remote media to the provider, and not its own uploads", async () => {
+    const bytes = Buffer.from("remote media for the provider");
+    const up = await undiciFetch(`${b.baseUrl}/_matrix/media/v3/upload`, { method: "POST", body: bytes, headers: { authorization: `Bearer ${bob.access_token}`, "content-type": "text/plain" }, dispatcher: insecureAgent });
+    const mediaId = ((await up.json()) as { content_uri: string }).content_uri.split("/").pop()!;
+    const d = await get(c, `/_matrix/client/v1/media/download/${b.serverName}/${mediaId}`, carol.access_token);
+    expect([d.status, d.body.toString()]).toEqual([200, bytes.toString()]);
+    const key = c.hs.services.media.files.contentKey({ origin: b.serverName, mediaId });
+    expect(storeFiles(c).all).toContain(key);
+    expect(await s3.keys("c/")).toEqual([`c/${key}`]);
+    const own = await undiciFetch(`${c.baseUrl}/_matrix/media/v3/upload`, { method: "POST", body: Buffer.from("stays local"), headers: { authorization: `Bearer ${carol.access_token}`, "content-type": "text/plain" }, dispatcher: insecureAgent });
+    expect(own.status).toBe(200);
+    expect(await s3.keys("c/")).toEqual([`c/${key}`]);
   });
 });

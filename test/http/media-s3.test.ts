@@ -5,7 +5,8 @@
 // really in the bucket and nothing on local disk, the admin API's delete removing them, a restart on an
 // empty disk, and an unreachable endpoint answering 502 M_UNKNOWN while changing nothing — and Synapse's
 // media_storage_providers (s3_storage_provider.S3StorageProviderBackend) beside local disk: copies
-// uploaded, files gone from disk served from the bucket and fetched back for thumbnails, deletes.
+// uploaded (synchronously, and in the background), files gone from disk served from the bucket and
+// fetched back for thumbnails, deletes — and a misconfigured bucket answering 502 M_UNKNOWN.
 import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import sharp from "sharp";
@@ -322,5 +323,35 @@ describe.each(backends())("media_storage_providers (synapse-s3-storage-provider)
     expect(await mediaRowCount(t)).toBe(rows);
     expect(storeFiles(t).all.length).toBe(onDisk);
     expect(storeFiles(t).tmp).toEqual([]);
+  });
+});
+
+describe.each(backends())("a bucket store that refuses every request on %s", (backend) => {
+  let s3: TestS3;
+  let t: TestServer;
+  let alice: Session;
+
+  beforeAll(async () => {
+    s3 = await startS3();
+    // The endpoint answers, but the bucket named does not exist there (a misconfiguration).
+    t = await startTestServer({ backend, config: { media_store: { backend: "s3", ...s3.options(), bucket: "no-such-bucket" } } });
+    alice = await registerUser(t, "alice");
+  });
+  afterAll(async () => {
+    await t?.close();
+    await s3?.close();
+  });
+
+  it("answers uploads 502 M_UNKNOWN (never a bare 500), storing nothing; unknown media stays 404", async () => {
+    const rows = await mediaRowCount(t);
+    for (const [type, body] of [["text/plain", Buffer.from("x")], ["image/png", await png(20, 20)]] as const) {
+      const up = await raw(t, "POST", `${LEGACY}/upload`, { token: alice.access_token, body, headers: { "content-type": type } });
+      expect([up.status, up.json?.errcode, typeof up.json?.error], type).toEqual([502, "M_UNKNOWN", "string"]);
+    }
+    expect(await mediaRowCount(t)).toBe(rows);
+    expect(storeFiles(t).all).toEqual([]);
+    expect(await s3.keys()).toEqual([]);
+    const d = await raw(t, "GET", `${V1}/download/${SERVER}/abcdefghijklmnopqrstuvwx`, { token: alice.access_token });
+    expect([d.status, d.json.errcode]).toEqual([404, "M_NOT_FOUND"]);
   });
 });
