@@ -6,8 +6,11 @@
 // empty disk, and an unreachable endpoint answering 502 M_UNKNOWN while changing nothing — and Synapse's
 // media_storage_providers (s3_storage_provider.S3StorageProviderBackend) beside local disk: copies
 // uploaded (synchronously, and in the background), files gone from disk served from the bucket and
-// fetched back for thumbnails, deletes — and a misconfigured bucket answering 502 M_UNKNOWN.
-import { rmSync } from "node:fs";
+// fetched back for thumbnails, deletes — a server moved from local disk to a bucket (its old files served
+// from disk until `weft media-upload` copies them up) — and a misconfigured bucket answering 502 M_UNKNOWN.
+import { spawn } from "node:child_process";
+import { rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import sharp from "sharp";
 import { GetObjectCommand } from "@aws-sdk/client-s3";
@@ -353,5 +356,70 @@ describe.each(backends())("a bucket store that refuses every request on %s", (ba
     expect(await s3.keys()).toEqual([]);
     const d = await raw(t, "GET", `${V1}/download/${SERVER}/abcdefghijklmnopqrstuvwx`, { token: alice.access_token });
     expect([d.status, d.json.errcode]).toEqual([404, "M_NOT_FOUND"]);
+  });
+});
+
+/** Runs the `weft` command line (node --import tsx src/cli.ts) to its exit. */
+function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const root = path.resolve(import.meta.dirname, "../..");
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "src/cli.ts"), ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+}
+
+describe.each(backends())("moving a server's media from local disk to a bucket on %s", (backend) => {
+  let s3: TestS3;
+  let t: TestServer;
+  let alice: Session;
+
+  beforeAll(async () => {
+    s3 = await startS3();
+    t = await startTestServer({ backend, config: { thumbnail_sizes: [{ width: 32, height: 32, method: "crop" }] } });
+    alice = await registerUser(t, "alice");
+  });
+  afterAll(async () => {
+    await t?.close();
+    await s3?.close();
+  });
+
+  it("serves the old files from disk after the switch, and from the bucket once weft media-upload copied them up", async () => {
+    const image = await png(64, 48);
+    const text = Buffer.from("uploaded before the move");
+    const img = await upload(t, alice.access_token, image, "image/png");
+    const txt = await upload(t, alice.access_token, text, "text/plain");
+    const before = storeFiles(t).all.filter((f) => !f.startsWith("tmp")).sort();
+    expect(before.length).toBe(3); // two files and a thumbnail
+
+    // The switch: the same server, restarted with a bucket as its primary store.
+    const bucket = { backend: "s3", ...s3.options("moved/") };
+    await t.stop();
+    const yaml = path.join(t.dir, "media-move.yaml");
+    writeFileSync(yaml, JSON.stringify({ server_name: SERVER, media_store_path: t.config.media_store_path, media_store: bucket }));
+    t.config.media_store = { backend: "s3", s3: { bucket: s3.bucket, region: "us-east-1", endpoint_url: s3.endpoint, access_key_id: "S3RVER", secret_access_key: "S3RVER", prefix: "moved/", force_path_style: true } };
+    await t.restart();
+    const check = async () => {
+      const d = await raw(t, "GET", `${V1}/download/${SERVER}/${img.mediaId}`, { token: alice.access_token });
+      expect([d.status, d.body.equals(image)]).toEqual([200, true]);
+      const r = await raw(t, "GET", `${V1}/download/${SERVER}/${txt.mediaId}`, { token: alice.access_token, headers: { range: "bytes=0-7" } });
+      expect([r.status, r.body.toString()]).toEqual([206, "uploaded"]);
+      const th = await raw(t, "GET", `${V1}/thumbnail/${SERVER}/${img.mediaId}?width=32&height=32&method=crop`, { token: alice.access_token });
+      expect([th.status, (await sharp(th.body).metadata()).width]).toEqual([200, 32]);
+    };
+    await check();
+    expect(await s3.keys()).toEqual([]);
+
+    const first = await runCli(["media-upload", "-c", yaml]);
+    expect([first.code, first.stdout.trim()], first.stderr).toEqual([0, "uploaded 3, already there 0, removed from local disk 0"]);
+    expect(await s3.keys()).toEqual(before.map((f) => `moved/${f.split(path.sep).join("/")}`).sort());
+    const second = await runCli(["media-upload", "--config", yaml, "--delete-local"]);
+    expect([second.code, second.stdout.trim()], second.stderr).toEqual([0, "uploaded 0, already there 3, removed from local disk 3"]);
+    expect(storeFiles(t).all).toEqual([]);
+    await check();
+
+    const none = await runCli(["media-upload", "-c", path.join(t.dir, "missing.yaml")]);
+    expect(none.code).toBe(1);
   });
 });

@@ -4,7 +4,8 @@
 // (store_local) and of cached remote media (store_remote), before the client is answered
 // (store_synchronous) or in the background. Reads try the primary store, then each provider in order;
 // a file only a provider holds is streamed from it, and fetched back to local disk when a thumbnail must
-// be rendered from it, as Synapse does. Deletes reach every store: the buckets first, so one that cannot
+// be rendered from it, as Synapse does. With a bucket as primary store, files still on local disk from
+// before the switch are read last. Deletes reach every store: the buckets first, so one that cannot
 // be reached fails the delete and changes nothing. With local disk alone (the default) every call goes
 // straight to the local store: no extra lookups, no copies.
 import { createWriteStream } from "node:fs";
@@ -14,6 +15,7 @@ import type { Logger } from "pino";
 import type { MediaBackend, StoredObject } from "./backend.ts";
 import { unlinkQuietly, type MediaFiles } from "./files.ts";
 import type { MediaRef } from "./ids.ts";
+import { LocalBackend } from "./local-backend.ts";
 
 export interface ProviderSlot {
   backend: MediaBackend;
@@ -37,10 +39,16 @@ export class MediaStorage {
   readonly simple: boolean;
   /** Stores off this machine (the primary one if it is a bucket, and the providers). */
   private readonly remote: MediaBackend[];
+  /**
+   * Read last when a bucket is the primary store: files still on local disk from before the switch (a
+   * server moved to a bucket keeps serving its old media until they are copied up).
+   */
+  private readonly leftOnDisk: MediaBackend | null;
 
   constructor(readonly files: MediaFiles, readonly primary: MediaBackend, readonly providers: ProviderSlot[], private readonly log: Logger) {
     this.simple = primary.isLocalDisk && providers.length === 0;
     this.remote = [primary, ...providers.map((p) => p.backend)].filter((b) => !b.isLocalDisk);
+    this.leftOnDisk = primary.isLocalDisk ? null : new LocalBackend(files);
   }
 
   /**
@@ -104,7 +112,7 @@ export class MediaStorage {
       const found = await p.backend.find(key);
       if (found) return found;
     }
-    return null;
+    return this.leftOnDisk ? this.leftOnDisk.find(key) : null;
   }
 
   /**
