@@ -7,7 +7,7 @@
 // so it is reached directly rather than through the outbound-address policy.
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
-import type { Readable } from "node:stream";
+import { Readable } from "node:stream";
 import {
   DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client, type StorageClass,
 } from "@aws-sdk/client-s3";
@@ -71,7 +71,7 @@ export class S3Backend implements MediaBackend {
       queueSize: 2,
       partSize: 8 * 1024 * 1024,
       params: {
-        Bucket: this.bucket, Key: this.prefix + key, Body: body as Readable,
+        Bucket: this.bucket, Key: this.prefix + key, Body: body instanceof Readable ? body : Readable.from(body),
         ...(opts.length !== undefined ? { ContentLength: opts.length } : {}),
         ...(opts.contentType ? { ContentType: opts.contentType } : {}),
         ...(this.o.storage_class ? { StorageClass: this.o.storage_class as StorageClass } : {}),
@@ -86,7 +86,12 @@ export class S3Backend implements MediaBackend {
 
   async putFile(key: string, file: string, opts: { move: boolean; contentType?: string }): Promise<void> {
     const { size } = await stat(file);
-    await this.put(key, createReadStream(file), { length: size, contentType: opts.contentType });
+    const body = createReadStream(file);
+    try {
+      await this.put(key, body, { length: size, contentType: opts.contentType });
+    } finally {
+      body.destroy(); // a failed upload may leave it unread: its file descriptor goes now
+    }
   }
 
   async find(key: string): Promise<StoredObject | null> {
