@@ -1,7 +1,8 @@
 // The `weft` command line: generate-config (a commented homeserver.yaml and signing key), start (run the
 // homeserver until SIGINT/SIGTERM), register-user (Synapse's register_new_matrix_user over the
 // shared-secret registration admin API) and media-upload (local media copied to the configured S3
-// buckets, as synapse-s3-storage-provider's s3_media_upload). Run as `tsx src/cli.ts ...`, `npm start` or `npx weft ...`.
+// buckets, as synapse-s3-storage-provider's s3_media_upload). Run as `tsx src/cli.ts ...`, `npm start`
+// or `npx weft ...`.
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline/promises";

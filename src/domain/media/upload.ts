@@ -1,7 +1,8 @@
 // Uploading content: POST /_matrix/media/v3/upload (a new mxc URI) and PUT /_matrix/media/v3/upload/
 // {serverName}/{mediaId} (content for an mxc URI reserved by POST /media/v1/create). The body streams to
 // a temporary file (max_upload_size enforced before and while reading), reaches its store (a rename on
-// local disk, a streamed upload to a bucket: storage.ts), and only then gets its row; thumbnails are pre-generated after, and their failure never fails the upload.
+// local disk, a streamed upload to a bucket: storage.ts), and only then gets its row; thumbnails are
+// pre-generated after, and their failure never fails the upload.
 // Spec: Client-Server API "Content repository", uploads.
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import type { Readable } from "node:stream";
