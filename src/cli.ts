@@ -1,6 +1,8 @@
 // The `weft` command line: generate-config (a commented homeserver.yaml and signing key), start (run the
-// homeserver until SIGINT/SIGTERM) and register-user (Synapse's register_new_matrix_user over the
-// shared-secret registration admin API). Run as `tsx src/cli.ts ...`, `npm start` or `npx weft ...`.
+// homeserver until SIGINT/SIGTERM), register-user (Synapse's register_new_matrix_user over the
+// shared-secret registration admin API) and media-upload (local media copied to the configured S3
+// buckets, as synapse-s3-storage-provider's s3_media_upload). Run as `tsx src/cli.ts ...`, `npm start`
+// or `npx weft ...`.
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline/promises";
@@ -45,6 +47,7 @@ Commands:
   generate-config   write a new homeserver.yaml and signing key
   start             run the homeserver
   register-user     create an account with the shared secret (like Synapse's register_new_matrix_user)
+  media-upload      copy the media on local disk to the configured S3 buckets (like s3_media_upload)
 
 Run "weft <command> --help" for a command's options.
 `;
@@ -349,6 +352,35 @@ async function request(method: string, url: string, body?: unknown, allowed: str
   throw new CliError(`${method} ${url} failed: ${res.status} ${e.errcode ?? res.statusText}${e.error ? `: ${e.error}` : ""}`);
 }
 
+// ---- media-upload ----
+
+const MEDIA_UPLOAD_HELP = `Usage: weft media-upload [--config FILE] [--delete-local]
+
+Copies every media file under media_store_path (content and thumbnails, local and cached remote) to
+the S3 buckets the config names: media_store (backend: s3), and media_storage_providers with store_local
+or store_remote. Files a bucket already holds (same size) are skipped, so it can run again after an
+interruption, beside a running server.
+
+Options:
+  -c, --config FILE   the homeserver.yaml (default: as "weft start")
+  --delete-local      remove each file from local disk once every bucket holds it
+`;
+
+async function mediaUploadCommand(args: string[]): Promise<number> {
+  const { values } = parse(args, { config: { type: "string", short: "c" }, "delete-local": { type: "boolean" } });
+  if (values.help) return help(MEDIA_UPLOAD_HELP);
+  const config = loadConfigOrFail(configFileFrom(values.config));
+  const { copyLocalMediaToBuckets } = await import("./domain/media/copy-to-buckets.ts");
+  const { default: pino } = await import("pino");
+  try {
+    const r = await copyLocalMediaToBuckets(config, pino({ level: "warn" }, process.stderr), { deleteLocal: values["delete-local"] === true });
+    process.stdout.write(`uploaded ${r.uploaded}, already there ${r.present}, removed from local disk ${r.deleted}\n`);
+    return 0;
+  } catch (err) {
+    throw new CliError(`media-upload: ${(err as Error).message}`);
+  }
+}
+
 // ---- dispatch ----
 
 function help(text: string): number {
@@ -360,6 +392,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   "generate-config": generateConfigCommand,
   start: startCommand,
   "register-user": registerUserCommand,
+  "media-upload": mediaUploadCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

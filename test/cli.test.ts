@@ -58,13 +58,14 @@ describe("weft --help", () => {
     const r = await runCli(["--help"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Usage: weft <command>");
-    for (const cmd of ["generate-config", "start", "register-user"]) expect(r.stdout).toContain(cmd);
+    for (const cmd of ["generate-config", "start", "register-user", "media-upload"]) expect(r.stdout).toContain(cmd);
   });
 
   it.each([
     ["generate-config", ["--server-name", "--config", "--data-dir", "--port", "--database-url"]],
     ["start", ["--config", "--auto", "WEFT_CONFIG"]],
     ["register-user", ["--user", "--password", "--admin", "--no-admin", "--config", "--shared-secret", "--user-type", "SERVER_URL"]],
+    ["media-upload", ["--config", "--delete-local"]],
   ])("%s --help lists its options", async (cmd, options) => {
     const r = await runCli([cmd, "--help"]);
     expect(r.code).toBe(0);

@@ -131,6 +131,26 @@ enable_authenticated_media: true
 url_preview_enabled: false
 # Cached remote media and idle local media can be dropped after a while, e.g.
 #   media_retention: {remote_media_lifetime: 90d}
+# Media can live in an S3-compatible bucket (AWS S3, MinIO, Ceph, Garage, R2 ...) instead of on this
+# machine's disk; media_store_path then only holds files being received or rendered:
+#   media_store:
+#     backend: s3                 # "local" (the default): files under media_store_path
+#     bucket: my-media
+#     region: us-east-1
+#     endpoint_url: https://minio.example.com:9000   # leave out for AWS itself
+#     access_key_id: ...          # leave both out to use AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile
+#     secret_access_key: ...
+#     prefix: media/              # prepended to every object key as given
+#     force_path_style: true      # bucket in the URL path (default: true when endpoint_url is set)
+#     storage_class: STANDARD
+# Or keep local disk and copy media to a bucket as synapse-s3-storage-provider does (the same options;
+# files gone from local disk are then served from the bucket):
+#   media_storage_providers:
+#     - module: s3_storage_provider.S3StorageProviderBackend
+#       store_local: true         # copy this server's uploads (default false)
+#       store_remote: true        # copy cached remote media too (default false)
+#       store_synchronous: true   # copy before answering the upload (default false: in the background)
+#       config: {bucket: my-media, region_name: us-east-1, endpoint_url: ..., access_key_id: ..., secret_access_key: ..., prefix: ...}
 
 # Rate limits (Synapse's rc_* options). Logging in is limited per client address and per account, so
 # trying several clients in a row can be refused with M_LIMIT_EXCEEDED ("Too Many Requests"); raise the

@@ -5,6 +5,7 @@ import path from "node:path";
 import { ConfigError } from "./errors.ts";
 import type { RateLimit, Reader } from "./config.ts";
 import { DEFAULT_IP_RANGE_BLACKLIST, parseCidr, type Cidr } from "../domain/net/ip-ranges.ts";
+import { readMediaStorageConfig, type MediaStorageConfig } from "./media-storage.ts";
 
 export type ThumbnailMethod = "crop" | "scale";
 
@@ -29,11 +30,12 @@ export interface MediaUploadLimit {
   can_upgrade: boolean;
 }
 
-export interface MediaConfig {
+/** `media_store` (the primary store: local disk or S3) and `media_storage_providers`: media-storage.ts. */
+export interface MediaConfig extends MediaStorageConfig {
   max_upload_size: number;
   /** Per-user upload quotas, longest period first. */
   media_upload_limits: MediaUploadLimit[];
-  /** Absolute folder holding local media, remote caches and thumbnails. */
+  /** Absolute folder holding local media, remote caches and thumbnails (with media_store.backend s3: scratch files only). */
   media_store_path: string;
   /** Media uploaded while true is served by the authenticated endpoints only (Synapse's default: true). */
   enable_authenticated_media: boolean;
@@ -137,6 +139,7 @@ export function readMediaConfig(r: Reader, baseDir: string): MediaConfig {
     max_upload_size: r.size("max_upload_size", 50 * 1024 * 1024),
     media_upload_limits: uploadLimits(r),
     media_store_path: path.resolve(baseDir, r.string("media_store_path", "media_store")),
+    ...readMediaStorageConfig(r),
     enable_authenticated_media: r.bool("enable_authenticated_media", true),
     max_image_pixels: r.size("max_image_pixels", 32 * 1024 * 1024),
     thumbnail_sizes: thumbnailSizes(r),

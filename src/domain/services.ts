@@ -262,7 +262,7 @@ export function buildServices(opts: {
     sticky: new StickyEventStore(storage.sql),
     presence: new PresenceStore(storage.sql, caches.get("presence_rows", 100_000)),
     push: undefined as unknown as PushServices, // needs the services it belongs to: set just below
-    media: new MediaServices(storage.db, storage.sql, config.media_store_path, config.server_name),
+    media: new MediaServices(storage.db, storage.sql, config, config.server_name, log),
     appservices: undefined as unknown as AppServiceServices, // needs the services it belongs to: set just below
     delayedEvents: new DelayedEventServices(storage.sql),
     rendezvous: new RendezvousSessions(clock),
@@ -272,6 +272,7 @@ export function buildServices(opts: {
   };
   if (services.mailer) services.onClose.push(() => services.mailer!.close());
   services.onClose.push(() => services.identityServers.close());
+  services.onClose.push(() => services.media.storage.close());
   services.push = new PushServices(services);
   services.federationSender = new FederationSender(services);
   services.appservices = new AppServiceServices(services);

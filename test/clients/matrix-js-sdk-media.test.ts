@@ -1,20 +1,27 @@
 // matrix-js-sdk 43 and the content repository, on SQLite and PostgreSQL: one client uploads an image with
 // uploadContent, sends it in a room, and another client reads the event, turns the mxc URI into an
 // authenticated media URL with mxcUrlToHttp (useAuthentication) and downloads it and a thumbnail with its
-// own access token, as Element does; getMediaConfig reads the upload limit.
+// own access token, as Element does; getMediaConfig reads the upload limit. Once with media on local
+// disk, once with an S3 bucket (s3rver) as the primary store, whose objects the test then lists.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import sharp from "sharp";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { makeClient, registerWithDummy } from "../helpers/js-sdk.ts";
 import { png } from "../helpers/media.ts";
+import { startS3, type TestS3 } from "../helpers/s3.ts";
 
-describe.each(backends())("matrix-js-sdk media on %s", (backend) => {
+const cases = backends().flatMap((backend) => (["local disk", "an S3 bucket"] as const).map((store) => [backend, store] as const));
+
+describe.each(cases)("matrix-js-sdk media on %s, stored on %s", (backend, store) => {
   let t: TestServer;
+  let s3: TestS3 | undefined;
   beforeAll(async () => {
-    t = await startTestServer({ backend });
+    if (store === "an S3 bucket") s3 = await startS3();
+    t = await startTestServer({ backend, config: s3 ? { media_store: { backend: "s3", ...s3.options() } } : {} });
   });
   afterAll(async () => {
     await t?.close();
+    await s3?.close();
   });
 
   it("uploads an image with one client and downloads it with another", async () => {
@@ -53,5 +60,9 @@ describe.each(backends())("matrix-js-sdk media on %s", (backend) => {
     const thumb = await fetch(thumbUrl, { headers: auth });
     const meta = await sharp(Buffer.from(await thumb.arrayBuffer())).metadata();
     expect([thumb.status, meta.width, meta.height]).toEqual([200, 320, 240]);
+    if (s3) {
+      const mediaId = mxc.split("/").pop()!;
+      expect((await s3.keys()).filter((k) => k.includes(mediaId))).toContain(t.hs.services.media.files.contentKey({ origin: "weft.test", mediaId }));
+    }
   });
 });

@@ -128,4 +128,40 @@ describe("mxc URIs and media options", () => {
     ];
     for (const [extra, message] of bad) expect(() => parseConfig({ ...base, ...extra }), JSON.stringify(extra)).toThrow(message);
   });
+
+  it("reads media_store (local by default, or an S3 bucket) and Synapse's media_storage_providers, and refuses bad ones", () => {
+    const base = { server_name: "example.org" };
+    const plain = parseConfig(base, "/srv/weft");
+    expect([plain.media_store, plain.media_storage_providers, plain.warnings]).toEqual([{ backend: "local" }, [], []]);
+    const s3 = parseConfig({ ...base, media_store: { backend: "s3", bucket: "my-media", endpoint_url: "http://minio:9000", access_key_id: "k", secret_access_key: "s", prefix: "weft/" } });
+    expect(s3.media_store).toEqual({ backend: "s3", s3: { bucket: "my-media", region: "us-east-1", endpoint_url: "http://minio:9000", access_key_id: "k", secret_access_key: "s", prefix: "weft/", force_path_style: true } });
+    expect(s3.warnings).toEqual([]);
+    const aws = parseConfig({ ...base, media_store: { backend: "s3", bucket: "my-media", region: "eu-west-1", storage_class: "STANDARD_IA" } });
+    expect(aws.media_store).toEqual({ backend: "s3", s3: { bucket: "my-media", region: "eu-west-1", prefix: "", force_path_style: false, storage_class: "STANDARD_IA" } });
+    const providers = parseConfig({
+      ...base,
+      media_storage_providers: [
+        { module: "s3_storage_provider.S3StorageProviderBackend", store_local: true, store_remote: true, store_synchronous: true, config: { bucket: "synapse-media", region_name: "fr-par", endpoint_url: "https://s3.fr-par.scw.cloud", access_key_id: "k", secret_access_key: "s", session_token: "t" } },
+        { module: "s3_storage_provider.S3StorageProviderBackend", config: { bucket: "backup-media", force_path_style: false } },
+      ],
+    });
+    expect(providers.media_storage_providers).toEqual([
+      { store_local: true, store_remote: true, store_synchronous: true, s3: { bucket: "synapse-media", region: "fr-par", endpoint_url: "https://s3.fr-par.scw.cloud", access_key_id: "k", secret_access_key: "s", session_token: "t", prefix: "", force_path_style: true } },
+      // Synapse's defaults: nothing is stored on a provider unless asked, and in the background.
+      { store_local: false, store_remote: false, store_synchronous: false, s3: { bucket: "backup-media", region: "us-east-1", prefix: "", force_path_style: false } },
+    ]);
+    expect(parseConfig({ ...base, media_store: { backend: "s3", bucket: "my-media", regoin: "x" } }).warnings).toEqual([expect.stringContaining("media_store.regoin")]);
+    const bad: [Record<string, unknown>, RegExp][] = [
+      [{ media_store: { backend: "gcs" } }, /media_store\.backend/],
+      [{ media_store: { backend: "s3" } }, /media_store\.bucket/],
+      [{ media_store: { backend: "s3", bucket: "Bad_Bucket" } }, /media_store\.bucket/],
+      [{ media_store: { backend: "s3", bucket: "ok-bucket", endpoint_url: "minio:9000" } }, /media_store\.endpoint_url/],
+      [{ media_store: { backend: "s3", bucket: "ok-bucket", access_key_id: "k" } }, /media_store\.secret_access_key/],
+      [{ media_storage_providers: [{ module: "synapse.media.storage_provider.FileStorageProviderBackend", config: { directory: "/x" } }] }, /media_storage_providers\[0\]\.module/],
+      [{ media_storage_providers: [{ module: "s3_storage_provider.S3StorageProviderBackend", config: {} }] }, /media_storage_providers\[0\]\.config\.bucket/],
+      [{ media_storage_providers: [{ module: "s3_storage_provider.S3StorageProviderBackend", store_local: "yes", config: { bucket: "ok-bucket" } }] }, /media_storage_providers\[0\]\.store_local/],
+      [{ media_storage_providers: "s3" }, /media_storage_providers/],
+    ];
+    for (const [extra, message] of bad) expect(() => parseConfig({ ...base, ...extra }), JSON.stringify(extra)).toThrow(message);
+  });
 });

@@ -51,14 +51,14 @@ async function download(c: Call, s: Services, access: MediaAccess) {
     allowRemote: access === "legacy" ? queryBool(c, "allow_remote") : undefined,
     bypassQuarantine: queryString(c, "admin_unsafely_bypass_quarantine") === "true" && c.requester?.isAdmin === true,
   });
-  return sendFile(c.req, c.reply, { path: m.path, length: m.length, headers: mediaHeaders(m.mediaType, c.params.fileName ?? m.uploadName) });
+  return sendFile(c.req, c.reply, { length: m.length, open: m.object.open, headers: mediaHeaders(m.mediaType, c.params.fileName ?? m.uploadName) });
 }
 
 async function thumbnail(c: Call, s: Services, access: MediaAccess) {
   const params = thumbnailParams(c);
   const t = await findThumbnail(s, { serverName: c.params.serverName!, mediaId: c.params.mediaId!, access, timeoutMs: timeoutMs(c) }, params);
   const name = `thumbnail.${t.mediaType.split("/")[1]}`;
-  return sendFile(c.req, c.reply, { path: t.path, length: t.length, headers: mediaHeaders(t.mediaType, name, { thumbnail: true }) });
+  return sendFile(c.req, c.reply, { length: t.length, open: t.open, headers: mediaHeaders(t.mediaType, name, { thumbnail: true }) });
 }
 
 function preview(c: AuthedCall, s: Services) {

@@ -3,12 +3,13 @@
 // are ignored and the whole file is sent).
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { MatrixError } from "../../domain/errors.ts";
-import { openFileRange } from "../../domain/media/file-range.ts";
+import type { FileRange } from "../../domain/media/file-range.ts";
 import { sendStreamed } from "../stream-reply.ts";
 
 export interface FileToSend {
-  path: string;
   length: number;
+  /** Reads [start, end] of it from its store (local disk or a bucket's ranged GET). */
+  open(start: number, end: number): Promise<FileRange>;
   headers: Record<string, string>;
 }
 
@@ -37,7 +38,7 @@ export async function sendFile(req: FastifyRequest, reply: FastifyReply, file: F
     throw new MatrixError("M_UNKNOWN", "Requested range not satisfiable", 416);
   }
   const [start, end] = range ?? [0, file.length - 1];
-  const opened = await openFileRange(file.path, file.length, start, end);
+  const opened = await file.open(start, end);
   reply.header("content-length", String(opened.length));
   if (range) reply.code(206).header("content-range", `bytes ${start}-${end}/${file.length}`);
   if (file.length === 0) {

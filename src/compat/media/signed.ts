@@ -22,7 +22,7 @@ export function signedMediaRoutes(app: FastifyInstance, s: Services): void {
       const ref = checkMediaRef(c.params.serverName!, c.params.mediaId!);
       await checkBrowserMediaUrl(s, ref, signed(c));
       const m = await findMedia(s, { serverName: ref.origin, mediaId: ref.mediaId, access: "client" });
-      return sendFile(c.req, c.reply, { path: m.path, length: m.length, headers: mediaHeaders(m.mediaType, m.uploadName) });
+      return sendFile(c.req, c.reply, { length: m.length, open: m.object.open, headers: mediaHeaders(m.mediaType, m.uploadName) });
     },
   });
   route(app, s, ["/_impl/media/v1/thumbnail/:serverName/:mediaId"], {
@@ -32,7 +32,7 @@ export function signedMediaRoutes(app: FastifyInstance, s: Services): void {
       const t = thumbnailParams(c);
       await checkBrowserMediaUrl(s, ref, signed(c), { width: t.width, height: t.height, method: t.method });
       const th = await findThumbnail(s, { serverName: ref.origin, mediaId: ref.mediaId, access: "client" }, t);
-      return sendFile(c.req, c.reply, { path: th.path, length: th.length, headers: mediaHeaders(th.mediaType, `thumbnail.${th.mediaType.split("/")[1]}`, { thumbnail: true }) });
+      return sendFile(c.req, c.reply, { length: th.length, open: th.open, headers: mediaHeaders(th.mediaType, `thumbnail.${th.mediaType.split("/")[1]}`, { thumbnail: true }) });
     },
   });
 }

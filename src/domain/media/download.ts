@@ -2,13 +2,13 @@
 // cached remote media (fetched from its origin on first use), the quarantine, and the rule that the
 // unauthenticated legacy endpoints hide media stored while enable_authenticated_media was on.
 // Spec: Client-Server API "Content repository" (downloads, thumbnails; v1.11 authenticated media).
-import { stat } from "node:fs/promises";
 import { MatrixError, notFound } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { checkMediaRef, mxcUri, type MediaRef } from "./ids.ts";
 import type { MediaRow } from "../store/media.ts";
 import { fetchRemoteMedia } from "./remote.ts";
 import { thumbnailOf, type ThumbnailFile, type ThumbnailRequest } from "./thumbnails.ts";
+import type { StoredObject } from "./backend.ts";
 
 /** Synapse's DEFAULT_MAX_TIMEOUT_MS and MAXIMUM_ALLOWED_MAX_TIMEOUT_MS. */
 export const DEFAULT_TIMEOUT_MS = 20_000;
@@ -36,7 +36,8 @@ export interface MediaRequest {
 
 export interface ServableMedia {
   ref: MediaRef;
-  path: string;
+  /** The stored bytes (in whichever store holds them: storage.ts). */
+  object: StoredObject;
   mediaType: string | null;
   uploadName: string | null;
   length: number;
@@ -78,20 +79,15 @@ export async function findMedia(s: Services, req: MediaRequest): Promise<Servabl
   }
   if (!row || !visible(s, row, req)) throw notFound("Media not found");
   if (row.uploadedTs === null) row = await waitForUpload(s, ref, row, req);
-  const path = s.media.files.contentPath(ref);
-  let length: number;
-  try {
-    length = (await stat(path)).size;
-  } catch {
-    throw notFound("Media not found");
-  }
+  const object = await s.media.storage.find(s.media.files.contentKey(ref));
+  if (!object) throw notFound("Media not found");
   const now = s.clock.now();
   if (row.lastAccessTs === null || now - row.lastAccessTs > 60_000) await s.media.store.touch(ref, now);
-  return { ref, path, mediaType: row.mediaType, uploadName: row.uploadName, length };
+  return { ref, object, mediaType: row.mediaType, uploadName: row.uploadName, length: object.length };
 }
 
 /** A thumbnail of the media `req` names. */
 export async function findThumbnail(s: Services, req: MediaRequest, t: ThumbnailRequest): Promise<ThumbnailFile> {
   const media = await findMedia(s, req);
-  return thumbnailOf(s, media.ref, media.path, media.mediaType, t);
+  return thumbnailOf(s, media.ref, media.object, media.mediaType, t);
 }

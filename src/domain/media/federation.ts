@@ -7,7 +7,7 @@ import type { Services } from "../services.ts";
 import { findMedia, findThumbnail } from "./download.ts";
 import { contentDisposition, servedContentType } from "./serving.ts";
 import type { ThumbnailRequest } from "./thumbnails.ts";
-import { openFileRange } from "./file-range.ts";
+import type { FileRange } from "./file-range.ts";
 
 export interface MultipartMedia {
   /** `multipart/mixed; boundary=…` */
@@ -18,8 +18,8 @@ export interface MultipartMedia {
 }
 
 /** The file is opened (and its first bytes read) before anything is answered: a file that cannot be is 404. */
-async function multipart(file: { path: string; length: number }, partHeaders: Record<string, string>): Promise<MultipartMedia> {
-  const opened = await openFileRange(file.path, file.length);
+async function multipart(file: { length: number; open(): Promise<FileRange> }, partHeaders: Record<string, string>): Promise<MultipartMedia> {
+  const opened = await file.open();
   const boundary = randomBytes(16).toString("hex");
   const head = Buffer.from(
     `--${boundary}\r\nContent-Type: application/json\r\n\r\n{}\r\n` +
@@ -42,7 +42,7 @@ async function multipart(file: { path: string; length: number }, partHeaders: Re
 export async function federationDownload(s: Services, mediaId: string, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<MultipartMedia> {
   const m = await findMedia(s, { serverName: s.config.server_name, mediaId, access: "federation", ...opts });
   const type = servedContentType(m.mediaType);
-  return multipart(m, { "Content-Type": type, "Content-Disposition": contentDisposition(type, m.uploadName) });
+  return multipart({ length: m.length, open: () => m.object.open() }, { "Content-Type": type, "Content-Disposition": contentDisposition(type, m.uploadName) });
 }
 
 /** The multipart answer to a remote server's thumbnail request for our media `mediaId`. */

@@ -1,5 +1,5 @@
-// The media repository's shared machinery, one per server (on Services.media): the repository and the
-// file layout, who waits for which pending upload, ids being uploaded right now, in-flight remote fetches
+// The media repository's shared machinery, one per server (on Services.media): the repository, the
+// file layout and the stores the files live in, who waits for which pending upload, ids being uploaded right now, in-flight remote fetches
 // and thumbnail renders (each done once however many ask), and the two outside seams: the federation
 // fetcher of remote media and the DNS resolver URL previews use.
 import { lookup } from "node:dns/promises";
@@ -8,6 +8,12 @@ import type { Sql } from "../../storage/sql.ts";
 import type { Db } from "../../storage/database.ts";
 import { MediaStore } from "../store/media.ts";
 import { MediaFiles } from "./files.ts";
+import type { Logger } from "pino";
+import type { MediaConfig } from "../../config/media.ts";
+import type { MediaBackend } from "./backend.ts";
+import { LocalBackend } from "./local-backend.ts";
+import { LazyS3Backend } from "./lazy-backend.ts";
+import { MediaStorage } from "./storage.ts";
 
 /** What the origin server answered for a remote media download. */
 export interface RemoteMedia {
@@ -82,6 +88,8 @@ export class OncePerKey<T> {
 export class MediaServices {
   readonly store: MediaStore;
   readonly files: MediaFiles;
+  /** Where the bytes go and come from: local disk, a bucket, storage providers (storage.ts). */
+  readonly storage: MediaStorage;
   readonly uploads = new UploadSignals();
   /** Media ids whose content is being uploaded right now (PUT /upload/{serverName}/{mediaId}). */
   readonly uploading = new Set<string>();
@@ -93,8 +101,13 @@ export class MediaServices {
   /** DNS for URL previews (tests map names to loopback addresses here). */
   resolver: Resolver = systemResolver;
 
-  constructor(db: Db, sql: Sql, mediaStorePath: string, serverName: string) {
+  constructor(db: Db, sql: Sql, config: Pick<MediaConfig, "media_store_path" | "media_store" | "media_storage_providers">, serverName: string, log: Logger) {
     this.store = new MediaStore(db, sql);
-    this.files = new MediaFiles(mediaStorePath, serverName);
+    this.files = new MediaFiles(config.media_store_path, serverName);
+    const primary: MediaBackend = config.media_store.backend === "s3" ? new LazyS3Backend(config.media_store.s3, log) : new LocalBackend(this.files);
+    const providers = config.media_storage_providers.map((p) => ({
+      backend: new LazyS3Backend(p.s3, log), storeLocal: p.store_local, storeRemote: p.store_remote, synchronous: p.store_synchronous,
+    }));
+    this.storage = new MediaStorage(this.files, primary, providers, log);
   }
 }

@@ -1,13 +1,12 @@
 // The cache of remote media: a local download of mxc://other.server/id fetches the file from its origin
-// through the RemoteMediaFetcher (federation), stores it under remote_content and records its metadata;
+// through the RemoteMediaFetcher (federation), stores it under remote_content (in the primary store, and
+// in the storage providers with store_remote: storage.ts) and records its metadata;
 // later requests are served from the cache until media_retention drops it. Without a fetcher (federation
 // not configured) the origin counts as unreachable: 502, as Synapse answers then.
 // Spec: Client-Server API "Content repository" (remote media), Server-Server API "Content Repository".
-import { rename } from "node:fs/promises";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { mxcUri, type MediaRef } from "./ids.ts";
-import { unlinkQuietly } from "./files.ts";
 import { writeToTemp } from "./write-stream.ts";
 import { isValidMediaType, isValidUploadName } from "./upload.ts";
 
@@ -38,22 +37,24 @@ export function fetchRemoteMedia(s: Services, ref: MediaRef, timeoutMs: number):
       s.log.warn({ err, mxc: mxcUri(ref) }, "remote media download failed");
       throw unreachable();
     }
-    const dest = s.media.files.contentPath(ref);
+    const mediaType = remote.mediaType && isValidMediaType(remote.mediaType) ? remote.mediaType : null;
+    const { storage } = s.media;
+    const held = await storage.adopt(s.media.files.contentKey(ref), tmp.path, { local: false, contentType: mediaType ?? undefined });
     try {
-      await s.media.files.ensureDirFor(dest);
-      await rename(tmp.path, dest);
       const now = s.clock.now();
       await s.media.store.insert({
         ...ref,
         // The origin is untrusted input: a malformed type or name is dropped, not stored.
-        mediaType: remote.mediaType && isValidMediaType(remote.mediaType) ? remote.mediaType : null,
+        mediaType,
         uploadName: remote.uploadName && isValidUploadName(remote.uploadName) ? remote.uploadName : null, mediaLength: tmp.size, userId: null,
         createdTs: now, uploadedTs: now, unusedExpiresTs: null, authenticated: s.config.enable_authenticated_media,
       });
     } catch (err) {
-      await unlinkQuietly(tmp.path);
-      await unlinkQuietly(dest);
+      if (storage.hasRemote) await storage.removeRemote(ref).catch((e) => s.log.warn({ err: e, mxc: mxcUri(ref) }, "removing unrecorded remote media failed"));
+      await storage.removeLocal(ref);
       throw err;
+    } finally {
+      await held.release();
     }
   });
 }

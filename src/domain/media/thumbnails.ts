@@ -1,8 +1,8 @@
 // Thumbnails (Client-Server API "Thumbnails"): which size answers a request (the closest pre-generated
 // one of thumbnail_sizes, or the exact size with dynamic_thumbnails), rendering with sharp (crop or scale,
-// animated GIF/WebP kept animated as WebP when asked), never larger than the original, cached on disk
-// with a row per thumbnail. The spec's default sizes are pre-generated on upload, as Synapse does.
-import { rename, stat } from "node:fs/promises";
+// animated GIF/WebP kept animated as WebP when asked), never larger than the original, kept in the media
+// stores beside the content (storage.ts) with a row per thumbnail. The spec's default sizes are pre-generated on upload, as Synapse does.
+import { stat } from "node:fs/promises";
 import type { Metadata } from "sharp";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -10,6 +10,8 @@ import type { ThumbnailMethod, ThumbnailSize } from "../../config/media.ts";
 import { mxcUri, type MediaRef } from "./ids.ts";
 import { unlinkQuietly, type ThumbnailKey } from "./files.ts";
 import { essence } from "./serving.ts";
+import type { StoredObject } from "./backend.ts";
+import type { FileRange } from "./file-range.ts";
 
 /** Source types we thumbnail, and the static format of their thumbnails (Synapse's map). */
 const THUMBNAIL_FORMAT: Record<string, "jpeg" | "png"> = {
@@ -31,10 +33,14 @@ export interface ThumbnailRequest {
 }
 
 export interface ThumbnailFile {
-  path: string;
   mediaType: string;
   length: number;
+  /** Reads [start, end] of it (the whole thumbnail by default) from its store. */
+  open(start?: number, end?: number): Promise<FileRange>;
 }
+
+/** Runs a render on a local file of the source image. */
+type WithSource = <T>(fn: (path: string) => Promise<T>) => Promise<T>;
 
 export function cannotThumbnail(): MatrixError {
   return new MatrixError("M_UNKNOWN", "Cannot generate thumbnails for the requested content", 400);
@@ -109,49 +115,52 @@ async function render(s: Services, src: string, dest: string, sourceType: string
   return { mediaType };
 }
 
-/** Renders (once, however many ask) and records the thumbnail `key` of `ref`. */
-async function generate(s: Services, ref: MediaRef, src: string, sourceType: string, size: ThumbnailSize, animated: boolean): Promise<ThumbnailFile> {
-  const { files, store } = s.media;
+/** Renders (once, however many ask), stores and records the thumbnail `key` of `ref`. */
+async function generate(s: Services, ref: MediaRef, withSource: WithSource, sourceType: string, size: ThumbnailSize, animated: boolean): Promise<ThumbnailFile> {
+  const { files, store, storage } = s.media;
   const job = `${mxcUri(ref)}/${size.width}x${size.height}/${size.method}/${animated}`;
   return (await s.media.renders.run(job, async () => {
     const tmp = await files.tempPath();
+    let mediaType: string;
+    let length: number;
     try {
-      const { mediaType } = await render(s, src, tmp, sourceType, size, animated);
-      const key: ThumbnailKey = { ...size, mediaType, animated };
-      const dest = files.thumbnailPath(ref, key);
-      await files.ensureDirFor(dest);
-      await rename(tmp, dest);
-      const length = (await stat(dest)).size;
-      await store.addThumbnail(ref, { ...key, mediaLength: length });
-      return { path: dest, mediaType, length } satisfies ThumbnailFile;
-    } finally {
+      ({ mediaType } = await withSource((src) => render(s, src, tmp, sourceType, size, animated)));
+      length = (await stat(tmp)).size;
+    } catch (err) {
       await unlinkQuietly(tmp);
+      throw err;
     }
+    const key: ThumbnailKey = { ...size, mediaType, animated };
+    const objectKey = files.thumbnailKey(ref, key);
+    // adopt() owns the scratch file from here: it moves, uploads or removes it.
+    const held = await storage.adopt(objectKey, tmp, { local: files.isLocal(ref), contentType: mediaType });
+    await held.release();
+    await store.addThumbnail(ref, { ...key, mediaLength: length });
+    return { mediaType, length, open: (start?: number, end?: number) => storage.primary.open(objectKey, length, start, end) } satisfies ThumbnailFile;
   })) as ThumbnailFile;
 }
 
-/** The thumbnail answering `req` for stored media at `src`: from the cache, else rendered now. */
-export async function thumbnailOf(s: Services, ref: MediaRef, src: string, sourceType: string | null, req: ThumbnailRequest): Promise<ThumbnailFile> {
+/** The thumbnail answering `req` for stored media `src` (stored as `ref`): from the cache, else rendered now. */
+export async function thumbnailOf(s: Services, ref: MediaRef, src: StoredObject, sourceType: string | null, req: ThumbnailRequest): Promise<ThumbnailFile> {
   if (!canThumbnail(sourceType)) throw cannotThumbnail();
   const size = chooseSize(s.config.thumbnail_sizes, s.config.dynamic_thumbnails, req);
   const animated = req.animated && ANIMATABLE.has(essence(sourceType!));
+  const { storage, files } = s.media;
   const cached = (await s.media.store.thumbnails(ref)).find(
     (t) => t.width === size.width && t.height === size.height && t.method === size.method && t.animated === animated,
   );
   if (cached) {
-    const path = s.media.files.thumbnailPath(ref, cached);
-    try {
-      const st = await stat(path);
-      return { path, mediaType: cached.mediaType, length: st.size };
-    } catch {
-      // The file went missing: render it again.
-    }
+    const found = await storage.find(files.thumbnailKey(ref, cached));
+    if (found) return { mediaType: cached.mediaType, length: found.length, open: found.open };
+    // The file went missing: render it again.
   }
-  return generate(s, ref, src, sourceType!, size, animated);
+  const withSource: WithSource = (fn) => storage.withLocalFile(files.contentKey(ref), src, fn);
+  return generate(s, ref, withSource, sourceType!, size, animated);
 }
 
-/** Upload-time pre-generation of thumbnail_sizes (static), as Synapse does. */
+/** Upload-time pre-generation of thumbnail_sizes (static) from the local file `src`, as Synapse does. */
 export async function pregenerateThumbnails(s: Services, ref: MediaRef, mediaType: string, src: string): Promise<void> {
   if (!canThumbnail(mediaType)) return;
-  for (const size of s.config.thumbnail_sizes) await generate(s, ref, src, mediaType, size, false);
+  const withSource: WithSource = (fn) => fn(src);
+  for (const size of s.config.thumbnail_sizes) await generate(s, ref, withSource, mediaType, size, false);
 }

@@ -1,9 +1,9 @@
 // Uploading content: POST /_matrix/media/v3/upload (a new mxc URI) and PUT /_matrix/media/v3/upload/
 // {serverName}/{mediaId} (content for an mxc URI reserved by POST /media/v1/create). The body streams to
-// a temporary file (max_upload_size enforced before and while reading), reaches its place by rename, and
-// only then gets its row; thumbnails are pre-generated after, and their failure never fails the upload.
+// a temporary file (max_upload_size enforced before and while reading), reaches its store (a rename on
+// local disk, a streamed upload to a bucket: storage.ts), and only then gets its row; thumbnails are
+// pre-generated after, and their failure never fails the upload.
 // Spec: Client-Server API "Content repository", uploads.
-import { rename } from "node:fs/promises";
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import type { Readable } from "node:stream";
 import { MatrixError, forbidden, notFound } from "../errors.ts";
@@ -11,6 +11,7 @@ import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { checkMediaRef, mxcUri, newMediaId, type MediaRef } from "./ids.ts";
 import { unlinkQuietly } from "./files.ts";
+import type { HeldFile } from "./storage.ts";
 import { tooLarge, writeToTemp } from "./write-stream.ts";
 import { pregenerateThumbnails } from "./thumbnails.ts";
 import { requireNotSuspended } from "../accounts/moderation.ts";
@@ -56,59 +57,58 @@ export function checkUpload(s: Services, input: UploadInput): UploadMeta {
 }
 
 /**
- * Writes the body to its final place and returns its size; the caller writes the row (or removes the
- * file). The uploader's quotas are checked on the size announced, then on the size received.
+ * Writes the body to its final place (the media stores, storage.ts) and returns its size and a local file
+ * of it for thumbnails; the caller writes the row (or removes what was stored). The uploader's quotas are
+ * checked on the size announced, then on the size received, before anything reaches a store.
  */
-async function storeBody(s: Services, ref: MediaRef, input: UploadInput, userId: string): Promise<{ path: string; size: number }> {
-  const { files } = s.media;
+async function storeBody(s: Services, ref: MediaRef, input: UploadInput, mediaType: string, userId: string): Promise<{ held: HeldFile; size: number }> {
   if (input.contentLength !== undefined) await checkUploadQuota(s, userId, Number(input.contentLength));
-  const tmp = await writeToTemp(files, input.body, s.config.max_upload_size);
+  const tmp = await writeToTemp(s.media.files, input.body, s.config.max_upload_size);
   try {
     await checkUploadQuota(s, userId, tmp.size);
   } catch (err) {
     await unlinkQuietly(tmp.path);
     throw err;
   }
-  const dest = files.contentPath(ref);
-  try {
-    await files.ensureDirFor(dest);
-    await rename(tmp.path, dest);
-  } catch (err) {
-    await unlinkQuietly(tmp.path);
-    throw err;
-  }
-  return { path: dest, size: tmp.size };
+  const held = await s.media.storage.adopt(s.media.files.contentKey(ref), tmp.path, { local: true, contentType: mediaType });
+  return { held, size: tmp.size };
 }
 
-async function afterUpload(s: Services, ref: MediaRef, mediaType: string, path: string): Promise<void> {
+/** Undoes a store whose row could not be written: the stored content goes again (a bucket's failure only logged). */
+async function unstore(s: Services, ref: MediaRef, held: HeldFile): Promise<void> {
+  if (s.media.storage.hasRemote) await s.media.storage.removeRemote(ref).catch((err) => s.log.warn({ err, mxc: mxcUri(ref) }, "removing an unrecorded upload failed"));
+  await s.media.storage.removeLocal(ref);
+  await held.release();
+}
+
+async function afterUpload(s: Services, ref: MediaRef, mediaType: string, held: HeldFile): Promise<void> {
   s.media.uploads.notify(mxcUri(ref));
   try {
-    await pregenerateThumbnails(s, ref, mediaType, path);
+    await pregenerateThumbnails(s, ref, mediaType, held.path);
   } catch (err) {
     if (err instanceof MatrixError) s.log.info({ mxc: mxcUri(ref), reason: err.message }, "no thumbnails for this upload");
     else s.log.warn({ err, mxc: mxcUri(ref) }, "thumbnail pre-generation failed");
+  } finally {
+    await held.release();
   }
 }
 
 /**
- * Makes a finished temporary file new local media (URL preview images): rename, then the row; the file is
- * removed if either fails. Thumbnails are pre-generated as for uploads.
+ * Makes a finished temporary file new local media (URL preview images): stored, then the row; what was
+ * stored is removed if either fails. Thumbnails are pre-generated as for uploads.
  */
 export async function adoptTempFile(s: Services, tmp: { path: string; size: number }, meta: UploadMeta, userId: string | null): Promise<MediaRef> {
   const ref = { origin: s.config.server_name, mediaId: newMediaId() };
-  const dest = s.media.files.contentPath(ref);
+  const held = await s.media.storage.adopt(s.media.files.contentKey(ref), tmp.path, { local: true, contentType: meta.mediaType });
   try {
-    await s.media.files.ensureDirFor(dest);
-    await rename(tmp.path, dest);
     const now = s.clock.now();
     const ok = await s.media.store.insert({ ...ref, ...meta, mediaLength: tmp.size, userId, createdTs: now, uploadedTs: now, unusedExpiresTs: null, authenticated: s.config.enable_authenticated_media });
     if (!ok) throw new Error("media id collision");
   } catch (err) {
-    await unlinkQuietly(tmp.path);
-    await unlinkQuietly(dest);
+    await unstore(s, ref, held);
     throw err;
   }
-  await afterUpload(s, ref, meta.mediaType, dest);
+  await afterUpload(s, ref, meta.mediaType, held);
   return ref;
 }
 
@@ -118,7 +118,7 @@ export async function uploadMedia(s: Services, r: Requester, input: UploadInput)
   requireNotSuspended(r, "Uploading media");
   const meta = checkUpload(s, input);
   const ref = { origin: s.config.server_name, mediaId: newMediaId() };
-  const stored = await storeBody(s, ref, input, r.userId);
+  const stored = await storeBody(s, ref, input, meta.mediaType, r.userId);
   const now = s.clock.now();
   try {
     const ok = await s.media.store.insert({
@@ -127,10 +127,10 @@ export async function uploadMedia(s: Services, r: Requester, input: UploadInput)
     });
     if (!ok) throw new Error("media id collision");
   } catch (err) {
-    await unlinkQuietly(stored.path);
+    await unstore(s, ref, stored.held);
     throw err;
   }
-  await afterUpload(s, ref, meta.mediaType, stored.path);
+  await afterUpload(s, ref, meta.mediaType, stored.held);
   return { content_uri: mxcUri(ref) };
 }
 
@@ -150,15 +150,15 @@ export async function uploadToCreated(s: Services, r: Requester, serverName: str
     if (row.uploadedTs !== null) throw new MatrixError("M_CANNOT_OVERWRITE_MEDIA", "Media ID has already been uploaded to", 409);
     if (row.unusedExpiresTs !== null && row.unusedExpiresTs < s.clock.now()) throw notFound("Media ID has expired");
     const meta = checkUpload(s, input);
-    const stored = await storeBody(s, ref, input, r.userId);
+    const stored = await storeBody(s, ref, input, meta.mediaType, r.userId);
     try {
       const ok = await s.media.store.completePending(ref, { ...meta, mediaLength: stored.size, uploadedTs: s.clock.now(), authenticated: s.config.enable_authenticated_media });
       if (!ok) throw new MatrixError("M_CANNOT_OVERWRITE_MEDIA", "Media ID has already been uploaded to", 409);
     } catch (err) {
-      await unlinkQuietly(stored.path);
+      await unstore(s, ref, stored.held);
       throw err;
     }
-    await afterUpload(s, ref, meta.mediaType, stored.path);
+    await afterUpload(s, ref, meta.mediaType, stored.held);
     return {};
   } finally {
     s.media.uploading.delete(key);

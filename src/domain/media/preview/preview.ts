@@ -67,16 +67,17 @@ async function download(s: Services, url: URL): Promise<Downloaded> {
 
 /** Stores a downloaded image as local media; the OpenGraph fields that describe it. */
 async function storeImage(s: Services, d: Downloaded): Promise<OpenGraph> {
-  const ref = await adoptTempFile(s, d.tmp, { mediaType: d.mediaType, uploadName: null }, null);
-  const og: OpenGraph = { "og:image": mxcUri(ref), "og:image:type": d.mediaType, "matrix:image:size": d.tmp.size };
+  // Measured while the download is still a local file (it may be stored in a bucket next).
+  let size: Record<string, number> = {};
   try {
     const sharp = await loadSharp();
-    const meta = await sharp(s.media.files.contentPath(ref), { limitInputPixels: s.config.max_image_pixels }).metadata();
-    if (meta.width && meta.height) Object.assign(og, { "og:image:width": meta.width, "og:image:height": meta.height });
+    const meta = await sharp(d.tmp.path, { limitInputPixels: s.config.max_image_pixels }).metadata();
+    if (meta.width && meta.height) size = { "og:image:width": meta.width, "og:image:height": meta.height };
   } catch {
     // Not decodable: no dimensions.
   }
-  return og;
+  const ref = await adoptTempFile(s, d.tmp, { mediaType: d.mediaType, uploadName: null }, null);
+  return { "og:image": mxcUri(ref), "og:image:type": d.mediaType, "matrix:image:size": d.tmp.size, ...size };
 }
 
 function parseUrl(text: string): URL {
