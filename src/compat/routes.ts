@@ -44,9 +44,11 @@ import { slidingSyncRoutes } from "./client/sliding-sync.ts";
 import { accountModerationRoutes } from "./client/account-moderation.ts";
 import { mutualRoomRoutes } from "./client/mutual-rooms.ts";
 import { rendezvousRoutes } from "./client/rendezvous.ts";
+import { authMetadataRoutes } from "./client/auth-metadata.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
+  authMetadataRoutes,
   accountRoutes,
   keyRoutes,
   wellKnownRoutes,

@@ -8,6 +8,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { parseUserId } from "../ids.ts";
 import { requireAdmin } from "./require-admin.ts";
 import { AdminReads, USER_ORDER_COLUMNS, type AdminUserRow } from "../store/admin-reads.ts";
+import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 export interface UserListParams {
   from?: number;
@@ -175,6 +176,7 @@ export async function whois(s: Services, r: Requester, userId: string): Promise<
 
 /** GET /v1/users/{userId}/admin */
 export async function isServerAdmin(s: Services, r: Requester, userId: string): Promise<{ admin: boolean }> {
+  refuseWhenDelegated(s);
   requireAdmin(r);
   return { admin: (await existingLocalUser(s, userId, "get admin status of")).admin };
 }
