@@ -1,0 +1,242 @@
+// Delegated authentication (MSC3861) against a real authorization server (oidc-provider on loopback,
+// test/helpers/oauth-server.ts): its tokens are introspected (RFC 7662) and accepted — user and device
+// created on first sight, sync works —, tokens without the API scope, unknown and revoked ones are
+// refused (a revocation once the introspection cache's lifetime has passed), the admin token and the
+// admin scope reach the admin API, /login and /register answer as Synapse's do under delegation,
+// auth_metadata gives the issuer's metadata, and an unreachable or refused issuer is a clean 503.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { backends, startTestServer, TestClock, type TestServer } from "../helpers/server.ts";
+import { expectMatchesSpec } from "../helpers/spec.ts";
+import { API_SCOPE, deviceScope, startAuthServer, type TestAuthServer, type WeftClient } from "../helpers/oauth-server.ts";
+import { freePort } from "../helpers/net.ts";
+
+const ADMIN_TOKEN = "weft-test-admin-token-0123456789";
+const TTL_MS = 60_000;
+
+function delegationConfig(issuer: string, client: WeftClient, extra: Record<string, unknown> = {}) {
+  return {
+    enable_registration: false,
+    allow_guest_access: false,
+    // The authorization server is on loopback, which the default ip_range_blacklist refuses.
+    ip_range_whitelist: ["127.0.0.0/8"],
+    experimental_features: {
+      msc3861: { enabled: true, issuer, ...client, admin_token: ADMIN_TOKEN, introspection_cache_ttl: TTL_MS, ...extra },
+    },
+  };
+}
+
+describe.each(backends())("delegated authentication (MSC3861) on %s", (backend) => {
+  let t: TestServer;
+  let as: TestAuthServer;
+  const clock = new TestClock();
+
+  beforeAll(async () => {
+    as = await startAuthServer();
+    t = await startTestServer({ backend, clock, config: delegationConfig(as.issuer, as.clients.client_secret_basic) });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await as?.close();
+  });
+
+  it("accepts a provider's token: whoami names the user and the device, both created on first sight", async () => {
+    const token = await as.tokenFor("alice", [API_SCOPE, deviceScope("ALICEDEV")]);
+    const who = await t.call("GET", "/_matrix/client/v3/account/whoami", { token });
+    expect(who.status, JSON.stringify(who.json)).toBe(200);
+    expectMatchesSpec(who, "GET", "/_matrix/client/v3/account/whoami");
+    expect(who.json).toEqual({ user_id: "@alice:weft.test", device_id: "ALICEDEV", is_guest: false });
+
+    const devices = await t.call("GET", "/_matrix/client/v3/devices", { token });
+    expect(devices.status).toBe(200);
+    expect(devices.json.devices.map((d: { device_id: string }) => d.device_id)).toEqual(["ALICEDEV"]);
+    const profile = await t.call("GET", "/_matrix/client/v3/profile/@alice:weft.test");
+    expect(profile.status).toBe(200);
+  });
+
+  it("serves sync and room operations to a provider's token", async () => {
+    const token = await as.tokenFor("bob", [API_SCOPE, deviceScope("BOBDEV")]);
+    const room = await t.call("POST", "/_matrix/client/v3/createRoom", { token, body: { name: "delegated" } });
+    expect(room.status, JSON.stringify(room.json)).toBe(200);
+    const sent = await t.call("PUT", `/_matrix/client/v3/rooms/${encodeURIComponent(room.json.room_id)}/send/m.room.message/t1`, { token, body: { msgtype: "m.text", body: "hi" } });
+    expect(sent.status).toBe(200);
+    const sync = await t.call("GET", "/_matrix/client/v3/sync?timeout=0", { token });
+    expect(sync.status).toBe(200);
+    const timeline = sync.json.rooms.join[room.json.room_id].timeline.events;
+    expect(timeline.some((e: { event_id: string }) => e.event_id === sent.json.event_id)).toBe(true);
+  });
+
+  it("finds the user by the token's sub once linked, even when the username claim changes", async () => {
+    const first = await as.tokenFor("carol", [API_SCOPE]);
+    expect((await t.call("GET", "/_matrix/client/v3/account/whoami", { token: first })).json.user_id).toBe("@carol:weft.test");
+    const renamed = await as.tokenFor("carol-renamed", [API_SCOPE], { sub: "sub-carol" });
+    const who = await t.call("GET", "/_matrix/client/v3/account/whoami", { token: renamed });
+    expect(who.json).toEqual({ user_id: "@carol:weft.test", is_guest: false });
+  });
+
+  it("refuses a token without the Matrix API scope, and unknown tokens, with 401 M_UNKNOWN_TOKEN", async () => {
+    const noScope = await as.tokenFor("dave", [deviceScope("DAVEDEV")]);
+    const res = await t.call("GET", "/_matrix/client/v3/account/whoami", { token: noScope });
+    expect(res.status).toBe(401);
+    expect(res.json.errcode).toBe("M_UNKNOWN_TOKEN");
+    expect(res.json.error).toMatch(/Matrix C-S API/);
+    const unknown = await t.call("GET", "/_matrix/client/v3/account/whoami", { token: "not-a-token-anyone-issued" });
+    expect(unknown.status).toBe(401);
+    expect(unknown.json.errcode).toBe("M_UNKNOWN_TOKEN");
+  });
+
+  it("accepts the unstable MSC2967 scopes", async () => {
+    const token = await as.tokenFor("erin", ["urn:matrix:org.matrix.msc2967.client:api:*", "urn:matrix:org.matrix.msc2967.client:device:ERINDEV"]);
+    const who = await t.call("GET", "/_matrix/client/v3/account/whoami", { token });
+    expect(who.json).toEqual({ user_id: "@erin:weft.test", device_id: "ERINDEV", is_guest: false });
+  });
+
+  it("caches introspection, and refuses a revoked token once the cache's lifetime has passed", async () => {
+    const token = await as.tokenFor("frank", [API_SCOPE, deviceScope("FRANKDEV")]);
+    expect((await t.call("GET", "/_matrix/client/v3/account/whoami", { token })).status).toBe(200);
+    const asked = as.introspections();
+    await as.revoke("frank", token);
+    // Within the lifetime the cached answer is used: the provider is not asked again.
+    const cached = await t.call("GET", "/_matrix/client/v3/account/whoami", { token });
+    expect(cached.status).toBe(200);
+    expect(as.introspections()).toBe(asked);
+    clock.advance(TTL_MS + 1);
+    const refused = await t.call("GET", "/_matrix/client/v3/account/whoami", { token });
+    expect(refused.status).toBe(401);
+    expect(refused.json.errcode).toBe("M_UNKNOWN_TOKEN");
+    expect(as.introspections()).toBe(asked + 1);
+  });
+
+  it("lets the admin token and tokens with the admin scope use the admin API, and no other", async () => {
+    const list = await t.call("GET", "/_synapse/admin/v2/users", { token: ADMIN_TOKEN });
+    expect(list.status, JSON.stringify(list.json)).toBe(200);
+    expect(list.json.users.map((u: { name: string }) => u.name)).toContain("@alice:weft.test");
+    const plain = await as.tokenFor("alice", [API_SCOPE]);
+    const refused = await t.call("GET", "/_synapse/admin/v2/users", { token: plain });
+    expect(refused.status).toBe(403);
+    const admin = await as.tokenFor("alice", [API_SCOPE, "urn:synapse:admin:*"]);
+    expect((await t.call("GET", "/_synapse/admin/v2/users", { token: admin })).status).toBe(200);
+  });
+
+  it("answers /login, /logout, /refresh, password and device removal with 404 M_UNRECOGNIZED, as Synapse", async () => {
+    const token = await as.tokenFor("alice", [API_SCOPE, deviceScope("ALICEDEV")]);
+    for (const [method, path, body] of [
+      ["GET", "/_matrix/client/v3/login", undefined],
+      ["POST", "/_matrix/client/v3/login", { type: "m.login.password", identifier: { type: "m.id.user", user: "alice" }, password: "x" }],
+      ["POST", "/_matrix/client/v3/logout", {}],
+      ["POST", "/_matrix/client/v3/logout/all", {}],
+      ["POST", "/_matrix/client/v3/refresh", { refresh_token: "x" }],
+      ["POST", "/_matrix/client/v3/account/password", { new_password: "pw" }],
+      ["POST", "/_matrix/client/v3/account/deactivate", {}],
+      ["POST", "/_matrix/client/v3/delete_devices", { devices: ["ALICEDEV"] }],
+      ["DELETE", "/_matrix/client/v3/devices/ALICEDEV", {}],
+    ] as const) {
+      const res = await t.call(method, path, { token, body });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.json.errcode, `${method} ${path}`).toBe("M_UNRECOGNIZED");
+    }
+    // The session still works: nothing was logged out or removed.
+    expect((await t.call("GET", "/_matrix/client/v3/account/whoami", { token })).status).toBe(200);
+  });
+
+  it("lets only application services register, as Synapse's RegisterAppServiceOnlyRestServlet", async () => {
+    const res = await t.call("POST", "/_matrix/client/v3/register", { body: { username: "zed", password: "secret-password" } });
+    expect(res.status).toBe(403);
+    expect(res.json.errcode).toBe("M_FORBIDDEN");
+    expect(res.json.error).toMatch(/m\.login\.application_service/);
+  });
+
+  it("serves the issuer's metadata at auth_metadata (v1 and MSC2965), and auth_issuer", async () => {
+    const meta = await t.call("GET", "/_matrix/client/v1/auth_metadata");
+    expect(meta.status).toBe(200);
+    expectMatchesSpec(meta, "GET", "/_matrix/client/v1/auth_metadata");
+    expect(meta.json.issuer).toBe(as.issuer);
+    expect(meta.json.introspection_endpoint).toBe(`${as.issuer}/token/introspection`);
+    expect(meta.json.account_management_uri).toBe(`${as.issuer}/account/`);
+    expect(meta.headers.get("cache-control")).toMatch(/max-age=600/);
+    const unstable = await t.call("GET", "/_matrix/client/unstable/org.matrix.msc2965/auth_metadata");
+    expect(unstable.json).toEqual(meta.json);
+    const issuer = await t.call("GET", "/_matrix/client/unstable/org.matrix.msc2965/auth_issuer");
+    expect(issuer.json).toEqual({ issuer: as.issuer });
+  });
+
+  it("names the issuer in the client .well-known and turns password and 3PID changes off in /capabilities", async () => {
+    const wk = await t.call("GET", "/.well-known/matrix/client");
+    expect(wk.json["org.matrix.msc2965.authentication"]).toEqual({ issuer: as.issuer, account: `${as.issuer}/account/` });
+    const token = await as.tokenFor("alice", [API_SCOPE]);
+    const caps = await t.call("GET", "/_matrix/client/v3/capabilities", { token });
+    expect(caps.json.capabilities["m.change_password"]).toEqual({ enabled: false });
+    expect(caps.json.capabilities["m.3pid_changes"]).toEqual({ enabled: false });
+  });
+});
+
+describe("delegated authentication's client authentication methods and failures (sqlite)", () => {
+  let as: TestAuthServer;
+  beforeAll(async () => {
+    as = await startAuthServer();
+  });
+  afterAll(async () => {
+    await as?.close();
+  });
+
+  for (const method of ["client_secret_post", "client_secret_jwt", "private_key_jwt"] as const) {
+    it(`introspects with ${method}`, async () => {
+      const t = await startTestServer({ config: delegationConfig(as.issuer, as.clients[method]) });
+      try {
+        const token = await as.tokenFor("gina", [API_SCOPE, deviceScope("GINADEV")]);
+        const who = await t.call("GET", "/_matrix/client/v3/account/whoami", { token });
+        expect(who.status, JSON.stringify(who.json)).toBe(200);
+        expect(who.json.user_id).toBe("@gina:weft.test");
+      } finally {
+        await t.close();
+      }
+    });
+  }
+
+  it("refuses introspection with a wrong client secret with a clean 503", async () => {
+    const t = await startTestServer({ config: delegationConfig(as.issuer, { ...as.clients.client_secret_basic, client_secret: "wrong-secret" }) });
+    try {
+      const token = await as.tokenFor("gina", [API_SCOPE]);
+      const res = await t.call("GET", "/_matrix/client/v3/account/whoami", { token });
+      expect(res.status).toBe(503);
+      expect(res.json.errcode).toBe("M_UNKNOWN");
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("refuses a loopback issuer unless ip_range_whitelist allows it", async () => {
+    const config = delegationConfig(as.issuer, as.clients.client_secret_basic);
+    const t = await startTestServer({ config: { ...config, ip_range_whitelist: [] } });
+    try {
+      const token = await as.tokenFor("gina", [API_SCOPE]);
+      const before = as.introspections();
+      const res = await t.call("GET", "/_matrix/client/v3/account/whoami", { token });
+      expect(res.status).toBe(503);
+      expect(res.json.errcode).toBe("M_UNKNOWN");
+      expect(as.introspections()).toBe(before);
+      expect((await t.call("GET", "/_matrix/client/v1/auth_metadata")).status).toBe(503);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("answers 503, never 500, when the issuer cannot be reached; the .well-known still names it", async () => {
+    const issuer = `http://127.0.0.1:${await freePort()}`; // nothing listens there
+    const t = await startTestServer({ config: delegationConfig(issuer, as.clients.client_secret_basic) });
+    try {
+      const res = await t.call("GET", "/_matrix/client/v3/account/whoami", { token: "some-token" });
+      expect(res.status).toBe(503);
+      expect(res.json).toMatchObject({ errcode: "M_UNKNOWN", error: "Unable to introspect the access token" });
+      const meta = await t.call("GET", "/_matrix/client/v1/auth_metadata");
+      expect(meta.status).toBe(503);
+      expect(meta.json.errcode).toBe("M_UNKNOWN");
+      const wk = await t.call("GET", "/.well-known/matrix/client");
+      expect(wk.status).toBe(200);
+      expect(wk.json["org.matrix.msc2965.authentication"]).toEqual({ issuer });
+      // The admin token needs no authorization server.
+      expect((await t.call("GET", "/_synapse/admin/v2/users", { token: ADMIN_TOKEN })).status).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+});
