@@ -9,6 +9,8 @@ import { backends, startTestServer, TestClock, type TestServer } from "../helper
 import { expectMatchesSpec } from "../helpers/spec.ts";
 import { API_SCOPE, deviceScope, startAuthServer, type TestAuthServer, type WeftClient } from "../helpers/oauth-server.ts";
 import { freePort } from "../helpers/net.ts";
+import { errcode, gql } from "../graphql/client.ts";
+import { crossSigningKeys } from "../helpers/e2ee.ts";
 
 const ADMIN_TOKEN = "weft-test-admin-token-0123456789";
 const TTL_MS = 60_000;
@@ -71,6 +73,16 @@ describe.each(backends())("delegated authentication (MSC3861) on %s", (backend) 
     const renamed = await as.tokenFor("carol-renamed", [API_SCOPE], { sub: "sub-carol" });
     const who = await t.call("GET", "/_matrix/client/v3/account/whoami", { token: renamed });
     expect(who.json).toEqual({ user_id: "@carol:weft.test", is_guest: false });
+  });
+
+  it("authenticates the GraphQL face with the same tokens, and refuses loginFlows there too", async () => {
+    const token = await as.tokenFor("alice", [API_SCOPE, deviceScope("ALICEDEV")]);
+    const viewer = await gql(t, "{ viewer { userId deviceId } }", undefined, token);
+    expect(viewer.body.data).toEqual({ viewer: { userId: "@alice:weft.test", deviceId: "ALICEDEV" } });
+    const refused = await gql(t, "{ viewer { userId } }", undefined, "not-a-token-anyone-issued");
+    expect(errcode(refused.body)).toBe("M_UNKNOWN_TOKEN");
+    const flows = await gql(t, "{ loginFlows { type } }");
+    expect(errcode(flows.body)).toBe("M_UNRECOGNIZED");
   });
 
   it("refuses a token without the Matrix API scope, and unknown tokens, with 401 M_UNKNOWN_TOKEN", async () => {
@@ -136,6 +148,21 @@ describe.each(backends())("delegated authentication (MSC3861) on %s", (backend) 
     }
     // The session still works: nothing was logged out or removed.
     expect((await t.call("GET", "/_matrix/client/v3/account/whoami", { token })).status).toBe(200);
+  });
+
+  it("sets up cross-signing without UIA, and sends a reset to the authorization server's account page (m.oauth)", async () => {
+    const token = await as.tokenFor("hana", [API_SCOPE, deviceScope("HANADEV")]);
+    const upload = (body: unknown) => t.call("POST", "/_matrix/client/v3/keys/device_signing/upload", { token, body });
+    const first = await upload(crossSigningKeys("@hana:weft.test").body);
+    expect(first.status, JSON.stringify(first.json)).toBe(200);
+    const reset = await upload(crossSigningKeys("@hana:weft.test").body);
+    expect(reset.status).toBe(401);
+    const url = `${as.issuer}/account/?action=org.matrix.cross_signing_reset`;
+    expect(reset.json).toMatchObject({
+      session: "dummy",
+      flows: [{ stages: ["m.oauth"] }, { stages: ["org.matrix.cross_signing_reset"] }],
+      params: { "m.oauth": { url }, "org.matrix.cross_signing_reset": { url } },
+    });
   });
 
   it("lets only application services register, as Synapse's RegisterAppServiceOnlyRestServlet", async () => {

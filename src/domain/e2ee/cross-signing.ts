@@ -14,6 +14,7 @@ import { crossSigningPublicKey } from "./query-keys.ts";
 import { announceDeviceListChange, recordDeviceListChange } from "./device-lists.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import { reauthFlows } from "../uia/flows.ts";
+import { crossSigningResetRequired } from "../oauth-delegation/cross-signing-reset.ts";
 
 export const KEY_TYPES = [
   ["master_key", "master"],
@@ -61,6 +62,8 @@ export async function uploadCrossSigningKeys(s: Services, r: Requester, body: Js
 
   const changed = [...given].filter(([type, key]) => stored.get(type) !== canonicalJson(key));
   if (changed.length === 0) return {}; // nothing new: idempotent, no authentication needed
+  // With delegated authentication there is no password: the authorization server approves a reset.
+  if (stored.has("master") && !r.appserviceId && s.oauthDelegation) throw await crossSigningResetRequired(s);
   const uia =
     stored.has("master") && !r.appserviceId
       ? await checkUia(s, { ...uiaReq, requester: r }, { flows: await reauthFlows(s, r.userId), description: "reset the cross-signing keys on your account" })
