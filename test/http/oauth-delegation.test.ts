@@ -11,9 +11,11 @@ import { API_SCOPE, deviceScope, startAuthServer, type TestAuthServer, type Weft
 import { freePort } from "../helpers/net.ts";
 import { errcode, gql } from "../graphql/client.ts";
 import { crossSigningKeys } from "../helpers/e2ee.ts";
+import { writeAppServiceFile } from "../helpers/appservice.ts";
 
 const ADMIN_TOKEN = "weft-test-admin-token-0123456789";
 const TTL_MS = 60_000;
+const AS_TOKEN = "bridge-as-token-0123456789";
 
 function delegationConfig(issuer: string, client: WeftClient, extra: Record<string, unknown> = {}) {
   return {
@@ -34,7 +36,8 @@ describe.each(backends())("delegated authentication (MSC3861) on %s", (backend) 
 
   beforeAll(async () => {
     as = await startAuthServer();
-    t = await startTestServer({ backend, clock, config: delegationConfig(as.issuer, as.clients.client_secret_basic) });
+    const bridge = writeAppServiceFile({ id: "bridge", asToken: AS_TOKEN, hsToken: "bridge-hs-token", senderLocalpart: "bridgebot", userRegex: "@bridge_.*:weft\\.test" });
+    t = await startTestServer({ backend, clock, config: { ...delegationConfig(as.issuer, as.clients.client_secret_basic), app_service_config_files: [bridge] } });
   });
   afterAll(async () => {
     await t?.close();
@@ -165,11 +168,22 @@ describe.each(backends())("delegated authentication (MSC3861) on %s", (backend) 
     });
   });
 
-  it("lets only application services register, as Synapse's RegisterAppServiceOnlyRestServlet", async () => {
+  it("lets only application services register, with inhibit_login, as Synapse's RegisterAppServiceOnlyRestServlet", async () => {
     const res = await t.call("POST", "/_matrix/client/v3/register", { body: { username: "zed", password: "secret-password" } });
     expect(res.status).toBe(403);
     expect(res.json.errcode).toBe("M_FORBIDDEN");
     expect(res.json.error).toMatch(/m\.login\.application_service/);
+
+    const body = { type: "m.login.application_service", username: "bridge_one" };
+    const withLogin = await t.call("POST", "/_matrix/client/v3/register", { token: AS_TOKEN, body });
+    expect(withLogin.status).toBe(400);
+    expect(withLogin.json.errcode).toBe("M_APPSERVICE_LOGIN_UNSUPPORTED");
+    const ok = await t.call("POST", "/_matrix/client/v3/register", { token: AS_TOKEN, body: { ...body, inhibit_login: true } });
+    expect(ok.status, JSON.stringify(ok.json)).toBe(200);
+    expect(ok.json).toEqual({ user_id: "@bridge_one:weft.test", home_server: "weft.test" });
+    // The service's own token is no provider token: it authenticates as before.
+    const who = await t.call("GET", "/_matrix/client/v3/account/whoami?user_id=%40bridge_one%3Aweft.test", { token: AS_TOKEN });
+    expect(who.json.user_id).toBe("@bridge_one:weft.test");
   });
 
   it("serves the issuer's metadata at auth_metadata (v1 and MSC2965), and auth_issuer", async () => {
