@@ -144,8 +144,16 @@ describe.each(backends())("delegated authentication (MSC3861) on %s", (backend) 
       ["POST", "/_matrix/client/v3/account/deactivate", {}],
       ["POST", "/_matrix/client/v3/delete_devices", { devices: ["ALICEDEV"] }],
       ["DELETE", "/_matrix/client/v3/devices/ALICEDEV", {}],
+      ["GET", "/_matrix/client/v3/register/available?username=newname", undefined],
+      ["POST", "/_matrix/client/v3/account/3pid/email/requestToken", { client_secret: "abc", email: "a@example.org", send_attempt: 1 }],
     ] as const) {
       const res = await t.call(method, path, { token, body });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.json.errcode, `${method} ${path}`).toBe("M_UNRECOGNIZED");
+    }
+    // The admin API's registration, login-as and registration tokens are the authorization server's too.
+    for (const [method, path] of [["GET", "/_synapse/admin/v1/register"], ["POST", "/_synapse/admin/v1/users/@alice:weft.test/login"], ["GET", "/_synapse/admin/v1/registration_tokens"]] as const) {
+      const res = await t.call(method, path, { token: ADMIN_TOKEN, body: method === "POST" ? {} : undefined });
       expect(res.status, `${method} ${path}`).toBe(404);
       expect(res.json.errcode, `${method} ${path}`).toBe("M_UNRECOGNIZED");
     }
