@@ -2,7 +2,8 @@
 // on a loopback port with token introspection (RFC 7662) and revocation (RFC 7009) on, a confidential
 // client for Weft (one per client authentication method), and, per Matrix user, an "agent" client that
 // obtains access tokens with the client_credentials grant and any scopes asked for; the provider adds
-// the user's `sub` and `username` to its tokens (extraTokenClaims), which introspection returns.
+// the user's `sub` and `username` to its tokens (extraTokenClaims), which introspection returns. It also
+// answers Matrix Authentication Service's introspection request (a shared secret at /oauth2/introspect).
 import { createServer, type Server } from "node:http";
 import { generateKeyPairSync } from "node:crypto";
 import Provider from "oidc-provider";
@@ -11,7 +12,11 @@ import { freePort } from "./server.ts";
 
 type Payload = Record<string, unknown>;
 
+const basic = (id: string, s: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(s)}`).toString("base64")}`;
+
 const HOMESERVER_RESOURCE = "urn:weft:test:homeserver";
+/** The shared secret of the server's Matrix Authentication Service face (`matrix_authentication_service.secret`). */
+export const MAS_SECRET = "weft-test-mas-shared-secret-0123456789";
 export const API_SCOPE = "urn:matrix:client:api:*";
 export const deviceScope = (deviceId: string) => `urn:matrix:client:device:${deviceId}`;
 
@@ -105,6 +110,16 @@ export async function startAuthServer(): Promise<TestAuthServer> {
     async findAccount() { return undefined; },
   } as never);
   provider.use(async (ctx, next) => {
+    // Matrix Authentication Service's shape (matrix_authentication_service): POST /oauth2/introspect with
+    // its shared secret as a bearer token. Such a request is answered by the provider's own introspection
+    // endpoint, as Weft's client (any other bearer is passed on as it is, and refused there).
+    if (ctx.path === "/oauth2/introspect" && ctx.method === "POST") {
+      ctx.path = "/token/introspection";
+      if (ctx.get("authorization") === `Bearer ${MAS_SECRET}`) {
+        const c = clients.client_secret_basic;
+        ctx.request.headers.authorization = basic(c.client_id, c.client_secret!);
+      }
+    }
     if (ctx.path === "/token/introspection") introspections++;
     await next();
   });
@@ -124,7 +139,6 @@ export async function startAuthServer(): Promise<TestAuthServer> {
     }
     return { clientId, ...agent };
   }
-  const basic = (id: string, s: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(s)}`).toString("base64")}`;
 
   return {
     issuer,

@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, TestClock, type TestServer } from "../helpers/server.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
-import { API_SCOPE, deviceScope, startAuthServer, type TestAuthServer, type WeftClient } from "../helpers/oauth-server.ts";
+import { hashToken } from "../../src/domain/accounts/tokens.ts";
+import { API_SCOPE, deviceScope, MAS_SECRET, startAuthServer, type TestAuthServer, type WeftClient } from "../helpers/oauth-server.ts";
 import { freePort } from "../helpers/net.ts";
 import { errcode, gql } from "../graphql/client.ts";
 import { crossSigningKeys } from "../helpers/e2ee.ts";
@@ -108,6 +109,10 @@ describe.each(backends())("delegated authentication (MSC3861) on %s", (backend) 
   it("caches introspection, and refuses a revoked token once the cache's lifetime has passed", async () => {
     const token = await as.tokenFor("frank", [API_SCOPE, deviceScope("FRANKDEV")]);
     expect((await t.call("GET", "/_matrix/client/v3/account/whoami", { token })).status).toBe(200);
+    // The cache is keyed by the token's hash, never by the token.
+    const cache = t.hs.services.caches.get<string, unknown>("token_introspection", 1);
+    expect(cache.has(hashToken(token))).toBe(true);
+    expect(cache.has(token)).toBe(false);
     const asked = as.introspections();
     await as.revoke("frank", token);
     // Within the lifetime the cached answer is used: the provider is not asked again.
@@ -240,6 +245,32 @@ describe("delegated authentication's client authentication methods and failures 
       }
     });
   }
+
+  it("introspects as Matrix Authentication Service's client (matrix_authentication_service: endpoint, secret)", async () => {
+    const mas = (secret: string) => ({
+      enable_registration: false,
+      ip_range_whitelist: ["127.0.0.0/8"],
+      matrix_authentication_service: { enabled: true, endpoint: as.issuer, secret },
+    });
+    const t = await startTestServer({ config: mas(MAS_SECRET) });
+    try {
+      const token = await as.tokenFor("ivan", [API_SCOPE, deviceScope("IVANDEV")]);
+      const who = await t.call("GET", "/_matrix/client/v3/account/whoami", { token });
+      expect(who.status, JSON.stringify(who.json)).toBe(200);
+      expect(who.json).toEqual({ user_id: "@ivan:weft.test", device_id: "IVANDEV", is_guest: false });
+      const meta = await t.call("GET", "/_matrix/client/v1/auth_metadata");
+      expect(meta.json.issuer).toBe(as.issuer);
+    } finally {
+      await t.close();
+    }
+    const wrong = await startTestServer({ config: mas("not-the-secret") });
+    try {
+      const token = await as.tokenFor("ivan", [API_SCOPE]);
+      expect((await wrong.call("GET", "/_matrix/client/v3/account/whoami", { token })).status).toBe(503);
+    } finally {
+      await wrong.close();
+    }
+  });
 
   it("refuses introspection with a wrong client secret with a clean 503", async () => {
     const t = await startTestServer({ config: delegationConfig(as.issuer, { ...as.clients.client_secret_basic, client_secret: "wrong-secret" }) });
