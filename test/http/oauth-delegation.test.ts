@@ -59,6 +59,15 @@ describe.each(backends())("delegated authentication (MSC3861) on %s", (backend) 
     expect(profile.status).toBe(200);
   });
 
+  it("answers concurrent first requests of a new token alike, with one introspection", async () => {
+    const token = await as.tokenFor("kim", [API_SCOPE, deviceScope("KIMDEV")]);
+    const before = as.introspections();
+    const answers = await Promise.all(Array.from({ length: 6 }, () => t.call("GET", "/_matrix/client/v3/account/whoami", { token })));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    for (const a of answers) expect(a.json).toEqual({ user_id: "@kim:weft.test", device_id: "KIMDEV", is_guest: false });
+    expect(as.introspections()).toBe(before + 1);
+  });
+
   it("serves sync and room operations to a provider's token", async () => {
     const token = await as.tokenFor("bob", [API_SCOPE, deviceScope("BOBDEV")]);
     const room = await t.call("POST", "/_matrix/client/v3/createRoom", { token, body: { name: "delegated" } });

@@ -101,7 +101,15 @@ async function userOf(s: Services, claims: Record<string, unknown>): Promise<str
   if (typeof username !== "string" || username.length === 0) throw badAnswer("Invalid username claim in the introspection result");
   const userId = `@${username}:${s.config.server_name}`;
   if (!(await s.users.exists(userId))) await provision(s, username, typeof claims.name === "string" ? claims.name : undefined);
-  await s.sso.store.linkExternalId(EXTERNAL_ID_PROVIDER, sub, userId);
+  try {
+    await s.sso.store.linkExternalId(EXTERNAL_ID_PROVIDER, sub, userId);
+  } catch (err) {
+    // A concurrent first request linked it meanwhile: that link stands.
+    if ((err as { code?: string }).code !== "P2002") throw err;
+    const now = await s.sso.store.userForExternalId(EXTERNAL_ID_PROVIDER, sub);
+    if (!now) throw err;
+    return now;
+  }
   return userId;
 }
 
