@@ -101,7 +101,8 @@ export async function startAuthServer(): Promise<TestAuthServer> {
       revocation: { enabled: true, allowedPolicy: async (_ctx: unknown, client: { clientId: string }, token: { clientId: string }) => client.clientId === token.clientId },
     },
     discovery: { account_management_uri: `${issuer}/account/` },
-    ttl: { ClientCredentials: 600 },
+    // An hour: tests move their servers' clocks ahead by minutes, and tokens must stay unexpired there.
+    ttl: { ClientCredentials: 3600 },
     cookies: { keys: ["test-cookie-key-one"] },
     async extraTokenClaims(_ctx: unknown, token: { clientId?: string }) {
       const agent = token.clientId ? agents.get(token.clientId) : undefined;

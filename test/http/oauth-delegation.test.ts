@@ -188,6 +188,25 @@ describe.each(backends())("delegated authentication (MSC3861) on %s", (backend) 
       flows: [{ stages: ["m.oauth"] }, { stages: ["org.matrix.cross_signing_reset"] }],
       params: { "m.oauth": { url }, "org.matrix.cross_signing_reset": { url } },
     });
+    // The authorization server approves the reset through the admin API; then the upload needs no UIA,
+    // once: the new master key is not replaceable again until approved again.
+    const allow = await t.call("POST", "/_synapse/admin/v1/users/@hana:weft.test/_allow_cross_signing_replacement_without_uia", { token: ADMIN_TOKEN, body: {} });
+    expect(allow.status, JSON.stringify(allow.json)).toBe(200);
+    expect(allow.json.updatable_without_uia_before_ms).toBe(clock.now() + 10 * 60_000);
+    const replacement = crossSigningKeys("@hana:weft.test");
+    const replaced = await upload(replacement.body);
+    expect(replaced.status, JSON.stringify(replaced.json)).toBe(200);
+    const query = await t.call("POST", "/_matrix/client/v3/keys/query", { token, body: { device_keys: { "@hana:weft.test": [] } } });
+    expect(Object.keys(query.json.master_keys["@hana:weft.test"].keys)).toEqual([`ed25519:${replacement.master.pub}`]);
+    expect((await upload(crossSigningKeys("@hana:weft.test").body)).status).toBe(401);
+    // The window closes after ten minutes.
+    expect((await t.call("POST", "/_synapse/admin/v1/users/@hana:weft.test/_allow_cross_signing_replacement_without_uia", { token: ADMIN_TOKEN, body: {} })).status).toBe(200);
+    clock.advance(10 * 60_000);
+    expect((await upload(crossSigningKeys("@hana:weft.test").body)).status).toBe(401);
+    // A user without a master key cannot be allowed anything.
+    const none = await t.call("POST", "/_synapse/admin/v1/users/@nobody:weft.test/_allow_cross_signing_replacement_without_uia", { token: ADMIN_TOKEN, body: {} });
+    expect(none.status).toBe(404);
+    expect(none.json.errcode).toBe("M_NOT_FOUND");
   });
 
   it("lets only application services register, with inhibit_login, as Synapse's RegisterAppServiceOnlyRestServlet", async () => {

@@ -1,7 +1,9 @@
 // Replacing cross-signing keys on a server delegating authentication (MSC3861, MSC4312): there is no
 // password to re-authenticate with, so the client is sent to the authorization server's account page
 // (`?action=org.matrix.cross_signing_reset`) through a UIA-shaped 401 with the `m.oauth` stage and its
-// unstable name `org.matrix.cross_signing_reset`, as Synapse answers.
+// unstable name `org.matrix.cross_signing_reset`, as Synapse answers. Once the authorization server
+// approved (POST /_synapse/admin/v1/users/{userId}/_allow_cross_signing_replacement_without_uia), the
+// next upload within ten minutes replaces the keys without UIA.
 import type { Services } from "../services.ts";
 import { UserInteractiveAuthRequired } from "../uia/uia.ts";
 

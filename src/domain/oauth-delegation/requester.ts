@@ -153,10 +153,17 @@ function deviceOf(claims: Record<string, unknown>, scopes: string[]): string | n
 /** Creates the device on first sight (device list updates follow, as after a login). */
 async function ensureDevice(s: Services, userId: string, deviceId: string): Promise<void> {
   if (await s.sessions.getDevice(userId, deviceId)) return;
-  const created = await s.db.$transaction(async (tx) => {
-    if (await s.sessions.getDevice(userId, deviceId, tx)) return false;
-    await s.sessions.upsertDevice(tx, userId, deviceId, null, s.clock.now());
-    return true;
-  });
+  let created: boolean;
+  try {
+    created = await s.db.$transaction(async (tx) => {
+      if (await s.sessions.getDevice(userId, deviceId, tx)) return false;
+      await s.sessions.upsertDevice(tx, userId, deviceId, null, s.clock.now());
+      return true;
+    });
+  } catch (err) {
+    // A concurrent first request created it meanwhile (Prisma's upsert is no atomic one on PostgreSQL).
+    if ((err as { code?: string }).code !== "P2002") throw err;
+    created = false;
+  }
   if (created) await runDeviceUpdateHooks(s, userId, deviceId, true);
 }
