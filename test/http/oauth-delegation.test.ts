@@ -282,7 +282,12 @@ describe("delegated authentication's client authentication methods and failures 
     });
     const t = await startTestServer({ config: mas(MAS_SECRET) });
     try {
+      // MAS provisions its users and devices (the whole of its API: oauth-delegation-mas.test.ts).
       const token = await as.tokenFor("ivan", [API_SCOPE, deviceScope("IVANDEV")]);
+      const unprovisioned = await t.call("GET", "/_matrix/client/v3/account/whoami", { token });
+      expect([unprovisioned.status, unprovisioned.json.errcode]).toEqual([503, "M_UNKNOWN"]);
+      expect((await t.call("POST", "/_synapse/mas/provision_user", { token: MAS_SECRET, body: { localpart: "ivan" } })).status).toBe(201);
+      expect((await t.call("POST", "/_synapse/mas/upsert_device", { token: MAS_SECRET, body: { localpart: "ivan", device_id: "IVANDEV" } })).status).toBe(201);
       const who = await t.call("GET", "/_matrix/client/v3/account/whoami", { token });
       expect(who.status, JSON.stringify(who.json)).toBe(200);
       expect(who.json).toEqual({ user_id: "@ivan:weft.test", device_id: "IVANDEV", is_guest: false });

@@ -3,7 +3,9 @@
 // be active and carry `urn:matrix:client:api:*` (or MSC2967's unstable form). The user is the one linked
 // to the token's `sub` (external id of "oauth-delegated"), else `@<username>:server` — created on first
 // sight and linked; the device is the `device_id` claim or the one `urn:matrix:client:device:<id>`
-// scope, created on first sight; `urn:synapse:admin:*` makes the request a server admin's.
+// scope, created on first sight; `urn:synapse:admin:*` makes the request a server admin's. With Matrix
+// Authentication Service (matrix_authentication_service), which provisions both through /_synapse/mas,
+// the user is `@<username>` and it and the device must exist, as Synapse's MasDelegatedAuth has it.
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
@@ -67,11 +69,16 @@ export async function delegatedRequester(s: Services, d: DelegatedAuth, token: s
 
 /** Maps an active token's claims to its account and device (creating them if new), and remembers it. */
 async function ownerOf(s: Services, d: DelegatedAuth, token: string, claims: Record<string, unknown>, scopes: string[]): Promise<TokenOwner> {
-  const userId = await userOf(s, claims);
+  // Matrix Authentication Service provisions users and devices itself (/_synapse/mas/*): its tokens name
+  // them by `username` and must find them, as in Synapse; a device it deleted makes the token inactive.
+  const mas = d.config.kind === "mas";
+  const userId = mas ? masUserOf(s, claims) : await userOf(s, claims);
   const user = await s.users.get(userId);
+  if (!user && mas) throw new MatrixError("M_UNKNOWN", "User not found: the authorization server has not provisioned it", 503);
   if (!user || user.deactivated) throw inactive();
   const deviceId = deviceOf(claims, scopes);
-  if (deviceId !== null) await ensureDevice(s, userId, deviceId);
+  if (deviceId !== null && mas && !(await s.sessions.getDevice(userId, deviceId))) throw inactive();
+  if (deviceId !== null && !mas) await ensureDevice(s, userId, deviceId);
   const owner: TokenOwner = { userId, deviceId, isAdmin: scopes.includes(SCOPE_SYNAPSE_ADMIN), locked: user.locked, suspended: user.suspended };
   d.rememberOwner(token, owner);
   return owner;
@@ -111,6 +118,13 @@ async function userOf(s: Services, claims: Record<string, unknown>): Promise<str
     return now;
   }
   return userId;
+}
+
+/** MAS names the user by its `username` claim alone (Synapse's MasDelegatedAuth). */
+function masUserOf(s: Services, claims: Record<string, unknown>): string {
+  const username = claims.username;
+  if (typeof username !== "string" || username.length === 0) throw badAnswer("Invalid username claim in the introspection result");
+  return `@${username}:${s.config.server_name}`;
 }
 
 /** Creates the account the authorization server named (it decided the name: only validity is checked). */
