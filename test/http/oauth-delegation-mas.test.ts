@@ -3,7 +3,7 @@
 // API (/_synapse/mas/*, its shared secret) provisions users and devices, a token of the provider (real
 // oidc-provider, introspected at <endpoint>/oauth2/introspect with the shared secret) is accepted only
 // for provisioned users and devices, deleting a device or the user ends the token, sync_devices makes
-// the device list exact, profiles and localparts are managed, a cross-signing reset goes through the
+// the device list exact, profiles, e-mail addresses and localparts are managed, a cross-signing reset goes through the
 // m.oauth stage and MAS's approval; /login, /register and auth_metadata answer alike.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type JsonResponse, type TestServer } from "../helpers/server.ts";
@@ -107,7 +107,8 @@ describe.each(homes)("Matrix Authentication Service integration on %s", (_name, 
   });
 
   it("sets and clears display names, and deactivates and reactivates accounts", async () => {
-    expect((await mas("POST", "provision_user", { localpart: "bob" })).status).toBe(201);
+    expect((await mas("POST", "provision_user", { localpart: "bob", set_emails: ["bob@example.org", "robert@example.org"] })).status).toBe(201);
+    expect((await mas("POST", "provision_user", { localpart: "bob", set_emails: ["robert@example.org", "bobby@example.org"] })).status).toBe(200);
     expect((await mas("POST", "set_displayname", { localpart: "bob", displayname: "Bobby" })).status).toBe(200);
     expect((await mas("GET", "query_user?localpart=bob")).json.display_name).toBe("Bobby");
     expect((await mas("POST", "unset_displayname", { localpart: "bob" })).status).toBe(200);
@@ -115,6 +116,8 @@ describe.each(homes)("Matrix Authentication Service integration on %s", (_name, 
     expect((await mas("POST", "upsert_device", { localpart: "bob", device_id: "BOBDEV" })).status).toBe(201);
     const token = await as.tokenFor("bob", [API_SCOPE, deviceScope("BOBDEV")]);
     expect((await whoami(token)).status).toBe(200);
+    const threepids = await h.call("GET", "/_matrix/client/v3/account/3pid", { token });
+    expect(threepids.json.threepids.map((t: { medium: string; address: string }) => `${t.medium}:${t.address}`).sort()).toEqual(["email:bobby@example.org", "email:robert@example.org"]);
     expect((await mas("POST", "delete_user", { localpart: "bob", erase: false })).status).toBe(200);
     expect((await mas("GET", "query_user?localpart=bob")).json.is_deactivated).toBe(true);
     expect((await whoami(token)).status).toBe(401);

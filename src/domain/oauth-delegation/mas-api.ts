@@ -1,6 +1,6 @@
 // The API Matrix Authentication Service drives a homeserver with (Synapse's /_synapse/mas/*, served only
 // with `matrix_authentication_service` on, and only to its shared secret): MAS owns accounts and sessions,
-// so it provisions users (profile, lock), checks localparts, deactivates and reactivates accounts, and
+// so it provisions users (profile, e-mail addresses, lock), checks localparts, deactivates and reactivates accounts, and
 // keeps each user's devices in step with its sessions; it also approves cross-signing resets.
 import { MatrixError, notFound } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -14,6 +14,8 @@ import { setAvatarUrl, setDisplayName } from "../profile/profile.ts";
 import { deleteDevices } from "../devices/delete-devices.ts";
 import { runDeviceUpdateHooks } from "../devices/update-device.ts";
 import { REPLACEMENT_PERIOD_MS } from "../admin/cross-signing-replacement.ts";
+import { canonicalEmail } from "../threepids/email-validation.ts";
+import { unbindEverywhere } from "../threepids/identity-binding.ts";
 import { timingSafeEqual, createHash } from "node:crypto";
 import { ADMIN_TOKEN_LOCALPART } from "./requester.ts";
 
@@ -75,8 +77,7 @@ export async function masProvisionUser(s: Services, body: Body): Promise<{ creat
   const setAvatar = optStr(body, "set_avatar_url");
   const unsetAvatar = optBool(body, "unset_avatar_url") ?? false;
   const locked = optBool(body, "locked");
-  if (body.set_emails !== undefined || body.unset_emails !== undefined)
-    throw new MatrixError("M_INVALID_PARAM", "Weft does not take e-mail addresses from MAS (set_emails, unset_emails)", 400);
+  const emails = optBool(body, "unset_emails") ? [] : body.set_emails === undefined || body.set_emails === null ? undefined : emailList(body.set_emails);
   const userId = userIdOf(s, localpart);
   const r = masRequester(s);
   const created = !(await s.users.exists(userId));
@@ -86,9 +87,37 @@ export async function masProvisionUser(s: Services, body: Body): Promise<{ creat
   } else if (unsetDisplayname || setDisplayname !== undefined) {
     await setDisplayName(s, r, userId, unsetDisplayname ? null : setDisplayname!);
   }
+  if (emails !== undefined) await syncEmails(s, userId, emails);
   if (locked !== undefined) await writeModerationFlag(s, userId, "locked", locked);
   if (unsetAvatar || setAvatar !== undefined) await setAvatarUrl(s, r, userId, unsetAvatar ? null : setAvatar!);
   return { created };
+}
+
+function emailList(v: unknown): string[] {
+  if (!Array.isArray(v) || v.some((e) => typeof e !== "string")) throw new MatrixError("M_BAD_JSON", "set_emails must be a list of strings", 400);
+  return [...new Set((v as string[]).map((e) => {
+    try {
+      return canonicalEmail(e);
+    } catch {
+      throw new MatrixError("M_INVALID_PARAM", `Not an e-mail address: ${e}`, 400);
+    }
+  }))];
+}
+
+/** The account's e-mail addresses become `emails` (validated by MAS): others are unbound and dropped. */
+async function syncEmails(s: Services, userId: string, emails: string[]): Promise<void> {
+  const current = (await s.threepids.ofUser(userId)).filter((t) => t.medium === "email").map((t) => t.address);
+  for (const address of emails) {
+    const owner = await s.threepids.owner("email", address);
+    if (owner !== null && owner !== userId) throw new MatrixError("M_THREEPID_IN_USE", `${address} is already in use`, 400);
+  }
+  for (const address of current.filter((a) => !emails.includes(a))) {
+    await unbindEverywhere(s, userId, "email", address, undefined).catch((err: unknown) => s.log.info({ err, userId }, "MAS: could not unbind an address"));
+    await s.threepids.remove(userId, "email", address);
+  }
+  const now = s.clock.now();
+  for (const address of emails.filter((a) => !current.includes(a)))
+    await s.db.$transaction((tx) => s.threepids.add(tx, { medium: "email", address, userId, validatedAt: now, addedAt: now }));
 }
 
 /** GET /_synapse/mas/is_localpart_available?localpart=: {} when free, else registration's error. */
