@@ -2,11 +2,17 @@
 // authentication methods of RFC 6749 §2.3.1 (client_secret_basic, client_secret_post) and RFC 7523 /
 // OpenID Connect Core §9 (client_secret_jwt: an HS256 assertion; private_key_jwt: one signed with the
 // configured JWK), or Matrix Authentication Service's shared secret as a bearer token.
-import { createHmac, createPrivateKey, randomBytes, sign, type KeyObject } from "node:crypto";
+import { createHash, createHmac, createPrivateKey, randomBytes, sign, timingSafeEqual, type KeyObject } from "node:crypto";
 import type { OAuthDelegationConfig } from "../../config/oauth-delegation.ts";
 
 const ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 const ASSERTION_LIFETIME_S = 120;
+
+/** Whether a presented secret is the configured one (compared in constant time, over digests). */
+export function sameSecret(presented: string, configured: string): boolean {
+  const digest = (t: string) => createHash("sha256").update(t).digest();
+  return timingSafeEqual(digest(presented), digest(configured));
+}
 
 const b64url = (b: Buffer | string) => Buffer.from(b).toString("base64url");
 

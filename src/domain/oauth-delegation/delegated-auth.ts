@@ -7,10 +7,9 @@ import type { Config } from "../../config/config.ts";
 import type { OAuthDelegationConfig } from "../../config/oauth-delegation.ts";
 import type { CacheRegistry, LruCache } from "../cache/lru.ts";
 import type { Clock } from "../services.ts";
-import { createHash, timingSafeEqual } from "node:crypto";
 import { hashToken } from "../accounts/tokens.ts";
 import { AuthServerHttp, AuthServerUnreachable, isObject } from "./http.ts";
-import { ClientAuthenticator } from "./client-auth.ts";
+import { ClientAuthenticator, sameSecret } from "./client-auth.ts";
 
 /** An RFC 7662 answer, with when it was fetched. */
 export interface Introspection {
@@ -95,9 +94,7 @@ export class DelegatedAuth {
   /** Whether `token` is the configured admin token (compared in constant time, over digests). */
   isAdminToken(token: string): boolean {
     const admin = this.config.admin_token;
-    if (admin === undefined) return false;
-    const digest = (t: string) => createHash("sha256").update(t).digest();
-    return timingSafeEqual(digest(admin), digest(token));
+    return admin !== undefined && sameSecret(token, admin);
   }
 
   /** The introspection answer for `token`, from the cache when it is still fresh. */

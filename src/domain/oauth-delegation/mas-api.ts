@@ -1,7 +1,8 @@
 // The API Matrix Authentication Service drives a homeserver with (Synapse's /_synapse/mas/*, served only
-// with `matrix_authentication_service` on, and only to its shared secret): MAS owns accounts and sessions,
-// so it provisions users (profile, e-mail addresses, lock), checks localparts, deactivates and reactivates accounts, and
-// keeps each user's devices in step with its sessions; it also approves cross-signing resets.
+// with `matrix_authentication_service` on, and only to its shared secret): MAS owns accounts and
+// sessions, so it provisions users (profile, e-mail addresses, lock), checks localparts, deactivates and
+// reactivates accounts, and keeps each user's devices in step with its sessions; it approves
+// cross-signing resets too.
 import { MatrixError, notFound } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
@@ -16,8 +17,8 @@ import { runDeviceUpdateHooks } from "../devices/update-device.ts";
 import { REPLACEMENT_PERIOD_MS } from "../admin/cross-signing-replacement.ts";
 import { canonicalEmail } from "../threepids/email-validation.ts";
 import { unbindEverywhere } from "../threepids/identity-binding.ts";
-import { timingSafeEqual, createHash } from "node:crypto";
 import { ADMIN_TOKEN_LOCALPART } from "./requester.ts";
+import { sameSecret } from "./client-auth.ts";
 
 type Body = Record<string, unknown>;
 
@@ -25,8 +26,7 @@ type Body = Record<string, unknown>;
 export function requireMas(s: Services, bearer: string | undefined): void {
   const d = s.oauthDelegation;
   if (!d || d.config.client.method !== "bearer") throw new MatrixError("M_UNRECOGNIZED", "Unrecognized request", 404);
-  const digest = (t: string) => createHash("sha256").update(t).digest();
-  if (bearer === undefined || !timingSafeEqual(digest(bearer), digest(d.config.client.secret)))
+  if (bearer === undefined || !sameSecret(bearer, d.config.client.secret))
     throw new MatrixError("M_FORBIDDEN", "This endpoint must only be called by MAS", 403);
 }
 
