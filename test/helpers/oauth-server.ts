@@ -33,8 +33,11 @@ export interface TestAuthServer {
   clients: Record<WeftClient["client_auth_method"], WeftClient>;
   /** How many introspection requests the provider answered. */
   introspections(): number;
-  /** An access token for `username` (sub `sub-<username>` unless given) with these scopes. */
-  tokenFor(username: string, scopes: string[], opts?: { sub?: string }): Promise<string>;
+  /**
+   * An access token for `username` (sub `sub-<username>` unless given) with these scopes; `lifetime`
+   * (seconds, default an hour) holds for every token of that username.
+   */
+  tokenFor(username: string, scopes: string[], opts?: { sub?: string; lifetime?: number }): Promise<string>;
   /** Revokes a token at the provider (RFC 7009), as its agent client. */
   revoke(username: string, token: string): Promise<void>;
   close(): Promise<void>;
@@ -70,7 +73,7 @@ export async function startAuthServer(): Promise<TestAuthServer> {
     client_secret_jwt: { client_id: "weft-jwt", client_auth_method: "client_secret_jwt", client_secret: secret },
     private_key_jwt: { client_id: "weft-pkjwt", client_auth_method: "private_key_jwt", jwk },
   };
-  const agents = new Map<string, { username: string; sub: string; secret: string }>();
+  const agents = new Map<string, { username: string; sub: string; secret: string; lifetime?: number }>();
   let introspections = 0;
 
   const provider = new Provider(issuer, {
@@ -102,7 +105,8 @@ export async function startAuthServer(): Promise<TestAuthServer> {
     },
     discovery: { account_management_uri: `${issuer}/account/` },
     // An hour: tests move their servers' clocks ahead by minutes, and tokens must stay unexpired there.
-    ttl: { ClientCredentials: 3600 },
+    // (An agent made with a `lifetime` gets tokens of that many seconds.)
+    ttl: { ClientCredentials: (_ctx: unknown, _token: unknown, client: { clientId: string }) => agents.get(client.clientId)?.lifetime ?? 3600 },
     cookies: { keys: ["test-cookie-key-one"] },
     async extraTokenClaims(_ctx: unknown, token: { clientId?: string }) {
       const agent = token.clientId ? agents.get(token.clientId) : undefined;
@@ -127,11 +131,11 @@ export async function startAuthServer(): Promise<TestAuthServer> {
   const server: Server = createServer(provider.callback());
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
 
-  async function agentFor(username: string, sub: string) {
+  async function agentFor(username: string, sub: string, lifetime?: number) {
     const clientId = `agent-${username}`;
     let agent = agents.get(clientId);
     if (!agent) {
-      agent = { username, sub, secret: `agent-secret-${username}-0123456789abcdef` };
+      agent = { username, sub, secret: `agent-secret-${username}-0123456789abcdef`, lifetime };
       agents.set(clientId, agent);
       await new Adapter("Client").upsert(clientId, {
         client_id: clientId, client_secret: agent.secret, grant_types: ["client_credentials"], response_types: [], redirect_uris: [],
@@ -146,7 +150,7 @@ export async function startAuthServer(): Promise<TestAuthServer> {
     clients,
     introspections: () => introspections,
     async tokenFor(username, scopes, opts = {}) {
-      const a = await agentFor(username, opts.sub ?? `sub-${username}`);
+      const a = await agentFor(username, opts.sub ?? `sub-${username}`, opts.lifetime);
       const res = await undiciFetch(`${issuer}/token`, {
         method: "POST",
         headers: { authorization: basic(a.clientId, a.secret), "content-type": "application/x-www-form-urlencoded" },

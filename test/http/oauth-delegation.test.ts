@@ -135,6 +135,21 @@ describe.each(backends())("delegated authentication (MSC3861) on %s", (backend) 
     expect(as.introspections()).toBe(asked + 1);
   });
 
+  it("never keeps an introspection answer past the token's exp", async () => {
+    // The provider's clock is the real one; this server's runs ahead by what earlier tests advanced it.
+    const ahead = Math.ceil((clock.now() - Date.now()) / 1000);
+    const token = await as.tokenFor("lena", [API_SCOPE, deviceScope("LENADEV")], { lifetime: ahead + 20 });
+    expect((await t.call("GET", "/_matrix/client/v3/account/whoami", { token })).status).toBe(200);
+    const asked = as.introspections();
+    expect((await t.call("GET", "/_matrix/client/v3/account/whoami", { token })).status).toBe(200);
+    expect(as.introspections()).toBe(asked);
+    // Past exp (20 s, well within the cache's 60 s): the answer is not reused, and the token is refused.
+    clock.advance(21_000);
+    const expired = await t.call("GET", "/_matrix/client/v3/account/whoami", { token });
+    expect([expired.status, expired.json.errcode]).toEqual([401, "M_UNKNOWN_TOKEN"]);
+    expect(as.introspections()).toBe(asked + 1);
+  });
+
   it("lets the admin token and tokens with the admin scope use the admin API, and no other", async () => {
     const list = await t.call("GET", "/_synapse/admin/v2/users", { token: ADMIN_TOKEN });
     expect(list.status, JSON.stringify(list.json)).toBe(200);
