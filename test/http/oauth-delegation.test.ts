@@ -13,6 +13,7 @@ import { freePort } from "../helpers/net.ts";
 import { errcode, gql } from "../graphql/client.ts";
 import { crossSigningKeys } from "../helpers/e2ee.ts";
 import { writeAppServiceFile } from "../helpers/appservice.ts";
+import { parsePrometheusText, sampleValue } from "../helpers/prometheus.ts";
 
 const ADMIN_TOKEN = "weft-test-admin-token-0123456789";
 const TTL_MS = 60_000;
@@ -320,13 +321,21 @@ describe("delegated authentication's client authentication methods and failures 
     }
   });
 
-  it("refuses introspection with a wrong client secret with a clean 503", async () => {
-    const t = await startTestServer({ config: delegationConfig(as.issuer, { ...as.clients.client_secret_basic, client_secret: "wrong-secret" }) });
+  it("refuses introspection with a wrong client secret with a clean 503, and counts it in the metrics", async () => {
+    const config = {
+      ...delegationConfig(as.issuer, { ...as.clients.client_secret_basic, client_secret: "wrong-secret" }),
+      enable_metrics: true,
+      listeners: [{ port: 0, type: "http", bind_addresses: ["127.0.0.1"], resources: [{ names: ["client", "metrics"] }] }],
+    };
+    const t = await startTestServer({ config });
     try {
       const token = await as.tokenFor("gina", [API_SCOPE]);
       const res = await t.call("GET", "/_matrix/client/v3/account/whoami", { token });
       expect(res.status).toBe(503);
       expect(res.json.errcode).toBe("M_UNKNOWN");
+      const metrics = parsePrometheusText((await t.call("GET", "/_synapse/metrics")).json as string);
+      expect(sampleValue(metrics, "weft_token_introspection_requests_total", { code: "401" })).toBe(1);
+      expect(sampleValue(metrics, "weft_token_introspection_seconds_total", { code: "401" })).toBeGreaterThan(0);
     } finally {
       await t.close();
     }

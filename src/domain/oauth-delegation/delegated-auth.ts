@@ -40,6 +40,8 @@ export class DelegatedAuth {
   private metadata: Promise<Record<string, unknown>> | undefined;
   private readonly cache: LruCache<string, CachedIntrospection>;
   private readonly inFlight = new Map<string, Promise<Introspection>>();
+  /** Introspection requests by outcome (the HTTP status, or "ERR": no answer) and their summed seconds (metrics). */
+  readonly introspectionStats = new Map<string, { count: number; seconds: number }>();
 
   constructor(readonly config: OAuthDelegationConfig, serverConfig: Config, caches: CacheRegistry, private readonly clock: Clock) {
     this.http = new AuthServerHttp(serverConfig);
@@ -143,7 +145,18 @@ export class DelegatedAuth {
     };
     const form = new URLSearchParams({ token, token_type_hint: "access_token" });
     this.clientAuth.apply(endpoint, headers, form, this.clock.now());
-    const res = await this.http.request(endpoint, { method: "POST", headers, body: form.toString() });
+    const started = performance.now();
+    let outcome = "ERR";
+    let res: Awaited<ReturnType<AuthServerHttp["request"]>>;
+    try {
+      res = await this.http.request(endpoint, { method: "POST", headers, body: form.toString() });
+      outcome = String(res.status);
+    } finally {
+      const stat = this.introspectionStats.get(outcome) ?? { count: 0, seconds: 0 };
+      stat.count++;
+      stat.seconds += (performance.now() - started) / 1000;
+      this.introspectionStats.set(outcome, stat);
+    }
     if (res.status !== 200) throw new AuthServerUnreachable(`the introspection endpoint answered status ${res.status}`);
     if (!isObject(res.json)) throw new AuthServerUnreachable("the introspection endpoint's answer is not a JSON object");
     return { active: res.json.active === true, claims: res.json, retrievedAtMs: this.clock.now() };
