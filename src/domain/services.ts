@@ -276,7 +276,12 @@ export function buildServices(opts: {
   };
   if (services.mailer) services.onClose.push(() => services.mailer!.close());
   services.onClose.push(() => services.identityServers.close());
-  if (services.oauthDelegation) services.onClose.push(() => services.oauthDelegation!.close());
+  if (services.oauthDelegation) {
+    services.onClose.push(() => services.oauthDelegation!.close());
+    const blocked = services.oauthDelegation.blockedAddresses();
+    if (blocked.length > 0)
+      log.warn({ blocked }, "the delegated authorization server's address is in ip_range_blacklist: add it to ip_range_whitelist, or no token will be accepted");
+  }
   services.push = new PushServices(services);
   services.federationSender = new FederationSender(services);
   services.appservices = new AppServiceServices(services);

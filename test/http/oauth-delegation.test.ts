@@ -14,6 +14,7 @@ import { errcode, gql } from "../graphql/client.ts";
 import { crossSigningKeys } from "../helpers/e2ee.ts";
 import { writeAppServiceFile } from "../helpers/appservice.ts";
 import { parsePrometheusText, sampleValue } from "../helpers/prometheus.ts";
+import { capturedLog } from "../helpers/captured-log.ts";
 
 const ADMIN_TOKEN = "weft-test-admin-token-0123456789";
 const TTL_MS = 60_000;
@@ -343,8 +344,11 @@ describe("delegated authentication's client authentication methods and failures 
 
   it("refuses a loopback issuer unless ip_range_whitelist allows it", async () => {
     const config = delegationConfig(as.issuer, as.clients.client_secret_basic);
-    const t = await startTestServer({ config: { ...config, ip_range_whitelist: [] } });
+    const log = capturedLog();
+    const t = await startTestServer({ config: { ...config, ip_range_whitelist: [] }, log: log.logger });
     try {
+      // Said at start, since no token could be accepted.
+      expect(log.lines.find((l) => /ip_range_blacklist/.test(l.msg))?.blocked).toEqual(["127.0.0.1"]);
       const token = await as.tokenFor("gina", [API_SCOPE]);
       const before = as.introspections();
       const res = await t.call("GET", "/_matrix/client/v3/account/whoami", { token });

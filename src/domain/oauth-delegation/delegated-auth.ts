@@ -7,7 +7,9 @@ import type { Config } from "../../config/config.ts";
 import type { OAuthDelegationConfig } from "../../config/oauth-delegation.ts";
 import type { CacheRegistry, LruCache } from "../cache/lru.ts";
 import type { Clock } from "../services.ts";
+import { isIP } from "node:net";
 import { hashToken } from "../accounts/tokens.ts";
+import { OutboundIpPolicy } from "../net/ip-ranges.ts";
 import { AuthServerHttp, AuthServerUnreachable, isObject } from "./http.ts";
 import { ClientAuthenticator, sameSecret } from "./client-auth.ts";
 
@@ -43,10 +45,21 @@ export class DelegatedAuth {
   /** Introspection requests by outcome (the HTTP status, or "ERR": no answer) and their summed seconds (metrics). */
   readonly introspectionStats = new Map<string, { count: number; seconds: number }>();
 
-  constructor(readonly config: OAuthDelegationConfig, serverConfig: Config, caches: CacheRegistry, private readonly clock: Clock) {
+  constructor(readonly config: OAuthDelegationConfig, private readonly serverConfig: Config, caches: CacheRegistry, private readonly clock: Clock) {
     this.http = new AuthServerHttp(serverConfig);
     this.clientAuth = new ClientAuthenticator(config.client);
     this.cache = caches.get<string, CachedIntrospection>("token_introspection", config.introspection_cache_size);
+  }
+
+  /**
+   * The configured addresses of the authorization server that ip_range_blacklist refuses (IP literals and
+   * localhost; names are resolved only when connecting): logged at start, since every token would fail.
+   */
+  blockedAddresses(): string[] {
+    const policy = new OutboundIpPolicy({ blacklist: this.serverConfig.ip_range_blacklist, whitelist: this.serverConfig.ip_range_whitelist });
+    const urls = [...this.config.metadata_urls, ...(this.config.introspection_endpoint ? [this.config.introspection_endpoint] : [])];
+    const hosts = new Set(urls.map((u) => new URL(u).hostname.replace(/^\[|\]$/g, "")));
+    return [...hosts].filter((h) => (h === "localhost" ? !policy.allows("127.0.0.1") : isIP(h) !== 0 && !policy.allows(h)));
   }
 
   /** The issuer's metadata (cached after the first success). AuthServerUnreachable when none could be had. */
