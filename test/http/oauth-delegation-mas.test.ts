@@ -98,6 +98,19 @@ describe.each(homes)("Matrix Authentication Service integration on %s", (_name, 
     expect((await mas("GET", "query_user?localpart=mallory")).status).toBe(404);
   });
 
+  it("gives the admin API to the admin scope, without guests or account creation", async () => {
+    const plain = await as.tokenFor("alice", [API_SCOPE, deviceScope("ALICEDEV")]);
+    expect((await h.call("GET", "/_synapse/admin/v2/users?guests=false", { token: plain })).status).toBe(403);
+    const admin = await as.tokenFor("alice", [API_SCOPE, deviceScope("ALICEDEV"), "urn:synapse:admin:*"]);
+    const list = await h.call("GET", "/_synapse/admin/v2/users?guests=false", { token: admin });
+    expect(list.status, JSON.stringify(list.json)).toBe(200);
+    expect(list.json.users.map((u: { name: string }) => u.name)).toContain(uid("alice"));
+    const withGuests = await h.call("GET", "/_synapse/admin/v2/users", { token: admin });
+    expect([withGuests.status, withGuests.json.errcode]).toEqual([400, "M_INVALID_PARAM"]);
+    const create = await h.call("PUT", `/_synapse/admin/v2/users/${encodeURIComponent(uid("newbie"))}`, { token: admin, body: { displayname: "New" } });
+    expect([create.status, create.json.errcode]).toEqual([403, "M_FORBIDDEN"]);
+  });
+
   it("checks localparts as registration does", async () => {
     expect(await mas("GET", "is_localpart_available?localpart=freename")).toMatchObject({ status: 200, json: {} });
     const taken = await mas("GET", "is_localpart_available?localpart=alice");

@@ -153,14 +153,21 @@ describe.each(backends())("delegated authentication (MSC3861) on %s", (backend) 
   });
 
   it("lets the admin token and tokens with the admin scope use the admin API, and no other", async () => {
-    const list = await t.call("GET", "/_synapse/admin/v2/users", { token: ADMIN_TOKEN });
+    const list = await t.call("GET", "/_synapse/admin/v2/users?guests=false", { token: ADMIN_TOKEN });
     expect(list.status, JSON.stringify(list.json)).toBe(200);
     expect(list.json.users.map((u: { name: string }) => u.name)).toContain("@alice:weft.test");
     const plain = await as.tokenFor("alice", [API_SCOPE]);
-    const refused = await t.call("GET", "/_synapse/admin/v2/users", { token: plain });
+    const refused = await t.call("GET", "/_synapse/admin/v2/users?guests=false", { token: plain });
     expect(refused.status).toBe(403);
     const admin = await as.tokenFor("alice", [API_SCOPE, "urn:synapse:admin:*"]);
-    expect((await t.call("GET", "/_synapse/admin/v2/users", { token: admin })).status).toBe(200);
+    expect((await t.call("GET", "/_synapse/admin/v2/users?guests=false", { token: admin })).status).toBe(200);
+    // As Synapse under delegation: no guests to list (the default guests=true is refused), no accounts made here.
+    const withGuests = await t.call("GET", "/_synapse/admin/v2/users", { token: ADMIN_TOKEN });
+    expect([withGuests.status, withGuests.json.errcode]).toEqual([400, "M_INVALID_PARAM"]);
+    const create = await t.call("PUT", "/_synapse/admin/v2/users/@newbie:weft.test", { token: ADMIN_TOKEN, body: { displayname: "New" } });
+    expect([create.status, create.json.errcode]).toEqual([403, "M_FORBIDDEN"]);
+    const modify = await t.call("PUT", "/_synapse/admin/v2/users/@alice:weft.test", { token: ADMIN_TOKEN, body: { displayname: "Alice A." } });
+    expect(modify.status, JSON.stringify(modify.json)).toBe(200);
   });
 
   it("answers /login, /logout, /refresh, password and device removal with 404 M_UNRECOGNIZED, as Synapse", async () => {
@@ -375,7 +382,7 @@ describe("delegated authentication's client authentication methods and failures 
       expect(wk.status).toBe(200);
       expect(wk.json["org.matrix.msc2965.authentication"]).toEqual({ issuer });
       // The admin token needs no authorization server.
-      expect((await t.call("GET", "/_synapse/admin/v2/users", { token: ADMIN_TOKEN })).status).toBe(200);
+      expect((await t.call("GET", "/_synapse/admin/v2/users?guests=false", { token: ADMIN_TOKEN })).status).toBe(200);
     } finally {
       await t.close();
     }

@@ -78,6 +78,8 @@ export async function putUser(s: Services, r: Requester, userId: string, body: B
   };
 
   const existing = await new AdminReads(s.storage.sql).user(userId);
+  if (!existing && s.config.oauth_delegation)
+    throw new MatrixError("M_FORBIDDEN", "User creation via the Admin API is not available when authentication is delegated (MSC3861): create the user at the authorization server", 403);
   if (!existing) {
     const localpart = userId.slice(1, userId.indexOf(":"));
     if (!isValidLocalpartForRegistration(localpart, s.config.server_name)) throw new MatrixError("M_INVALID_USERNAME", "Invalid user ID", 400);

@@ -76,6 +76,9 @@ const listEntry = (u: AdminUserRow) => ({
 /** GET /v2/users: local accounts, by user id unless `order_by` says otherwise; `users`, `total`, `next_token`. */
 export async function listUsers(s: Services, r: Requester, p: UserListParams): Promise<Record<string, unknown>> {
   requireAdmin(r);
+  // As Synapse: a delegating server has no guests, and the default guests=true is refused.
+  if (s.config.oauth_delegation && (p.guests ?? true))
+    throw new MatrixError("M_INVALID_PARAM", "The guests parameter is not supported when delegating authentication (MSC3861): pass guests=false", 400);
   const { from, limit } = checkPaging(p.from, p.limit);
   const orderBy = p.orderBy ?? "name";
   if (!(orderBy in USER_ORDER_COLUMNS)) throw new MatrixError("M_INVALID_PARAM", `Unknown value for order_by: ${orderBy}`, 400);
