@@ -153,6 +153,39 @@ describe.each(homes)("Matrix Authentication Service integration on %s", (_name, 
     expect((await upload(crossSigningKeys(uid("alice")).body)).status).toBe(200);
   });
 
+  it("does not serve what the authorization server owns: logout, refresh, passwords, deactivation, device removal, 3PID changes", async () => {
+    const token = await as.tokenFor("alice", [API_SCOPE, deviceScope("ALICEDEV")]);
+    const answers: Record<string, [number, string]> = {};
+    for (const [method, path, body] of [
+      ["POST", "/_matrix/client/v3/logout", {}],
+      ["POST", "/_matrix/client/v3/logout/all", {}],
+      ["POST", "/_matrix/client/v3/refresh", { refresh_token: "x" }],
+      ["POST", "/_matrix/client/v3/account/password", { new_password: "pw" }],
+      ["POST", "/_matrix/client/v3/account/deactivate", {}],
+      ["POST", "/_matrix/client/v3/delete_devices", { devices: ["ALICEDEV"] }],
+      ["DELETE", "/_matrix/client/v3/devices/ALICEDEV", {}],
+      ["GET", "/_matrix/client/v3/register/available?username=newname", undefined],
+      ["POST", "/_matrix/client/v3/account/3pid/email/requestToken", { client_secret: "abc", email: "a@example.org", send_attempt: 1 }],
+      ["POST", "/_matrix/client/v3/account/3pid/add", { client_secret: "abc", sid: "x" }],
+      ["POST", "/_matrix/client/v3/account/3pid/delete", { medium: "email", address: "a@example.org" }],
+    ] as const) {
+      const res = await h.call(method, path, { token, body });
+      answers[`${method} ${path}`] = [res.status, res.json?.errcode];
+    }
+    for (const [what, answer] of Object.entries(answers)) expect(answer, what).toEqual([404, "M_UNRECOGNIZED"]);
+    const caps = await h.call("GET", "/_matrix/client/v3/capabilities", { token });
+    expect(caps.json.capabilities).toMatchObject({ "m.change_password": { enabled: false }, "m.3pid_changes": { enabled: false }, "m.get_login_token": { enabled: false } });
+    // And the session still works.
+    expect((await whoami(token)).status).toBe(200);
+  });
+
+  it("refuses tokens without the Matrix API scope and unknown tokens", async () => {
+    const noScope = await whoami(await as.tokenFor("alice", [deviceScope("ALICEDEV")]));
+    expect([noScope.status, noScope.json.errcode]).toEqual([401, "M_UNKNOWN_TOKEN"]);
+    const unknown = await whoami("not-a-token-anyone-issued");
+    expect([unknown.status, unknown.json.errcode]).toEqual([401, "M_UNKNOWN_TOKEN"]);
+  });
+
   it("answers /login, /register and auth_metadata as a delegating server", async () => {
     for (const [method, body] of [["GET", undefined], ["POST", { type: "m.login.password", identifier: { type: "m.id.user", user: "alice" }, password: "x" }]] as const) {
       const res = await h.call(method, "/_matrix/client/v3/login", { body });
