@@ -44,9 +44,13 @@ import { slidingSyncRoutes } from "./client/sliding-sync.ts";
 import { accountModerationRoutes } from "./client/account-moderation.ts";
 import { mutualRoomRoutes } from "./client/mutual-rooms.ts";
 import { rendezvousRoutes } from "./client/rendezvous.ts";
+import { authMetadataRoutes } from "./client/auth-metadata.ts";
+import { masRoutes } from "./mas.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
+  authMetadataRoutes,
+  masRoutes,
   accountRoutes,
   keyRoutes,
   wellKnownRoutes,

@@ -15,6 +15,7 @@ import { readServerNoticesConfig, type ServerNoticesConfig } from "./server-noti
 import { readExperimentalConfig, type ExperimentalConfig } from "./experimental.ts";
 import { readClientDiscoveryConfig, type ClientDiscoveryConfig } from "./client-discovery.ts";
 import { readProfileConfig, type ProfileConfig } from "./profile.ts";
+import { authDelegatedInRaw, checkDelegationConflicts, readOAuthDelegationConfig, type OAuthDelegationSection } from "./oauth-delegation.ts";
 
 export { ConfigError };
 
@@ -47,7 +48,7 @@ export interface PasswordPolicy {
   require_uppercase: boolean;
 }
 
-export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig, ClientDiscoveryConfig, ProfileConfig {
+export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig, ClientDiscoveryConfig, ProfileConfig, OAuthDelegationSection {
   /** Where the file was read from; relative paths in it resolve against its folder. */
   configPath?: string;
   server_name: string;
@@ -276,6 +277,8 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
   } catch {
     throw new ConfigError("public_baseurl", `"${public_baseurl}" is not an http(s) URL`);
   }
+  // Delegated authentication (MSC3861) turns the defaults of passwords and 3PID changes off, as in Synapse.
+  const authDelegated = authDelegatedInRaw(raw as Raw);
   const pw = r.section("password_config");
   const policy = pw.section("policy");
   const caches = r.section("caches");
@@ -313,7 +316,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     registration_shared_secret: r.optString("registration_shared_secret"),
     allow_guest_access: r.bool("allow_guest_access", false),
     password_config: {
-      enabled: pw.bool("enabled", true),
+      enabled: pw.bool("enabled", !authDelegated),
       localdb_enabled: pw.bool("localdb_enabled", true),
       scrypt_log_n: pw.number("scrypt_log_n", 15, { min: 4, max: 20, integer: true }),
       policy: {
@@ -369,7 +372,8 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     warnings: [],
     ...readFederationConfig(r, baseDir, listeners.some((l) => l.tls)),
     ...readSsoConfig(r),
-    ...readThreePidConfig(r),
+    ...readThreePidConfig(r, authDelegated),
+    ...readOAuthDelegationConfig(r, baseDir),
     ...readServerNoticesConfig(r, server_name),
     push: {
       enabled: push.bool("enabled", true),
@@ -377,6 +381,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
       group_unread_count_by_room: push.bool("group_unread_count_by_room", true),
     },
   };
+  checkDelegationConflicts(config);
   config.app_services = loadAppServiceRegistrations(appFiles, server_name);
   for (const name of IGNORED_SYNAPSE_OPTIONS) r.value(name);
   config.warnings = r.unknownOptions().map(({ name, known }) => unknownOptionWarning(name, known));

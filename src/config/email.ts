@@ -63,7 +63,8 @@ function readEmail(e: Reader): EmailConfig | undefined {
   return config;
 }
 
-export function readThreePidConfig(r: Reader): ThreePidConfig {
+/** `authDelegated`: delegated authentication (MSC3861) is on, so 3PID changes default to off (as Synapse). */
+export function readThreePidConfig(r: Reader, authDelegated = false): ThreePidConfig {
   const required = r.list("registrations_require_3pid").map((m, i) => {
     if (m !== "email" && m !== "msisdn") throw new ConfigError(`registrations_require_3pid[${i}]`, `must be email or msisdn, not ${JSON.stringify(m)}`);
     return m;
@@ -73,7 +74,7 @@ export function readThreePidConfig(r: Reader): ThreePidConfig {
   if (required.includes("msisdn")) throw new ConfigError("registrations_require_3pid", "msisdn is not supported by Weft (it sends no SMS)");
   return {
     email,
-    enable_3pid_changes: r.bool("enable_3pid_changes", true),
+    enable_3pid_changes: r.bool("enable_3pid_changes", !authDelegated),
     registrations_require_3pid: required,
     rc_3pid_validation: r.rateLimit("rc_3pid_validation", { per_second: 0.003, burst_count: 5 }),
     use_insecure_ssl_client_just_for_testing_do_not_use: r.bool("use_insecure_ssl_client_just_for_testing_do_not_use", false),

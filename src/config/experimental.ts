@@ -50,6 +50,7 @@ export function readExperimentalConfig(r: Reader): ExperimentalConfig {
   const msc3391 = x.bool("msc3391_enabled", false);
   const msc3890 = x.bool("msc3890_enabled", false);
   if (msc3890 && !msc3391) throw new ConfigError("experimental_features.msc3890_enabled", "needs experimental_features.msc3391_enabled: true");
+  x.value("msc3861"); // delegated authentication: read by oauth-delegation.ts
   const msc4108 = x.bool("msc4108_enabled", false);
   const msc4108Delegation = x.optString("msc4108_delegation_endpoint");
   if (msc4108Delegation !== undefined && !/^https?:\/\/[^/]/i.test(msc4108Delegation))

@@ -111,6 +111,12 @@ registration_requires_token: false
 # Whoever knows it can create admin accounts: keep this file private.
 registration_shared_secret: ${q(o.registrationSharedSecret)}
 
+# To leave logins and registration to an OAuth 2.0 / OpenID server (MSC3861, as Synapse), add
+#   experimental_features:
+#     msc3861: {enabled: true, issuer: "https://auth.example.com/", client_id: weft,
+#               client_auth_method: client_secret_basic, client_secret: "...", admin_token: "..."}
+# and remove password_config.enabled below (delegation turns passwords off; README "Delegated authentication").
+
 # Password hashing cost (scrypt, 2^scrypt_log_n) and an optional password policy.
 password_config:
   enabled: true

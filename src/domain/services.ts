@@ -49,6 +49,7 @@ import { CommitFeed, notifyReaders, updateRoomCaches } from "./consumers/commit-
 import { ConsumerRunner } from "./consumers/durable.ts";
 import { FederationSender } from "../federation/sender/sender.ts";
 import { SsoServices } from "./sso/sso-services.ts";
+import { DelegatedAuth } from "./oauth-delegation/delegated-auth.ts";
 import { ThreepidStore } from "./store/threepids.ts";
 import { Mailer } from "./threepids/mailer.ts";
 import { IdentityServerAgent } from "./threepids/identity-server.ts";
@@ -109,6 +110,8 @@ export interface Services {
   registrationTokens: RegistrationTokenStore;
   /** Single sign-on: the OIDC providers, external ids and pending attempts. */
   sso: SsoServices;
+  /** Delegated authentication (MSC3861): the authorization server's metadata and token introspection; unset when off. */
+  oauthDelegation: DelegatedAuth | undefined;
   /** Accounts' third-party identifiers, the identity servers they were bound on, validation sessions. */
   threepids: ThreepidStore;
   /** SMTP, when the `email` section configures it. */
@@ -225,6 +228,7 @@ export function buildServices(opts: {
     uia: new UiaStore(storage.db),
     registrationTokens: new RegistrationTokenStore(storage.db),
     sso: new SsoServices(config, storage.db),
+    oauthDelegation: config.oauth_delegation ? new DelegatedAuth(config.oauth_delegation, config, caches, clock) : undefined,
     threepids: new ThreepidStore(storage.db),
     mailer: config.email ? new Mailer(config.email) : undefined,
     identityServers: new IdentityServerAgent(() => services),
@@ -273,6 +277,12 @@ export function buildServices(opts: {
   if (services.mailer) services.onClose.push(() => services.mailer!.close());
   services.onClose.push(() => services.identityServers.close());
   services.onClose.push(() => services.media.storage.close());
+  if (services.oauthDelegation) {
+    services.onClose.push(() => services.oauthDelegation!.close());
+    const blocked = services.oauthDelegation.blockedAddresses();
+    if (blocked.length > 0)
+      log.warn({ blocked }, "the delegated authorization server's address is in ip_range_blacklist: add it to ip_range_whitelist, or no token will be accepted");
+  }
   services.push = new PushServices(services);
   services.federationSender = new FederationSender(services);
   services.appservices = new AppServiceServices(services);

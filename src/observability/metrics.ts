@@ -1,7 +1,8 @@
 // Prometheus metrics (`enable_metrics`, Synapse's option), through prom-client with a registry per server:
 // HTTP requests by route pattern, method and status with latency histograms, open /sync long polls and
 // GraphQL WebSockets, events persisted, database query time, the named caches' hits and sizes, the
-// federation sender's per-destination queues and backoff, and Node's process metrics.
+// federation sender's per-destination queues and backoff, delegated authentication's token
+// introspection requests, and Node's process metrics.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Services } from "../domain/services.ts";
 import type { Commit } from "../domain/consumers/commit-feed.ts";
@@ -95,6 +96,15 @@ export class Metrics {
     cacheGauge("weft_cache_weight_bytes", "Approximate bytes held by a named cache that weighs its entries", (c) => (c.weighted ? c.weight : undefined));
     cacheCounter("weft_cache_hits_total", "Lookups a named cache answered", (c) => c.hits);
     cacheCounter("weft_cache_misses_total", "Lookups a named cache could not answer", (c) => c.misses);
+    // Delegated authentication (MSC3861): token introspection requests by outcome (Synapse's
+    // synapse_api_auth_delegated_introspection_response, as counters).
+    const introspections = (name: string, help: string, value: (v: { count: number; seconds: number }) => number) =>
+      new Counter({ name, help, labelNames: ["code"] as const, registers, collect() {
+        this.reset();
+        for (const [code, v] of s.oauthDelegation?.introspectionStats ?? []) this.inc({ code }, value(v));
+      } });
+    introspections("weft_token_introspection_requests_total", "Token introspection requests to the delegated authorization server, by status (ERR: no answer)", (v) => v.count);
+    introspections("weft_token_introspection_seconds_total", "Time spent in token introspection requests, by status", (v) => v.seconds);
     new Gauge({ name: "weft_graphql_ws_connections", help: "Open GraphQL WebSocket connections (graphql-ws)", registers, collect() {
       this.set(websocketClients());
     } });

@@ -6,6 +6,7 @@ import type { Services } from "../../domain/services.ts";
 import { adminRoute, clientRoute, queryBool, queryInt, queryList, queryString, type AuthedCall } from "../http.ts";
 import { isServerAdmin, listUsers, userDetails, userDevices, userJoinedRooms, userMemberships, whois } from "../../domain/admin/users.ts";
 import { adminDeactivate, adminResetPassword, adminSuspend, loginAsUser, putUser, setServerAdmin } from "../../domain/admin/user-changes.ts";
+import { allowCrossSigningReplacement } from "../../domain/admin/cross-signing-replacement.ts";
 
 export function userAdminRoutes(app: FastifyInstance, s: Services): void {
   adminRoute<AuthedCall>(app, s, {
@@ -87,6 +88,11 @@ export function userAdminRoutes(app: FastifyInstance, s: Services): void {
   adminRoute<AuthedCall>(app, s, {
     method: "GET", path: "/users/:userId/memberships", auth: "token", op: "admin",
     handler: (c) => userMemberships(s, c.requester, c.params.userId!),
+  });
+
+  adminRoute<AuthedCall>(app, s, {
+    method: "POST", path: "/users/:userId/_allow_cross_signing_replacement_without_uia", auth: "token", op: "admin",
+    handler: (c) => allowCrossSigningReplacement(s, c.requester, c.params.userId!),
   });
 
   adminRoute<AuthedCall>(app, s, {

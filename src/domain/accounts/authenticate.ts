@@ -1,4 +1,5 @@
-// Resolves an access token to a Requester (spec: Client-Server API "Client Authentication"): unknown
+// Resolves an access token to a Requester (spec: Client-Server API "Client Authentication"; with
+// delegated authentication, MSC3861, tokens that are no local ones go to oauth-delegation/): unknown
 // tokens are M_UNKNOWN_TOKEN, expired ones add soft_logout: true; a locked account's, M_USER_LOCKED (MSC3939). Application services authenticate
 // with their as_token and act as their sender, or as a user of their namespace (`user_id`) on one of
 // that user's devices (`device_id`, spec v1.17 / MSC4326). Spec: Application Service API "Identity assertion".
@@ -10,6 +11,7 @@ import type { Invalidation } from "../cache/invalidation.ts";
 import type { Requester } from "./requester.ts";
 import { hashToken } from "./tokens.ts";
 import { lockedError } from "./moderation.ts";
+import { delegatedRequester } from "../oauth-delegation/requester.ts";
 import { appServiceForRequest, appServiceUserId, isAppServiceUser, type AppServiceRegistration } from "./appservices.ts";
 
 interface CachedToken {
@@ -34,6 +36,7 @@ export function invalidateTokenCache(s: Services, m: Invalidation): void {
   if (m.kind === "user_tokens") {
     cache.deleteWhere((v) => v.row.userId === m.userId);
     appServiceUserCache(s).delete(m.userId);
+    s.oauthDelegation?.forgetUser(m.userId);
   } else if (m.kind === "token") cache.delete(m.tokenHash);
 }
 
@@ -62,7 +65,11 @@ export async function authenticate(s: Services, token: string, opts: Authenticat
   const cache = tokenCache(s);
   let entry = cache.get(tokenHash);
   if (!entry) {
+    // With delegated authentication (MSC3861), a token that is no local one is the authorization server's.
+    const delegated = s.oauthDelegation;
+    if (delegated && (delegated.isAdminToken(token) || delegated.ownerOf(token))) return delegatedRequester(s, delegated, token, opts);
     const row = await s.sessions.findAccessToken(tokenHash);
+    if (!row && delegated) return delegatedRequester(s, delegated, token, opts);
     if (!row) throw new MatrixError("M_UNKNOWN_TOKEN", "Unknown access token", 401, { soft_logout: false });
     const user = await s.users.get(row.userId);
     if (!user || user.deactivated) throw new MatrixError("M_UNKNOWN_TOKEN", "Unknown access token", 401, { soft_logout: false });

@@ -8,6 +8,7 @@ import { checkPasswordPolicy, hashPassword } from "./passwords.ts";
 import { deleteDevices } from "../devices/delete-devices.ts";
 import { invalidateUserTokens } from "./authenticate.ts";
 import { reauthFlows } from "../uia/flows.ts";
+import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 /** The body of a password change or reset: `new_password` checked against the policy and hashed, `logout_devices`. */
 export async function newPasswordOf(s: Services, body: Record<string, unknown>): Promise<{ hash: string; logoutDevices: boolean | undefined }> {
@@ -21,6 +22,7 @@ export async function newPasswordOf(s: Services, body: Record<string, unknown>):
 }
 
 export async function changePassword(s: Services, r: Requester, req: UiaRequest): Promise<void> {
+  refuseWhenDelegated(s);
   if (r.isGuest) throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guests cannot change a password", 403);
   // Hashed before the (slow) re-authentication finishes: the clear password is held no longer than needed.
   const { hash, logoutDevices } = await newPasswordOf(s, req.body);

@@ -8,6 +8,7 @@ import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
 import { deleteDevices } from "../devices/delete-devices.ts";
 import { invalidateUserTokens } from "./authenticate.ts";
 import { reauthFlows } from "../uia/flows.ts";
+import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 /** Run after an account was deactivated (leave rooms, drop from the user directory ...; src/main.ts). */
 export type DeactivationHook = (s: Services, userId: string, erase: boolean) => Promise<void>;
@@ -30,6 +31,7 @@ export async function deactivateAccount(s: Services, userId: string, erase: bool
 }
 
 export async function deactivateOwnAccount(s: Services, r: Requester, req: UiaRequest): Promise<{ id_server_unbind_result: string }> {
+  refuseWhenDelegated(s);
   if (r.isGuest) throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guests cannot deactivate an account", 403);
   const erase = req.body.erase;
   if (erase !== undefined && typeof erase !== "boolean") throw new MatrixError("M_BAD_JSON", "erase must be a boolean");

@@ -6,8 +6,10 @@ import type { Requester } from "./requester.ts";
 import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
 import { hashToken, newToken } from "./tokens.ts";
 import { reauthFlows } from "../uia/flows.ts";
+import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 export async function getLoginToken(s: Services, r: Requester, req: UiaRequest): Promise<{ login_token: string; expires_in_ms: number }> {
+  refuseWhenDelegated(s);
   const cfg = s.config.login_via_existing_session;
   if (!cfg.enabled) throw new MatrixError("M_UNRECOGNIZED", "Login via an existing session is disabled", 404);
   if (r.isGuest) throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guests cannot create login tokens", 403);

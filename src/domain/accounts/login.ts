@@ -10,6 +10,7 @@ import { hashToken } from "./tokens.ts";
 import { invalidateUserTokens } from "./authenticate.ts";
 import { identityProviders, type IdentityProviderInfo } from "../sso/flow.ts";
 import { lockedError } from "./moderation.ts";
+import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 export interface LoginRequest {
   body: Record<string, unknown>;
@@ -23,6 +24,7 @@ export type LoginResponse = SessionTokens & { home_server: string; well_known: R
 export type LoginFlow = { type: string; get_login_token?: boolean; identity_providers?: IdentityProviderInfo[] };
 
 export function loginFlows(s: Services): LoginFlow[] {
+  refuseWhenDelegated(s);
   const flows: LoginFlow[] = [];
   if (s.config.password_config.enabled && s.config.password_config.localdb_enabled) flows.push({ type: "m.login.password" });
   if (s.sso.enabled) flows.push({ type: "m.login.sso", identity_providers: identityProviders(s) });
@@ -80,6 +82,7 @@ async function userFor(s: Services, req: LoginRequest): Promise<string> {
 }
 
 export async function login(s: Services, req: LoginRequest): Promise<LoginResponse> {
+  refuseWhenDelegated(s);
   const { body } = req;
   const deviceId = optString(body, "device_id");
   const initialDisplayName = optString(body, "initial_device_display_name");

@@ -4,6 +4,7 @@
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { hashToken, newId, newToken } from "./tokens.ts";
+import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 export interface RefreshResponse {
   access_token: string;
@@ -12,6 +13,7 @@ export interface RefreshResponse {
 }
 
 export async function refresh(s: Services, refreshToken: string): Promise<RefreshResponse> {
+  refuseWhenDelegated(s);
   const now = s.clock.now();
   const existing = await s.sessions.findRefreshToken(hashToken(refreshToken));
   if (!existing) throw new MatrixError("M_UNKNOWN_TOKEN", "Unknown refresh token", 401, { soft_logout: false });

@@ -12,6 +12,7 @@ import { checkPasswordPolicy, hashPassword } from "./passwords.ts";
 import { startSession, type SessionTokens } from "./sessions.ts";
 import { checkUsername, generateNumericUserId } from "./usernames.ts";
 import { RegistrationTokenStore } from "../store/registration-tokens.ts";
+import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 export interface RegisterRequest {
   kind: string;
@@ -139,6 +140,7 @@ async function registerAppServiceUser(s: Services, req: RegisterRequest): Promis
 }
 
 export async function register(s: Services, req: RegisterRequest): Promise<RegisterResponse> {
+  if (s.config.oauth_delegation) return registerUnderDelegation(s, req);
   if (req.kind === "guest") return registerGuest(s, req);
   if (req.kind !== "user") throw new MatrixError("M_INVALID_PARAM", "kind must be 'user' or 'guest'", 400);
   const auth = req.body.auth as Record<string, unknown> | undefined;
@@ -195,8 +197,23 @@ export async function register(s: Services, req: RegisterRequest): Promise<Regis
   return result;
 }
 
+/**
+ * /register on a server delegating authentication (MSC3861): only application services register, and
+ * get no session (the authorization server owns sessions) — Synapse's RegisterAppServiceOnlyRestServlet.
+ */
+async function registerUnderDelegation(s: Services, req: RegisterRequest): Promise<RegisterResponse> {
+  if (req.body.type !== "m.login.application_service")
+    throw new MatrixError("M_FORBIDDEN", "Registration has been disabled. Only m.login.application_service registrations are allowed.", 403);
+  if (field(req.body, "inhibit_login", "boolean") !== true)
+    throw new MatrixError("M_APPSERVICE_LOGIN_UNSUPPORTED", "This server uses OAuth2, so the inhibit_login parameter must be set to true for appservice registrations.", 400);
+  if (req.kind === "guest") throw new MatrixError("M_FORBIDDEN", "Guest access is disabled", 403);
+  if (req.kind !== "user") throw new MatrixError("M_UNRECOGNIZED", `Do not understand membership kind: ${req.kind}`, 400);
+  return registerAppServiceUser(s, req);
+}
+
 /** GET /register/available */
 export async function usernameAvailable(s: Services, username: string, clientIp: string): Promise<void> {
+  refuseWhenDelegated(s);
   if (!s.config.enable_registration) throw new MatrixError("M_FORBIDDEN", "Registration has been disabled", 403);
   s.ratelimiter.check(`register-available:${clientIp}`, { per_second: 0.1, burst_count: 20 });
   await checkUsername(s, username.toLowerCase());
@@ -204,6 +221,7 @@ export async function usernameAvailable(s: Services, username: string, clientIp:
 
 /** GET /v1/register/m.login.registration_token/validity */
 export async function registrationTokenValid(s: Services, token: string, clientIp: string): Promise<boolean> {
+  refuseWhenDelegated(s);
   if (!s.config.registration_requires_token) throw new MatrixError("M_FORBIDDEN", "Registration tokens are not enabled", 403);
   s.ratelimiter.check(`registration-token-validity:${clientIp}`, { per_second: 0.1, burst_count: 20 });
   return RegistrationTokenStore.isValid(await s.registrationTokens.get(token), s.clock.now());

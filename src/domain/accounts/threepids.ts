@@ -11,6 +11,7 @@ import { canonicalEmail, provenThreepid } from "../threepids/email-validation.ts
 import { bindOnIdentityServer, unbindEverywhere, type UnbindResult } from "../threepids/identity-binding.ts";
 import { reauthFlows } from "../uia/flows.ts";
 import type { DeactivationHook } from "./deactivate.ts";
+import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 type Body = Record<string, unknown>;
 
@@ -80,6 +81,7 @@ async function addProven(s: Services, userId: string, creds: Body): Promise<void
 
 /** POST /account/3pid/add: after UIA, adds the address a validation session proved. */
 export async function addThreePid(s: Services, r: Requester, req: UiaRequest): Promise<Record<string, never>> {
+  refuseWhenDelegated(s);
   requireNotGuest(r, "threePids");
   requireChanges(s);
   clientSecret(req.body);
@@ -92,6 +94,7 @@ export async function addThreePid(s: Services, r: Requester, req: UiaRequest): P
 
 /** POST /account/3pid (deprecated): adds the address of `three_pid_creds`, without UIA. */
 export async function addThreePidLegacy(s: Services, r: Requester, body: Body): Promise<Record<string, never>> {
+  refuseWhenDelegated(s);
   requireNotGuest(r, "threePids");
   const creds = body.three_pid_creds ?? body.threePidCreds;
   if (creds === undefined || creds === null) throw new MatrixError("M_MISSING_PARAM", "Missing param three_pid_creds", 400);
@@ -124,6 +127,7 @@ export async function unbindThreePid(s: Services, r: Requester, body: Body): Pro
 
 /** POST /account/3pid/delete: removes the address from the account, and unbinds it where it was bound. */
 export async function deleteThreePid(s: Services, r: Requester, body: Body): Promise<{ id_server_unbind_result: UnbindResult }> {
+  refuseWhenDelegated(s);
   requireNotGuest(r, "threePids");
   const address = str(body, "address", true);
   const m = medium(body);

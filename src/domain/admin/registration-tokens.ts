@@ -7,6 +7,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { randomString } from "../ids.ts";
 import { RegistrationTokenStore, type RegistrationTokenRow } from "../store/registration-tokens.ts";
 import { requireAdmin } from "./require-admin.ts";
+import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 /** The spec's grammar for registration tokens: 1 to 64 of [A-Za-z0-9._~-]. */
 const TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-";
@@ -47,6 +48,7 @@ function expiryTime(s: Services, v: unknown): number | null {
 
 /** GET /registration_tokens[?valid=true|false] */
 export async function listRegistrationTokens(s: Services, requester: Requester, valid?: boolean): Promise<RegistrationTokenJson[]> {
+  refuseWhenDelegated(s);
   requireAdmin(requester);
   const now = s.clock.now();
   const all = await s.registrationTokens.list();
@@ -56,6 +58,7 @@ export async function listRegistrationTokens(s: Services, requester: Requester, 
 
 /** GET /registration_tokens/{token} */
 export async function getRegistrationToken(s: Services, requester: Requester, token: string): Promise<RegistrationTokenJson> {
+  refuseWhenDelegated(s);
   requireAdmin(requester);
   const t = await s.registrationTokens.get(token);
   if (!t) throw noSuchToken(token);
@@ -66,6 +69,7 @@ const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === 
 
 /** POST /registration_tokens/new: {token?, length?, uses_allowed?, expiry_time?} */
 export async function createRegistrationToken(s: Services, requester: Requester, body: Record<string, unknown>): Promise<RegistrationTokenJson> {
+  refuseWhenDelegated(s);
   requireAdmin(requester);
   const uses = body.uses_allowed === undefined ? null : usesAllowed(body.uses_allowed);
   const expiry = body.expiry_time === undefined ? null : expiryTime(s, body.expiry_time);
@@ -103,6 +107,7 @@ export async function updateRegistrationToken(
   token: string,
   body: Record<string, unknown>,
 ): Promise<RegistrationTokenJson> {
+  refuseWhenDelegated(s);
   requireAdmin(requester);
   const patch: { usesAllowed?: number | null; expiryTime?: number | null } = {};
   if (body.uses_allowed !== undefined) patch.usesAllowed = usesAllowed(body.uses_allowed);
@@ -114,6 +119,7 @@ export async function updateRegistrationToken(
 
 /** DELETE /registration_tokens/{token} */
 export async function deleteRegistrationToken(s: Services, requester: Requester, token: string): Promise<void> {
+  refuseWhenDelegated(s);
   requireAdmin(requester);
   if (!(await s.registrationTokens.delete(token))) throw noSuchToken(token);
 }

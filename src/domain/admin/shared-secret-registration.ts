@@ -7,6 +7,7 @@ import type { Services } from "../services.ts";
 import { createAccount } from "../accounts/register.ts";
 import { hashPassword } from "../accounts/passwords.ts";
 import { checkUsername } from "../accounts/usernames.ts";
+import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 /** How long a nonce may be used after it was handed out (Synapse: 60 seconds). */
 export const NONCE_LIFETIME_MS = 60_000;
@@ -36,6 +37,7 @@ function sharedSecret(s: Services): string {
 
 /** GET /register: a fresh one-use nonce. */
 export async function newRegistrationNonce(s: Services): Promise<{ nonce: string }> {
+  refuseWhenDelegated(s);
   sharedSecret(s);
   const nonce = randomBytes(32).toString("hex");
   await s.nonces.create(nonce, s.clock.now());
@@ -74,6 +76,7 @@ export interface SharedSecretRegistration {
  * then fails (as Synapse does), so a MAC can never be guessed against one nonce twice.
  */
 export async function registerWithSharedSecret(s: Services, body: Record<string, unknown>): Promise<SharedSecretRegistration> {
+  refuseWhenDelegated(s);
   const secret = sharedSecret(s);
   const nonce = requiredString(body, "nonce");
   if (!(await s.nonces.consume(nonce, s.clock.now(), NONCE_LIFETIME_MS)))

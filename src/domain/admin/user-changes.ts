@@ -18,6 +18,7 @@ import { USER_TYPES } from "./shared-secret-registration.ts";
 import { isValidLocalpartForRegistration } from "../ids.ts";
 import { checkIdentifiersFree, parseExternalIds, parseThreepids, replaceExternalIds, replaceThreepids } from "./user-identifiers.ts";
 import { writeModerationFlag } from "../accounts/moderation.ts";
+import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 type Body = Record<string, unknown>;
 
@@ -77,6 +78,8 @@ export async function putUser(s: Services, r: Requester, userId: string, body: B
   };
 
   const existing = await new AdminReads(s.storage.sql).user(userId);
+  if (!existing && s.config.oauth_delegation)
+    throw new MatrixError("M_FORBIDDEN", "User creation via the Admin API is not available when authentication is delegated (MSC3861): create the user at the authorization server", 403);
   if (!existing) {
     const localpart = userId.slice(1, userId.indexOf(":"));
     if (!isValidLocalpartForRegistration(localpart, s.config.server_name)) throw new MatrixError("M_INVALID_USERNAME", "Invalid user ID", 400);
@@ -128,6 +131,7 @@ export async function adminDeactivate(s: Services, r: Requester, userId: string,
 
 /** POST /v1/reset_password/{userId}: `new_password` (required), `logout_devices` (default true). */
 export async function adminResetPassword(s: Services, r: Requester, userId: string, body: Body): Promise<void> {
+  refuseWhenDelegated(s);
   requireAdmin(r);
   localUserId(s, userId, "reset the password of");
   const pw = body.new_password;
@@ -140,6 +144,7 @@ export async function adminResetPassword(s: Services, r: Requester, userId: stri
 
 /** PUT /v1/users/{userId}/admin `{admin}`: grants or revokes server admin rights (never one's own). */
 export async function setServerAdmin(s: Services, r: Requester, userId: string, body: Body): Promise<void> {
+  refuseWhenDelegated(s);
   requireAdmin(r);
   const admin = body.admin;
   if (admin === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing param admin", 400);
@@ -155,6 +160,7 @@ export async function setServerAdmin(s: Services, r: Requester, userId: string, 
  * as puppeted by) the admin, with no device of its own. Never one's own; never a deactivated account.
  */
 export async function loginAsUser(s: Services, r: Requester, userId: string, body: Body): Promise<{ access_token: string }> {
+  refuseWhenDelegated(s);
   requireAdmin(r);
   const validUntil = body.valid_until_ms;
   if (validUntil !== undefined && validUntil !== null && (typeof validUntil !== "number" || !Number.isSafeInteger(validUntil)))

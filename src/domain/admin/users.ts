@@ -8,6 +8,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { parseUserId } from "../ids.ts";
 import { requireAdmin } from "./require-admin.ts";
 import { AdminReads, USER_ORDER_COLUMNS, type AdminUserRow } from "../store/admin-reads.ts";
+import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 export interface UserListParams {
   from?: number;
@@ -75,6 +76,9 @@ const listEntry = (u: AdminUserRow) => ({
 /** GET /v2/users: local accounts, by user id unless `order_by` says otherwise; `users`, `total`, `next_token`. */
 export async function listUsers(s: Services, r: Requester, p: UserListParams): Promise<Record<string, unknown>> {
   requireAdmin(r);
+  // As Synapse: a delegating server has no guests, and the default guests=true is refused.
+  if (s.config.oauth_delegation && (p.guests ?? true))
+    throw new MatrixError("M_INVALID_PARAM", "The guests parameter is not supported when delegating authentication (MSC3861): pass guests=false", 400);
   const { from, limit } = checkPaging(p.from, p.limit);
   const orderBy = p.orderBy ?? "name";
   if (!(orderBy in USER_ORDER_COLUMNS)) throw new MatrixError("M_INVALID_PARAM", `Unknown value for order_by: ${orderBy}`, 400);
@@ -175,6 +179,7 @@ export async function whois(s: Services, r: Requester, userId: string): Promise<
 
 /** GET /v1/users/{userId}/admin */
 export async function isServerAdmin(s: Services, r: Requester, userId: string): Promise<{ admin: boolean }> {
+  refuseWhenDelegated(s);
   requireAdmin(r);
   return { admin: (await existingLocalUser(s, userId, "get admin status of")).admin };
 }

@@ -7,8 +7,10 @@ import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
 import { deleteDevices } from "./delete-devices.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import { reauthFlows } from "../uia/flows.ts";
+import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 export async function deleteOwnDevices(s: Services, r: Requester, deviceIds: string[], req: UiaRequest): Promise<void> {
+  refuseWhenDelegated(s);
   requireNotGuest(r, "deleteDevices");
   const uia = r.appserviceId
     ? undefined

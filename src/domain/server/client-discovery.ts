@@ -7,19 +7,24 @@ import type { Requester } from "../accounts/requester.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import { MatrixError } from "../errors.ts";
 import type { Config } from "../../config/config.ts";
+import { wellKnownAuthentication } from "./auth-metadata.ts";
 
 /** MSC4143's `rtc_foci` key of the client .well-known document (Element Call reads it there). */
 export const RTC_FOCI_KEY = "org.matrix.msc4143.rtc_foci";
 
 /**
- * The client .well-known document: the server's own keys, `extra_well_known_client_content`'s (which the
+ * The client .well-known document: the server's own keys (with delegated authentication, MSC2965's
+ * `org.matrix.msc2965.authentication`), `extra_well_known_client_content`'s (which the
  * config keeps off the server's own, as Synapse's does), and the configured MatrixRTC transports as
  * `rtc_foci` unless the extra content already names them.
  */
-export function clientWellKnown(s: Services): Record<string, unknown> {
+export async function clientWellKnown(s: Services): Promise<Record<string, unknown>> {
   const c = s.config;
   const doc: Record<string, unknown> = { "m.homeserver": { base_url: c.public_baseurl.replace(/\/$/, "") } };
   if (c.default_identity_server) doc["m.identity_server"] = { base_url: c.default_identity_server };
+  // Delegated authentication (MSC3861): where clients log in and manage the account (MSC2965).
+  const authentication = await wellKnownAuthentication(s);
+  if (authentication) doc["org.matrix.msc2965.authentication"] = authentication;
   for (const [key, value] of Object.entries(c.extra_well_known_client_content)) {
     if (!(key in doc)) doc[key] = value;
   }

@@ -252,9 +252,31 @@ export class E2eStore {
     return out;
   }
 
+  /** Stores a key; a new key is not replaceable without UIA until the admin API says so again. */
   async setCrossSigningKey(tx: SqlExecutor, userId: string, keyType: string, json: string, now: number): Promise<void> {
-    const changed = await tx.run(`UPDATE e2e_cross_signing_keys SET json = ?, ts = ? WHERE user_id = ? AND key_type = ?`, [json, now, userId, keyType]);
+    const changed = await tx.run(
+      `UPDATE e2e_cross_signing_keys SET json = ?, ts = ?, updatable_without_uia_before_ms = NULL WHERE user_id = ? AND key_type = ?`,
+      [json, now, userId, keyType],
+    );
     if (changed === 0) await tx.run(`INSERT INTO e2e_cross_signing_keys (user_id, key_type, json, ts) VALUES (?, ?, ?, ?)`, [userId, keyType, json, now]);
+  }
+
+  /** Until when the user's master key may be replaced without UIA (null: it may not, or there is none). */
+  async masterReplaceableUntil(userId: string): Promise<number | null> {
+    const row = await this.sql.get<{ until: number | bigint | string | null }>(
+      `SELECT updatable_without_uia_before_ms AS until FROM e2e_cross_signing_keys WHERE user_id = ? AND key_type = 'master'`,
+      [userId],
+    );
+    return row?.until === null || row?.until === undefined ? null : Number(row.until);
+  }
+
+  /** Lets the user's master key be replaced without UIA until `until`; false when there is no master key. */
+  async allowMasterReplacement(userId: string, until: number): Promise<boolean> {
+    const changed = await this.sql.run(
+      `UPDATE e2e_cross_signing_keys SET updatable_without_uia_before_ms = ? WHERE user_id = ? AND key_type = 'master'`,
+      [until, userId],
+    );
+    return changed > 0;
   }
 
   /** Stored signatures on keys of `targetUserIds`, made by the target user themselves or by `viewer`. */

@@ -10,6 +10,7 @@ import type { Services } from "../services.ts";
 import { hashToken } from "../accounts/tokens.ts";
 import { isPlainObject } from "../events/types.ts";
 import { validationMail } from "./mail-templates.ts";
+import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 export type ValidationPurpose = "register" | "add" | "password";
 
@@ -77,6 +78,7 @@ async function usable(s: Services, purpose: ValidationPurpose, address: string):
 
 /** POST .../email/requestToken: `{sid}`, the same whatever the address's state. */
 export async function requestEmailToken(s: Services, purpose: ValidationPurpose, body: Record<string, unknown>, clientIp: string): Promise<{ sid: string }> {
+  refuseWhenDelegated(s);
   requireEmail(s, purpose);
   const secret = checkClientSecret(str(body, "client_secret"));
   const address = canonicalEmail(str(body, "email"));

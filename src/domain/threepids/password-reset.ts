@@ -8,8 +8,10 @@ import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
 import { deleteDevices } from "../devices/delete-devices.ts";
 import { invalidateUserTokens } from "../accounts/authenticate.ts";
 import { newPasswordOf } from "../accounts/change-password.ts";
+import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 export async function resetPasswordByEmail(s: Services, req: UiaRequest): Promise<void> {
+  refuseWhenDelegated(s);
   const { hash, logoutDevices } = await newPasswordOf(s, req.body);
 
   const uia = await checkUia(s, req, { flows: [["m.login.email.identity"]], description: "reset your password" });
