@@ -20,6 +20,20 @@ export const MAS_SECRET = "weft-test-mas-shared-secret-0123456789";
 export const API_SCOPE = "urn:matrix:client:api:*";
 export const deviceScope = (deviceId: string) => `urn:matrix:client:device:${deviceId}`;
 
+/** Client-server endpoints a delegating server leaves to its authorization server (404 M_UNRECOGNIZED, as
+ *  Synapse), as [method, path, body] for a session whose device is ALICEDEV. */
+export const DELEGATED_ENDPOINTS = [
+  ["POST", "/_matrix/client/v3/logout", {}],
+  ["POST", "/_matrix/client/v3/logout/all", {}],
+  ["POST", "/_matrix/client/v3/refresh", { refresh_token: "x" }],
+  ["POST", "/_matrix/client/v3/account/password", { new_password: "pw" }],
+  ["POST", "/_matrix/client/v3/account/deactivate", {}],
+  ["POST", "/_matrix/client/v3/delete_devices", { devices: ["ALICEDEV"] }],
+  ["DELETE", "/_matrix/client/v3/devices/ALICEDEV", {}],
+  ["GET", "/_matrix/client/v3/register/available?username=newname", undefined],
+  ["POST", "/_matrix/client/v3/account/3pid/email/requestToken", { client_secret: "abc", email: "a@example.org", send_attempt: 1 }],
+] as const;
+
 export interface WeftClient {
   client_id: string;
   client_auth_method: "client_secret_basic" | "client_secret_post" | "client_secret_jwt" | "private_key_jwt";

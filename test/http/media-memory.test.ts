@@ -12,23 +12,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
 import { startBenchServer, type BenchServer } from "../../bench/homeserver.ts";
+import { sampledRss, uploadStream } from "../helpers/media-memory.ts";
 
 const TOTAL = 100 * 1024 * 1024;
-const CHUNK = 64 * 1024;
-
-async function uploadStream(base: string, token: string, bytes: number): Promise<{ status: number; json: any }> {
-  async function* body() {
-    const chunk = new Uint8Array(CHUNK).fill(42);
-    for (let sent = 0; sent < bytes; sent += CHUNK) yield sent + CHUNK <= bytes ? chunk : chunk.subarray(0, bytes - sent);
-  }
-  const res = await fetch(`${base}/_matrix/media/v3/upload?filename=big.bin`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/octet-stream", "content-length": String(bytes) },
-    body: body() as unknown as Blob,
-    duplex: "half",
-  } as RequestInit);
-  return { status: res.status, json: await res.json() };
-}
 
 describe.each(backends())("a 100 MB upload on %s", (backend) => {
   let hs: BenchServer;
@@ -42,30 +28,11 @@ describe.each(backends())("a 100 MB upload on %s", (backend) => {
   });
 
   it("streams to disk without the server's RSS growing by more than 40 MB", async () => {
-    /** Runs `fn` while sampling the server's RSS every 20 ms; returns fn's result and the peak seen. */
-    const sampled = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
-      let peak = hs.rssBytes();
-      let done = false;
-      const sampler = (async () => {
-        while (!done) {
-          peak = Math.max(peak, hs.rssBytes());
-          await new Promise((r) => setTimeout(r, 20));
-        }
-      })();
-      let result: T;
-      try {
-        result = await fn();
-      } finally {
-        done = true;
-        await sampler;
-      }
-      return [result, Math.max(peak, hs.rssBytes())];
-    };
-    const [, warm] = await sampled(async () => {
+    const [, warm] = await sampledRss(hs, async () => {
       for (let i = 0; i < 3; i++) expect((await uploadStream(hs.base, token, 40 * 1024 * 1024)).status).toBe(200);
     });
     const baseline = Math.max(warm, hs.rssBytes());
-    const [up, peak] = await sampled(() => uploadStream(hs.base, token, TOTAL));
+    const [up, peak] = await sampledRss(hs, () => uploadStream(hs.base, token, TOTAL));
     expect(up.status, JSON.stringify(up.json)).toBe(200);
     const growth = peak - baseline;
     console.log(`RSS baseline ${(baseline / 2 ** 20).toFixed(1)} MB, peak ${(peak / 2 ** 20).toFixed(1)} MB, growth ${(growth / 2 ** 20).toFixed(1)} MB`);

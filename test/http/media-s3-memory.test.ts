@@ -8,24 +8,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
 import { startBenchServer, type BenchServer } from "../../bench/homeserver.ts";
+import { downloadCounted, sampledRss, uploadStream } from "../helpers/media-memory.ts";
 import { startS3, type TestS3 } from "../helpers/s3.ts";
 
 const TOTAL = 100 * 1024 * 1024;
-const CHUNK = 64 * 1024;
-
-async function uploadStream(base: string, token: string, bytes: number): Promise<{ status: number; json: any }> {
-  async function* body() {
-    const chunk = new Uint8Array(CHUNK).fill(42);
-    for (let sent = 0; sent < bytes; sent += CHUNK) yield sent + CHUNK <= bytes ? chunk : chunk.subarray(0, bytes - sent);
-  }
-  const res = await fetch(`${base}/_matrix/media/v3/upload?filename=big.bin`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/octet-stream", "content-length": String(bytes) },
-    body: body() as unknown as Blob,
-    duplex: "half",
-  } as RequestInit);
-  return { status: res.status, json: await res.json() };
-}
 
 describe.each(backends())("a 100 MB upload to an S3 bucket on %s", (backend) => {
   let s3: TestS3;
@@ -42,45 +28,15 @@ describe.each(backends())("a 100 MB upload to an S3 bucket on %s", (backend) => 
   });
 
   it("streams up and back down without the server's RSS growing by more than 40 MB", async () => {
-    /** Runs `fn` while sampling the server's RSS every 20 ms; returns fn's result and the peak seen. */
-    const sampled = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
-      let peak = hs.rssBytes();
-      let done = false;
-      const sampler = (async () => {
-        while (!done) {
-          peak = Math.max(peak, hs.rssBytes());
-          await new Promise((r) => setTimeout(r, 20));
-        }
-      })();
-      let result: T;
-      try {
-        result = await fn();
-      } finally {
-        done = true;
-        await sampler;
-      }
-      return [result, Math.max(peak, hs.rssBytes())];
-    };
-    /** Downloads `id` whole, counting (not keeping) its bytes. */
-    const download = async (id: string) => {
-      const res = await fetch(`${hs.base}/_matrix/client/v1/media/download/bench.local/${id}`, { headers: { authorization: `Bearer ${token}` } });
-      let n = 0;
-      let last = 0;
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        n += chunk.length;
-        last = chunk[chunk.length - 1]!;
-      }
-      return { status: res.status, n, last };
-    };
-    const [, warm] = await sampled(async () => {
+    const [, warm] = await sampledRss(hs, async () => {
       for (let i = 0; i < 3; i++) {
         const w = await uploadStream(hs.base, token, 40 * 1024 * 1024);
         expect(w.status).toBe(200);
-        expect(await download(w.json.content_uri.split("/").pop())).toEqual({ status: 200, n: 40 * 1024 * 1024, last: 42 });
+        expect(await downloadCounted(hs, token, w.json.content_uri.split("/").pop())).toEqual({ status: 200, n: 40 * 1024 * 1024, last: 42 });
       }
     });
     const baseline = Math.max(warm, hs.rssBytes());
-    const [up, peak] = await sampled(() => uploadStream(hs.base, token, TOTAL));
+    const [up, peak] = await sampledRss(hs, () => uploadStream(hs.base, token, TOTAL));
     expect(up.status, JSON.stringify(up.json)).toBe(200);
     const growth = peak - baseline;
     console.log(`upload: RSS baseline ${(baseline / 2 ** 20).toFixed(1)} MB, peak ${(peak / 2 ** 20).toFixed(1)} MB, growth ${(growth / 2 ** 20).toFixed(1)} MB`);
@@ -90,7 +46,7 @@ describe.each(backends())("a 100 MB upload to an S3 bucket on %s", (backend) => 
     expect(objects.filter((k) => k.endsWith(`/${id}`)).length).toBe(1);
 
     // Back down: the whole object streams through (counted, not kept), and its last bytes by range.
-    const [got, downPeak] = await sampled(() => download(id));
+    const [got, downPeak] = await sampledRss(hs, () => downloadCounted(hs, token, id));
     expect(got).toEqual({ status: 200, n: TOTAL, last: 42 });
     console.log(`download: peak ${(downPeak / 2 ** 20).toFixed(1)} MB, growth ${((downPeak - baseline) / 2 ** 20).toFixed(1)} MB`);
     expect(downPeak - baseline).toBeLessThan(40 * 1024 * 1024);

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type JsonResponse, type TestServer } from "../helpers/server.ts";
 import { startSynapse, type SynapseServer } from "../helpers/synapse.ts";
-import { API_SCOPE, deviceScope, MAS_SECRET, startAuthServer, type TestAuthServer } from "../helpers/oauth-server.ts";
+import { API_SCOPE, DELEGATED_ENDPOINTS, deviceScope, MAS_SECRET, startAuthServer, type TestAuthServer } from "../helpers/oauth-server.ts";
 import { crossSigningKeys } from "../helpers/e2ee.ts";
 
 type CallFn = (method: string, path: string, opts?: { body?: unknown; token?: string }) => Promise<JsonResponse>;
@@ -157,15 +157,7 @@ describe.each(homes)("Matrix Authentication Service integration on %s", (_name, 
     const token = await as.tokenFor("alice", [API_SCOPE, deviceScope("ALICEDEV")]);
     const answers: Record<string, [number, string]> = {};
     for (const [method, path, body] of [
-      ["POST", "/_matrix/client/v3/logout", {}],
-      ["POST", "/_matrix/client/v3/logout/all", {}],
-      ["POST", "/_matrix/client/v3/refresh", { refresh_token: "x" }],
-      ["POST", "/_matrix/client/v3/account/password", { new_password: "pw" }],
-      ["POST", "/_matrix/client/v3/account/deactivate", {}],
-      ["POST", "/_matrix/client/v3/delete_devices", { devices: ["ALICEDEV"] }],
-      ["DELETE", "/_matrix/client/v3/devices/ALICEDEV", {}],
-      ["GET", "/_matrix/client/v3/register/available?username=newname", undefined],
-      ["POST", "/_matrix/client/v3/account/3pid/email/requestToken", { client_secret: "abc", email: "a@example.org", send_attempt: 1 }],
+      ...DELEGATED_ENDPOINTS,
       ["POST", "/_matrix/client/v3/account/3pid/add", { client_secret: "abc", sid: "x" }],
       ["POST", "/_matrix/client/v3/account/3pid/delete", { medium: "email", address: "a@example.org" }],
     ] as const) {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, TestClock, type TestServer } from "../helpers/server.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 import { hashToken } from "../../src/domain/accounts/tokens.ts";
-import { API_SCOPE, deviceScope, MAS_SECRET, startAuthServer, type TestAuthServer, type WeftClient } from "../helpers/oauth-server.ts";
+import { API_SCOPE, DELEGATED_ENDPOINTS, deviceScope, MAS_SECRET, startAuthServer, type TestAuthServer, type WeftClient } from "../helpers/oauth-server.ts";
 import { freePort } from "../helpers/net.ts";
 import { errcode, gql } from "../graphql/client.ts";
 import { crossSigningKeys } from "../helpers/e2ee.ts";
@@ -175,15 +175,7 @@ describe.each(backends())("delegated authentication (MSC3861) on %s", (backend) 
     for (const [method, path, body] of [
       ["GET", "/_matrix/client/v3/login", undefined],
       ["POST", "/_matrix/client/v3/login", { type: "m.login.password", identifier: { type: "m.id.user", user: "alice" }, password: "x" }],
-      ["POST", "/_matrix/client/v3/logout", {}],
-      ["POST", "/_matrix/client/v3/logout/all", {}],
-      ["POST", "/_matrix/client/v3/refresh", { refresh_token: "x" }],
-      ["POST", "/_matrix/client/v3/account/password", { new_password: "pw" }],
-      ["POST", "/_matrix/client/v3/account/deactivate", {}],
-      ["POST", "/_matrix/client/v3/delete_devices", { devices: ["ALICEDEV"] }],
-      ["DELETE", "/_matrix/client/v3/devices/ALICEDEV", {}],
-      ["GET", "/_matrix/client/v3/register/available?username=newname", undefined],
-      ["POST", "/_matrix/client/v3/account/3pid/email/requestToken", { client_secret: "abc", email: "a@example.org", send_attempt: 1 }],
+      ...DELEGATED_ENDPOINTS,
     ] as const) {
       const res = await t.call(method, path, { token, body });
       expect(res.status, `${method} ${path}`).toBe(404);
