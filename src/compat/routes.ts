@@ -44,6 +44,8 @@ import { slidingSyncRoutes } from "./client/sliding-sync.ts";
 import { accountModerationRoutes } from "./client/account-moderation.ts";
 import { mutualRoomRoutes } from "./client/mutual-rooms.ts";
 import { rendezvousRoutes } from "./client/rendezvous.ts";
+import { oauthRoutes } from "./client/oauth.ts";
+import { oauthAuthorizeRoutes } from "./client/oauth-authorize.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -96,4 +98,6 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   ssoRoutes,
   emailValidationRoutes,
   rendezvousRoutes,
+  oauthRoutes,
+  oauthAuthorizeRoutes,
 ];

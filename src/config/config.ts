@@ -15,6 +15,7 @@ import { readServerNoticesConfig, type ServerNoticesConfig } from "./server-noti
 import { readExperimentalConfig, type ExperimentalConfig } from "./experimental.ts";
 import { readClientDiscoveryConfig, type ClientDiscoveryConfig } from "./client-discovery.ts";
 import { readProfileConfig, type ProfileConfig } from "./profile.ts";
+import { readOAuthServerConfig, type OAuthServerConfig } from "./oauth-server.ts";
 
 export { ConfigError };
 
@@ -47,7 +48,7 @@ export interface PasswordPolicy {
   require_uppercase: boolean;
 }
 
-export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig, ClientDiscoveryConfig, ProfileConfig {
+export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig, ClientDiscoveryConfig, ProfileConfig, OAuthServerConfig {
   /** Where the file was read from; relative paths in it resolve against its folder. */
   configPath?: string;
   server_name: string;
@@ -369,6 +370,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     warnings: [],
     ...readFederationConfig(r, baseDir, listeners.some((l) => l.tls)),
     ...readSsoConfig(r),
+    ...readOAuthServerConfig(r),
     ...readThreePidConfig(r),
     ...readServerNoticesConfig(r, server_name),
     push: {

@@ -1,0 +1,34 @@
+-- CreateTable
+CREATE TABLE "oauth_clients" (
+    "client_id" TEXT NOT NULL PRIMARY KEY,
+    "metadata" TEXT NOT NULL,
+    "created_ts" BIGINT NOT NULL
+);
+
+-- CreateTable
+CREATE TABLE "oauth_browser_sessions" (
+    "token_hash" TEXT NOT NULL PRIMARY KEY,
+    "user_id" TEXT NOT NULL,
+    "created_ts" BIGINT NOT NULL,
+    "expires_ts" BIGINT NOT NULL
+);
+
+-- CreateTable
+CREATE TABLE "oauth_authorization_codes" (
+    "code_hash" TEXT NOT NULL PRIMARY KEY,
+    "client_id" TEXT NOT NULL,
+    "user_id" TEXT NOT NULL,
+    "device_id" TEXT NOT NULL,
+    "scope" TEXT NOT NULL,
+    "redirect_uri" TEXT NOT NULL,
+    "code_challenge" TEXT NOT NULL,
+    "created_ts" BIGINT NOT NULL,
+    "expires_ts" BIGINT NOT NULL,
+    "used_ts" BIGINT
+);
+
+-- CreateIndex
+CREATE INDEX "oauth_browser_sessions_user_id_idx" ON "oauth_browser_sessions"("user_id");
+
+-- CreateIndex
+CREATE INDEX "oauth_authorization_codes_client_id_idx" ON "oauth_authorization_codes"("client_id");

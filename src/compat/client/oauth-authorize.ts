@@ -1,0 +1,127 @@
+// The authorisation endpoint's browser face (RFC 6749 §4.1, MSC2964): GET shows the login page (or the
+// consent page for a browser already signed in), POST takes the forms — login, consent, deny, switch
+// user. Every POST needs the CSRF token of the form to equal the cookie's (else 403, nothing happens); the
+// request's parameters come back in hidden fields and are checked again each time. Domain rules live in
+// src/domain/oauth; the pages in src/compat/oauth-pages.
+import { randomBytes } from "node:crypto";
+import type { FastifyInstance } from "fastify";
+import { MatrixError } from "../../domain/errors.ts";
+import type { Services } from "../../domain/services.ts";
+import { route, type Call } from "../http.ts";
+import { OAUTH_PATHS, oauthServerEnabled } from "../../domain/oauth/endpoints.ts";
+import { REQUEST_PARAMS, denyAuthorization, grantAuthorization, parseAuthorizationRequest, type AuthorizationRequest, type RequestParams } from "../../domain/oauth/authorization.ts";
+import { browserLogin, browserLogout, browserSessionUser } from "../../domain/oauth/browser-login.ts";
+import { consentPage, errorPage, loginPage } from "../oauth-pages/page.ts";
+
+const CSRF_COOKIE = "weft_oauth_csrf";
+const SESSION_COOKIE = "weft_oauth_session";
+const COOKIE_PATH = "/_weft/oauth2";
+
+function readCookie(c: Call, name: string): string | undefined {
+  for (const part of (c.req.headers.cookie ?? "").split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+function cookie(s: Services, name: string, value: string, maxAgeS: number, sameSite: "Strict" | "Lax"): string {
+  const secure = new URL(s.config.public_baseurl).protocol === "https:" ? "; Secure" : "";
+  return `${name}=${value}; Path=${COOKIE_PATH}; Max-Age=${maxAgeS}; HttpOnly; SameSite=${sameSite}${secure}`;
+}
+
+/** The browser's CSRF token (made and set when it has none). */
+function csrfToken(c: Call, s: Services, cookies: string[]): string {
+  const existing = readCookie(c, CSRF_COOKIE);
+  if (existing && /^[A-Za-z0-9_-]{32}$/.test(existing)) return existing;
+  const token = randomBytes(24).toString("base64url");
+  cookies.push(cookie(s, CSRF_COOKIE, token, 3600, "Strict"));
+  return token;
+}
+
+function pick(source: Record<string, unknown>): RequestParams {
+  const out: RequestParams = {};
+  for (const k of REQUEST_PARAMS) {
+    const v = Array.isArray(source[k]) ? (source[k] as unknown[])[0] : source[k];
+    if (typeof v === "string") out[k] = v;
+  }
+  return out;
+}
+
+function formBody(c: Call): Record<string, string> {
+  const type = String(c.req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/x-www-form-urlencoded") throw new MatrixError("invalid_request", "The form must be sent as application/x-www-form-urlencoded", 400);
+  const raw = c.req.body;
+  const text = Buffer.isBuffer(raw) ? raw.toString("utf8") : "";
+  const out: Record<string, string> = {};
+  for (const [k, v] of new URLSearchParams(text)) if (!(k in out)) out[k] = v;
+  return out;
+}
+
+async function handle(c: Call, s: Services, params: RequestParams, form: Record<string, string> | undefined): Promise<unknown> {
+  const cookies: string[] = [];
+  const send = () => (cookies.length ? c.reply.header("set-cookie", cookies) : c.reply);
+  const parsed = await parseAuthorizationRequest(s, params);
+  if (parsed.kind === "invalid") return errorPage(send(), 400, parsed.error.errcode, parsed.error.message);
+  if (parsed.kind === "redirect") return send().code(303).header("location", parsed.location).header("cache-control", "no-store").send();
+  const request: AuthorizationRequest = parsed.request;
+  const action = c.req.url.split("?")[0]!;
+  const sessionSecret = readCookie(c, SESSION_COOKIE);
+  const serverName = s.config.server_name;
+
+  if (form === undefined) {
+    const csrf = csrfToken(c, s, cookies);
+    const userId = params.prompt === "login" ? undefined : await browserSessionUser(s, sessionSecret);
+    return userId ? consentPage(send(), action, request, csrf, userId) : loginPage(send(), action, request, csrf, { serverName });
+  }
+
+  const expected = readCookie(c, CSRF_COOKIE);
+  if (!expected || form.csrf !== expected) return errorPage(send(), 403, "invalid_request", "This form has expired or was not sent from this server's page. Go back to the application and start again.");
+  const csrf = expected;
+  s.ratelimiter.check(`oauth-authorize:${c.clientIp}`, s.config.oauth_server.rc_authorization);
+  const redirect = (location: string) => send().code(303).header("location", location).header("cache-control", "no-store").send();
+
+  switch (form.action) {
+    case "deny":
+      return redirect(denyAuthorization(request));
+    case "switch":
+      if (sessionSecret) await browserLogout(s, sessionSecret);
+      cookies.push(cookie(s, SESSION_COOKIE, "", 0, "Lax"));
+      return loginPage(send(), action, request, csrf, { serverName });
+    case "login": {
+      try {
+        const { userId, sessionSecret: secret } = await browserLogin(s, form.username ?? "", form.password ?? "", c.clientIp);
+        cookies.push(cookie(s, SESSION_COOKIE, secret, Math.floor(s.config.oauth_server.browser_session_lifetime / 1000), "Lax"));
+        return consentPage(send(), action, request, csrf, userId);
+      } catch (err) {
+        if (!(err instanceof MatrixError)) throw err;
+        return loginPage(send(), action, request, csrf, { serverName, error: err.message, status: err.httpStatus, username: form.username });
+      }
+    }
+    case "consent": {
+      const userId = await browserSessionUser(s, sessionSecret);
+      if (!userId) return loginPage(send(), action, request, csrf, { serverName, error: "Your sign-in has expired: sign in again.", status: 401 });
+      return redirect(await grantAuthorization(s, request, userId));
+    }
+    default:
+      return errorPage(send(), 400, "invalid_request", "Unknown form action");
+  }
+}
+
+export function oauthAuthorizeRoutes(app: FastifyInstance, s: Services): void {
+  if (!oauthServerEnabled(s)) return;
+  const page = (c: Call, run: () => Promise<unknown>) =>
+    run().catch((err: unknown) => {
+      if (!(err instanceof MatrixError)) throw err;
+      if (err.extra?.retry_after_ms !== undefined) c.reply.header("retry-after", String(Math.ceil(Number(err.extra.retry_after_ms) / 1000)));
+      return errorPage(c.reply, err.httpStatus, err.errcode, err.message);
+    });
+  route(app, s, [OAUTH_PATHS.authorization], { method: "GET", path: "", auth: "none", handler: (c) => page(c, () => handle(c, s, pick(c.query), undefined)) });
+  route(app, s, [OAUTH_PATHS.authorization], {
+    method: "POST", path: "", auth: "none",
+    handler: (c) => page(c, async () => {
+      const form = formBody(c);
+      return handle(c, s, pick(form), form);
+    }),
+  });
+}

@@ -1,0 +1,38 @@
+// REST routes of Weft's own OAuth 2.0 server that answer JSON: GET /_matrix/client/v1/auth_metadata
+// (spec v1.15 "Server metadata discovery", MSC2965, with its unstable path; the same document at RFC 8414's
+// /.well-known/oauth-authorization-server) and the registration endpoint
+// (RFC 7591, MSC2966). Served only with oauth_server.enabled (otherwise the unknown path's 404
+// M_UNRECOGNIZED, which the spec asks for). OAuth endpoints answer errors as RFC 6749 §5.2
+// `{error, error_description}`, not Matrix's errcode.
+import type { FastifyInstance } from "fastify";
+import { MatrixError } from "../../domain/errors.ts";
+import type { Services } from "../../domain/services.ts";
+import { clientRoute, route, type Call } from "../http.ts";
+import { authMetadata } from "../../domain/oauth/metadata.ts";
+import { registerClient } from "../../domain/oauth/client-registration.ts";
+import { OAUTH_PATHS, oauthServerEnabled } from "../../domain/oauth/endpoints.ts";
+
+/** Runs an OAuth endpoint: its errors as RFC 6749 JSON, never cached (RFC 6749 §5.1). */
+export async function oauthJson(c: Call, run: () => Promise<unknown>): Promise<unknown> {
+  c.reply.header("cache-control", "no-store").header("pragma", "no-cache");
+  try {
+    return await run();
+  } catch (err) {
+    if (!(err instanceof MatrixError)) throw err;
+    const retry = err.extra?.retry_after_ms;
+    if (typeof retry === "number") c.reply.header("retry-after", String(Math.ceil(retry / 1000)));
+    // Matrix errors of shared checks (rate limits, M_NOT_JSON) keep their code as the error.
+    return c.reply.code(err.httpStatus).send({ error: err.errcode, error_description: err.message });
+  }
+}
+
+export function oauthRoutes(app: FastifyInstance, s: Services): void {
+  if (!oauthServerEnabled(s)) return;
+  clientRoute(app, s, { method: "GET", path: "/auth_metadata", auth: "none", versions: ["v1", "unstable/org.matrix.msc2965"], handler: () => authMetadata(s) });
+  // RFC 8414 §3's own discovery URL for the issuer (public_baseurl), where generic OAuth clients look.
+  route(app, s, ["/.well-known/oauth-authorization-server"], { method: "GET", path: "", auth: "none", handler: () => authMetadata(s) });
+  route(app, s, [OAUTH_PATHS.registration], {
+    method: "POST", path: "", auth: "none",
+    handler: (c) => oauthJson(c, async () => c.reply.code(201).send(await registerClient(s, c.body(), c.clientIp))),
+  });
+}

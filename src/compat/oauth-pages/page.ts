@@ -1,0 +1,76 @@
+// The HTML pages of Weft's own OAuth 2.0 authorisation endpoint (login, consent, errors): server-rendered,
+// working without JavaScript (no script is allowed at all), labelled form fields, the request carried in
+// hidden fields with a CSRF token (double-submit: the same value in an HttpOnly SameSite cookie). The
+// content security policy lets a form's answer redirect to the client's redirect URI (browsers apply
+// form-action to the redirect after a submission) and nowhere else.
+import type { FastifyReply } from "fastify";
+import { escapeHtml } from "../html-page.ts";
+import { REQUEST_PARAMS, type AuthorizationRequest, type RequestParams } from "../../domain/oauth/authorization.ts";
+import { describeScope } from "../../domain/oauth/scopes.ts";
+
+const STYLE = `body{font-family:system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem;line-height:1.5}` +
+  `label{display:block;margin-top:1rem;font-weight:600}input[type=text],input[type=password]{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}` +
+  `button{margin-top:1.25rem;margin-right:.5rem;padding:.5rem 1.25rem;font-size:1rem}.error{color:#a00;border:1px solid #a00;padding:.5rem}`;
+
+/** The origin (or scheme) of a redirect URI, as a CSP source expression. */
+function cspSource(redirectUri: string): string {
+  const u = new URL(redirectUri);
+  return u.protocol === "http:" || u.protocol === "https:" ? u.origin : u.protocol;
+}
+
+export function sendPage(reply: FastifyReply, status: number, title: string, body: string, redirectUri?: string): FastifyReply {
+  const formAction = redirectUri ? `'self' ${cspSource(redirectUri)}` : `'self'`;
+  return reply
+    .code(status)
+    .header("content-type", "text/html; charset=utf-8")
+    .header("content-security-policy", `default-src 'none'; style-src 'unsafe-inline'; form-action ${formAction}; frame-ancestors 'none'`)
+    .header("x-frame-options", "DENY")
+    .header("cache-control", "no-store")
+    .header("referrer-policy", "no-referrer")
+    .send(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
+      `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`);
+}
+
+function hiddenFields(params: RequestParams, csrf: string): string {
+  const fields = REQUEST_PARAMS.filter((k) => params[k] !== undefined)
+    .map((k) => `<input type="hidden" name="${k}" value="${escapeHtml(params[k]!)}">`);
+  return fields.join("") + `<input type="hidden" name="csrf" value="${escapeHtml(csrf)}">`;
+}
+
+const clientName = (r: AuthorizationRequest) => r.client.client_name ?? new URL(r.client.client_uri).host;
+
+export function loginPage(reply: FastifyReply, action: string, r: AuthorizationRequest, csrf: string, opts: { serverName: string; error?: string; status?: number; username?: string }): FastifyReply {
+  const error = opts.error ? `<p class="error" role="alert" id="error">${escapeHtml(opts.error)}</p>` : "";
+  return sendPage(reply, opts.status ?? 200, `Sign in to ${opts.serverName}`,
+    `<h1>Sign in to ${escapeHtml(opts.serverName)}</h1>` +
+    `<p><b>${escapeHtml(clientName(r))}</b> wants to access your account.</p>${error}` +
+    `<form method="post" action="${escapeHtml(action)}">${hiddenFields(r.params, csrf)}` +
+    `<label for="username">Username</label><input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" required value="${escapeHtml(opts.username ?? "")}"${opts.error ? ` aria-describedby="error"` : ""}>` +
+    `<label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required>` +
+    `<button type="submit" name="action" value="login">Sign in</button>` +
+    `<button type="submit" name="action" value="deny" formnovalidate>Cancel</button></form>`, r.redirectUri);
+}
+
+export function consentPage(reply: FastifyReply, action: string, r: AuthorizationRequest, csrf: string, userId: string): FastifyReply {
+  const c = r.client;
+  const links = [
+    `<a href="${escapeHtml(c.client_uri)}">${escapeHtml(new URL(c.client_uri).host)}</a>`,
+    c.tos_uri ? `<a href="${escapeHtml(c.tos_uri)}">terms of service</a>` : "",
+    c.policy_uri ? `<a href="${escapeHtml(c.policy_uri)}">privacy policy</a>` : "",
+  ].filter(Boolean).join(" · ");
+  const scopes = describeScope(r.scope).map((line, i) => `<li>${escapeHtml(line)} <code>${escapeHtml(r.scope.tokens[i]!)}</code></li>`).join("");
+  return sendPage(reply, 200, `Allow ${clientName(r)}?`,
+    `<h1>Allow <span id="client-name">${escapeHtml(clientName(r))}</span> to access your account?</h1>` +
+    `<p>${links}</p><p>You are signed in as <b id="user-id">${escapeHtml(userId)}</b>.</p>` +
+    `<h2 id="scopes-heading">It will be able to:</h2><ul aria-labelledby="scopes-heading">${scopes}</ul>` +
+    `<p>It will be redirected to <code>${escapeHtml(r.redirectUri)}</code>.</p>` +
+    `<form method="post" action="${escapeHtml(action)}">${hiddenFields(r.params, csrf)}` +
+    `<button type="submit" name="action" value="consent">Allow</button>` +
+    `<button type="submit" name="action" value="deny">Cancel</button>` +
+    `<button type="submit" name="action" value="switch">Not ${escapeHtml(userId)}? Sign in as someone else</button></form>`, r.redirectUri);
+}
+
+export function errorPage(reply: FastifyReply, status: number, error: string, description: string): FastifyReply {
+  return sendPage(reply, status, "Authorisation failed",
+    `<h1>This application cannot sign you in</h1><p role="alert">${escapeHtml(description)}</p><p>Error code: <code>${escapeHtml(error)}</code></p>`);
+}

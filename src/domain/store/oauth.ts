@@ -1,0 +1,64 @@
+// Repository of Weft's own OAuth 2.0 server (oauth_clients, oauth_browser_sessions,
+// oauth_authorization_codes): registered clients, the authorisation pages' browser logins, and the
+// single-use authorisation codes. Secrets are stored as their SHA-256 (src/domain/accounts/tokens.ts).
+// A cold path (logins): Prisma.
+import type { Db } from "../../storage/database.ts";
+
+export interface AuthorizationCodeRow {
+  clientId: string;
+  userId: string;
+  deviceId: string;
+  scope: string;
+  redirectUri: string;
+  codeChallenge: string;
+  createdTs: number;
+  expiresTs: number;
+}
+
+export class OAuthStore {
+  constructor(private readonly db: Db) {}
+
+  async addClient(clientId: string, metadata: Record<string, unknown>, now: number): Promise<void> {
+    await this.db.oAuthClient.create({ data: { clientId, metadata: JSON.stringify(metadata), createdTs: BigInt(now) } });
+  }
+
+  /** The registered metadata of a client, or undefined for an unknown client id. */
+  async getClient(clientId: string): Promise<Record<string, unknown> | undefined> {
+    const row = await this.db.oAuthClient.findUnique({ where: { clientId } });
+    return row ? (JSON.parse(row.metadata) as Record<string, unknown>) : undefined;
+  }
+
+  async addBrowserSession(tokenHash: string, userId: string, now: number, expiresTs: number): Promise<void> {
+    await this.db.oAuthBrowserSession.create({ data: { tokenHash, userId, createdTs: BigInt(now), expiresTs: BigInt(expiresTs) } });
+  }
+
+  /** The user of an unexpired browser login, or undefined. */
+  async browserSessionUser(tokenHash: string, now: number): Promise<string | undefined> {
+    const row = await this.db.oAuthBrowserSession.findUnique({ where: { tokenHash } });
+    return row && Number(row.expiresTs) > now ? row.userId : undefined;
+  }
+
+  async deleteBrowserSession(tokenHash: string): Promise<void> {
+    await this.db.oAuthBrowserSession.deleteMany({ where: { tokenHash } });
+  }
+
+  async addAuthorizationCode(codeHash: string, row: AuthorizationCodeRow): Promise<void> {
+    await this.db.oAuthAuthorizationCode.create({
+      data: { codeHash, ...row, createdTs: BigInt(row.createdTs), expiresTs: BigInt(row.expiresTs) },
+    });
+  }
+
+  /**
+   * Marks a code used and returns it — once: a second call (a replayed code), an unknown code and an
+   * expired one give undefined. The update is conditional, so two concurrent exchanges cannot both win.
+   */
+  async consumeAuthorizationCode(codeHash: string, now: number): Promise<(AuthorizationCodeRow & { alreadyUsed: boolean }) | undefined> {
+    const row = await this.db.oAuthAuthorizationCode.findUnique({ where: { codeHash } });
+    if (!row) return undefined;
+    const out = { clientId: row.clientId, userId: row.userId, deviceId: row.deviceId, scope: row.scope, redirectUri: row.redirectUri, codeChallenge: row.codeChallenge, createdTs: Number(row.createdTs), expiresTs: Number(row.expiresTs) };
+    if (row.usedTs !== null) return { ...out, alreadyUsed: true };
+    const won = await this.db.oAuthAuthorizationCode.updateMany({ where: { codeHash, usedTs: null }, data: { usedTs: BigInt(now) } });
+    if (won.count === 0) return { ...out, alreadyUsed: true };
+    return { ...out, alreadyUsed: false };
+  }
+}

@@ -1,0 +1,298 @@
+// Weft's own OAuth 2.0 server (spec v1.15+ "OAuth 2.0 API") over HTTP on SQLite and PostgreSQL, driven by
+// openid-client as a generic OAuth client and a form-following agent (test/helpers/oauth-agent.ts):
+// GET /auth_metadata (RFC 8414, checked against the spec's OpenAPI), dynamic client registration (RFC 7591,
+// MSC2966's URI rules and errors), and the authorisation endpoint (MSC2964: login and consent pages,
+// PKCE S256 only, state, query and fragment response modes, exact redirect URIs, loopback on any port,
+// CSRF, single-use hashed codes).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as oidc from "openid-client";
+import { fetch as undiciFetch } from "undici";
+import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
+import { registerUser, type Session } from "../helpers/users.ts";
+import { expectMatchesSpec } from "../helpers/spec.ts";
+import { OAuthAgent, readForm } from "../helpers/oauth-agent.ts";
+import { hashToken } from "../../src/domain/accounts/tokens.ts";
+
+const META = "/_matrix/client/v1/auth_metadata";
+const WEB_CLIENT = {
+  client_name: "Test web client",
+  client_uri: "https://client.example.org/",
+  redirect_uris: ["https://app.client.example.org/callback"],
+  tos_uri: "https://client.example.org/tos",
+  policy_uri: "https://client.example.org/policy",
+  response_types: ["code"],
+  grant_types: ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"],
+  token_endpoint_auth_method: "none",
+  application_type: "web",
+};
+
+describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
+  let t: TestServer;
+  let alice: Session;
+
+  beforeAll(async () => {
+    t = await startTestServer({ backend, config: { oauth_server: { enabled: true, rc_client_registration: { per_second: 1000, burst_count: 1000 }, rc_authorization: { per_second: 1000, burst_count: 1000 } } } });
+    alice = await registerUser(t, "alice");
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const register = (body: unknown) => t.call("POST", "/_weft/oauth2/register", { body });
+  /**
+   * Registers through openid-client, which discovers the server by RFC 8414 (its
+   * /.well-known/oauth-authorization-server, the same document as /auth_metadata) and checks the issuer.
+   */
+  const oauthClient = async (metadata: Partial<oidc.ClientMetadata> = WEB_CLIENT) =>
+    oidc.dynamicClientRegistration(new URL(t.config.public_baseurl), metadata, oidc.None(), { algorithm: "oauth2", execute: [oidc.allowInsecureRequests] });
+  const authorizationUrl = async (config: oidc.Configuration, extra: Record<string, string> = {}) => {
+    const verifier = oidc.randomPKCECodeVerifier();
+    const state = oidc.randomState();
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: (config.clientMetadata().redirect_uris as string[])[0]!,
+      scope: "urn:matrix:client:api:* urn:matrix:client:device:OAUTHDEV01",
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: "S256",
+      state,
+      response_mode: "query",
+      ...extra,
+    });
+    return { url: url.href, verifier, state };
+  };
+  /** Opens the authorisation URL, signs in as alice, and returns the consent page. */
+  const toConsent = async (agent: OAuthAgent, url: string) => {
+    const login = await agent.open(url);
+    expect(login.status).toBe(200);
+    return agent.submit(login, "login", { username: "alice", password: "password" });
+  };
+
+  it("GET /auth_metadata answers the RFC 8414 metadata the spec requires (its OpenAPI), on the stable and unstable paths", async () => {
+    const res = await t.call("GET", META);
+    expect(res.status).toBe(200);
+    expectMatchesSpec(res, "GET", META);
+    const base = t.config.public_baseurl;
+    expect(res.json).toMatchObject({
+      issuer: base,
+      authorization_endpoint: `${base}_weft/oauth2/authorize`,
+      token_endpoint: `${base}_weft/oauth2/token`,
+      registration_endpoint: `${base}_weft/oauth2/register`,
+      revocation_endpoint: `${base}_weft/oauth2/revoke`,
+      response_types_supported: ["code"],
+      response_modes_supported: ["query", "fragment"],
+      code_challenge_methods_supported: ["S256"],
+    });
+    expect(res.json.grant_types_supported).toEqual(expect.arrayContaining(["authorization_code", "refresh_token"]));
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
+    const unstable = await t.call("GET", "/_matrix/client/unstable/org.matrix.msc2965/auth_metadata");
+    expect(unstable.json).toEqual(res.json);
+    expect((await t.call("GET", "/.well-known/oauth-authorization-server")).json).toEqual(res.json);
+  });
+
+  it("registers a web client through openid-client: 201 with a client_id and the metadata it understood", async () => {
+    const config = await oauthClient();
+    const registered = config.clientMetadata();
+    expect(typeof registered.client_id).toBe("string");
+    expect(registered).toMatchObject({ client_name: "Test web client", redirect_uris: WEB_CLIENT.redirect_uris, token_endpoint_auth_method: "none", application_type: "web" });
+    // The token-exchange grant is not supported, so it is not registered (as the spec's example).
+    expect(registered.grant_types).toEqual(["authorization_code", "refresh_token"]);
+    const res = await register({ ...WEB_CLIENT, "client_name#fr": "Client de test" });
+    expect(res.status).toBe(201);
+    expect(res.json["client_name#fr"]).toBeUndefined();
+    expect(res.headers.get("cache-control")).toBe("no-store");
+  });
+
+  it("registers native clients: a private-use scheme of the reversed client host, loopback URIs without a port, claimed https", async () => {
+    const res = await register({
+      client_uri: "https://example.com/",
+      application_type: "native",
+      redirect_uris: ["com.example.app:/callback", "com.example:/", "com.example:callback", "http://localhost/callback", "http://127.0.0.1/callback", "http://[::1]/callback", "https://example.com/native"],
+    });
+    expect(res.status).toBe(201);
+    expect(res.json.redirect_uris).toHaveLength(7);
+  });
+
+  it("refuses registrations that break the rules with invalid_client_metadata or invalid_redirect_uri", async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ redirect_uris: ["https://example.com/cb"] }, "invalid_client_metadata"], // no client_uri
+      [{ client_uri: "http://example.com/", redirect_uris: ["https://example.com/cb"] }, "invalid_client_metadata"],
+      [{ client_uri: "https://user:pw@example.com/", redirect_uris: ["https://example.com/cb"] }, "invalid_client_metadata"],
+      [{ client_uri: "https://example.com/", redirect_uris: ["https://example.com/cb"], token_endpoint_auth_method: "client_secret_basic" }, "invalid_client_metadata"],
+      [{ client_uri: "https://example.com/", redirect_uris: ["https://example.com/cb"], application_type: "desktop" }, "invalid_client_metadata"],
+      [{ client_uri: "https://example.com/", redirect_uris: ["https://example.com/cb"], logo_uri: "https://elsewhere.org/logo.png" }, "invalid_client_metadata"],
+      [{ client_uri: "https://example.com/", redirect_uris: ["https://example.com/cb"], tos_uri: "http://example.com/tos" }, "invalid_client_metadata"],
+      [{ client_uri: "https://example.com/" }, "invalid_redirect_uri"], // the code grant needs a redirect URI
+      [{ client_uri: "https://example.com/", redirect_uris: ["https://example.com/callback#fragment"] }, "invalid_redirect_uri"],
+      [{ client_uri: "https://example.com/", redirect_uris: ["http://example.com/callback"] }, "invalid_redirect_uri"],
+      [{ client_uri: "https://example.com/", redirect_uris: ["http://localhost/"] }, "invalid_redirect_uri"],
+      [{ client_uri: "https://example.com/", redirect_uris: ["https://app.com/callback"] }, "invalid_redirect_uri"],
+      [{ client_uri: "https://example.com/", application_type: "native", redirect_uris: ["example:/callback"] }, "invalid_redirect_uri"],
+      [{ client_uri: "https://example.com/", application_type: "native", redirect_uris: ["com.example.app://callback"] }, "invalid_redirect_uri"],
+      [{ client_uri: "https://example.com/", application_type: "native", redirect_uris: ["https://localhost/callback"] }, "invalid_redirect_uri"],
+      [{ client_uri: "https://example.com/", application_type: "native", redirect_uris: ["http://localhost:1234/callback"] }, "invalid_redirect_uri"],
+      [{ client_uri: "https://example.com/", redirect_uris: "https://example.com/cb" }, "invalid_redirect_uri"],
+    ];
+    for (const [body, error] of cases) {
+      const res = await register(body);
+      expect([res.status, res.json.error, JSON.stringify(body)]).toEqual([400, error, JSON.stringify(body)]);
+      expect(typeof res.json.error_description).toBe("string");
+    }
+    const notJson = await t.call("POST", "/_weft/oauth2/register", { raw: "{not json", headers: { "content-type": "application/json" } });
+    expect(notJson.status).toBe(400);
+  });
+
+  it("the code grant: login page with labelled fields, consent page naming client and scopes, the code back with state (query mode), stored hashed", async () => {
+    const config = await oauthClient();
+    const { url, state } = await authorizationUrl(config);
+    const agent = new OAuthAgent();
+    const login = await agent.open(url);
+    expect(login.status).toBe(200);
+    const loginForm = readForm(login.text, login.url)!;
+    expect(loginForm.labelled).toEqual({ username: "Username", password: "Password" });
+    expect(login.text).not.toContain("<script");
+    expect(agent.cookie("weft_oauth_csrf")).toBe(loginForm.hidden.csrf);
+
+    const wrong = await agent.submit(login, "login", { username: "alice", password: "not the password" });
+    expect(wrong.status).toBe(403);
+    expect(wrong.text).toContain('role="alert"');
+    expect(wrong.location).toBeUndefined();
+
+    const consent = await agent.submit(wrong, "login", { username: "alice", password: "password" });
+    expect(consent.status).toBe(200);
+    expect(consent.text).toContain('<span id="client-name">Test web client</span>');
+    expect(consent.text).toContain(alice.user_id);
+    expect(consent.text).toContain("urn:matrix:client:api:*");
+    expect(consent.text).toContain("urn:matrix:client:device:OAUTHDEV01");
+    expect(consent.text).toContain('href="https://client.example.org/tos"');
+
+    const done = await agent.submit(consent, "consent");
+    expect(done.status).toBe(303);
+    const back = new URL(done.location!);
+    expect(back.origin + back.pathname).toBe("https://app.client.example.org/callback");
+    expect(back.searchParams.get("state")).toBe(state);
+    const code = back.searchParams.get("code")!;
+    expect(code.length).toBeGreaterThanOrEqual(32);
+    const sql = t.hs.services.storage.sql;
+    const rows = await sql.all<{ code_hash: string; device_id: string; user_id: string }>("SELECT code_hash, device_id, user_id FROM oauth_authorization_codes", []);
+    expect(rows.map((r) => r.code_hash)).toContain(hashToken(code));
+    expect(rows.some((r) => r.code_hash === code)).toBe(false);
+    expect(rows.find((r) => r.code_hash === hashToken(code))).toMatchObject({ device_id: "OAUTHDEV01", user_id: alice.user_id });
+
+    // The same browser is still signed in: the next authorisation goes straight to the consent page.
+    const again = await agent.open((await authorizationUrl(config)).url);
+    expect(readForm(again.text, again.url)!.buttons).toEqual(["consent", "deny", "switch"]);
+  });
+
+  it("fragment response mode puts code and state in the fragment; a native client's loopback URI is accepted on any port", async () => {
+    const config = await oauthClient();
+    const { url, state } = await authorizationUrl(config, { response_mode: "fragment" });
+    const agent = new OAuthAgent();
+    const done = await agent.submit(await toConsent(agent, url), "consent");
+    const back = new URL(done.location!);
+    expect(back.search).toBe("");
+    const fragment = new URLSearchParams(back.hash.slice(1));
+    expect(fragment.get("state")).toBe(state);
+    expect(fragment.get("code")).toBeTruthy();
+
+    const native = await oauthClient({ client_uri: "https://example.com/", application_type: "native", redirect_uris: ["http://127.0.0.1/callback", "com.example.app:/cb"], token_endpoint_auth_method: "none" });
+    const loop = await authorizationUrl(native, { redirect_uri: "http://127.0.0.1:49152/callback" });
+    const loopDone = await agent.submit(await agent.open(loop.url), "consent");
+    expect(loopDone.location!.startsWith("http://127.0.0.1:49152/callback?")).toBe(true);
+    const scheme = await authorizationUrl(native, { redirect_uri: "com.example.app:/cb" });
+    const schemeDone = await agent.submit(await agent.open(scheme.url), "consent");
+    expect(schemeDone.location!.startsWith("com.example.app:/cb?")).toBe(true);
+    // A port is accepted only on the loopback URIs of native clients.
+    const web = await oauthClient();
+    const webPort = await agent.open((await authorizationUrl(web, { redirect_uri: "https://app.client.example.org:8443/callback" })).url);
+    expect([webPort.status, webPort.location]).toEqual([400, undefined]);
+  });
+
+  it("errors before the redirect URI is trusted are shown, never redirected: unknown client, redirect URI mismatch", async () => {
+    const config = await oauthClient();
+    const agent = new OAuthAgent();
+    const { url } = await authorizationUrl(config);
+    const mismatch = new URL(url);
+    mismatch.searchParams.set("redirect_uri", "https://app.client.example.org/other");
+    const res = await agent.open(mismatch.href);
+    expect([res.status, res.location]).toEqual([400, undefined]);
+    expect(res.text).toContain("invalid_request");
+    const prefix = new URL(url);
+    prefix.searchParams.set("redirect_uri", "https://app.client.example.org/callback/extra");
+    expect((await agent.open(prefix.href)).status).toBe(400);
+    const unknown = new URL(url);
+    unknown.searchParams.set("client_id", "no-such-client");
+    const res2 = await agent.open(unknown.href);
+    expect([res2.status, res2.location]).toEqual([400, undefined]);
+    expect(res2.text).toContain("invalid_client");
+  });
+
+  it("errors after it go back to the client with state: PKCE missing or plain, unsupported response type, bad scopes; denial is access_denied", async () => {
+    const config = await oauthClient();
+    const agent = new OAuthAgent();
+    const errorOf = async (change: (u: URL) => void) => {
+      const { url, state } = await authorizationUrl(config);
+      const u = new URL(url);
+      change(u);
+      const res = await agent.open(u.href);
+      expect(res.status).toBe(303);
+      const back = new URL(res.location!);
+      expect(back.searchParams.get("state")).toBe(state);
+      expect(back.searchParams.get("code")).toBeNull();
+      return back.searchParams.get("error");
+    };
+    expect(await errorOf((u) => { u.searchParams.delete("code_challenge"); u.searchParams.delete("code_challenge_method"); })).toBe("invalid_request");
+    expect(await errorOf((u) => u.searchParams.set("code_challenge_method", "plain"))).toBe("invalid_request");
+    expect(await errorOf((u) => u.searchParams.delete("code_challenge_method"))).toBe("invalid_request");
+    expect(await errorOf((u) => u.searchParams.set("response_type", "token"))).toBe("unsupported_response_type");
+    expect(await errorOf((u) => u.searchParams.set("scope", "urn:matrix:client:device:ABC"))).toBe("invalid_scope");
+    expect(await errorOf((u) => u.searchParams.set("scope", "urn:matrix:client:api:*"))).toBe("invalid_scope");
+    expect(await errorOf((u) => u.searchParams.set("scope", "urn:matrix:client:api:* urn:matrix:client:device:A urn:matrix:client:device:B"))).toBe("invalid_scope");
+    expect(await errorOf((u) => u.searchParams.set("scope", "urn:matrix:client:api:* urn:matrix:client:device:A admin"))).toBe("invalid_scope");
+    // MSC2967's unstable scope names are accepted alike.
+    const { url: unstableUrl } = await authorizationUrl(config, { scope: "urn:matrix:org.matrix.msc2967.client:api:* urn:matrix:org.matrix.msc2967.client:device:UNSTABLE1" });
+    const consent = await toConsent(agent, unstableUrl);
+    expect(consent.text).toContain("urn:matrix:org.matrix.msc2967.client:device:UNSTABLE1");
+    const denied = await agent.submit(consent, "deny");
+    expect(new URL(denied.location!).searchParams.get("error")).toBe("access_denied");
+  });
+
+  it("the forms need the CSRF token of the cookie: missing or wrong, the consent is refused and no code is made", async () => {
+    const config = await oauthClient();
+    const { url } = await authorizationUrl(config);
+    const agent = new OAuthAgent();
+    const consent = await toConsent(agent, url);
+    const count = async () => Number((await t.hs.services.storage.sql.get<{ n: number | string }>("SELECT COUNT(*) AS n FROM oauth_authorization_codes", []))!.n);
+    const before = await count();
+    const missing = await agent.submit(consent, "consent", {}, { drop: ["csrf"] });
+    expect([missing.status, missing.location]).toEqual([403, undefined]);
+    const wrong = await agent.submit(consent, "consent", {}, { override: { csrf: "x".repeat(32) } });
+    expect([wrong.status, wrong.location]).toEqual([403, undefined]);
+    // A form posted from another site carries no cookie (SameSite) — the same refusal.
+    const form = readForm(consent.text, consent.url)!;
+    const crossSite = await undiciFetch(form.action, { method: "POST", body: new URLSearchParams({ ...form.hidden, action: "consent" }), redirect: "manual" });
+    expect(crossSite.status).toBe(403);
+    expect(await count()).toBe(before);
+    // A login form without the token is refused too (login CSRF).
+    const fresh = new OAuthAgent();
+    const login = await fresh.open(url);
+    expect((await fresh.submit(login, "login", { username: "alice", password: "password" }, { drop: ["csrf"] })).status).toBe(403);
+    expect((await agent.submit(consent, "consent")).status).toBe(303);
+    expect(await count()).toBe(before + 1);
+  });
+});
+
+describe("the OAuth 2.0 server switched off (the default)", () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({});
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+  it("answers 404 M_UNRECOGNIZED on /auth_metadata and serves none of its endpoints", async () => {
+    const res = await t.call("GET", META);
+    expect([res.status, res.json.errcode]).toEqual([404, "M_UNRECOGNIZED"]);
+    expectMatchesSpec(res, "GET", META);
+    expect((await t.call("POST", "/_weft/oauth2/register", { body: WEB_CLIENT })).status).toBe(404);
+    expect((await t.call("GET", "/_weft/oauth2/authorize?client_id=x")).status).toBe(404);
+  });
+});
