@@ -14,6 +14,8 @@ export interface OAuthServerConfig {
     browser_session_lifetime: number;
     /** Dynamic client registrations, per client address. */
     rc_client_registration: RateLimit;
+    /** Token endpoint requests (code exchanges, refreshes) and revocations, per client address. */
+    rc_token: RateLimit;
     /** Authorisation page submissions (login, consent), per client address. */
     rc_authorization: RateLimit;
   };
@@ -27,6 +29,7 @@ export function readOAuthServerConfig(r: Reader): OAuthServerConfig {
       authorization_code_lifetime: o.duration("authorization_code_lifetime", 10 * 60_000)!,
       browser_session_lifetime: o.duration("browser_session_lifetime", 60 * 60_000)!,
       rc_client_registration: o.rateLimit("rc_client_registration", { per_second: 0.17, burst_count: 10 }),
+      rc_token: o.rateLimit("rc_token", { per_second: 1, burst_count: 20 }),
       rc_authorization: o.rateLimit("rc_authorization", { per_second: 1, burst_count: 20 }),
     },
   };

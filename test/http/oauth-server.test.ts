@@ -3,7 +3,8 @@
 // GET /auth_metadata (RFC 8414, checked against the spec's OpenAPI), dynamic client registration (RFC 7591,
 // MSC2966's URI rules and errors), and the authorisation endpoint (MSC2964: login and consent pages,
 // PKCE S256 only, state, query and fragment response modes, exact redirect URIs, loopback on any port,
-// CSRF, single-use hashed codes).
+// CSRF, single-use hashed codes), the token endpoint (code exchange with PKCE, refresh rotation, the
+// refusals of RFC 6749) and revocation (RFC 7009), the tokens used on /whoami and /sync.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as oidc from "openid-client";
 import { fetch as undiciFetch } from "undici";
@@ -31,7 +32,7 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
   let alice: Session;
 
   beforeAll(async () => {
-    t = await startTestServer({ backend, config: { oauth_server: { enabled: true, rc_client_registration: { per_second: 1000, burst_count: 1000 }, rc_authorization: { per_second: 1000, burst_count: 1000 } } } });
+    t = await startTestServer({ backend, config: { oauth_server: { enabled: true, rc_client_registration: { per_second: 1000, burst_count: 1000 }, rc_authorization: { per_second: 1000, burst_count: 1000 }, rc_token: { per_second: 1000, burst_count: 1000 } } } });
     alice = await registerUser(t, "alice");
   });
   afterAll(async () => {
@@ -277,6 +278,125 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     expect((await fresh.submit(login, "login", { username: "alice", password: "password" }, { drop: ["csrf"] })).status).toBe(403);
     expect((await agent.submit(consent, "consent")).status).toBe(303);
     expect(await count()).toBe(before + 1);
+  });
+
+  /** A whole authorisation as alice in a fresh browser: the callback URL with the code, and the PKCE verifier. */
+  const authorize = async (config: oidc.Configuration, extra: Record<string, string> = {}) => {
+    const a = await authorizationUrl(config, extra);
+    const agent = new OAuthAgent();
+    const done = await agent.submit(await toConsent(agent, a.url), "consent");
+    expect(done.status).toBe(303);
+    const callback = new URL(done.location!);
+    return { ...a, callback, code: callback.searchParams.get("code")! };
+  };
+  const tokenPost = async (form: Record<string, string>, path = "/_weft/oauth2/token") => {
+    const res = await undiciFetch(new URL(path, t.baseUrl), { method: "POST", body: new URLSearchParams(form) });
+    return { status: res.status, json: (await res.json()) as Record<string, any> };
+  };
+  const whoami = (token: string) => t.call("GET", "/_matrix/client/v3/account/whoami", { token });
+  const aliceDevices = async () => ((await t.call("GET", "/_matrix/client/v3/devices", { token: alice.access_token })).json.devices as { device_id: string; display_name?: string }[]).map((d) => d.device_id);
+
+  it("openid-client exchanges the code (PKCE), refreshes and revokes: the tokens are Weft's, on /whoami and /sync, and revocation deletes the device", async () => {
+    const config = await oauthClient();
+    const { callback, verifier, state } = await authorize(config, { scope: "urn:matrix:client:api:* urn:matrix:client:device:FLOWDEV001" });
+    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
+    expect(tokens.token_type.toLowerCase()).toBe("bearer");
+    expect(tokens.scope).toBe("urn:matrix:client:api:* urn:matrix:client:device:FLOWDEV001");
+    expect(tokens.expires_in).toBeGreaterThan(0);
+    expect(typeof tokens.refresh_token).toBe("string");
+    const me = await whoami(tokens.access_token);
+    expect(me.json).toMatchObject({ user_id: alice.user_id, device_id: "FLOWDEV001" });
+    const sync = await t.call("GET", "/_matrix/client/v3/sync?timeout=0", { token: tokens.access_token });
+    expect(sync.status).toBe(200);
+    expect(typeof sync.json.next_batch).toBe("string");
+    expect(await aliceDevices()).toContain("FLOWDEV001");
+
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(refreshed.access_token).not.toBe(tokens.access_token);
+    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
+    expect(refreshed.scope).toBe(tokens.scope);
+    expect((await whoami(refreshed.access_token)).json.device_id).toBe("FLOWDEV001");
+
+    await oidc.tokenRevocation(config, refreshed.refresh_token!, { token_type_hint: "refresh_token" });
+    const after = await whoami(refreshed.access_token);
+    expect([after.status, after.json.errcode]).toEqual([401, "M_UNKNOWN_TOKEN"]);
+    expect(await aliceDevices()).not.toContain("FLOWDEV001");
+    // Revoking again, or an unknown token, is answered 200 alike (RFC 7009 §2.2).
+    await oidc.tokenRevocation(config, refreshed.refresh_token!);
+    // Revoking the access token ends the session too.
+    const second = await authorize(config, { scope: "urn:matrix:client:api:* urn:matrix:client:device:FLOWDEV002" });
+    const t2 = await oidc.authorizationCodeGrant(config, second.callback, { pkceCodeVerifier: second.verifier, expectedState: second.state });
+    await oidc.tokenRevocation(config, t2.access_token, { token_type_hint: "access_token" });
+    expect((await whoami(t2.access_token)).status).toBe(401);
+    expect(await aliceDevices()).not.toContain("FLOWDEV002");
+  });
+
+  it("the token endpoint refuses: wrong or missing PKCE verifier, code reuse (which ends the session), redirect mismatch, another client's code", async () => {
+    const config = await oauthClient();
+    const other = await oauthClient();
+    const clientId = config.clientMetadata().client_id;
+    const redirect = WEB_CLIENT.redirect_uris[0]!;
+    const exchange = (code: string, extra: Record<string, string> = {}) =>
+      tokenPost({ grant_type: "authorization_code", code, redirect_uri: redirect, client_id: clientId, ...extra });
+
+    const a = await authorize(config);
+    const wrongVerifier = await exchange(a.code, { code_verifier: oidc.randomPKCECodeVerifier() });
+    expect([wrongVerifier.status, wrongVerifier.json.error]).toEqual([400, "invalid_grant"]);
+    const b = await authorize(config);
+    const noVerifier = await exchange(b.code);
+    expect([noVerifier.status, noVerifier.json.error]).toEqual([400, "invalid_request"]);
+    const c = await authorize(config);
+    const mismatch = await exchange(c.code, { code_verifier: c.verifier, redirect_uri: "https://app.client.example.org/other" });
+    expect([mismatch.status, mismatch.json.error]).toEqual([400, "invalid_grant"]);
+    const d = await authorize(config);
+    const stolen = await exchange(d.code, { code_verifier: d.verifier, client_id: other.clientMetadata().client_id });
+    expect([stolen.status, stolen.json.error]).toEqual([400, "invalid_grant"]);
+
+    const e = await authorize(config, { scope: "urn:matrix:client:api:* urn:matrix:client:device:REUSEDEV01" });
+    const first = await exchange(e.code, { code_verifier: e.verifier });
+    expect(first.status).toBe(200);
+    expect((await whoami(first.json.access_token)).status).toBe(200);
+    const again = await exchange(e.code, { code_verifier: e.verifier });
+    expect([again.status, again.json.error]).toEqual([400, "invalid_grant"]);
+    expect((await whoami(first.json.access_token)).status).toBe(401);
+    expect(await aliceDevices()).not.toContain("REUSEDEV01");
+    expect((await exchange("no-such-code", { code_verifier: e.verifier })).json.error).toBe("invalid_grant");
+  });
+
+  it("refresh is refused for another client and for more scope; bad requests get RFC 6749 errors, never a 500", async () => {
+    const config = await oauthClient();
+    const other = await oauthClient();
+    const a = await authorize(config);
+    const tokens = await oidc.authorizationCodeGrant(config, a.callback, { pkceCodeVerifier: a.verifier, expectedState: a.state });
+    const refreshAs = (clientId: string, extra: Record<string, string> = {}) =>
+      tokenPost({ grant_type: "refresh_token", refresh_token: tokens.refresh_token!, client_id: clientId, ...extra });
+    const cross = await refreshAs(other.clientMetadata().client_id);
+    expect([cross.status, cross.json.error]).toEqual([400, "invalid_grant"]);
+    const escalate = await refreshAs(config.clientMetadata().client_id, { scope: `${tokens.scope} urn:matrix:client:device:OTHERDEV` });
+    expect([escalate.status, escalate.json.error]).toEqual([400, "invalid_scope"]);
+    const narrower = await refreshAs(config.clientMetadata().client_id, { scope: "urn:matrix:client:api:*" });
+    expect(narrower.status).toBe(200);
+    // A legacy /login refresh token is no OAuth grant.
+    const legacy = await t.call("POST", "/_matrix/client/v3/login", { body: { type: "m.login.password", identifier: { type: "m.id.user", user: "alice" }, password: "password", refresh_token: true } });
+    const legacyRefresh = await tokenPost({ grant_type: "refresh_token", refresh_token: legacy.json.refresh_token, client_id: config.clientMetadata().client_id });
+    expect([legacyRefresh.status, legacyRefresh.json.error]).toEqual([400, "invalid_grant"]);
+    const legacyRevoke = await tokenPost({ token: legacy.json.access_token, client_id: config.clientMetadata().client_id }, "/_weft/oauth2/revoke");
+    expect(legacyRevoke.status).toBe(400);
+    expect((await whoami(legacy.json.access_token)).status).toBe(200);
+
+    expect((await tokenPost({ grant_type: "password", client_id: config.clientMetadata().client_id })).json.error).toBe("unsupported_grant_type");
+    expect((await tokenPost({ client_id: config.clientMetadata().client_id })).json.error).toBe("invalid_request");
+    const noClient = await tokenPost({ grant_type: "authorization_code", code: "x" });
+    expect([noClient.status, noClient.json.error]).toEqual([401, "invalid_client"]);
+    const unknownClient = await tokenPost({ grant_type: "refresh_token", refresh_token: "x", client_id: "nobody" });
+    expect([unknownClient.status, unknownClient.json.error]).toEqual([401, "invalid_client"]);
+    const json = await t.call("POST", "/_weft/oauth2/token", { body: { grant_type: "refresh_token" } });
+    expect([json.status, json.json.error]).toEqual([400, "invalid_request"]);
+    const deviceOnly = await oauthClient({ ...WEB_CLIENT, grant_types: ["authorization_code"] });
+    const d = await authorize(deviceOnly);
+    const dt = await oidc.authorizationCodeGrant(deviceOnly, d.callback, { pkceCodeVerifier: d.verifier, expectedState: d.state });
+    const unregistered = await tokenPost({ grant_type: "refresh_token", refresh_token: dt.refresh_token!, client_id: deviceOnly.clientMetadata().client_id });
+    expect([unregistered.status, unregistered.json.error]).toEqual([400, "unauthorized_client"]);
   });
 });
 

@@ -12,6 +12,7 @@ import { OAUTH_PATHS, oauthServerEnabled } from "../../domain/oauth/endpoints.ts
 import { REQUEST_PARAMS, denyAuthorization, grantAuthorization, parseAuthorizationRequest, type AuthorizationRequest, type RequestParams } from "../../domain/oauth/authorization.ts";
 import { browserLogin, browserLogout, browserSessionUser } from "../../domain/oauth/browser-login.ts";
 import { consentPage, errorPage, loginPage } from "../oauth-pages/page.ts";
+import { formFields } from "./oauth.ts";
 
 const CSRF_COOKIE = "weft_oauth_csrf";
 const SESSION_COOKIE = "weft_oauth_session";
@@ -45,16 +46,6 @@ function pick(source: Record<string, unknown>): RequestParams {
     const v = Array.isArray(source[k]) ? (source[k] as unknown[])[0] : source[k];
     if (typeof v === "string") out[k] = v;
   }
-  return out;
-}
-
-function formBody(c: Call): Record<string, string> {
-  const type = String(c.req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-  if (type !== "application/x-www-form-urlencoded") throw new MatrixError("invalid_request", "The form must be sent as application/x-www-form-urlencoded", 400);
-  const raw = c.req.body;
-  const text = Buffer.isBuffer(raw) ? raw.toString("utf8") : "";
-  const out: Record<string, string> = {};
-  for (const [k, v] of new URLSearchParams(text)) if (!(k in out)) out[k] = v;
   return out;
 }
 
@@ -120,7 +111,7 @@ export function oauthAuthorizeRoutes(app: FastifyInstance, s: Services): void {
   route(app, s, [OAUTH_PATHS.authorization], {
     method: "POST", path: "", auth: "none",
     handler: (c) => page(c, async () => {
-      const form = formBody(c);
+      const form = formFields(c);
       return handle(c, s, pick(form), form);
     }),
   });

@@ -1,7 +1,8 @@
 // REST routes of Weft's own OAuth 2.0 server that answer JSON: GET /_matrix/client/v1/auth_metadata
 // (spec v1.15 "Server metadata discovery", MSC2965, with its unstable path; the same document at RFC 8414's
 // /.well-known/oauth-authorization-server) and the registration endpoint
-// (RFC 7591, MSC2966). Served only with oauth_server.enabled (otherwise the unknown path's 404
+// (RFC 7591, MSC2966), the token endpoint (RFC 6749, MSC2964) and the revocation endpoint (RFC 7009,
+// MSC4254). Served only with oauth_server.enabled (otherwise the unknown path's 404
 // M_UNRECOGNIZED, which the spec asks for). OAuth endpoints answer errors as RFC 6749 §5.2
 // `{error, error_description}`, not Matrix's errcode.
 import type { FastifyInstance } from "fastify";
@@ -11,6 +12,18 @@ import { clientRoute, route, type Call } from "../http.ts";
 import { authMetadata } from "../../domain/oauth/metadata.ts";
 import { registerClient } from "../../domain/oauth/client-registration.ts";
 import { OAUTH_PATHS, oauthServerEnabled } from "../../domain/oauth/endpoints.ts";
+import { tokenRequest } from "../../domain/oauth/token.ts";
+import { revokeToken } from "../../domain/oauth/revocation.ts";
+
+/** The fields of an application/x-www-form-urlencoded body (the first of a repeated name). */
+export function formFields(c: Call): Record<string, string> {
+  const type = String(c.req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/x-www-form-urlencoded") throw new MatrixError("invalid_request", "The body must be application/x-www-form-urlencoded", 400);
+  const raw = c.req.body;
+  const out: Record<string, string> = {};
+  for (const [k, v] of new URLSearchParams(Buffer.isBuffer(raw) ? raw.toString("utf8") : "")) if (!(k in out)) out[k] = v;
+  return out;
+}
 
 /** Runs an OAuth endpoint: its errors as RFC 6749 JSON, never cached (RFC 6749 §5.1). */
 export async function oauthJson(c: Call, run: () => Promise<unknown>): Promise<unknown> {
@@ -34,5 +47,13 @@ export function oauthRoutes(app: FastifyInstance, s: Services): void {
   route(app, s, [OAUTH_PATHS.registration], {
     method: "POST", path: "", auth: "none",
     handler: (c) => oauthJson(c, async () => c.reply.code(201).send(await registerClient(s, c.body(), c.clientIp))),
+  });
+  route(app, s, [OAUTH_PATHS.token], { method: "POST", path: "", auth: "none", handler: (c) => oauthJson(c, () => tokenRequest(s, formFields(c), c.clientIp)) });
+  route(app, s, [OAUTH_PATHS.revocation], {
+    method: "POST", path: "", auth: "none",
+    handler: (c) => oauthJson(c, async () => {
+      await revokeToken(s, formFields(c), c.clientIp);
+      return {};
+    }),
   });
 }

@@ -1,8 +1,8 @@
 // Repository of Weft's own OAuth 2.0 server (oauth_clients, oauth_browser_sessions,
-// oauth_authorization_codes): registered clients, the authorisation pages' browser logins, and the
-// single-use authorisation codes. Secrets are stored as their SHA-256 (src/domain/accounts/tokens.ts).
+// oauth_authorization_codes, oauth_grants): registered clients, the authorisation pages' browser logins, and the
+// single-use authorisation codes, and which client each device's tokens were granted to. Secrets are stored as their SHA-256 (src/domain/accounts/tokens.ts).
 // A cold path (logins): Prisma.
-import type { Db } from "../../storage/database.ts";
+import type { Db, Tx } from "../../storage/database.ts";
 
 export interface AuthorizationCodeRow {
   clientId: string;
@@ -60,5 +60,19 @@ export class OAuthStore {
     const won = await this.db.oAuthAuthorizationCode.updateMany({ where: { codeHash, usedTs: null }, data: { usedTs: BigInt(now) } });
     if (won.count === 0) return { ...out, alreadyUsed: true };
     return { ...out, alreadyUsed: false };
+  }
+
+  /** Records (or replaces) what a device was granted, and to which client. */
+  async setGrant(tx: Tx, g: { userId: string; deviceId: string; clientId: string; scope: string }, now: number): Promise<void> {
+    await tx.oAuthGrant.upsert({
+      where: { userId_deviceId: { userId: g.userId, deviceId: g.deviceId } },
+      create: { ...g, createdTs: BigInt(now) },
+      update: { clientId: g.clientId, scope: g.scope, createdTs: BigInt(now) },
+    });
+  }
+
+  async getGrant(userId: string, deviceId: string): Promise<{ clientId: string; scope: string } | undefined> {
+    const row = await this.db.oAuthGrant.findUnique({ where: { userId_deviceId: { userId, deviceId } } });
+    return row ? { clientId: row.clientId, scope: row.scope } : undefined;
   }
 }

@@ -33,8 +33,22 @@ CREATE TABLE "oauth_authorization_codes" (
     CONSTRAINT "oauth_authorization_codes_pkey" PRIMARY KEY ("code_hash")
 );
 
+-- CreateTable
+CREATE TABLE "oauth_grants" (
+    "user_id" TEXT NOT NULL,
+    "device_id" TEXT NOT NULL,
+    "client_id" TEXT NOT NULL,
+    "scope" TEXT NOT NULL,
+    "created_ts" BIGINT NOT NULL,
+
+    CONSTRAINT "oauth_grants_pkey" PRIMARY KEY ("user_id","device_id")
+);
+
 -- CreateIndex
 CREATE INDEX "oauth_browser_sessions_user_id_idx" ON "oauth_browser_sessions"("user_id");
 
 -- CreateIndex
 CREATE INDEX "oauth_authorization_codes_client_id_idx" ON "oauth_authorization_codes"("client_id");
+
+-- CreateIndex
+CREATE INDEX "oauth_grants_client_id_idx" ON "oauth_grants"("client_id");
