@@ -46,6 +46,7 @@ import { mutualRoomRoutes } from "./client/mutual-rooms.ts";
 import { rendezvousRoutes } from "./client/rendezvous.ts";
 import { oauthRoutes } from "./client/oauth.ts";
 import { oauthAuthorizeRoutes } from "./client/oauth-authorize.ts";
+import { oauthDeviceRoutes } from "./client/oauth-device.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -100,4 +101,5 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   rendezvousRoutes,
   oauthRoutes,
   oauthAuthorizeRoutes,
+  oauthDeviceRoutes,
 ];

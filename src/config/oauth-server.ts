@@ -10,6 +10,8 @@ export interface OAuthServerConfig {
     enabled: boolean;
     /** How long an authorisation code may wait for its exchange (RFC 6749 §4.1.2: at most 10 minutes advised). */
     authorization_code_lifetime: number;
+    /** How long a device authorisation request (RFC 8628) waits for the user. */
+    device_code_lifetime: number;
     /** How long the login of the authorisation pages lasts in the browser before the password is asked again. */
     browser_session_lifetime: number;
     /** Dynamic client registrations, per client address. */
@@ -27,6 +29,7 @@ export function readOAuthServerConfig(r: Reader): OAuthServerConfig {
     oauth_server: {
       enabled: o.bool("enabled", false),
       authorization_code_lifetime: o.duration("authorization_code_lifetime", 10 * 60_000)!,
+      device_code_lifetime: o.duration("device_code_lifetime", 10 * 60_000)!,
       browser_session_lifetime: o.duration("browser_session_lifetime", 60 * 60_000)!,
       rc_client_registration: o.rateLimit("rc_client_registration", { per_second: 0.17, burst_count: 10 }),
       rc_token: o.rateLimit("rc_token", { per_second: 1, burst_count: 20 }),

@@ -90,7 +90,10 @@ export type OAuthErrorCode =
   | "invalid_scope"
   | "access_denied"
   | "invalid_redirect_uri"
-  | "invalid_client_metadata";
+  | "invalid_client_metadata"
+  | "authorization_pending"
+  | "slow_down"
+  | "expired_token";
 
 /** Default HTTP status per errcode, where the spec gives one status for it. */
 const DEFAULT_STATUS: Partial<Record<ErrCode, number>> = {

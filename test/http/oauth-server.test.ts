@@ -4,11 +4,12 @@
 // MSC2966's URI rules and errors), and the authorisation endpoint (MSC2964: login and consent pages,
 // PKCE S256 only, state, query and fragment response modes, exact redirect URIs, loopback on any port,
 // CSRF, single-use hashed codes), the token endpoint (code exchange with PKCE, refresh rotation, the
-// refusals of RFC 6749) and revocation (RFC 7009), the tokens used on /whoami and /sync.
+// refusals of RFC 6749), revocation (RFC 7009) and the device authorisation grant (RFC 8628), the tokens
+// used on /whoami and /sync.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as oidc from "openid-client";
 import { fetch as undiciFetch } from "undici";
-import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
+import { backends, startTestServer, TestClock, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 import { OAuthAgent, readForm } from "../helpers/oauth-agent.ts";
@@ -30,9 +31,10 @@ const WEB_CLIENT = {
 describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
   let t: TestServer;
   let alice: Session;
+  const clock = new TestClock();
 
   beforeAll(async () => {
-    t = await startTestServer({ backend, config: { oauth_server: { enabled: true, rc_client_registration: { per_second: 1000, burst_count: 1000 }, rc_authorization: { per_second: 1000, burst_count: 1000 }, rc_token: { per_second: 1000, burst_count: 1000 } } } });
+    t = await startTestServer({ backend, clock, config: { oauth_server: { enabled: true, rc_client_registration: { per_second: 1000, burst_count: 1000 }, rc_authorization: { per_second: 1000, burst_count: 1000 }, rc_token: { per_second: 1000, burst_count: 1000 } } } });
     alice = await registerUser(t, "alice");
   });
   afterAll(async () => {
@@ -82,7 +84,8 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
       response_modes_supported: ["query", "fragment"],
       code_challenge_methods_supported: ["S256"],
     });
-    expect(res.json.grant_types_supported).toEqual(expect.arrayContaining(["authorization_code", "refresh_token"]));
+    expect(res.json.grant_types_supported).toEqual(["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"]);
+    expect(res.json.device_authorization_endpoint).toBe(`${base}_weft/oauth2/device`);
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
     const unstable = await t.call("GET", "/_matrix/client/unstable/org.matrix.msc2965/auth_metadata");
     expect(unstable.json).toEqual(res.json);
@@ -96,6 +99,8 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     expect(registered).toMatchObject({ client_name: "Test web client", redirect_uris: WEB_CLIENT.redirect_uris, token_endpoint_auth_method: "none", application_type: "web" });
     // The token-exchange grant is not supported, so it is not registered (as the spec's example).
     expect(registered.grant_types).toEqual(["authorization_code", "refresh_token"]);
+    const deviceOnly = await register({ client_uri: "https://tv.example.com/", grant_types: ["urn:ietf:params:oauth:grant-type:device_code", "refresh_token"] });
+    expect([deviceOnly.status, deviceOnly.json.redirect_uris]).toEqual([201, []]);
     const res = await register({ ...WEB_CLIENT, "client_name#fr": "Client de test" });
     expect(res.status).toBe(201);
     expect(res.json["client_name#fr"]).toBeUndefined();
@@ -397,6 +402,86 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     const dt = await oidc.authorizationCodeGrant(deviceOnly, d.callback, { pkceCodeVerifier: d.verifier, expectedState: d.state });
     const unregistered = await tokenPost({ grant_type: "refresh_token", refresh_token: dt.refresh_token!, client_id: deviceOnly.clientMetadata().client_id });
     expect([unregistered.status, unregistered.json.error]).toEqual([400, "unauthorized_client"]);
+  });
+
+  it("an expired code is refused (oauth_server.authorization_code_lifetime, 10 minutes)", async () => {
+    const config = await oauthClient();
+    const a = await authorize(config);
+    clock.advance(10 * 60_000 + 1);
+    const res = await tokenPost({ grant_type: "authorization_code", code: a.code, redirect_uri: WEB_CLIENT.redirect_uris[0]!, client_id: config.clientMetadata().client_id, code_verifier: a.verifier });
+    expect([res.status, res.json.error]).toEqual([400, "invalid_grant"]);
+  });
+
+  describe("the device authorisation grant (RFC 8628)", () => {
+    const TV = { client_name: "Living-room TV", client_uri: "https://tv.example.com/", grant_types: ["urn:ietf:params:oauth:grant-type:device_code", "refresh_token"], token_endpoint_auth_method: "none" };
+    const SCOPE = "urn:matrix:client:api:* urn:matrix:client:device:TVDEVICE01";
+    const poll = (config: oidc.Configuration, deviceCode: string) =>
+      tokenPost({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: deviceCode, client_id: config.clientMetadata().client_id });
+
+    it("openid-client starts it; the user enters the code, signs in and approves; polling answers pending, slow_down, then the tokens once", async () => {
+      const config = await oauthClient(TV);
+      const start = await oidc.initiateDeviceAuthorization(config, { scope: SCOPE });
+      expect(start.user_code).toMatch(/^[B-DF-HJ-NP-TV-XZ]{4}-[B-DF-HJ-NP-TV-XZ]{4}$/);
+      expect(start.verification_uri).toBe(`${t.config.public_baseurl}_weft/oauth2/device/verify`);
+      expect(start.verification_uri_complete).toBe(`${start.verification_uri}?user_code=${start.user_code}`);
+      expect([start.expires_in, start.interval]).toEqual([600, 5]);
+
+      expect((await poll(config, start.device_code)).json.error).toBe("authorization_pending");
+      expect((await poll(config, start.device_code)).json.error).toBe("slow_down"); // sooner than the interval
+      clock.advance(10_000);
+      expect((await poll(config, start.device_code)).json.error).toBe("authorization_pending");
+
+      const agent = new OAuthAgent();
+      const entry = await agent.open(start.verification_uri);
+      expect(readForm(entry.text, entry.url)!.labelled).toEqual({ user_code: "Code" });
+      const wrongCode = await agent.submit(entry, "code", { user_code: "BBBB-BBBB" });
+      expect([wrongCode.status, wrongCode.text.includes('role="alert"')]).toEqual([400, true]);
+      // Typed in lower case without the dash: the same code.
+      const login = await agent.submit(wrongCode, "code", { user_code: start.user_code.replace("-", "").toLowerCase() });
+      expect(readForm(login.text, login.url)!.labelled).toEqual({ username: "Username", password: "Password" });
+      const consent = await agent.submit(login, "login", { username: "alice", password: "password" });
+      expect(consent.text).toContain("Living-room TV");
+      expect(consent.text).toContain("urn:matrix:client:device:TVDEVICE01");
+      const noCsrf = await agent.submit(consent, "consent", {}, { drop: ["csrf"] });
+      expect(noCsrf.status).toBe(403);
+      const done = await agent.submit(consent, "consent");
+      expect([done.status, done.text.includes("Device connected")]).toEqual([200, true]);
+
+      clock.advance(10_000);
+      const tokens = await poll(config, start.device_code);
+      expect(tokens.status).toBe(200);
+      expect(tokens.json).toMatchObject({ token_type: "Bearer", scope: SCOPE });
+      expect((await whoami(tokens.json.access_token)).json).toMatchObject({ user_id: alice.user_id, device_id: "TVDEVICE01" });
+      const refreshed = await oidc.refreshTokenGrant(config, tokens.json.refresh_token);
+      expect((await whoami(refreshed.access_token)).json.device_id).toBe("TVDEVICE01");
+      clock.advance(10_000);
+      expect((await poll(config, start.device_code)).json.error).toBe("invalid_grant");
+      // The code page no longer knows it.
+      const used = await agent.open(`${start.verification_uri}?user_code=${start.user_code}`);
+      expect(used.status).toBe(400);
+    });
+
+    it("a denied request answers access_denied; an unanswered one expired_token; a client without the grant is refused", async () => {
+      const config = await oauthClient(TV);
+      const denied = await oidc.initiateDeviceAuthorization(config, { scope: SCOPE });
+      const agent = new OAuthAgent();
+      const login = await agent.open(denied.verification_uri_complete!);
+      await agent.submit(login, "deny");
+      clock.advance(10_000);
+      expect((await poll(config, denied.device_code)).json.error).toBe("access_denied");
+
+      const late = await oidc.initiateDeviceAuthorization(config, { scope: SCOPE });
+      clock.advance(10 * 60_000 + 1);
+      expect((await poll(config, late.device_code)).json.error).toBe("expired_token");
+      expect((await agent.open(late.verification_uri_complete!)).status).toBe(400);
+
+      const web = await oauthClient();
+      const refused = await tokenPost({ client_id: web.clientMetadata().client_id, scope: SCOPE }, "/_weft/oauth2/device");
+      expect([refused.status, refused.json.error]).toEqual([400, "unauthorized_client"]);
+      const badScope = await tokenPost({ client_id: config.clientMetadata().client_id, scope: "urn:matrix:client:api:*" }, "/_weft/oauth2/device");
+      expect([badScope.status, badScope.json.error]).toEqual([400, "invalid_scope"]);
+      expect((await poll(config, "no-such-code")).json.error).toBe("invalid_grant");
+    });
   });
 });
 

@@ -3,7 +3,6 @@
 // user. Every POST needs the CSRF token of the form to equal the cookie's (else 403, nothing happens); the
 // request's parameters come back in hidden fields and are checked again each time. Domain rules live in
 // src/domain/oauth; the pages in src/compat/oauth-pages.
-import { randomBytes } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { MatrixError } from "../../domain/errors.ts";
 import type { Services } from "../../domain/services.ts";
@@ -11,34 +10,9 @@ import { route, type Call } from "../http.ts";
 import { OAUTH_PATHS, oauthServerEnabled } from "../../domain/oauth/endpoints.ts";
 import { REQUEST_PARAMS, denyAuthorization, grantAuthorization, parseAuthorizationRequest, type AuthorizationRequest, type RequestParams } from "../../domain/oauth/authorization.ts";
 import { browserLogin, browserLogout, browserSessionUser } from "../../domain/oauth/browser-login.ts";
-import { consentPage, errorPage, loginPage } from "../oauth-pages/page.ts";
+import { consentPage, errorPage, loginPage, type PageSubject } from "../oauth-pages/page.ts";
 import { formFields } from "./oauth.ts";
-
-const CSRF_COOKIE = "weft_oauth_csrf";
-const SESSION_COOKIE = "weft_oauth_session";
-const COOKIE_PATH = "/_weft/oauth2";
-
-function readCookie(c: Call, name: string): string | undefined {
-  for (const part of (c.req.headers.cookie ?? "").split(";")) {
-    const eq = part.indexOf("=");
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
-
-function cookie(s: Services, name: string, value: string, maxAgeS: number, sameSite: "Strict" | "Lax"): string {
-  const secure = new URL(s.config.public_baseurl).protocol === "https:" ? "; Secure" : "";
-  return `${name}=${value}; Path=${COOKIE_PATH}; Max-Age=${maxAgeS}; HttpOnly; SameSite=${sameSite}${secure}`;
-}
-
-/** The browser's CSRF token (made and set when it has none). */
-function csrfToken(c: Call, s: Services, cookies: string[]): string {
-  const existing = readCookie(c, CSRF_COOKIE);
-  if (existing && /^[A-Za-z0-9_-]{32}$/.test(existing)) return existing;
-  const token = randomBytes(24).toString("base64url");
-  cookies.push(cookie(s, CSRF_COOKIE, token, 3600, "Strict"));
-  return token;
-}
+import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
 
 function pick(source: Record<string, unknown>): RequestParams {
   const out: RequestParams = {};
@@ -56,6 +30,12 @@ async function handle(c: Call, s: Services, params: RequestParams, form: Record<
   if (parsed.kind === "invalid") return errorPage(send(), 400, parsed.error.errcode, parsed.error.message);
   if (parsed.kind === "redirect") return send().code(303).header("location", parsed.location).header("cache-control", "no-store").send();
   const request: AuthorizationRequest = parsed.request;
+  const subject: PageSubject = {
+    client: request.client,
+    scope: request.scope,
+    redirectUri: request.redirectUri,
+    fields: Object.fromEntries(Object.entries(request.params).filter(([, v]) => v !== undefined)) as Record<string, string>,
+  };
   const action = c.req.url.split("?")[0]!;
   const sessionSecret = readCookie(c, SESSION_COOKIE);
   const serverName = s.config.server_name;
@@ -63,7 +43,7 @@ async function handle(c: Call, s: Services, params: RequestParams, form: Record<
   if (form === undefined) {
     const csrf = csrfToken(c, s, cookies);
     const userId = params.prompt === "login" ? undefined : await browserSessionUser(s, sessionSecret);
-    return userId ? consentPage(send(), action, request, csrf, userId) : loginPage(send(), action, request, csrf, { serverName });
+    return userId ? consentPage(send(), action, subject, csrf, userId) : loginPage(send(), action, subject, csrf, { serverName });
   }
 
   const expected = readCookie(c, CSRF_COOKIE);
@@ -78,20 +58,20 @@ async function handle(c: Call, s: Services, params: RequestParams, form: Record<
     case "switch":
       if (sessionSecret) await browserLogout(s, sessionSecret);
       cookies.push(cookie(s, SESSION_COOKIE, "", 0, "Lax"));
-      return loginPage(send(), action, request, csrf, { serverName });
+      return loginPage(send(), action, subject, csrf, { serverName });
     case "login": {
       try {
         const { userId, sessionSecret: secret } = await browserLogin(s, form.username ?? "", form.password ?? "", c.clientIp);
         cookies.push(cookie(s, SESSION_COOKIE, secret, Math.floor(s.config.oauth_server.browser_session_lifetime / 1000), "Lax"));
-        return consentPage(send(), action, request, csrf, userId);
+        return consentPage(send(), action, subject, csrf, userId);
       } catch (err) {
         if (!(err instanceof MatrixError)) throw err;
-        return loginPage(send(), action, request, csrf, { serverName, error: err.message, status: err.httpStatus, username: form.username });
+        return loginPage(send(), action, subject, csrf, { serverName, error: err.message, status: err.httpStatus, username: form.username });
       }
     }
     case "consent": {
       const userId = await browserSessionUser(s, sessionSecret);
-      if (!userId) return loginPage(send(), action, request, csrf, { serverName, error: "Your sign-in has expired: sign in again.", status: 401 });
+      if (!userId) return loginPage(send(), action, subject, csrf, { serverName, error: "Your sign-in has expired: sign in again.", status: 401 });
       return redirect(await grantAuthorization(s, request, userId));
     }
     default:

@@ -2,7 +2,7 @@
 // (spec v1.15 "Server metadata discovery", MSC2965, with its unstable path; the same document at RFC 8414's
 // /.well-known/oauth-authorization-server) and the registration endpoint
 // (RFC 7591, MSC2966), the token endpoint (RFC 6749, MSC2964) and the revocation endpoint (RFC 7009,
-// MSC4254). Served only with oauth_server.enabled (otherwise the unknown path's 404
+// MSC4254), and the device authorisation endpoint (RFC 8628, MSC4341). Served only with oauth_server.enabled (otherwise the unknown path's 404
 // M_UNRECOGNIZED, which the spec asks for). OAuth endpoints answer errors as RFC 6749 §5.2
 // `{error, error_description}`, not Matrix's errcode.
 import type { FastifyInstance } from "fastify";
@@ -14,6 +14,7 @@ import { registerClient } from "../../domain/oauth/client-registration.ts";
 import { OAUTH_PATHS, oauthServerEnabled } from "../../domain/oauth/endpoints.ts";
 import { tokenRequest } from "../../domain/oauth/token.ts";
 import { revokeToken } from "../../domain/oauth/revocation.ts";
+import { startDeviceAuthorization } from "../../domain/oauth/device-grant.ts";
 
 /** The fields of an application/x-www-form-urlencoded body (the first of a repeated name). */
 export function formFields(c: Call): Record<string, string> {
@@ -49,6 +50,7 @@ export function oauthRoutes(app: FastifyInstance, s: Services): void {
     handler: (c) => oauthJson(c, async () => c.reply.code(201).send(await registerClient(s, c.body(), c.clientIp))),
   });
   route(app, s, [OAUTH_PATHS.token], { method: "POST", path: "", auth: "none", handler: (c) => oauthJson(c, () => tokenRequest(s, formFields(c), c.clientIp)) });
+  route(app, s, [OAUTH_PATHS.deviceAuthorization], { method: "POST", path: "", auth: "none", handler: (c) => oauthJson(c, () => startDeviceAuthorization(s, formFields(c), c.clientIp)) });
   route(app, s, [OAUTH_PATHS.revocation], {
     method: "POST", path: "", auth: "none",
     handler: (c) => oauthJson(c, async () => {

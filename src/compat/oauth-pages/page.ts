@@ -5,8 +5,18 @@
 // form-action to the redirect after a submission) and nowhere else.
 import type { FastifyReply } from "fastify";
 import { escapeHtml } from "../html-page.ts";
-import { REQUEST_PARAMS, type AuthorizationRequest, type RequestParams } from "../../domain/oauth/authorization.ts";
-import { describeScope } from "../../domain/oauth/scopes.ts";
+import type { ClientMetadata } from "../../domain/oauth/client-registration.ts";
+import { describeScope, type GrantedScope } from "../../domain/oauth/scopes.ts";
+
+/** What a login or consent page is about: the client, the scope it asks for, the fields its forms carry. */
+export interface PageSubject {
+  client: ClientMetadata;
+  scope: GrantedScope;
+  /** Where the client gets the answer (the code grant); the device grant has none. */
+  redirectUri?: string;
+  /** Hidden fields the forms send back (the request's parameters). */
+  fields: Record<string, string>;
+}
 
 const STYLE = `body{font-family:system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem;line-height:1.5}` +
   `label{display:block;margin-top:1rem;font-weight:600}input[type=text],input[type=password]{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}` +
@@ -31,27 +41,26 @@ export function sendPage(reply: FastifyReply, status: number, title: string, bod
       `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`);
 }
 
-function hiddenFields(params: RequestParams, csrf: string): string {
-  const fields = REQUEST_PARAMS.filter((k) => params[k] !== undefined)
-    .map((k) => `<input type="hidden" name="${k}" value="${escapeHtml(params[k]!)}">`);
+function hiddenFields(params: Record<string, string>, csrf: string): string {
+  const fields = Object.entries(params).map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`);
   return fields.join("") + `<input type="hidden" name="csrf" value="${escapeHtml(csrf)}">`;
 }
 
-const clientName = (r: AuthorizationRequest) => r.client.client_name ?? new URL(r.client.client_uri).host;
+const clientName = (r: PageSubject) => r.client.client_name ?? new URL(r.client.client_uri).host;
 
-export function loginPage(reply: FastifyReply, action: string, r: AuthorizationRequest, csrf: string, opts: { serverName: string; error?: string; status?: number; username?: string }): FastifyReply {
+export function loginPage(reply: FastifyReply, action: string, r: PageSubject, csrf: string, opts: { serverName: string; error?: string; status?: number; username?: string }): FastifyReply {
   const error = opts.error ? `<p class="error" role="alert" id="error">${escapeHtml(opts.error)}</p>` : "";
   return sendPage(reply, opts.status ?? 200, `Sign in to ${opts.serverName}`,
     `<h1>Sign in to ${escapeHtml(opts.serverName)}</h1>` +
     `<p><b>${escapeHtml(clientName(r))}</b> wants to access your account.</p>${error}` +
-    `<form method="post" action="${escapeHtml(action)}">${hiddenFields(r.params, csrf)}` +
+    `<form method="post" action="${escapeHtml(action)}">${hiddenFields(r.fields, csrf)}` +
     `<label for="username">Username</label><input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" required value="${escapeHtml(opts.username ?? "")}"${opts.error ? ` aria-describedby="error"` : ""}>` +
     `<label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required>` +
     `<button type="submit" name="action" value="login">Sign in</button>` +
     `<button type="submit" name="action" value="deny" formnovalidate>Cancel</button></form>`, r.redirectUri);
 }
 
-export function consentPage(reply: FastifyReply, action: string, r: AuthorizationRequest, csrf: string, userId: string): FastifyReply {
+export function consentPage(reply: FastifyReply, action: string, r: PageSubject, csrf: string, userId: string): FastifyReply {
   const c = r.client;
   const links = [
     `<a href="${escapeHtml(c.client_uri)}">${escapeHtml(new URL(c.client_uri).host)}</a>`,
@@ -63,8 +72,8 @@ export function consentPage(reply: FastifyReply, action: string, r: Authorizatio
     `<h1>Allow <span id="client-name">${escapeHtml(clientName(r))}</span> to access your account?</h1>` +
     `<p>${links}</p><p>You are signed in as <b id="user-id">${escapeHtml(userId)}</b>.</p>` +
     `<h2 id="scopes-heading">It will be able to:</h2><ul aria-labelledby="scopes-heading">${scopes}</ul>` +
-    `<p>It will be redirected to <code>${escapeHtml(r.redirectUri)}</code>.</p>` +
-    `<form method="post" action="${escapeHtml(action)}">${hiddenFields(r.params, csrf)}` +
+    (r.redirectUri ? `<p>It will be redirected to <code>${escapeHtml(r.redirectUri)}</code>.</p>` : `<p>Only allow this if you started signing in on that device yourself.</p>`) +
+    `<form method="post" action="${escapeHtml(action)}">${hiddenFields(r.fields, csrf)}` +
     `<button type="submit" name="action" value="consent">Allow</button>` +
     `<button type="submit" name="action" value="deny">Cancel</button>` +
     `<button type="submit" name="action" value="switch">Not ${escapeHtml(userId)}? Sign in as someone else</button></form>`, r.redirectUri);
@@ -73,4 +82,19 @@ export function consentPage(reply: FastifyReply, action: string, r: Authorizatio
 export function errorPage(reply: FastifyReply, status: number, error: string, description: string): FastifyReply {
   return sendPage(reply, status, "Authorisation failed",
     `<h1>This application cannot sign you in</h1><p role="alert">${escapeHtml(description)}</p><p>Error code: <code>${escapeHtml(error)}</code></p>`);
+}
+
+/** The device grant's first page: the code the device shows (RFC 8628 §3.3). */
+export function userCodePage(reply: FastifyReply, action: string, csrf: string, opts: { serverName: string; error?: string; status?: number; typed?: string }): FastifyReply {
+  const error = opts.error ? `<p class="error" role="alert" id="error">${escapeHtml(opts.error)}</p>` : "";
+  return sendPage(reply, opts.status ?? 200, `Connect a device to ${opts.serverName}`,
+    `<h1>Connect a device to ${escapeHtml(opts.serverName)}</h1><p>Enter the code your device shows.</p>${error}` +
+    `<form method="post" action="${escapeHtml(action)}">${hiddenFields({}, csrf)}` +
+    `<label for="user_code">Code</label><input type="text" id="user_code" name="user_code" autocomplete="one-time-code" autocapitalize="characters" required value="${escapeHtml(opts.typed ?? "")}"${opts.error ? ` aria-describedby="error"` : ""}>` +
+    `<button type="submit" name="action" value="code">Continue</button></form>`);
+}
+
+/** A page that only says something (the device grant's end: approved or denied). */
+export function messagePage(reply: FastifyReply, title: string, text: string): FastifyReply {
+  return sendPage(reply, 200, title, `<h1>${escapeHtml(title)}</h1><p role="status">${escapeHtml(text)}</p>`);
 }

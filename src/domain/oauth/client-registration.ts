@@ -8,7 +8,8 @@ import { randomBytes } from "node:crypto";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 
-export const SUPPORTED_GRANT_TYPES = ["authorization_code", "refresh_token"] as const;
+export const DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
+export const SUPPORTED_GRANT_TYPES = ["authorization_code", "refresh_token", DEVICE_CODE_GRANT] as const;
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /** The metadata Weft registers and answers with (RFC 7591 §3.2.1). */

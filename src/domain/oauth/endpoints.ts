@@ -7,6 +7,8 @@ export const OAUTH_PATHS = {
   authorization: "/_weft/oauth2/authorize",
   token: "/_weft/oauth2/token",
   revocation: "/_weft/oauth2/revoke",
+  deviceAuthorization: "/_weft/oauth2/device",
+  deviceVerification: "/_weft/oauth2/device/verify",
 } as const;
 
 /** The absolute URL of one of the server's OAuth endpoints (under public_baseurl). */

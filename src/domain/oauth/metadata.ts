@@ -15,6 +15,7 @@ export function authMetadata(s: Services): Record<string, unknown> {
     token_endpoint: oauthUrl(s, "token"),
     registration_endpoint: oauthUrl(s, "registration"),
     revocation_endpoint: oauthUrl(s, "revocation"),
+    device_authorization_endpoint: oauthUrl(s, "deviceAuthorization"),
     response_types_supported: ["code"],
     grant_types_supported: [...SUPPORTED_GRANT_TYPES],
     response_modes_supported: ["query", "fragment"],

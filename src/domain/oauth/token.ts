@@ -3,7 +3,8 @@
 // RFC 7636 §4.6) and the refresh_token grant (rotation as POST /refresh rotates; only the client the
 // tokens were granted to may refresh them, and never for more scope). The tokens are Weft's own access
 // and refresh tokens of the device the scope named (created or reused here), usable on every
-// Client-Server endpoint. A replayed code ends the session it made (RFC 6749 §4.1.2). Errors are RFC 6749
+// Client-Server endpoint; the device_code grant (RFC 8628) hands them over once the user approved
+// (device-grant.ts). A replayed code ends the session it made (RFC 6749 §4.1.2). Errors are RFC 6749
 // §5.2's: invalid_request, invalid_client (401), invalid_grant, unauthorized_client,
 // unsupported_grant_type, invalid_scope.
 import { createHash, timingSafeEqual } from "node:crypto";
@@ -16,7 +17,8 @@ import { invalidateUserTokens } from "../accounts/authenticate.ts";
 import { runDeviceUpdateHooks } from "../devices/update-device.ts";
 import { deleteDevices, type DeviceDeletionHook } from "../devices/delete-devices.ts";
 import { lockedError } from "../accounts/moderation.ts";
-import { findClient, type ClientMetadata } from "./client-registration.ts";
+import { DEVICE_CODE_GRANT, findClient, type ClientMetadata } from "./client-registration.ts";
+import { pollDeviceGrant } from "./device-grant.ts";
 
 export interface TokenResponse {
   access_token: string;
@@ -76,20 +78,35 @@ async function codeGrant(s: Services, form: Record<string, string>): Promise<Tok
   if (!user || user.deactivated) throw invalidGrant("The account has been deactivated");
   if (user.locked) throw lockedError();
 
+  return issueTokens(s, client, grant.userId, grant.deviceId, grant.scope);
+}
+
+/** The tokens of a grant: a session of the scope's device (created or reused), bound to the client. */
+async function issueTokens(s: Services, client: ClientMetadata, userId: string, deviceId: string, scope: string): Promise<TokenResponse> {
+  const now = s.clock.now();
   const tokens = await s.db.$transaction(async (tx) => {
-    const t = await startSession(s, tx, { userId: grant.userId, deviceId: grant.deviceId, initialDisplayName: client.client_name, refreshable: true });
-    await s.oauth.setGrant(tx, { userId: grant.userId, deviceId: grant.deviceId, clientId: client.client_id, scope: grant.scope }, now);
+    const t = await startSession(s, tx, { userId, deviceId, initialDisplayName: client.client_name, refreshable: true });
+    await s.oauth.setGrant(tx, { userId, deviceId, clientId: client.client_id, scope }, now);
     return t;
   });
-  invalidateUserTokens(s, grant.userId);
-  await runDeviceUpdateHooks(s, grant.userId, tokens.device_id, true);
+  invalidateUserTokens(s, userId);
+  await runDeviceUpdateHooks(s, userId, tokens.device_id, true);
   return {
     access_token: tokens.access_token,
     token_type: "Bearer",
     ...(tokens.expires_in_ms !== undefined ? { expires_in: Math.floor(tokens.expires_in_ms / 1000) } : {}),
     refresh_token: tokens.refresh_token!,
-    scope: grant.scope,
+    scope,
   };
+}
+
+async function deviceCodeGrant(s: Services, form: Record<string, string>): Promise<TokenResponse> {
+  const client = await requestingClient(s, form, DEVICE_CODE_GRANT);
+  const grant = await pollDeviceGrant(s, client, required(form, "device_code"));
+  const user = await s.users.get(grant.userId);
+  if (!user || user.deactivated) throw invalidGrant("The account has been deactivated");
+  if (user.locked) throw lockedError();
+  return issueTokens(s, client, grant.userId, grant.deviceId, grant.scope);
 }
 
 async function refreshGrant(s: Services, form: Record<string, string>): Promise<TokenResponse> {
@@ -129,6 +146,8 @@ export async function tokenRequest(s: Services, form: Record<string, string>, cl
       return codeGrant(s, form);
     case "refresh_token":
       return refreshGrant(s, form);
+    case DEVICE_CODE_GRANT:
+      return deviceCodeGrant(s, form);
     default:
       throw new MatrixError("unsupported_grant_type", `grant_type ${grantType} is not supported`, 400);
   }

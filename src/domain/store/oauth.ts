@@ -1,5 +1,5 @@
 // Repository of Weft's own OAuth 2.0 server (oauth_clients, oauth_browser_sessions,
-// oauth_authorization_codes, oauth_grants): registered clients, the authorisation pages' browser logins, and the
+// oauth_authorization_codes, oauth_grants, oauth_device_grants): registered clients, the authorisation pages' browser logins, and the
 // single-use authorisation codes, and which client each device's tokens were granted to. Secrets are stored as their SHA-256 (src/domain/accounts/tokens.ts).
 // A cold path (logins): Prisma.
 import type { Db, Tx } from "../../storage/database.ts";
@@ -75,4 +75,44 @@ export class OAuthStore {
     const row = await this.db.oAuthGrant.findUnique({ where: { userId_deviceId: { userId, deviceId } } });
     return row ? { clientId: row.clientId, scope: row.scope } : undefined;
   }
+
+  async addDeviceGrant(g: Omit<DeviceGrantRow, "status" | "userId" | "lastPolledTs">): Promise<void> {
+    await this.db.oAuthDeviceGrant.create({
+      data: { ...g, status: "pending", createdTs: BigInt(g.createdTs), expiresTs: BigInt(g.expiresTs) },
+    });
+  }
+
+  async deviceGrant(where: { deviceCodeHash: string } | { userCodeHash: string }): Promise<DeviceGrantRow | undefined> {
+    const row = await this.db.oAuthDeviceGrant.findUnique({ where: where as { deviceCodeHash: string } });
+    if (!row) return undefined;
+    return {
+      deviceCodeHash: row.deviceCodeHash, userCodeHash: row.userCodeHash, clientId: row.clientId, scope: row.scope, deviceId: row.deviceId,
+      status: row.status as DeviceGrantRow["status"], userId: row.userId, createdTs: Number(row.createdTs), expiresTs: Number(row.expiresTs),
+      lastPolledTs: row.lastPolledTs === null ? null : Number(row.lastPolledTs), intervalS: row.intervalS,
+    };
+  }
+
+  /** Moves a grant from one status to another; false if it was no longer in `from` (someone else moved it). */
+  async moveDeviceGrant(deviceCodeHash: string, from: DeviceGrantRow["status"], to: DeviceGrantRow["status"], userId?: string): Promise<boolean> {
+    const r = await this.db.oAuthDeviceGrant.updateMany({ where: { deviceCodeHash, status: from }, data: { status: to, ...(userId !== undefined ? { userId } : {}) } });
+    return r.count === 1;
+  }
+
+  async notePoll(deviceCodeHash: string, now: number, intervalS: number): Promise<void> {
+    await this.db.oAuthDeviceGrant.update({ where: { deviceCodeHash }, data: { lastPolledTs: BigInt(now), intervalS } });
+  }
+}
+
+export interface DeviceGrantRow {
+  deviceCodeHash: string;
+  userCodeHash: string;
+  clientId: string;
+  scope: string;
+  deviceId: string;
+  status: "pending" | "approved" | "denied" | "exchanged";
+  userId: string | null;
+  createdTs: number;
+  expiresTs: number;
+  lastPolledTs: number | null;
+  intervalS: number;
 }
