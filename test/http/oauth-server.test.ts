@@ -485,6 +485,29 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
   });
 });
 
+describe.each(backends())("the OAuth 2.0 server's rate limits on %s", (backend) => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({ backend, clock: new TestClock(), config: { oauth_server: { enabled: true, rc_client_registration: { per_second: 0.1, burst_count: 2 }, rc_token: { per_second: 0.1, burst_count: 2 } } } });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+  it("registration and the token endpoint answer 429 M_LIMIT_EXCEEDED with Retry-After past their burst", async () => {
+    const body = { client_uri: "https://example.com/", redirect_uris: ["https://example.com/cb"] };
+    expect((await t.call("POST", "/_weft/oauth2/register", { body })).status).toBe(201);
+    expect((await t.call("POST", "/_weft/oauth2/register", { body })).status).toBe(201);
+    const limited = await t.call("POST", "/_weft/oauth2/register", { body });
+    expect([limited.status, limited.json.error]).toEqual([429, "M_LIMIT_EXCEEDED"]);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    const token = () => undiciFetch(new URL("/_weft/oauth2/token", t.baseUrl), { method: "POST", body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: "x", client_id: "x" }) });
+    expect((await token()).status).toBe(401);
+    expect((await token()).status).toBe(401);
+    const res = await token();
+    expect([res.status, ((await res.json()) as { error: string }).error]).toEqual([429, "M_LIMIT_EXCEEDED"]);
+  });
+});
+
 describe("the OAuth 2.0 server switched off (the default)", () => {
   let t: TestServer;
   beforeAll(async () => {

@@ -9,7 +9,8 @@ export const SUPPORTED_VERSIONS = [
   "r0.0.1", "r0.1.0", "r0.2.0", "r0.3.0", "r0.4.0", "r0.5.0", "r0.6.0", "r0.6.1",
   "v1.1", "v1.2", "v1.3", "v1.4", "v1.5", "v1.6", "v1.7", "v1.8", "v1.9", "v1.10", "v1.11",
   // Each once all of its release is served (README "Spec versions" says what each brought). The OAuth
-  // 2.0 API of v1.15 is optional for a server: without it GET /auth_metadata answers 404 M_UNRECOGNIZED.
+  // 2.0 API of v1.15 is optional for a server: without oauth_server.enabled GET /auth_metadata answers
+  // 404 M_UNRECOGNIZED (src/domain/oauth/metadata.ts).
   "v1.12", "v1.13", "v1.14", "v1.15", "v1.16", "v1.17", "v1.18", "v1.19",
 ] as const;
 
