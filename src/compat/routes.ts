@@ -47,6 +47,7 @@ import { rendezvousRoutes } from "./client/rendezvous.ts";
 import { oauthRoutes } from "./client/oauth.ts";
 import { oauthAuthorizeRoutes } from "./client/oauth-authorize.ts";
 import { oauthDeviceRoutes } from "./client/oauth-device.ts";
+import { oauthAccountRoutes } from "./client/oauth-account.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -102,4 +103,5 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   oauthRoutes,
   oauthAuthorizeRoutes,
   oauthDeviceRoutes,
+  oauthAccountRoutes,
 ];

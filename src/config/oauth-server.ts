@@ -12,6 +12,8 @@ export interface OAuthServerConfig {
     authorization_code_lifetime: number;
     /** How long a device authorisation request (RFC 8628) waits for the user. */
     device_code_lifetime: number;
+    /** How long an approval of a cross-signing reset on the account page lasts (m.oauth UIA, MSC4312). */
+    cross_signing_reset_window: number;
     /** How long the login of the authorisation pages lasts in the browser before the password is asked again. */
     browser_session_lifetime: number;
     /** Dynamic client registrations, per client address. */
@@ -30,6 +32,7 @@ export function readOAuthServerConfig(r: Reader): OAuthServerConfig {
       enabled: o.bool("enabled", false),
       authorization_code_lifetime: o.duration("authorization_code_lifetime", 10 * 60_000)!,
       device_code_lifetime: o.duration("device_code_lifetime", 10 * 60_000)!,
+      cross_signing_reset_window: o.duration("cross_signing_reset_window", 10 * 60_000)!,
       browser_session_lifetime: o.duration("browser_session_lifetime", 60 * 60_000)!,
       rc_client_registration: o.rateLimit("rc_client_registration", { per_second: 0.17, burst_count: 10 }),
       rc_token: o.rateLimit("rc_token", { per_second: 1, burst_count: 20 }),

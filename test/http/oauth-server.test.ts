@@ -14,6 +14,7 @@ import { registerUser, type Session } from "../helpers/users.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 import { OAuthAgent, readForm } from "../helpers/oauth-agent.ts";
 import { hashToken } from "../../src/domain/accounts/tokens.ts";
+import { crossSigningKeys } from "../helpers/e2ee.ts";
 
 const META = "/_matrix/client/v1/auth_metadata";
 const WEB_CLIENT = {
@@ -86,6 +87,8 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     });
     expect(res.json.grant_types_supported).toEqual(["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"]);
     expect(res.json.device_authorization_endpoint).toBe(`${base}_weft/oauth2/device`);
+    expect(res.json.account_management_uri).toBe(`${base}_weft/oauth2/account`);
+    expect(res.json.account_management_actions_supported).toEqual(["org.matrix.profile", "org.matrix.devices_list", "org.matrix.device_view", "org.matrix.device_delete", "org.matrix.cross_signing_reset"]);
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
     const unstable = await t.call("GET", "/_matrix/client/unstable/org.matrix.msc2965/auth_metadata");
     expect(unstable.json).toEqual(res.json);
@@ -410,6 +413,68 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     clock.advance(10 * 60_000 + 1);
     const res = await tokenPost({ grant_type: "authorization_code", code: a.code, redirect_uri: WEB_CLIENT.redirect_uris[0]!, client_id: config.clientMetadata().client_id, code_verifier: a.verifier });
     expect([res.status, res.json.error]).toEqual([400, "invalid_grant"]);
+  });
+
+  describe("account management (account_management_uri)", () => {
+    const ACCOUNT = () => `${t.config.public_baseurl}_weft/oauth2/account`;
+    /** Tokens of a new OAuth session of alice on `deviceId`. */
+    const oauthSession = async (deviceId: string) => {
+      const config = await oauthClient();
+      const a = await authorize(config, { scope: `urn:matrix:client:api:* urn:matrix:client:device:${deviceId}` });
+      return oidc.authorizationCodeGrant(config, a.callback, { pkceCodeVerifier: a.verifier, expectedState: a.state });
+    };
+
+    it("lists the devices after signing in, and signs one out after a confirmation (org.matrix.device_delete)", async () => {
+      const tokens = await oauthSession("ACCTDEV001");
+      const agent = new OAuthAgent();
+      const login = await agent.open(`${ACCOUNT()}?action=org.matrix.devices_list`);
+      expect(readForm(login.text, login.url)!.buttons).toEqual(["login"]);
+      const signedIn = await agent.submit(login, "login", { username: "alice", password: "password" });
+      expect(signedIn.status).toBe(303);
+      const list = await agent.open(signedIn.location!);
+      expect(list.text).toContain('id="device-ACCTDEV001"');
+      expect(list.text).toContain(alice.user_id);
+
+      const confirm = await agent.open(`${ACCOUNT()}?action=org.matrix.device_delete&device_id=ACCTDEV001`);
+      expect(confirm.text).toContain("ACCTDEV001");
+      expect((await agent.submit(confirm, "delete_device", {}, { drop: ["csrf"] })).status).toBe(403);
+      expect((await whoami(tokens.access_token)).status).toBe(200);
+      const done = await agent.submit(confirm, "delete_device");
+      expect(done.text).toContain("The device ACCTDEV001 was signed out.");
+      expect((await whoami(tokens.access_token)).status).toBe(401);
+      expect(await aliceDevices()).not.toContain("ACCTDEV001");
+      // Another user's device id (or none) is not found, never deleted.
+      const other = await agent.submit(confirm, "delete_device", {}, { override: { device_id: "NOSUCHDEVICE" } });
+      expect(other.status).toBe(404);
+    });
+
+    it("m.oauth: replacing cross-signing keys from an OAuth session asks for the account page's approval, then succeeds", async () => {
+      const tokens = await oauthSession("XSIGNDEV01");
+      const upload = (body: Record<string, unknown>) => t.call("POST", "/_matrix/client/v3/keys/device_signing/upload", { token: tokens.access_token, body });
+      expect((await upload(crossSigningKeys(alice.user_id).body)).status).toBe(200); // the first keys need no UIA
+      const second = crossSigningKeys(alice.user_id).body;
+      const asked = await upload(second);
+      expect(asked.status).toBe(401);
+      expect(asked.json.flows).toContainEqual({ stages: ["m.oauth"] });
+      const url = asked.json.params["m.oauth"].url as string;
+      expect(url).toBe(`${ACCOUNT()}?action=org.matrix.cross_signing_reset`);
+      // Retrying with the session alone before the approval: still 401.
+      expect((await upload({ ...second, auth: { session: asked.json.session } })).status).toBe(401);
+
+      const agent = new OAuthAgent();
+      const login = await agent.open(url);
+      const signedIn = await agent.submit(login, "login", { username: "alice", password: "password" });
+      const approval = await agent.open(signedIn.location!);
+      expect(approval.text).toContain("Reset your cross-signing identity?");
+      const approved = await agent.submit(approval, "approve_reset");
+      expect(approved.text).toContain("Reset allowed");
+      expect((await upload({ ...second, auth: { session: asked.json.session } })).status).toBe(200);
+      // A legacy session is offered the password flow alone.
+      const third = crossSigningKeys(alice.user_id).body;
+      clock.advance(10 * 60_000 + 1);
+      const legacy = await t.call("POST", "/_matrix/client/v3/keys/device_signing/upload", { token: alice.access_token, body: third });
+      expect([legacy.status, legacy.json.flows]).toEqual([401, [{ stages: ["m.login.password"] }]]);
+    });
   });
 
   describe("the device authorisation grant (RFC 8628)", () => {

@@ -48,16 +48,19 @@ function hiddenFields(params: Record<string, string>, csrf: string): string {
 
 const clientName = (r: PageSubject) => r.client.client_name ?? new URL(r.client.client_uri).host;
 
-export function loginPage(reply: FastifyReply, action: string, r: PageSubject, csrf: string, opts: { serverName: string; error?: string; status?: number; username?: string }): FastifyReply {
+/** What a login page is for: a client's request, or (no client) the account page. */
+export type LoginSubject = Pick<PageSubject, "fields" | "redirectUri"> & { client?: ClientMetadata };
+
+export function loginPage(reply: FastifyReply, action: string, r: LoginSubject, csrf: string, opts: { serverName: string; error?: string; status?: number; username?: string }): FastifyReply {
   const error = opts.error ? `<p class="error" role="alert" id="error">${escapeHtml(opts.error)}</p>` : "";
   return sendPage(reply, opts.status ?? 200, `Sign in to ${opts.serverName}`,
     `<h1>Sign in to ${escapeHtml(opts.serverName)}</h1>` +
-    `<p><b>${escapeHtml(clientName(r))}</b> wants to access your account.</p>${error}` +
+    (r.client ? `<p><b>${escapeHtml(clientName(r as PageSubject))}</b> wants to access your account.</p>` : `<p>Sign in to manage your account.</p>`) + error +
     `<form method="post" action="${escapeHtml(action)}">${hiddenFields(r.fields, csrf)}` +
     `<label for="username">Username</label><input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" required value="${escapeHtml(opts.username ?? "")}"${opts.error ? ` aria-describedby="error"` : ""}>` +
     `<label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required>` +
     `<button type="submit" name="action" value="login">Sign in</button>` +
-    `<button type="submit" name="action" value="deny" formnovalidate>Cancel</button></form>`, r.redirectUri);
+    (r.client ? `<button type="submit" name="action" value="deny" formnovalidate>Cancel</button>` : "") + `</form>`, r.redirectUri);
 }
 
 export function consentPage(reply: FastifyReply, action: string, r: PageSubject, csrf: string, userId: string): FastifyReply {
@@ -97,4 +100,39 @@ export function userCodePage(reply: FastifyReply, action: string, csrf: string, 
 /** A page that only says something (the device grant's end: approved or denied). */
 export function messagePage(reply: FastifyReply, title: string, text: string): FastifyReply {
   return sendPage(reply, 200, title, `<h1>${escapeHtml(title)}</h1><p role="status">${escapeHtml(text)}</p>`);
+}
+
+/** The account management page (spec v1.18 "Account management"): profile and devices, one form per device. */
+export function accountPage(reply: FastifyReply, action: string, csrf: string, a: { userId: string; displayName?: string; devices: { device_id: string; display_name?: string; last_seen_ts?: number }[] }, opts: { message?: string; only?: string } = {}): FastifyReply {
+  const devices = a.devices.filter((d) => opts.only === undefined || d.device_id === opts.only);
+  const rows = devices.map((d) =>
+    `<li id="device-${escapeHtml(d.device_id)}"><b>${escapeHtml(d.display_name ?? d.device_id)}</b> <code>${escapeHtml(d.device_id)}</code>` +
+    (d.last_seen_ts ? ` — last seen ${escapeHtml(new Date(d.last_seen_ts).toISOString())}` : "") +
+    `<form method="post" action="${escapeHtml(action)}">${hiddenFields({ device_id: d.device_id }, csrf)}` +
+    `<button type="submit" name="action" value="confirm_delete" aria-label="Sign out ${escapeHtml(d.display_name ?? d.device_id)}">Sign out</button></form></li>`).join("");
+  const message = opts.message ? `<p role="status" id="message">${escapeHtml(opts.message)}</p>` : "";
+  return sendPage(reply, 200, "Your account",
+    `<h1>Your account</h1>${message}<h2>Profile</h2><p>User ID: <b id="user-id">${escapeHtml(a.userId)}</b></p>` +
+    (a.displayName ? `<p>Display name: <b>${escapeHtml(a.displayName)}</b></p>` : "") +
+    `<h2 id="devices-heading">Devices</h2><ul aria-labelledby="devices-heading">${rows || "<li>No such device</li>"}</ul>` +
+    `<form method="post" action="${escapeHtml(action)}">${hiddenFields({}, csrf)}<button type="submit" name="action" value="sign_out">Sign out of this page</button></form>`);
+}
+
+/** Confirms signing a device out (org.matrix.device_delete). */
+export function deleteDevicePage(reply: FastifyReply, action: string, csrf: string, device: { device_id: string; display_name?: string }): FastifyReply {
+  const name = device.display_name ?? device.device_id;
+  return sendPage(reply, 200, `Sign out ${name}?`,
+    `<h1>Sign out <span id="device-name">${escapeHtml(name)}</span>?</h1><p>The device <code>${escapeHtml(device.device_id)}</code> will lose access to your account and its encryption keys on the server.</p>` +
+    `<form method="post" action="${escapeHtml(action)}">${hiddenFields({ device_id: device.device_id }, csrf)}` +
+    `<button type="submit" name="action" value="delete_device">Sign out the device</button><button type="submit" name="action" value="cancel">Cancel</button></form>`);
+}
+
+/** Approves a cross-signing reset (org.matrix.cross_signing_reset, the m.oauth UIA type). */
+export function crossSigningResetPage(reply: FastifyReply, action: string, csrf: string, userId: string, windowMinutes: number): FastifyReply {
+  return sendPage(reply, 200, "Reset your cross-signing identity?",
+    `<h1>Reset your cross-signing identity?</h1><p>Signed in as <b>${escapeHtml(userId)}</b>. Your app asks to replace your cross-signing keys. ` +
+    `Your other devices and contacts will have to verify you again. Only continue if you started this yourself.</p>` +
+    `<p>If you allow it, your app may reset them in the next ${windowMinutes} minutes.</p>` +
+    `<form method="post" action="${escapeHtml(action)}">${hiddenFields({}, csrf)}` +
+    `<button type="submit" name="action" value="approve_reset">Allow the reset</button><button type="submit" name="action" value="cancel">Cancel</button></form>`);
 }

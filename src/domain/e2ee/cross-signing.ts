@@ -14,6 +14,7 @@ import { crossSigningPublicKey } from "./query-keys.ts";
 import { announceDeviceListChange, recordDeviceListChange } from "./device-lists.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import { reauthFlows } from "../uia/flows.ts";
+import { crossSigningResetApproved, crossSigningResetUia } from "../oauth/account.ts";
 
 export const KEY_TYPES = [
   ["master_key", "master"],
@@ -61,9 +62,10 @@ export async function uploadCrossSigningKeys(s: Services, r: Requester, body: Js
 
   const changed = [...given].filter(([type, key]) => stored.get(type) !== canonicalJson(key));
   if (changed.length === 0) return {}; // nothing new: idempotent, no authentication needed
+  // Replacing keys needs UIA — or, for Weft's own OAuth server, the reset approved on the account page (m.oauth).
   const uia =
-    stored.has("master") && !r.appserviceId
-      ? await checkUia(s, { ...uiaReq, requester: r }, { flows: await reauthFlows(s, r.userId), description: "reset the cross-signing keys on your account" })
+    stored.has("master") && !r.appserviceId && !(await crossSigningResetApproved(s, r.userId))
+      ? await checkUia(s, { ...uiaReq, requester: r }, { ...(await crossSigningResetUia(s, r, await reauthFlows(s, r.userId))), description: "reset the cross-signing keys on your account" })
       : undefined;
 
   const now = s.clock.now();

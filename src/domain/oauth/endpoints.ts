@@ -9,6 +9,7 @@ export const OAUTH_PATHS = {
   revocation: "/_weft/oauth2/revoke",
   deviceAuthorization: "/_weft/oauth2/device",
   deviceVerification: "/_weft/oauth2/device/verify",
+  account: "/_weft/oauth2/account",
 } as const;
 
 /** The absolute URL of one of the server's OAuth endpoints (under public_baseurl). */

@@ -5,6 +5,7 @@ import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { oauthServerEnabled, oauthUrl } from "./endpoints.ts";
 import { SUPPORTED_GRANT_TYPES } from "./client-registration.ts";
+import { ACCOUNT_ACTIONS } from "./account.ts";
 
 export function authMetadata(s: Services): Record<string, unknown> {
   if (!oauthServerEnabled(s)) throw new MatrixError("M_UNRECOGNIZED", "This homeserver does not serve the OAuth 2.0 API", 404);
@@ -16,6 +17,8 @@ export function authMetadata(s: Services): Record<string, unknown> {
     registration_endpoint: oauthUrl(s, "registration"),
     revocation_endpoint: oauthUrl(s, "revocation"),
     device_authorization_endpoint: oauthUrl(s, "deviceAuthorization"),
+    account_management_uri: oauthUrl(s, "account"),
+    account_management_actions_supported: [...ACCOUNT_ACTIONS],
     response_types_supported: ["code"],
     grant_types_supported: [...SUPPORTED_GRANT_TYPES],
     response_modes_supported: ["query", "fragment"],

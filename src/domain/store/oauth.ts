@@ -1,5 +1,5 @@
 // Repository of Weft's own OAuth 2.0 server (oauth_clients, oauth_browser_sessions,
-// oauth_authorization_codes, oauth_grants, oauth_device_grants): registered clients, the authorisation pages' browser logins, and the
+// oauth_authorization_codes, oauth_grants, oauth_device_grants, oauth_cross_signing_resets): registered clients, the authorisation pages' browser logins, and the
 // single-use authorisation codes, and which client each device's tokens were granted to. Secrets are stored as their SHA-256 (src/domain/accounts/tokens.ts).
 // A cold path (logins): Prisma.
 import type { Db, Tx } from "../../storage/database.ts";
@@ -100,6 +100,15 @@ export class OAuthStore {
 
   async notePoll(deviceCodeHash: string, now: number, intervalS: number): Promise<void> {
     await this.db.oAuthDeviceGrant.update({ where: { deviceCodeHash }, data: { lastPolledTs: BigInt(now), intervalS } });
+  }
+
+  async approveCrossSigningReset(userId: string, untilTs: number): Promise<void> {
+    await this.db.oAuthCrossSigningReset.upsert({ where: { userId }, create: { userId, approvedUntilTs: BigInt(untilTs) }, update: { approvedUntilTs: BigInt(untilTs) } });
+  }
+
+  async crossSigningResetApprovedUntil(userId: string): Promise<number | undefined> {
+    const row = await this.db.oAuthCrossSigningReset.findUnique({ where: { userId } });
+    return row ? Number(row.approvedUntilTs) : undefined;
   }
 }
 
