@@ -376,6 +376,7 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     const other = await oauthClient();
     const a = await authorize(config);
     const tokens = await oidc.authorizationCodeGrant(config, a.callback, { pkceCodeVerifier: a.verifier, expectedState: a.state });
+    const refreshAsToken = (clientId: string, refreshToken: string) => tokenPost({ grant_type: "refresh_token", refresh_token: refreshToken, client_id: clientId });
     const refreshAs = (clientId: string, extra: Record<string, string> = {}) =>
       tokenPost({ grant_type: "refresh_token", refresh_token: tokens.refresh_token!, client_id: clientId, ...extra });
     const cross = await refreshAs(other.clientMetadata().client_id);
@@ -388,9 +389,28 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     const legacy = await t.call("POST", "/_matrix/client/v3/login", { body: { type: "m.login.password", identifier: { type: "m.id.user", user: "alice" }, password: "password", refresh_token: true } });
     const legacyRefresh = await tokenPost({ grant_type: "refresh_token", refresh_token: legacy.json.refresh_token, client_id: config.clientMetadata().client_id });
     expect([legacyRefresh.status, legacyRefresh.json.error]).toEqual([400, "invalid_grant"]);
-    const legacyRevoke = await tokenPost({ token: legacy.json.access_token, client_id: config.clientMetadata().client_id }, "/_weft/oauth2/revoke");
-    expect(legacyRevoke.status).toBe(400);
-    expect((await whoami(legacy.json.access_token)).status).toBe(200);
+    // Revocation needs no client_id and revokes any token, another client's or a legacy one (spec: so
+    // secret scanners can revoke leaked tokens).
+    const legacyRevoke = await tokenPost({ token: legacy.json.access_token }, "/_weft/oauth2/revoke");
+    expect(legacyRevoke.status).toBe(200);
+    expect((await whoami(legacy.json.access_token)).status).toBe(401);
+    const b = await authorize(config, { scope: "urn:matrix:client:api:* urn:matrix:client:device:CROSSREV01" });
+    const bt = await oidc.authorizationCodeGrant(config, b.callback, { pkceCodeVerifier: b.verifier, expectedState: b.state });
+    expect((await tokenPost({ token: bt.refresh_token!, client_id: other.clientMetadata().client_id }, "/_weft/oauth2/revoke")).status).toBe(200);
+    expect((await whoami(bt.access_token)).status).toBe(401);
+    expect((await tokenPost({ token: "x", token_type_hint: "id_token" }, "/_weft/oauth2/revoke")).json.error).toBe("invalid_request");
+
+    // A replayed refresh token (its successor already used) ends the session.
+    const c = await authorize(config, { scope: "urn:matrix:client:api:* urn:matrix:client:device:REPLAYDEV1" });
+    const ct = await oidc.authorizationCodeGrant(config, c.callback, { pkceCodeVerifier: c.verifier, expectedState: c.state });
+    const rotated = await oidc.refreshTokenGrant(config, ct.refresh_token!);
+    const retry = await oidc.refreshTokenGrant(config, ct.refresh_token!); // the answer was lost: a retry still works
+    expect((await whoami(retry.access_token)).status).toBe(200);
+    expect(rotated.refresh_token).not.toBe(retry.refresh_token);
+    const replay = await refreshAsToken(config.clientMetadata().client_id, ct.refresh_token!);
+    expect([replay.status, replay.json.error]).toEqual([400, "invalid_grant"]);
+    expect((await whoami(retry.access_token)).status).toBe(401);
+    expect(await aliceDevices()).not.toContain("REPLAYDEV1");
 
     expect((await tokenPost({ grant_type: "password", client_id: config.clientMetadata().client_id })).json.error).toBe("unsupported_grant_type");
     expect((await tokenPost({ client_id: config.clientMetadata().client_id })).json.error).toBe("invalid_request");

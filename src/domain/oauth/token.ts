@@ -1,7 +1,8 @@
 // The token endpoint (RFC 6749 §3.2, spec v1.15 "Grant types", MSC2964): the authorization_code grant
 // (the code single-use and unexpired, issued to this client for this redirect URI, PKCE S256 verified —
 // RFC 7636 §4.6) and the refresh_token grant (rotation as POST /refresh rotates; only the client the
-// tokens were granted to may refresh them, and never for more scope). The tokens are Weft's own access
+// tokens were granted to may refresh them, and never for more scope; a replayed old refresh token ends
+// the session). The tokens are Weft's own access
 // and refresh tokens of the device the scope named (created or reused here), usable on every
 // Client-Server endpoint; the device_code grant (RFC 8628) hands them over once the user approved
 // (device-grant.ts). A replayed code ends the session it made (RFC 6749 §4.1.2). Errors are RFC 6749
@@ -112,7 +113,15 @@ async function deviceCodeGrant(s: Services, form: Record<string, string>): Promi
 async function refreshGrant(s: Services, form: Record<string, string>): Promise<TokenResponse> {
   const client = await requestingClient(s, form, "refresh_token");
   const token = required(form, "refresh_token");
-  const row = await s.sessions.findRefreshToken(hashToken(token));
+  const tokenHash = hashToken(token);
+  const row = await s.sessions.findRefreshToken(tokenHash);
+  if (!row) {
+    const retired = await s.oauth.retiredRefreshToken(tokenHash);
+    if (retired) {
+      await endSession(s, retired.userId, retired.deviceId);
+      throw invalidGrant("The refresh token has already been used: the session has ended");
+    }
+  }
   const grant = row ? await s.oauth.getGrant(row.userId, row.deviceId) : undefined;
   if (!row || !grant) throw invalidGrant("Unknown refresh token");
   if (grant.clientId !== client.client_id) throw invalidGrant("The refresh token was issued to another client");
@@ -121,9 +130,16 @@ async function refreshGrant(s: Services, form: Record<string, string>): Promise<
     const extra = form.scope.split(" ").filter((t) => t !== "" && !granted.has(t));
     if (extra.length > 0) throw new MatrixError("invalid_scope", `The refresh cannot add scope the user did not grant (${extra.join(" ")})`, 400);
   }
+  // A refresh token already replaced by a pair the client has used: someone replays an old token, so the
+  // session is taken to be compromised and ends (spec "Refresh token grant").
+  if (row.nextTokenId !== null && (await s.sessions.refreshSessionUsed(row.nextTokenId))) {
+    await endSession(s, row.userId, row.deviceId);
+    throw invalidGrant("The refresh token has already been used: the session has ended");
+  }
   let next;
   try {
     next = await refresh(s, token);
+    await s.oauth.retireRefreshToken(tokenHash, row.userId, row.deviceId, s.clock.now());
   } catch (err) {
     if (err instanceof MatrixError && err.errcode === "M_UNKNOWN_TOKEN") throw invalidGrant(err.message);
     throw err;
@@ -161,4 +177,5 @@ export async function endSession(s: Services, userId: string, deviceId: string):
 /** A device's grant goes with the device, however it is deleted (a DeviceDeletionHook, src/main.ts). */
 export const dropOAuthGrants: DeviceDeletionHook = async (tx, userId, deviceIds) => {
   await tx.oAuthGrant.deleteMany({ where: { userId, deviceId: { in: deviceIds } } });
+  await tx.oAuthRetiredRefreshToken.deleteMany({ where: { userId, deviceId: { in: deviceIds } } });
 };

@@ -1,5 +1,6 @@
 // Repository of Weft's own OAuth 2.0 server (oauth_clients, oauth_browser_sessions,
-// oauth_authorization_codes, oauth_grants, oauth_device_grants, oauth_cross_signing_resets): registered clients, the authorisation pages' browser logins, and the
+// oauth_authorization_codes, oauth_grants, oauth_device_grants, oauth_cross_signing_resets,
+// oauth_retired_refresh_tokens): registered clients, the authorisation pages' browser logins, and the
 // single-use authorisation codes, and which client each device's tokens were granted to. Secrets are stored as their SHA-256 (src/domain/accounts/tokens.ts).
 // A cold path (logins): Prisma.
 import type { Db, Tx } from "../../storage/database.ts";
@@ -109,6 +110,17 @@ export class OAuthStore {
   async crossSigningResetApprovedUntil(userId: string): Promise<number | undefined> {
     const row = await this.db.oAuthCrossSigningReset.findUnique({ where: { userId } });
     return row ? Number(row.approvedUntilTs) : undefined;
+  }
+
+  /** Remembers a replaced refresh token (a day, per device: older ones of the device are dropped). */
+  async retireRefreshToken(tokenHash: string, userId: string, deviceId: string, now: number): Promise<void> {
+    await this.db.oAuthRetiredRefreshToken.deleteMany({ where: { userId, deviceId, retiredTs: { lt: BigInt(now - 86_400_000) } } });
+    await this.db.oAuthRetiredRefreshToken.upsert({ where: { tokenHash }, create: { tokenHash, userId, deviceId, retiredTs: BigInt(now) }, update: {} });
+  }
+
+  async retiredRefreshToken(tokenHash: string): Promise<{ userId: string; deviceId: string } | undefined> {
+    const row = await this.db.oAuthRetiredRefreshToken.findUnique({ where: { tokenHash } });
+    return row ? { userId: row.userId, deviceId: row.deviceId } : undefined;
   }
 }
 
