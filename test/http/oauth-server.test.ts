@@ -84,6 +84,7 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
       response_types_supported: ["code"],
       response_modes_supported: ["query", "fragment"],
       code_challenge_methods_supported: ["S256"],
+      prompt_values_supported: ["create"], // enable_registration (the tests' default), no e-mail required
     });
     expect(res.json.grant_types_supported).toEqual(["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"]);
     expect(res.json.device_authorization_endpoint).toBe(`${base}_weft/oauth2/device`);
@@ -427,6 +428,31 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     expect([unregistered.status, unregistered.json.error]).toEqual([400, "unauthorized_client"]);
   });
 
+  it("prompt=create shows the registration page: the account is made with the password rules, then the consent page and a working session", async () => {
+    const config = await oauthClient();
+    const a = await authorizationUrl(config, { prompt: "create", scope: "urn:matrix:client:api:* urn:matrix:client:device:CAROLDEV01" });
+    const agent = new OAuthAgent();
+    const page = await agent.open(a.url);
+    expect(page.status).toBe(200);
+    expect(readForm(page.text, page.url)!.labelled).toEqual({ username: "Username", password: "Password", confirm: "Confirm the password" });
+    const differ = await agent.submit(page, "register", { username: "carol", password: "carol-password", confirm: "other" });
+    expect([differ.status, differ.text.includes('role="alert"')]).toEqual([400, true]);
+    const taken = await agent.submit(page, "register", { username: "alice", password: "pw-of-the-thief", confirm: "pw-of-the-thief" });
+    expect([taken.status, taken.text.includes("User ID already taken")]).toEqual([400, true]);
+    const consent = await agent.submit(page, "register", { username: "Carol", password: "carol-password", confirm: "carol-password" });
+    expect(consent.status).toBe(200);
+    const carolId = `@carol:${t.config.server_name}`;
+    expect(consent.text).toContain(carolId);
+    const done = await agent.submit(consent, "consent");
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(done.location!), { pkceCodeVerifier: a.verifier, expectedState: a.state });
+    expect((await whoami(tokens.access_token)).json).toMatchObject({ user_id: carolId, device_id: "CAROLDEV01" });
+    const legacy = await t.call("POST", "/_matrix/client/v3/login", { body: { type: "m.login.password", identifier: { type: "m.id.user", user: "carol" }, password: "carol-password" } });
+    expect(legacy.status).toBe(200);
+    // The login page links to the registration page, and back.
+    const login = await new OAuthAgent().open((await authorizationUrl(config)).url);
+    expect(readForm(login.text, login.url)!.buttons).toEqual(["login", "show_register", "deny"]);
+  });
+
   it("an expired code is refused (oauth_server.authorization_code_lifetime, 10 minutes)", async () => {
     const config = await oauthClient();
     const a = await authorize(config);
@@ -573,10 +599,13 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
 describe.each(backends())("the OAuth 2.0 server's rate limits on %s", (backend) => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer({ backend, clock: new TestClock(), config: { oauth_server: { enabled: true, rc_client_registration: { per_second: 0.1, burst_count: 2 }, rc_token: { per_second: 0.1, burst_count: 2 } } } });
+    t = await startTestServer({ backend, clock: new TestClock(), config: { enable_registration: false, oauth_server: { enabled: true, rc_client_registration: { per_second: 0.1, burst_count: 2 }, rc_token: { per_second: 0.1, burst_count: 2 } } } });
   });
   afterAll(async () => {
     await t?.close();
+  });
+  it("without open registration the metadata offers no prompt=create", async () => {
+    expect((await t.call("GET", META)).json.prompt_values_supported).toBeUndefined();
   });
   it("registration and the token endpoint answer 429 M_LIMIT_EXCEEDED with Retry-After past their burst", async () => {
     const body = { client_uri: "https://example.com/", redirect_uris: ["https://example.com/cb"] };

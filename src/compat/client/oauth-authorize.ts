@@ -1,8 +1,8 @@
 // The authorisation endpoint's browser face (RFC 6749 §4.1, MSC2964): GET shows the login page (or the
-// consent page for a browser already signed in), POST takes the forms — login, consent, deny, switch
-// user. Every POST needs the CSRF token of the form to equal the cookie's (else 403, nothing happens); the
-// request's parameters come back in hidden fields and are checked again each time. Domain rules live in
-// src/domain/oauth; the pages in src/compat/oauth-pages.
+// consent page for a browser already signed in; the registration page with prompt=create), POST takes the
+// forms — login, register, consent, deny, switch user. Every POST needs the CSRF token of the form to
+// equal the cookie's (else 403, nothing happens); the request's parameters come back in hidden fields and
+// are checked again each time. Domain rules live in src/domain/oauth; the pages in src/compat/oauth-pages.
 import type { FastifyInstance } from "fastify";
 import { MatrixError } from "../../domain/errors.ts";
 import type { Services } from "../../domain/services.ts";
@@ -10,7 +10,8 @@ import { route, type Call } from "../http.ts";
 import { OAUTH_PATHS, oauthServerEnabled } from "../../domain/oauth/endpoints.ts";
 import { REQUEST_PARAMS, denyAuthorization, grantAuthorization, parseAuthorizationRequest, type AuthorizationRequest, type RequestParams } from "../../domain/oauth/authorization.ts";
 import { browserLogin, browserLogout, browserSessionUser } from "../../domain/oauth/browser-login.ts";
-import { consentPage, errorPage, loginPage, type PageSubject } from "../oauth-pages/page.ts";
+import { consentPage, errorPage, loginPage, registerPage, type PageSubject } from "../oauth-pages/page.ts";
+import { browserRegister, pageRegistrationOffered } from "../../domain/oauth/browser-register.ts";
 import { formFields } from "./oauth.ts";
 import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
 
@@ -40,10 +41,14 @@ async function handle(c: Call, s: Services, params: RequestParams, form: Record<
   const sessionSecret = readCookie(c, SESSION_COOKIE);
   const serverName = s.config.server_name;
 
+  const offerRegistration = pageRegistrationOffered(s);
+  const register = (csrf: string, extra: { error?: string; status?: number; username?: string } = {}) =>
+    registerPage(send(), action, subject, csrf, { serverName, tokenField: s.config.registration_requires_token, ...extra });
   if (form === undefined) {
     const csrf = csrfToken(c, s, cookies);
+    if (params.prompt === "create" && offerRegistration) return register(csrf);
     const userId = params.prompt === "login" ? undefined : await browserSessionUser(s, sessionSecret);
-    return userId ? consentPage(send(), action, subject, csrf, userId) : loginPage(send(), action, subject, csrf, { serverName });
+    return userId ? consentPage(send(), action, subject, csrf, userId) : loginPage(send(), action, subject, csrf, { serverName, offerRegistration });
   }
 
   const expected = readCookie(c, CSRF_COOKIE);
@@ -59,6 +64,19 @@ async function handle(c: Call, s: Services, params: RequestParams, form: Record<
       if (sessionSecret) await browserLogout(s, sessionSecret);
       cookies.push(cookie(s, SESSION_COOKIE, "", 0, "Lax"));
       return loginPage(send(), action, subject, csrf, { serverName });
+    case "show_register":
+      return offerRegistration ? register(csrf) : loginPage(send(), action, subject, csrf, { serverName });
+    case "show_login":
+      return loginPage(send(), action, subject, csrf, { serverName, offerRegistration });
+    case "register":
+      try {
+        const { userId, sessionSecret: secret } = await browserRegister(s, { username: form.username ?? "", password: form.password ?? "", confirm: form.confirm ?? "", token: form.token }, c.clientIp);
+        cookies.push(cookie(s, SESSION_COOKIE, secret, Math.floor(s.config.oauth_server.browser_session_lifetime / 1000), "Lax"));
+        return consentPage(send(), action, subject, csrf, userId);
+      } catch (err) {
+        if (!(err instanceof MatrixError) || err.errcode === "M_LIMIT_EXCEEDED") throw err;
+        return register(csrf, { error: err.message, status: err.httpStatus, username: form.username });
+      }
     case "login": {
       try {
         const { userId, sessionSecret: secret } = await browserLogin(s, form.username ?? "", form.password ?? "", c.clientIp);
@@ -66,7 +84,7 @@ async function handle(c: Call, s: Services, params: RequestParams, form: Record<
         return consentPage(send(), action, subject, csrf, userId);
       } catch (err) {
         if (!(err instanceof MatrixError)) throw err;
-        return loginPage(send(), action, subject, csrf, { serverName, error: err.message, status: err.httpStatus, username: form.username });
+        return loginPage(send(), action, subject, csrf, { serverName, offerRegistration, error: err.message, status: err.httpStatus, username: form.username });
       }
     }
     case "consent": {

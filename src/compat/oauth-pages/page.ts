@@ -51,7 +51,7 @@ const clientName = (r: PageSubject) => r.client.client_name ?? new URL(r.client.
 /** What a login page is for: a client's request, or (no client) the account page. */
 export type LoginSubject = Pick<PageSubject, "fields" | "redirectUri"> & { client?: ClientMetadata };
 
-export function loginPage(reply: FastifyReply, action: string, r: LoginSubject, csrf: string, opts: { serverName: string; error?: string; status?: number; username?: string }): FastifyReply {
+export function loginPage(reply: FastifyReply, action: string, r: LoginSubject, csrf: string, opts: { serverName: string; error?: string; status?: number; username?: string; offerRegistration?: boolean }): FastifyReply {
   const error = opts.error ? `<p class="error" role="alert" id="error">${escapeHtml(opts.error)}</p>` : "";
   return sendPage(reply, opts.status ?? 200, `Sign in to ${opts.serverName}`,
     `<h1>Sign in to ${escapeHtml(opts.serverName)}</h1>` +
@@ -60,6 +60,7 @@ export function loginPage(reply: FastifyReply, action: string, r: LoginSubject, 
     `<label for="username">Username</label><input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" required value="${escapeHtml(opts.username ?? "")}"${opts.error ? ` aria-describedby="error"` : ""}>` +
     `<label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required>` +
     `<button type="submit" name="action" value="login">Sign in</button>` +
+    (opts.offerRegistration ? `<button type="submit" name="action" value="show_register" formnovalidate>Create an account</button>` : "") +
     (r.client ? `<button type="submit" name="action" value="deny" formnovalidate>Cancel</button>` : "") + `</form>`, r.redirectUri);
 }
 
@@ -135,4 +136,21 @@ export function crossSigningResetPage(reply: FastifyReply, action: string, csrf:
     `<p>If you allow it, your app may reset them in the next ${windowMinutes} minutes.</p>` +
     `<form method="post" action="${escapeHtml(action)}">${hiddenFields({}, csrf)}` +
     `<button type="submit" name="action" value="approve_reset">Allow the reset</button><button type="submit" name="action" value="cancel">Cancel</button></form>`);
+}
+
+/** The registration page (prompt=create): username, password twice, and the registration token if required. */
+export function registerPage(reply: FastifyReply, action: string, r: PageSubject, csrf: string, opts: { serverName: string; tokenField: boolean; error?: string; status?: number; username?: string }): FastifyReply {
+  const error = opts.error ? `<p class="error" role="alert" id="error">${escapeHtml(opts.error)}</p>` : "";
+  const described = opts.error ? ` aria-describedby="error"` : "";
+  return sendPage(reply, opts.status ?? 200, `Create an account on ${opts.serverName}`,
+    `<h1>Create an account on ${escapeHtml(opts.serverName)}</h1>` +
+    `<p>Then <b>${escapeHtml(clientName(r))}</b> will ask to access it.</p>${error}` +
+    `<form method="post" action="${escapeHtml(action)}">${hiddenFields(r.fields, csrf)}` +
+    `<label for="username">Username</label><input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" required value="${escapeHtml(opts.username ?? "")}"${described}>` +
+    `<label for="password">Password</label><input type="password" id="password" name="password" autocomplete="new-password" required>` +
+    `<label for="confirm">Confirm the password</label><input type="password" id="confirm" name="confirm" autocomplete="new-password" required>` +
+    (opts.tokenField ? `<label for="token">Registration token</label><input type="text" id="token" name="token" autocomplete="off" required>` : "") +
+    `<button type="submit" name="action" value="register">Create the account</button>` +
+    `<button type="submit" name="action" value="show_login" formnovalidate>I already have an account</button>` +
+    `<button type="submit" name="action" value="deny" formnovalidate>Cancel</button></form>`, r.redirectUri);
 }

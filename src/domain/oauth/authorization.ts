@@ -85,7 +85,7 @@ export async function parseAuthorizationRequest(s: Services, params: RequestPara
   if (!params.code_challenge) return fail("invalid_request", "code_challenge is required (PKCE, RFC 7636)");
   if (params.code_challenge_method !== "S256") return fail("invalid_request", "code_challenge_method must be S256");
   if (!CODE_CHALLENGE.test(params.code_challenge)) return fail("invalid_request", "code_challenge is not a base64url SHA-256 digest");
-  if (params.prompt !== undefined && params.prompt !== "" && params.prompt !== "consent" && params.prompt !== "login")
+  if (params.prompt !== undefined && !["", "consent", "login", "create"].includes(params.prompt))
     return fail("invalid_request", `prompt "${params.prompt}" is not supported`);
   let scope: GrantedScope;
   try {

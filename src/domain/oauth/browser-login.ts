@@ -19,10 +19,15 @@ export async function browserLogin(s: Services, username: string, password: stri
   await checkPasswordLogin(s, userId, password, clientIp);
   const user = await s.users.get(userId);
   if (user?.locked) throw lockedError();
+  return { userId, sessionSecret: await startBrowserSession(s, userId) };
+}
+
+/** A new browser session of the user; returns the secret for the cookie. */
+export async function startBrowserSession(s: Services, userId: string): Promise<string> {
   const sessionSecret = randomBytes(24).toString("base64url");
   const now = s.clock.now();
   await s.oauth.addBrowserSession(hashToken(sessionSecret), userId, now, now + s.config.oauth_server.browser_session_lifetime);
-  return { userId, sessionSecret };
+  return sessionSecret;
 }
 
 /** The user a browser session belongs to, if it is still valid and the account may still log in. */

@@ -6,6 +6,7 @@ import type { Services } from "../services.ts";
 import { oauthServerEnabled, oauthUrl } from "./endpoints.ts";
 import { SUPPORTED_GRANT_TYPES } from "./client-registration.ts";
 import { ACCOUNT_ACTIONS } from "./account.ts";
+import { pageRegistrationOffered } from "./browser-register.ts";
 
 export function authMetadata(s: Services): Record<string, unknown> {
   if (!oauthServerEnabled(s)) throw new MatrixError("M_UNRECOGNIZED", "This homeserver does not serve the OAuth 2.0 API", 404);
@@ -25,6 +26,7 @@ export function authMetadata(s: Services): Record<string, unknown> {
     code_challenge_methods_supported: ["S256"],
     token_endpoint_auth_methods_supported: ["none"],
     revocation_endpoint_auth_methods_supported: ["none"],
+    ...(pageRegistrationOffered(s) ? { prompt_values_supported: ["create"] } : {}),
     scopes_supported: ["urn:matrix:client:api:*", "urn:matrix:org.matrix.msc2967.client:api:*"],
   };
 }
