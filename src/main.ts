@@ -34,6 +34,7 @@ import { serverAclCheck } from "./domain/federation/server-acl.ts";
 import { encryptionByDefault } from "./domain/e2ee/encryption-default.ts";
 import { announceDeletedDevices, dropAccountKeys, announceDeviceUpdate, deleteDeviceKeys } from "./domain/e2ee/device-lists.ts";
 import { dropOAuthGrants } from "./domain/oauth/token.ts";
+import { oauthHousekeeping } from "./domain/oauth/housekeeping.ts";
 import { recordSyncCommits } from "./domain/sync/stream-cache.ts";
 import { kickGuestsOnRevocation } from "./domain/rooms/guest-kick.ts";
 import { forgetRoomsOnLeave } from "./domain/rooms/forget-on-leave.ts";
@@ -158,7 +159,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     partialStateCompleted: [deviceListsOnFullState],
     invalidationListeners: [invalidateTokenCache, invalidateIgnoredUsers, invalidateErasedUsers],
     // The federation sender first: the EDU producers after it hand it what they send.
-    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation, expireReceivedTransactions, expireSeenToDevice, appServiceSenders, appServiceEphemeral, resumeRoomDeletions, renewalMailJob, resumePartialStateRooms, delayedEventSender, ...(sticky ? [stickyEventsSweeper] : [])],
+    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation, expireReceivedTransactions, expireSeenToDevice, appServiceSenders, appServiceEphemeral, resumeRoomDeletions, renewalMailJob, resumePartialStateRooms, delayedEventSender, oauthHousekeeping, ...(sticky ? [stickyEventsSweeper] : [])],
   };
 }
 

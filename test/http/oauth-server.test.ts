@@ -15,6 +15,7 @@ import { expectMatchesSpec } from "../helpers/spec.ts";
 import { OAuthAgent, readForm } from "../helpers/oauth-agent.ts";
 import { hashToken } from "../../src/domain/accounts/tokens.ts";
 import { crossSigningKeys } from "../helpers/e2ee.ts";
+import { purgeExpiredOAuthRows } from "../../src/domain/oauth/housekeeping.ts";
 
 const META = "/_matrix/client/v1/auth_metadata";
 const WEB_CLIENT = {
@@ -89,7 +90,7 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     expect(res.json.grant_types_supported).toEqual(["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"]);
     expect(res.json.device_authorization_endpoint).toBe(`${base}_weft/oauth2/device`);
     expect(res.json.account_management_uri).toBe(`${base}_weft/oauth2/account`);
-    expect(res.json.account_management_actions_supported).toEqual(["org.matrix.profile", "org.matrix.devices_list", "org.matrix.device_view", "org.matrix.device_delete", "org.matrix.cross_signing_reset"]);
+    expect(res.json.account_management_actions_supported).toEqual(["org.matrix.profile", "org.matrix.devices_list", "org.matrix.device_view", "org.matrix.device_delete", "org.matrix.account_deactivate", "org.matrix.cross_signing_reset"]);
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
     const unstable = await t.call("GET", "/_matrix/client/unstable/org.matrix.msc2965/auth_metadata");
     expect(unstable.json).toEqual(res.json);
@@ -453,12 +454,16 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     expect(readForm(login.text, login.url)!.buttons).toEqual(["login", "show_register", "deny"]);
   });
 
-  it("an expired code is refused (oauth_server.authorization_code_lifetime, 10 minutes)", async () => {
+  it("an expired code is refused (oauth_server.authorization_code_lifetime, 10 minutes); the hourly clean-up drops it", async () => {
     const config = await oauthClient();
     const a = await authorize(config);
     clock.advance(10 * 60_000 + 1);
     const res = await tokenPost({ grant_type: "authorization_code", code: a.code, redirect_uri: WEB_CLIENT.redirect_uris[0]!, client_id: config.clientMetadata().client_id, code_verifier: a.verifier });
     expect([res.status, res.json.error]).toEqual([400, "invalid_grant"]);
+    const codes = async () => Number((await t.hs.services.storage.sql.get<{ n: number | string }>("SELECT COUNT(*) AS n FROM oauth_authorization_codes WHERE code_hash = ?", [hashToken(a.code)]))!.n);
+    expect(await codes()).toBe(1);
+    expect(await purgeExpiredOAuthRows(t.hs.services)).toBeGreaterThan(0);
+    expect(await codes()).toBe(0);
   });
 
   describe("account management (account_management_uri)", () => {
@@ -492,6 +497,23 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
       // Another user's device id (or none) is not found, never deleted.
       const other = await agent.submit(confirm, "delete_device", {}, { override: { device_id: "NOSUCHDEVICE" } });
       expect(other.status).toBe(404);
+    });
+
+    it("org.matrix.account_deactivate asks for the password again, then deactivates the account and ends its sessions", async () => {
+      const dave = await registerUser(t, "dave");
+      const agent = new OAuthAgent();
+      const login = await agent.open(`${ACCOUNT()}?action=org.matrix.account_deactivate`);
+      const signedIn = await agent.submit(login, "login", { username: "dave", password: "password" });
+      const page = await agent.open(signedIn.location!);
+      expect(readForm(page.text, page.url)!.labelled).toEqual({ password: "Your password" });
+      const wrong = await agent.submit(page, "deactivate", { password: "not it" });
+      expect([wrong.status, wrong.text.includes('role="alert"')]).toEqual([403, true]);
+      expect((await whoami(dave.access_token)).status).toBe(200);
+      const done = await agent.submit(page, "deactivate", { password: "password" });
+      expect(done.text).toContain("Account deactivated");
+      expect((await whoami(dave.access_token)).status).toBe(401);
+      const again = await t.call("POST", "/_matrix/client/v3/login", { body: { type: "m.login.password", identifier: { type: "m.id.user", user: "dave" }, password: "password" } });
+      expect(again.status).toBe(403);
     });
 
     it("m.oauth: replacing cross-signing keys from an OAuth session asks for the account page's approval, then succeeds", async () => {

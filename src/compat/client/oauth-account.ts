@@ -1,16 +1,17 @@
 // The account management page's browser face (spec v1.18 "Account management", account_management_uri):
 // GET with the spec's `action` (and `device_id`) shows the signed-in user's profile and devices, a
-// device's sign-out confirmation, or the cross-signing reset approval (the m.oauth UIA type, MSC4312);
-// POST takes the forms (login, confirm_delete, delete_device, approve_reset, sign_out, cancel), each with the CSRF token
-// of the cookie. Domain rules in src/domain/oauth/account.ts; pages in src/compat/oauth-pages.
+// device's sign-out confirmation, the deactivation page, or the cross-signing reset approval (the
+// m.oauth UIA type, MSC4312); POST takes the forms (login, confirm_delete, delete_device, deactivate,
+// approve_reset, sign_out, cancel), each with the CSRF token of the cookie. Domain rules in
+// src/domain/oauth/account.ts; pages in src/compat/oauth-pages.
 import type { FastifyInstance } from "fastify";
 import { MatrixError } from "../../domain/errors.ts";
 import type { Services } from "../../domain/services.ts";
 import { queryString, route, type Call } from "../http.ts";
 import { OAUTH_PATHS, oauthServerEnabled } from "../../domain/oauth/endpoints.ts";
-import { accountOverview, accountUrl, approveCrossSigningReset, signOutDevice } from "../../domain/oauth/account.ts";
+import { accountOverview, accountUrl, approveCrossSigningReset, deactivateFromAccountPage, signOutDevice } from "../../domain/oauth/account.ts";
 import { browserLogin, browserLogout, browserSessionUser } from "../../domain/oauth/browser-login.ts";
-import { accountPage, crossSigningResetPage, deleteDevicePage, errorPage, loginPage, messagePage } from "../oauth-pages/page.ts";
+import { accountPage, crossSigningResetPage, deactivatePage, deleteDevicePage, errorPage, loginPage, messagePage } from "../oauth-pages/page.ts";
 import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
 import { formFields } from "./oauth.ts";
 
@@ -23,6 +24,8 @@ async function show(c: Call, s: Services, userId: string, csrf: string, wanted: 
   const action = c.req.url.split("?")[0]!;
   const overview = await accountOverview(s, userId);
   switch (wanted.action) {
+    case "org.matrix.account_deactivate":
+      return deactivatePage(c.reply, action, csrf, userId);
     case "org.matrix.cross_signing_reset":
       return crossSigningResetPage(c.reply, action, csrf, userId, Math.round(s.config.oauth_server.cross_signing_reset_window / 60_000));
     case "org.matrix.device_delete": {
@@ -75,6 +78,17 @@ async function handle(c: Call, s: Services, wanted: Wanted, form: Record<string,
       if (!form.device_id) throw new MatrixError("invalid_request", "device_id is missing", 400);
       await signOutDevice(s, userId, form.device_id);
       return show(c, s, userId, csrf, {}, `The device ${form.device_id} was signed out.`);
+    case "deactivate":
+      try {
+        await deactivateFromAccountPage(s, userId, form.password ?? "", c.clientIp);
+      } catch (err) {
+        if (!(err instanceof MatrixError) || err.errcode === "M_LIMIT_EXCEEDED") throw err;
+        return deactivatePage(c.reply, action, csrf, userId, { error: err.message, status: err.httpStatus });
+      }
+      if (sessionSecret) await browserLogout(s, sessionSecret);
+      cookies.push(cookie(s, SESSION_COOKIE, "", 0, "Lax"));
+      reply();
+      return messagePage(c.reply, "Account deactivated", "Your account has been deactivated and signed out everywhere.");
     case "approve_reset":
       await approveCrossSigningReset(s, userId);
       return messagePage(c.reply, "Reset allowed", "Return to your app to finish resetting your cross-signing identity.");

@@ -154,3 +154,13 @@ export function registerPage(reply: FastifyReply, action: string, r: PageSubject
     `<button type="submit" name="action" value="show_login" formnovalidate>I already have an account</button>` +
     `<button type="submit" name="action" value="deny" formnovalidate>Cancel</button></form>`, r.redirectUri);
 }
+
+/** Deactivation (org.matrix.account_deactivate): the password again, then for good. */
+export function deactivatePage(reply: FastifyReply, action: string, csrf: string, userId: string, opts: { error?: string; status?: number } = {}): FastifyReply {
+  const error = opts.error ? `<p class="error" role="alert" id="error">${escapeHtml(opts.error)}</p>` : "";
+  return sendPage(reply, opts.status ?? 200, "Deactivate your account?",
+    `<h1>Deactivate your account?</h1><p><b>${escapeHtml(userId)}</b> will be signed out everywhere and can never be used again. This cannot be undone.</p>${error}` +
+    `<form method="post" action="${escapeHtml(action)}">${hiddenFields({}, csrf)}` +
+    `<label for="password">Your password</label><input type="password" id="password" name="password" autocomplete="current-password" required${opts.error ? ` aria-describedby="error"` : ""}>` +
+    `<button type="submit" name="action" value="deactivate">Deactivate the account</button><button type="submit" name="action" value="cancel" formnovalidate>Cancel</button></form>`);
+}

@@ -1,6 +1,7 @@
 // Account management in the browser (spec v1.18 "Account management", the account_management_uri of the
 // server metadata): the signed-in user's profile and devices, signing a device out (as DELETE /devices
-// does, without UIA: the user has just signed in on the page), and approving a cross-signing reset — the
+// does, without UIA: the user has just signed in on the page), deactivating the account (the password
+// asked again), and approving a cross-signing reset — the
 // `m.oauth` UIA type (spec v1.17, MSC4312): once approved, for oauth_server.cross_signing_reset_window,
 // POST /keys/device_signing/upload replaces the keys without asking (as Synapse's
 // `_allow_cross_signing_replacement_without_uia`, which the Matrix Authentication Service calls).
@@ -10,10 +11,12 @@ import type { Requester } from "../accounts/requester.ts";
 import { listDevices, type ClientDevice } from "../devices/device-info.ts";
 import { getProfileField } from "../profile/profile.ts";
 import { deleteDevices } from "../devices/delete-devices.ts";
+import { checkPasswordLogin } from "../accounts/password-login.ts";
+import { deactivateAccount } from "../accounts/deactivate.ts";
 import { oauthServerEnabled, oauthUrl } from "./endpoints.ts";
 import type { UiaOptions } from "../uia/uia.ts";
 
-export const ACCOUNT_ACTIONS = ["org.matrix.profile", "org.matrix.devices_list", "org.matrix.device_view", "org.matrix.device_delete", "org.matrix.cross_signing_reset"] as const;
+export const ACCOUNT_ACTIONS = ["org.matrix.profile", "org.matrix.devices_list", "org.matrix.device_view", "org.matrix.device_delete", "org.matrix.account_deactivate", "org.matrix.cross_signing_reset"] as const;
 
 const pageRequester = (userId: string): Requester => ({ userId, deviceId: null, isGuest: false, isAdmin: false, accessTokenId: null });
 
@@ -33,6 +36,12 @@ export async function accountOverview(s: Services, userId: string): Promise<Acco
 export async function signOutDevice(s: Services, userId: string, deviceId: string): Promise<void> {
   if (!(await s.sessions.getDevice(userId, deviceId))) throw notFound("No such device");
   await deleteDevices(s, userId, [deviceId]);
+}
+
+/** Deactivates the account (as POST /account/deactivate), after the password is given again. */
+export async function deactivateFromAccountPage(s: Services, userId: string, password: string, clientIp: string): Promise<void> {
+  await checkPasswordLogin(s, userId, password, clientIp);
+  await deactivateAccount(s, userId, false);
 }
 
 export async function approveCrossSigningReset(s: Services, userId: string): Promise<void> {

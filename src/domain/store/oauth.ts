@@ -122,6 +122,19 @@ export class OAuthStore {
     const row = await this.db.oAuthRetiredRefreshToken.findUnique({ where: { tokenHash } });
     return row ? { userId: row.userId, deviceId: row.deviceId } : undefined;
   }
+
+  /** Drops what has expired: codes, browser sessions, device requests, reset approvals. Returns how many rows went. */
+  async purgeExpired(now: number): Promise<number> {
+    const before = BigInt(now);
+    const counts = [
+      await this.db.oAuthAuthorizationCode.deleteMany({ where: { expiresTs: { lt: before } } }),
+      await this.db.oAuthBrowserSession.deleteMany({ where: { expiresTs: { lt: before } } }),
+      await this.db.oAuthDeviceGrant.deleteMany({ where: { expiresTs: { lt: before } } }),
+      await this.db.oAuthCrossSigningReset.deleteMany({ where: { approvedUntilTs: { lt: before } } }),
+      await this.db.oAuthRetiredRefreshToken.deleteMany({ where: { retiredTs: { lt: BigInt(now - 86_400_000) } } }),
+    ];
+    return counts.reduce((n, c) => n + c.count, 0);
+  }
 }
 
 export interface DeviceGrantRow {
