@@ -48,6 +48,7 @@ import { oauthRoutes } from "./client/oauth.ts";
 import { oauthAuthorizeRoutes } from "./client/oauth-authorize.ts";
 import { oauthDeviceRoutes } from "./client/oauth-device.ts";
 import { oauthAccountRoutes } from "./client/oauth-account.ts";
+import { oauthSsoRoutes } from "./client/oauth-sso.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -104,4 +105,5 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   oauthAuthorizeRoutes,
   oauthDeviceRoutes,
   oauthAccountRoutes,
+  oauthSsoRoutes,
 ];

@@ -454,6 +454,39 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     expect(readForm(login.text, login.url)!.buttons).toEqual(["login", "show_register", "deny"]);
   });
 
+  it("OAuth-aware legacy clients (MSC3824): /login offers m.login.sso with oauth_aware_preferred, served by the pages, ending in a loginToken", async () => {
+    const flows = await t.call("GET", "/_matrix/client/v3/login");
+    expectMatchesSpec(flows, "GET", "/_matrix/client/v3/login");
+    expect(flows.json.flows).toContainEqual({ type: "m.login.sso", oauth_aware_preferred: true });
+    expect(flows.json.flows).toContainEqual({ type: "m.login.password" });
+    const client = "https://legacy.example.org/done?x=1";
+    const noFollow = (path: string) => undiciFetch(new URL(path, t.baseUrl), { redirect: "manual" });
+    const start = await noFollow(`/_matrix/client/v3/login/sso/redirect?redirectUrl=${encodeURIComponent(client)}&action=login`);
+    expect(start.status).toBe(302);
+    const pageUrl = new URL(start.headers.get("location")!);
+    expect(pageUrl.origin + pageUrl.pathname).toBe(`${t.config.public_baseurl}_weft/oauth2/sso`);
+    const agent = new OAuthAgent();
+    const login = await agent.open(pageUrl.href);
+    expect(login.text).toContain("legacy.example.org");
+    const next = await agent.submit(login, "login", { username: "alice", password: "password" });
+    expect(next.status).toBe(200); // not in sso.client_whitelist: a confirmation first
+    const href = /<a id="continue" href="([^"]+)">/.exec(next.text)![1]!.replace(/&#38;/g, "&");
+    const back = new URL(href);
+    expect(back.origin + back.pathname).toBe("https://legacy.example.org/done");
+    expect(back.searchParams.get("x")).toBe("1");
+    const loggedIn = await t.call("POST", "/_matrix/client/v3/login", { body: { type: "m.login.token", token: back.searchParams.get("loginToken") } });
+    expect([loggedIn.status, loggedIn.json.user_id]).toEqual([200, alice.user_id]);
+    const reused = await t.call("POST", "/_matrix/client/v3/login", { body: { type: "m.login.token", token: back.searchParams.get("loginToken") } });
+    expect(reused.status).toBe(403);
+    // action=register opens the registration page; a missing redirectUrl is refused.
+    const reg = await noFollow(`/_matrix/client/v3/login/sso/redirect?redirectUrl=${encodeURIComponent(client)}&action=register`);
+    const regPage = await new OAuthAgent().open(reg.headers.get("location")!);
+    expect(readForm(regPage.text, regPage.url)!.buttons).toEqual(["register", "show_login"]);
+    expect((await noFollow("/_matrix/client/v3/login/sso/redirect")).status).toBe(400);
+    // Without the CSRF token, no login token is made.
+    expect((await agent.submit(login, "login", { username: "alice", password: "password" }, { drop: ["csrf"] })).status).toBe(403);
+  });
+
   it("an expired code is refused (oauth_server.authorization_code_lifetime, 10 minutes); the hourly clean-up drops it", async () => {
     const config = await oauthClient();
     const a = await authorize(config);

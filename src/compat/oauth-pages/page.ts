@@ -48,14 +48,14 @@ function hiddenFields(params: Record<string, string>, csrf: string): string {
 
 const clientName = (r: PageSubject) => r.client.client_name ?? new URL(r.client.client_uri).host;
 
-/** What a login page is for: a client's request, or (no client) the account page. */
-export type LoginSubject = Pick<PageSubject, "fields" | "redirectUri"> & { client?: ClientMetadata };
+/** What a login page is for: a client's request, or (no client) the account page or a legacy SSO login. */
+export type LoginSubject = Pick<PageSubject, "fields" | "redirectUri"> & { client?: ClientMetadata; intro?: string };
 
 export function loginPage(reply: FastifyReply, action: string, r: LoginSubject, csrf: string, opts: { serverName: string; error?: string; status?: number; username?: string; offerRegistration?: boolean }): FastifyReply {
   const error = opts.error ? `<p class="error" role="alert" id="error">${escapeHtml(opts.error)}</p>` : "";
   return sendPage(reply, opts.status ?? 200, `Sign in to ${opts.serverName}`,
     `<h1>Sign in to ${escapeHtml(opts.serverName)}</h1>` +
-    (r.client ? `<p><b>${escapeHtml(clientName(r as PageSubject))}</b> wants to access your account.</p>` : `<p>Sign in to manage your account.</p>`) + error +
+    (r.client ? `<p><b>${escapeHtml(clientName(r as PageSubject))}</b> wants to access your account.</p>` : `<p>${escapeHtml(r.intro ?? "Sign in to manage your account.")}</p>`) + error +
     `<form method="post" action="${escapeHtml(action)}">${hiddenFields(r.fields, csrf)}` +
     `<label for="username">Username</label><input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" required value="${escapeHtml(opts.username ?? "")}"${opts.error ? ` aria-describedby="error"` : ""}>` +
     `<label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required>` +
@@ -139,12 +139,12 @@ export function crossSigningResetPage(reply: FastifyReply, action: string, csrf:
 }
 
 /** The registration page (prompt=create): username, password twice, and the registration token if required. */
-export function registerPage(reply: FastifyReply, action: string, r: PageSubject, csrf: string, opts: { serverName: string; tokenField: boolean; error?: string; status?: number; username?: string }): FastifyReply {
+export function registerPage(reply: FastifyReply, action: string, r: LoginSubject, csrf: string, opts: { serverName: string; tokenField: boolean; error?: string; status?: number; username?: string }): FastifyReply {
   const error = opts.error ? `<p class="error" role="alert" id="error">${escapeHtml(opts.error)}</p>` : "";
   const described = opts.error ? ` aria-describedby="error"` : "";
   return sendPage(reply, opts.status ?? 200, `Create an account on ${opts.serverName}`,
     `<h1>Create an account on ${escapeHtml(opts.serverName)}</h1>` +
-    `<p>Then <b>${escapeHtml(clientName(r))}</b> will ask to access it.</p>${error}` +
+    (r.client ? `<p>Then <b>${escapeHtml(clientName(r as PageSubject))}</b> will ask to access it.</p>` : "") + error +
     `<form method="post" action="${escapeHtml(action)}">${hiddenFields(r.fields, csrf)}` +
     `<label for="username">Username</label><input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" required value="${escapeHtml(opts.username ?? "")}"${described}>` +
     `<label for="password">Password</label><input type="password" id="password" name="password" autocomplete="new-password" required>` +
@@ -152,7 +152,7 @@ export function registerPage(reply: FastifyReply, action: string, r: PageSubject
     (opts.tokenField ? `<label for="token">Registration token</label><input type="text" id="token" name="token" autocomplete="off" required>` : "") +
     `<button type="submit" name="action" value="register">Create the account</button>` +
     `<button type="submit" name="action" value="show_login" formnovalidate>I already have an account</button>` +
-    `<button type="submit" name="action" value="deny" formnovalidate>Cancel</button></form>`, r.redirectUri);
+    (r.client ? `<button type="submit" name="action" value="deny" formnovalidate>Cancel</button>` : "") + `</form>`, r.redirectUri);
 }
 
 /** Deactivation (org.matrix.account_deactivate): the password again, then for good. */
@@ -163,4 +163,12 @@ export function deactivatePage(reply: FastifyReply, action: string, csrf: string
     `<form method="post" action="${escapeHtml(action)}">${hiddenFields({}, csrf)}` +
     `<label for="password">Your password</label><input type="password" id="password" name="password" autocomplete="current-password" required${opts.error ? ` aria-describedby="error"` : ""}>` +
     `<button type="submit" name="action" value="deactivate">Deactivate the account</button><button type="submit" name="action" value="cancel" formnovalidate>Cancel</button></form>`);
+}
+
+/** The end of a legacy SSO login for a client not in sso.client_whitelist: the user confirms where the login goes. */
+export function continuePage(reply: FastifyReply, redirect: string, userId: string): FastifyReply {
+  const target = new URL(redirect);
+  return sendPage(reply, 200, "Continue to your application",
+    `<h1>Continue to your application</h1><p>You are signing in as <b>${escapeHtml(userId)}</b> at <b>${escapeHtml(target.host || target.protocol)}</b>.</p>` +
+    `<p>Only continue if you started signing in there.</p><p><a id="continue" href="${escapeHtml(redirect)}">Continue</a></p>`);
 }

@@ -10,6 +10,7 @@ export const OAUTH_PATHS = {
   deviceAuthorization: "/_weft/oauth2/device",
   deviceVerification: "/_weft/oauth2/device/verify",
   account: "/_weft/oauth2/account",
+  sso: "/_weft/oauth2/sso",
 } as const;
 
 /** The absolute URL of one of the server's OAuth endpoints (under public_baseurl). */
