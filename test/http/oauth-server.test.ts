@@ -110,6 +110,11 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     expect(res.status).toBe(201);
     expect(res.json["client_name#fr"]).toBeUndefined();
     expect(res.headers.get("cache-control")).toBe("no-store");
+    // Web clients register with JSON: the preflight is answered with the CORS headers.
+    const preflight = await undiciFetch(new URL("/_weft/oauth2/register", t.baseUrl), { method: "OPTIONS", headers: { origin: "https://app.client.example.org", "access-control-request-method": "POST", "access-control-request-headers": "content-type" } });
+    expect(preflight.status).toBeLessThan(300);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+    expect(preflight.headers.get("access-control-allow-headers")).toContain("Content-Type");
   });
 
   it("registers native clients: a private-use scheme of the reversed client host, loopback URIs without a port, claimed https", async () => {

@@ -27,6 +27,8 @@ async function handle(c: Call, s: Services, typed: string | undefined, form: Rec
     s.ratelimiter.check(`oauth-authorize:${c.clientIp}`, s.config.oauth_server.rc_authorization);
   }
   if (typed === undefined || typed === "") return userCodePage(send(), action, csrf, { serverName });
+  // Every look-up of a user code counts (a GET with ?user_code= too): codes are short, guessing is throttled.
+  if (form === undefined) s.ratelimiter.check(`oauth-authorize:${c.clientIp}`, s.config.oauth_server.rc_authorization);
 
   let grant: PendingDeviceGrant;
   try {
