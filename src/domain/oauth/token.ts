@@ -2,12 +2,12 @@
 // (the code single-use and unexpired, issued to this client for this redirect URI, PKCE S256 verified —
 // RFC 7636 §4.6) and the refresh_token grant (rotation as POST /refresh rotates; only the client the
 // tokens were granted to may refresh them, and never for more scope; a replayed old refresh token ends
-// the session). The tokens are Weft's own access
-// and refresh tokens of the device the scope named (created or reused here), usable on every
-// Client-Server endpoint; the device_code grant (RFC 8628) hands them over once the user approved
-// (device-grant.ts). A replayed code ends the session it made (RFC 6749 §4.1.2). Errors are RFC 6749
-// §5.2's: invalid_request, invalid_client (401), invalid_grant, unauthorized_client,
-// unsupported_grant_type, invalid_scope.
+// the session). The tokens are Weft's own access and refresh tokens of the device the scope named
+// (created or reused here), usable on every Client-Server endpoint; the device_code grant (RFC 8628)
+// hands them over once the user approved (device-grant.ts). A replayed code ends the session it made
+// (RFC 6749 §4.1.2). Errors are RFC 6749 §5.2's: invalid_request, invalid_client (401), invalid_grant,
+// unauthorized_client, unsupported_grant_type, invalid_scope; a locked or deactivated account's grant is
+// invalid_grant.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -17,7 +17,6 @@ import { refresh } from "../accounts/refresh.ts";
 import { invalidateUserTokens } from "../accounts/authenticate.ts";
 import { runDeviceUpdateHooks } from "../devices/update-device.ts";
 import { deleteDevices, type DeviceDeletionHook } from "../devices/delete-devices.ts";
-import { lockedError } from "../accounts/moderation.ts";
 import { DEVICE_CODE_GRANT, findClient, type ClientMetadata } from "./client-registration.ts";
 import { pollDeviceGrant } from "./device-grant.ts";
 
@@ -77,7 +76,7 @@ async function codeGrant(s: Services, form: Record<string, string>): Promise<Tok
   if (!pkceMatches(verifier, grant.codeChallenge)) throw invalidGrant("code_verifier does not match the code_challenge (PKCE)");
   const user = await s.users.get(grant.userId);
   if (!user || user.deactivated) throw invalidGrant("The account has been deactivated");
-  if (user.locked) throw lockedError();
+  if (user.locked) throw invalidGrant("The account is locked");
 
   return issueTokens(s, client, grant.userId, grant.deviceId, grant.scope);
 }
@@ -106,7 +105,7 @@ async function deviceCodeGrant(s: Services, form: Record<string, string>): Promi
   const grant = await pollDeviceGrant(s, client, required(form, "device_code"));
   const user = await s.users.get(grant.userId);
   if (!user || user.deactivated) throw invalidGrant("The account has been deactivated");
-  if (user.locked) throw lockedError();
+  if (user.locked) throw invalidGrant("The account is locked");
   return issueTokens(s, client, grant.userId, grant.deviceId, grant.scope);
 }
 
