@@ -33,6 +33,8 @@ import { aliasOnCreate, canonicalAliasCheck, remoteCanonicalAliasCheck } from ".
 import { serverAclCheck } from "./domain/federation/server-acl.ts";
 import { encryptionByDefault } from "./domain/e2ee/encryption-default.ts";
 import { announceDeletedDevices, dropAccountKeys, announceDeviceUpdate, deleteDeviceKeys } from "./domain/e2ee/device-lists.ts";
+import { dropOAuthGrants } from "./domain/oauth/token.ts";
+import { oauthHousekeeping } from "./domain/oauth/housekeeping.ts";
 import { recordSyncCommits } from "./domain/sync/stream-cache.ts";
 import { kickGuestsOnRevocation } from "./domain/rooms/guest-kick.ts";
 import { forgetRoomsOnLeave } from "./domain/rooms/forget-on-leave.ts";
@@ -141,7 +143,8 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     registered: [startAccountValidity, autoJoinRooms],
     renewalMailers: [emailRenewalMailer],
     deactivated: [leaveAllRooms, dropUserPushers, dropAccountKeys, dropThreePids, cancelDelayedEventsOf, dropThreadSubscriptionsOf],
-    deviceDeleting: [deleteDeviceKeys],
+    // Weft's own OAuth server: a deleted device's grant (which client may refresh its tokens) goes with it.
+    deviceDeleting: [deleteDeviceKeys, dropOAuthGrants],
     // MSC3890 (with msc3890_enabled): a deleted device's local notification settings go with it.
     devicesDeleted: [announceDeletedDevices, dropDevicePushers, dropLocalNotificationSettings],
     deviceUpdated: [announceDeviceUpdate],
@@ -156,7 +159,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     partialStateCompleted: [deviceListsOnFullState],
     invalidationListeners: [invalidateTokenCache, invalidateIgnoredUsers, invalidateErasedUsers],
     // The federation sender first: the EDU producers after it hand it what they send.
-    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation, expireReceivedTransactions, expireSeenToDevice, appServiceSenders, appServiceEphemeral, resumeRoomDeletions, renewalMailJob, resumePartialStateRooms, delayedEventSender, ...(sticky ? [stickyEventsSweeper] : [])],
+    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation, expireReceivedTransactions, expireSeenToDevice, appServiceSenders, appServiceEphemeral, resumeRoomDeletions, renewalMailJob, resumePartialStateRooms, delayedEventSender, oauthHousekeeping, ...(sticky ? [stickyEventsSweeper] : [])],
   };
 }
 

@@ -46,6 +46,11 @@ import { mutualRoomRoutes } from "./client/mutual-rooms.ts";
 import { rendezvousRoutes } from "./client/rendezvous.ts";
 import { authMetadataRoutes } from "./client/auth-metadata.ts";
 import { masRoutes } from "./mas.ts";
+import { oauthRoutes } from "./client/oauth.ts";
+import { oauthAuthorizeRoutes } from "./client/oauth-authorize.ts";
+import { oauthDeviceRoutes } from "./client/oauth-device.ts";
+import { oauthAccountRoutes } from "./client/oauth-account.ts";
+import { oauthSsoRoutes } from "./client/oauth-sso.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -100,4 +105,9 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   ssoRoutes,
   emailValidationRoutes,
   rendezvousRoutes,
+  oauthRoutes,
+  oauthAuthorizeRoutes,
+  oauthDeviceRoutes,
+  oauthAccountRoutes,
+  oauthSsoRoutes,
 ];

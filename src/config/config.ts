@@ -16,6 +16,7 @@ import { readExperimentalConfig, type ExperimentalConfig } from "./experimental.
 import { readClientDiscoveryConfig, type ClientDiscoveryConfig } from "./client-discovery.ts";
 import { readProfileConfig, type ProfileConfig } from "./profile.ts";
 import { authDelegatedInRaw, checkDelegationConflicts, readOAuthDelegationConfig, type OAuthDelegationSection } from "./oauth-delegation.ts";
+import { readOAuthServerConfig, type OAuthServerConfig } from "./oauth-server.ts";
 
 export { ConfigError };
 
@@ -48,7 +49,7 @@ export interface PasswordPolicy {
   require_uppercase: boolean;
 }
 
-export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig, ClientDiscoveryConfig, ProfileConfig, OAuthDelegationSection {
+export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig, ClientDiscoveryConfig, ProfileConfig, OAuthDelegationSection, OAuthServerConfig {
   /** Where the file was read from; relative paths in it resolve against its folder. */
   configPath?: string;
   server_name: string;
@@ -374,6 +375,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     ...readSsoConfig(r),
     ...readThreePidConfig(r, authDelegated),
     ...readOAuthDelegationConfig(r, baseDir),
+    ...readOAuthServerConfig(r),
     ...readServerNoticesConfig(r, server_name),
     push: {
       enabled: push.bool("enabled", true),

@@ -178,6 +178,7 @@ export interface DelegationConflictView {
   enable_registration: boolean;
   oidc_providers: unknown[];
   login_via_existing_session: { enabled: boolean };
+  oauth_server?: { enabled: boolean };
   refresh_token_lifetime?: number;
   nonrefreshable_access_token_lifetime?: number;
   session_lifetime?: number;
@@ -196,4 +197,6 @@ export function checkDelegationConflicts(c: DelegationConflictView): void {
     throw new ConfigError("nonrefreshable_access_token_lifetime", "nonrefreshable_access_token_lifetime cannot be set when OAuth delegation is enabled");
   if (c.session_lifetime) throw new ConfigError("session_lifetime", "session_lifetime cannot be set when OAuth delegation is enabled");
   if (c.enable_3pid_changes) throw new ConfigError("enable_3pid_changes", "enable_3pid_changes cannot be enabled when OAuth delegation is enabled");
+  // One authorization server: Weft's own (oauth_server) or the delegated one, never both.
+  if (c.oauth_server?.enabled) throw new ConfigError("oauth_server.enabled", "Weft's own OAuth server cannot be enabled when OAuth delegation is enabled");
 }

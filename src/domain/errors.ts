@@ -76,7 +76,24 @@ export type ErrCode =
   /** MSC4306 (Synapse): an automatic thread subscription's cause event is not in the thread. */
   | "IO.ELEMENT.MSC4306.M_NOT_IN_THREAD"
   /** MSC4306 (Synapse): an automatic thread subscription obsoleted by a later unsubscription. */
-  | "IO.ELEMENT.MSC4306.M_CONFLICTING_UNSUBSCRIPTION";
+  | "IO.ELEMENT.MSC4306.M_CONFLICTING_UNSUBSCRIPTION"
+  /** OAuth 2.0 errors (RFC 6749 §4.1.2.1, §5.2; RFC 7591 §3.2.2), answered as `{error, error_description}` by the OAuth endpoints. */
+  | OAuthErrorCode;
+
+export type OAuthErrorCode =
+  | "invalid_request"
+  | "invalid_client"
+  | "invalid_grant"
+  | "unauthorized_client"
+  | "unsupported_grant_type"
+  | "unsupported_response_type"
+  | "invalid_scope"
+  | "access_denied"
+  | "invalid_redirect_uri"
+  | "invalid_client_metadata"
+  | "authorization_pending"
+  | "slow_down"
+  | "expired_token";
 
 /** Default HTTP status per errcode, where the spec gives one status for it. */
 const DEFAULT_STATUS: Partial<Record<ErrCode, number>> = {

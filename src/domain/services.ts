@@ -32,6 +32,7 @@ import { createSearchStore, type SearchStore } from "./store/search.ts";
 import { UserDirectoryStore } from "./store/user-directory.ts";
 import { RelationStore } from "./store/relations.ts";
 import { ReportStore } from "./store/reports.ts";
+import { OAuthStore } from "./store/oauth.ts";
 import { AccountDataStore } from "./store/account-data.ts";
 import { FilterStore } from "./store/filters.ts";
 import { SyncServices } from "./sync/registry.ts";
@@ -131,6 +132,8 @@ export interface Services {
   threadSubscriptions: ThreadSubscriptionServices;
   /** Content reports for the server admins. */
   reports: ReportStore;
+  /** Weft's own OAuth 2.0 server: clients, browser logins, authorisation codes (src/domain/oauth). */
+  oauth: OAuthStore;
   accountData: AccountDataStore;
   filters: FilterStore;
   /** Sync: stream providers (one slot per stream), lazy-loading memory, shutdown of long polls. */
@@ -256,6 +259,7 @@ export function buildServices(opts: {
     relations: new RelationStore(storage.sql),
     threadSubscriptions: { store: new ThreadSubscriptionStore(storage.sql), feed: new ThreadSubscriptionFeed() },
     reports: new ReportStore(storage.db),
+    oauth: new OAuthStore(storage.db),
     accountData: new AccountDataStore(storage.sql),
     filters: new FilterStore(storage.sql),
     sync: new SyncServices(caches, extensions.syncProviders, extensions.syncDecorators),

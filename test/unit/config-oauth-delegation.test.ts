@@ -80,6 +80,7 @@ describe("delegated authentication config (MSC3861)", () => {
 
   it("refuses the options Synapse refuses beside delegation, naming them", () => {
     expect(configError(() => withMsc3861({}, { enable_registration: true }))).toMatch(/'enable_registration': Registration cannot be enabled when OAuth delegation is enabled/);
+    expect(configError(() => withMsc3861({}, { oauth_server: { enabled: true } }))).toMatch(/'oauth_server.enabled': Weft's own OAuth server cannot be enabled when OAuth delegation is enabled/);
     expect(configError(() => withMsc3861({}, { password_config: { enabled: true } }))).toMatch(/Password auth cannot be enabled/);
     expect(configError(() => withMsc3861({}, { enable_3pid_changes: true }))).toMatch(/enable_3pid_changes cannot be enabled/);
     expect(configError(() => withMsc3861({}, { session_lifetime: "1d" }))).toMatch(/session_lifetime cannot be set/);

@@ -8,6 +8,7 @@ import { MatrixError } from "../../domain/errors.ts";
 import type { Services } from "../../domain/services.ts";
 import { clientRoute, queryString, route, type Call } from "../http.ts";
 import { finishSso, providerForUser, startSso } from "../../domain/sso/flow.ts";
+import { pageSsoEnabled, pageSsoStart } from "../../domain/oauth/legacy-sso.ts";
 
 const COOKIE = "oidc_session";
 const COOKIE_PATH = "/_synapse/client/oidc";
@@ -38,6 +39,9 @@ function readCookie(c: Call, name: string): string | undefined {
 }
 
 async function redirectToProvider(c: Call, s: Services, idpId: string | undefined) {
+  // No OIDC provider, Weft's own OAuth server on: its pages sign the user in (src/domain/oauth/legacy-sso.ts).
+  if (idpId === undefined && pageSsoEnabled(s))
+    return c.reply.code(302).header("location", pageSsoStart(s, queryString(c, "redirectUrl"), queryString(c, "action"))).header("cache-control", "no-store").send();
   const start = await startSso(s, { idpId, redirectUrl: queryString(c, "redirectUrl") });
   return c.reply.code(302).header("set-cookie", stateCookie(s, start.state)).header("location", start.location).header("cache-control", "no-store").send();
 }

@@ -11,6 +11,7 @@ import { invalidateUserTokens } from "./authenticate.ts";
 import { identityProviders, type IdentityProviderInfo } from "../sso/flow.ts";
 import { lockedError } from "./moderation.ts";
 import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
+import { pageSsoEnabled } from "../oauth/legacy-sso.ts";
 
 export interface LoginRequest {
   body: Record<string, unknown>;
@@ -21,13 +22,15 @@ export interface LoginRequest {
 
 export type LoginResponse = SessionTokens & { home_server: string; well_known: Record<string, unknown> };
 
-export type LoginFlow = { type: string; get_login_token?: boolean; identity_providers?: IdentityProviderInfo[] };
+export type LoginFlow = { type: string; get_login_token?: boolean; identity_providers?: IdentityProviderInfo[]; oauth_aware_preferred?: boolean };
 
 export function loginFlows(s: Services): LoginFlow[] {
   refuseWhenDelegated(s);
   const flows: LoginFlow[] = [];
   if (s.config.password_config.enabled && s.config.password_config.localdb_enabled) flows.push({ type: "m.login.password" });
   if (s.sso.enabled) flows.push({ type: "m.login.sso", identity_providers: identityProviders(s) });
+  // Weft's own OAuth server serves m.login.sso through its pages, the flow OAuth-aware clients prefer (MSC3824).
+  else if (pageSsoEnabled(s)) flows.push({ type: "m.login.sso", oauth_aware_preferred: true });
   flows.push({ type: "m.login.token", ...(s.config.login_via_existing_session.enabled ? { get_login_token: true } : {}) });
   flows.push({ type: "m.login.application_service" });
   return flows;

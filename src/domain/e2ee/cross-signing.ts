@@ -15,6 +15,7 @@ import { announceDeviceListChange, recordDeviceListChange } from "./device-lists
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import { reauthFlows } from "../uia/flows.ts";
 import { crossSigningResetRequired } from "../oauth-delegation/cross-signing-reset.ts";
+import { crossSigningResetApproved, crossSigningResetUia } from "../oauth/account.ts";
 
 export const KEY_TYPES = [
   ["master_key", "master"],
@@ -63,12 +64,13 @@ export async function uploadCrossSigningKeys(s: Services, r: Requester, body: Js
   const changed = [...given].filter(([type, key]) => stored.get(type) !== canonicalJson(key));
   if (changed.length === 0) return {}; // nothing new: idempotent, no authentication needed
   // With delegated authentication there is no password: the authorization server approves a reset
-  // (through the admin API), after which the master key may be replaced without UIA for a while.
+  // (through the admin API), after which the master key may be replaced without UIA for a while. With
+  // Weft's own OAuth server, an OAuth session's reset is approved on the account page (m.oauth, MSC4312).
   const delegatedReset = stored.has("master") && !r.appserviceId && s.oauthDelegation !== undefined;
   if (delegatedReset && ((await s.e2ee.masterReplaceableUntil(userId)) ?? 0) <= s.clock.now()) throw await crossSigningResetRequired(s);
   const uia =
-    stored.has("master") && !r.appserviceId && !delegatedReset
-      ? await checkUia(s, { ...uiaReq, requester: r }, { flows: await reauthFlows(s, r.userId), description: "reset the cross-signing keys on your account" })
+    stored.has("master") && !r.appserviceId && !delegatedReset && !(await crossSigningResetApproved(s, r.userId))
+      ? await checkUia(s, { ...uiaReq, requester: r }, { ...(await crossSigningResetUia(s, r, await reauthFlows(s, r.userId))), description: "reset the cross-signing keys on your account" })
       : undefined;
 
   const now = s.clock.now();

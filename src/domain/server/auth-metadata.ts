@@ -1,11 +1,13 @@
 // The OAuth 2.0 authorization server a client should use (spec v1.15 "OAuth 2.0 API": GET
 // /_matrix/client/v1/auth_metadata; MSC2965's unstable auth_metadata and auth_issuer; the client
-// .well-known's `org.matrix.msc2965.authentication`). One place decides where that server is: today
-// only a delegated one (MSC3861, the issuer's metadata, fetched and cached); a server of Weft's own
-// would answer here too. None: null, and the endpoints stay unknown (404 M_UNRECOGNIZED).
+// .well-known's `org.matrix.msc2965.authentication`). One place decides where that server is: Weft's own
+// (oauth_server.enabled, src/domain/oauth/) or a delegated one (MSC3861, the issuer's metadata, fetched
+// and cached); the config allows one at most. None: null, and the endpoints stay unknown (404 M_UNRECOGNIZED).
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { AuthServerUnreachable } from "../oauth-delegation/http.ts";
+import { ownAuthMetadata } from "../oauth/metadata.ts";
+import { oauthServerEnabled, oauthUrl } from "../oauth/endpoints.ts";
 
 const unreachable = (err: unknown): never => {
   if (err instanceof AuthServerUnreachable) throw new MatrixError("M_UNKNOWN", `The authorization server could not be reached: ${err.message}`, 503);
@@ -14,6 +16,7 @@ const unreachable = (err: unknown): never => {
 
 /** The authorization server's metadata (RFC 8414), with MSC2965's account_management_uri when known; null: none. */
 export async function authMetadata(s: Services): Promise<Record<string, unknown> | null> {
+  if (oauthServerEnabled(s)) return ownAuthMetadata(s);
   const d = s.oauthDelegation;
   if (!d) return null;
   const metadata = await d.issuerMetadata().catch(unreachable);
@@ -23,6 +26,7 @@ export async function authMetadata(s: Services): Promise<Record<string, unknown>
 
 /** MSC2965's issuer (GET .../org.matrix.msc2965/auth_issuer); null: none. */
 export async function authIssuer(s: Services): Promise<string | null> {
+  if (oauthServerEnabled(s)) return s.config.public_baseurl;
   const d = s.oauthDelegation;
   if (!d) return null;
   return d.issuer().catch(unreachable);
@@ -33,6 +37,7 @@ export async function authIssuer(s: Services): Promise<string | null> {
  * It never fails: without the metadata, the configured issuer and account page are given.
  */
 export async function wellKnownAuthentication(s: Services): Promise<{ issuer: string; account?: string } | undefined> {
+  if (oauthServerEnabled(s)) return { issuer: s.config.public_baseurl, account: oauthUrl(s, "account") };
   const d = s.oauthDelegation;
   if (!d) return undefined;
   const issuer = await d.issuer().catch(() => d.config.issuer);

@@ -10,7 +10,7 @@ export const SUPPORTED_VERSIONS = [
   "v1.1", "v1.2", "v1.3", "v1.4", "v1.5", "v1.6", "v1.7", "v1.8", "v1.9", "v1.10", "v1.11",
   // Each once all of its release is served (README "Spec versions" says what each brought). The OAuth
   // 2.0 API of v1.15 is optional for a server: without one GET /auth_metadata answers 404 M_UNRECOGNIZED;
-  // with delegated authentication (MSC3861) it serves the issuer's metadata (server/auth-metadata.ts).
+  // Weft's own (oauth_server.enabled) or a delegated one (MSC3861) answers it (server/auth-metadata.ts).
   "v1.12", "v1.13", "v1.14", "v1.15", "v1.16", "v1.17", "v1.18", "v1.19",
 ] as const;
 

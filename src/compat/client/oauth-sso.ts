@@ -1,0 +1,88 @@
+// The legacy m.login.sso flow served by the OAuth pages (MSC3824, src/domain/oauth/legacy-sso.ts): the
+// sign-in page (or the registration page for `action=register`), then the redirect to the client with a
+// loginToken — straight away for sso.client_whitelist, after a "Continue" page otherwise. The same CSRF
+// token and browser sign-in as the other OAuth pages.
+import type { FastifyInstance } from "fastify";
+import { MatrixError } from "../../domain/errors.ts";
+import type { Services } from "../../domain/services.ts";
+import { queryString, route, type Call } from "../http.ts";
+import { OAUTH_PATHS, oauthServerEnabled } from "../../domain/oauth/endpoints.ts";
+import { checkClientRedirect, pageSsoEnabled, pageSsoFinish } from "../../domain/oauth/legacy-sso.ts";
+import { browserLogin, browserSessionUser } from "../../domain/oauth/browser-login.ts";
+import { browserRegister, pageRegistrationOffered } from "../../domain/oauth/browser-register.ts";
+import { continuePage, errorPage, loginPage, registerPage, type LoginSubject } from "../oauth-pages/page.ts";
+import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
+import { formFields } from "./oauth.ts";
+
+async function handle(c: Call, s: Services, redirectUrl: string | undefined, wanted: string | undefined, form: Record<string, string> | undefined): Promise<unknown> {
+  if (!pageSsoEnabled(s)) throw new MatrixError("M_UNRECOGNIZED", "Single sign-on is not configured", 404);
+  const target = checkClientRedirect(redirectUrl);
+  const cookies: string[] = [];
+  const reply = () => (cookies.length ? c.reply.header("set-cookie", cookies) : c.reply);
+  const action = c.req.url.split("?")[0]!;
+  const serverName = s.config.server_name;
+  const offerRegistration = pageRegistrationOffered(s);
+  const subject: LoginSubject = { fields: { redirectUrl: target }, intro: `Sign in to continue to ${new URL(target).host || "your application"}.` };
+  const finish = async (userId: string) => {
+    const { redirect, trusted } = await pageSsoFinish(s, userId, target);
+    return trusted ? reply().code(303).header("location", redirect).header("cache-control", "no-store").send() : continuePage(reply(), redirect, userId);
+  };
+  const register = (csrf: string, extra: { error?: string; status?: number; username?: string } = {}) =>
+    registerPage(reply(), action, subject, csrf, { serverName, tokenField: s.config.registration_requires_token, ...extra });
+  const login = (csrf: string, extra: { error?: string; status?: number; username?: string } = {}) =>
+    loginPage(reply(), action, subject, csrf, { serverName, offerRegistration, ...extra });
+
+  if (form === undefined) {
+    const csrf = csrfToken(c, s, cookies);
+    if (wanted === "register" && offerRegistration) return register(csrf);
+    return login(csrf);
+  }
+  const csrf = readCookie(c, CSRF_COOKIE);
+  if (!csrf || form.csrf !== csrf) return errorPage(reply(), 403, "invalid_request", "This form has expired or was not sent from this server's page. Start again.");
+  s.ratelimiter.check(`oauth-authorize:${c.clientIp}`, s.config.oauth_server.rc_authorization);
+  const signIn = (secret: string) => cookies.push(cookie(s, SESSION_COOKIE, secret, Math.floor(s.config.oauth_server.browser_session_lifetime / 1000), "Lax"));
+  switch (form.action) {
+    case "show_register":
+      return offerRegistration ? register(csrf) : login(csrf);
+    case "show_login":
+      return login(csrf);
+    case "login":
+      try {
+        const { userId, sessionSecret } = await browserLogin(s, form.username ?? "", form.password ?? "", c.clientIp);
+        signIn(sessionSecret);
+        return finish(userId);
+      } catch (err) {
+        if (!(err instanceof MatrixError) || err.errcode === "M_LIMIT_EXCEEDED") throw err;
+        return login(csrf, { error: err.message, status: err.httpStatus, username: form.username });
+      }
+    case "register":
+      try {
+        const { userId, sessionSecret } = await browserRegister(s, { username: form.username ?? "", password: form.password ?? "", confirm: form.confirm ?? "", token: form.token }, c.clientIp);
+        signIn(sessionSecret);
+        return finish(userId);
+      } catch (err) {
+        if (!(err instanceof MatrixError) || err.errcode === "M_LIMIT_EXCEEDED") throw err;
+        return register(csrf, { error: err.message, status: err.httpStatus, username: form.username });
+      }
+    default:
+      return errorPage(reply(), 400, "invalid_request", "Unknown form action");
+  }
+}
+
+export function oauthSsoRoutes(app: FastifyInstance, s: Services): void {
+  if (!oauthServerEnabled(s)) return;
+  const page = (c: Call, run: () => Promise<unknown>) =>
+    run().catch((err: unknown) => {
+      if (!(err instanceof MatrixError)) throw err;
+      if (err.extra?.retry_after_ms !== undefined) c.reply.header("retry-after", String(Math.ceil(Number(err.extra.retry_after_ms) / 1000)));
+      return errorPage(c.reply, err.httpStatus, err.errcode, err.message);
+    });
+  route(app, s, [OAUTH_PATHS.sso], { method: "GET", path: "", auth: "none", handler: (c) => page(c, () => handle(c, s, queryString(c, "redirectUrl"), queryString(c, "action"), undefined)) });
+  route(app, s, [OAUTH_PATHS.sso], {
+    method: "POST", path: "", auth: "none",
+    handler: (c) => page(c, async () => {
+      const form = formFields(c);
+      return handle(c, s, form.redirectUrl, undefined, form);
+    }),
+  });
+}
