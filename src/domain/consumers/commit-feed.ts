@@ -50,11 +50,20 @@ export interface Commit {
 export type CommitListener = (s: Services, c: Commit) => void;
 
 export class CommitFeed {
+  /** Listeners added at run time (what replicates the feed to other processes; tests), after the declared ones. */
+  private readonly added = new Set<CommitListener>();
+
   constructor(private readonly s: Services, private readonly listeners: readonly CommitListener[]) {}
+
+  /** Adds a listener, called after the declared ones; the function returned removes it. */
+  subscribe(listen: CommitListener): () => void {
+    this.added.add(listen);
+    return () => this.added.delete(listen);
+  }
 
   /** Runs every listener on a commit (the writer calls this at the settle of its transaction). */
   publish(c: Commit): void {
-    for (const listen of this.listeners) {
+    for (const listen of this.added.size === 0 ? this.listeners : [...this.listeners, ...this.added]) {
       try {
         listen(this.s, c);
       } catch (err) {

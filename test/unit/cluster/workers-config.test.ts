@@ -4,6 +4,16 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../../src/config/config.ts";
 import { ClusterTopology, shardFor, topologyOf } from "../../../src/domain/cluster/topology.ts";
+import { capabilities } from "../../../src/main.ts";
+import { federationSending } from "../../../src/federation/sender/sender.ts";
+import { federationSenderConsumer } from "../../../src/federation/sender/consumer.ts";
+import { pushGateways } from "../../../src/domain/push/install.ts";
+import { appServiceSenders } from "../../../src/domain/appservices/install.ts";
+import { appServiceEphemeral } from "../../../src/domain/appservices/ephemeral.ts";
+import { startMediaRetention } from "../../../src/domain/media/retention.ts";
+import { renewalMailJob } from "../../../src/domain/accounts/account-validity.ts";
+import { typingNotices } from "../../../src/domain/ephemeral/tasks.ts";
+import { resumePartialStateRooms } from "../../../src/domain/federation/partial-state/resync.ts";
 
 const parse = (extra: Record<string, unknown>) => parseConfig({ server_name: "example.org", ...extra }, "/srv/weft");
 
@@ -137,5 +147,37 @@ describe("sharding", () => {
     expect(shardFor(["only"], "anything")).toBe("only");
     expect(ClusterTopology.single().eventWriterFor("!x:y")).toBe("master");
     expect(() => shardFor([], "k")).toThrow();
+  });
+});
+
+describe("background work starts only on its configured owner", () => {
+  const duties = { federationSending, pushGateways, appServiceSenders, appServiceEphemeral, startMediaRetention, renewalMailJob, typingNotices };
+  const started = (c: ReturnType<typeof parse>) => {
+    const ext = capabilities({ config: c });
+    return { tasks: Object.entries(duties).filter(([, task]) => ext.background.includes(task)).map(([name]) => name), federationConsumer: ext.consumers.includes(federationSenderConsumer), resume: ext.background.includes(resumePartialStateRooms) };
+  };
+
+  it("all of it in the single process (no worker options), as before", () => {
+    expect(started(parse({}))).toEqual({ tasks: Object.keys(duties), federationConsumer: true, resume: true });
+    const none = capabilities({});
+    expect(Object.values(duties).every((task) => none.background.includes(task))).toBe(true);
+  });
+
+  it("none of it on an instance the options do not name", () => {
+    expect(started(parse({ ...twoWriters, worker_name: "event_persister2" }))).toEqual({ tasks: [], federationConsumer: false, resume: true });
+  });
+
+  it("each piece on the instance named for it", () => {
+    const map = { ...twoWriters.instance_map, w1: { host: "127.0.0.1", port: 9101 } };
+    const options = { ...twoWriters, instance_map: map, worker_name: "w1" };
+    expect(started(parse({ ...options, pusher_instances: ["w1"] })).tasks).toEqual(["pushGateways"]);
+    expect(started(parse({ ...options, federation_sender_instances: ["w1"] }))).toMatchObject({ tasks: ["federationSending"], federationConsumer: true });
+    expect(started(parse({ ...options, notify_appservices_from_worker: "w1" })).tasks).toEqual(["appServiceSenders", "appServiceEphemeral"]);
+    expect(started(parse({ ...options, media_instance_running_background_jobs: "w1" })).tasks).toEqual(["startMediaRetention"]);
+    expect(started(parse({ ...options, run_background_tasks_on: "w1" })).tasks).toEqual(["renewalMailJob"]);
+    expect(started(parse({ ...options, stream_writers: { ...twoWriters.stream_writers, typing: "w1" } })).tasks).toEqual(["typingNotices"]);
+    // The main process gives up what it hands over.
+    expect(started(parse({ ...options, worker_name: undefined, pusher_instances: ["w1"], federation_sender_instances: [] })).tasks).not.toContain("pushGateways");
+    expect(started(parse({ ...options, worker_name: undefined, federation_sender_instances: [] })).federationConsumer).toBe(false);
   });
 });
