@@ -2,9 +2,10 @@
 // does not hold — an invite received over federation (PUT /invite), its rejection through the inviting
 // server, or a leave made up locally when that server cannot be reached. The member event is stored as an
 // outlier (the state around it is unknown here) and the user's membership row follows it, with the room's
-// row if there is none, in one transaction; the commit notice (announced as every commit's is: commit.ts `announceCommit`) names the user, whose /sync then shows the
-// invite (with the stripped state it came with) or the rejection. A room this server later joins takes
-// its state from the join (rooms/receive.ts), which replaces the row.
+// row if there is none, in one transaction; the commit notice (announced as every commit's is: commit.ts
+// `announceCommit`) names the user, whose /sync then shows the invite (with the stripped state it came
+// with) or the rejection. A room this server later joins takes its state from the join
+// (rooms/receive.ts), which replaces the row.
 // Spec: Server-Server API "Inviting to a room", "Leaving Rooms (Rejecting Invites)".
 import type { Services } from "../../services.ts";
 import type { Pdu } from "../../events/types.ts";
