@@ -376,7 +376,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     ...readThreePidConfig(r, authDelegated),
     ...readOAuthDelegationConfig(r, baseDir),
     ...readServerNoticesConfig(r, server_name),
-    ...readWorkersConfig(r),
+    ...readWorkersConfig(r, baseDir),
     push: {
       enabled: push.bool("enabled", true),
       include_content: push.bool("include_content", true),

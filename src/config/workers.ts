@@ -4,6 +4,8 @@
 // and the `redis` section — read with Synapse's defaults (everything on "master") and its validation
 // messages (synapse/config/workers.py, redis.py). What a process does with them is decided in
 // src/domain/cluster/topology.ts; several processes are not yet supported (README "Scaling out").
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { ConfigError } from "./errors.ts";
 import type { Reader } from "./config.ts";
 
@@ -89,21 +91,32 @@ function readInstanceMap(r: Reader): Record<string, InstanceLocation> {
   return out;
 }
 
-function readRedis(r: Reader): RedisConfig {
+function readRedis(r: Reader, baseDir: string): RedisConfig {
   const x = r.section("redis");
+  let password = x.optString("password");
+  const passwordPath = x.optString("password_path");
+  if (passwordPath !== undefined) {
+    if (password !== undefined) throw new ConfigError("redis.password_path", "You have configured both `redis.password` and `redis.password_path`. These are mutually incompatible.");
+    const file = path.resolve(baseDir, passwordPath);
+    try {
+      password = readFileSync(file, "utf8").trim();
+    } catch (err) {
+      throw new ConfigError("redis.password_path", `cannot read ${file}: ${(err as Error).message}`);
+    }
+  }
   const dbid = x.has("dbid") ? x.number("dbid", 0, { min: 0, integer: true }) : undefined;
   return {
     enabled: x.bool("enabled", false),
     host: x.string("host", "localhost"),
     port: x.number("port", 6379, { min: 1, max: 65535, integer: true }),
     path: x.optString("path"),
-    password: x.optString("password"),
+    password,
     ...(dbid !== undefined ? { dbid } : {}),
     use_tls: x.bool("use_tls", false),
   };
 }
 
-export function readWorkersConfig(r: Reader): WorkersConfig {
+export function readWorkersConfig(r: Reader, baseDir: string): WorkersConfig {
   const worker_name = instanceName(r, "worker_name");
   const instance_map = readInstanceMap(r);
   const known = (n: string) => n === MAIN_PROCESS || n in instance_map;
@@ -120,7 +133,7 @@ export function readWorkersConfig(r: Reader): WorkersConfig {
   // Synapse: unset means the main process; an empty list means "no instance here".
   const federation_sender_instances = names(r, "federation_sender_instances", [MAIN_PROCESS]);
   const pusher_instances = names(r, "pusher_instances", [MAIN_PROCESS]);
-  const redis = readRedis(r);
+  const redis = readRedis(r, baseDir);
   const config: WorkersConfig = {
     worker_name,
     instance_map,

@@ -1,6 +1,9 @@
 // Synapse's worker options (src/config/workers.ts) and the topology read from them
 // (src/domain/cluster/topology.ts): defaults, Synapse's validation messages, and its sharding.
 import { createHash } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../../src/config/config.ts";
 import { ClusterTopology, shardFor, topologyOf } from "../../../src/domain/cluster/topology.ts";
@@ -110,6 +113,20 @@ describe("worker options", () => {
     expect(e.message).toContain("instance_map.main.port");
     e = configError(() => parse({ redis: { port: "x" } }));
     expect(e.message).toContain("redis.port");
+  });
+
+  it("read redis.password_path (relative to the config's folder), not beside redis.password", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "weft-redis-"));
+    try {
+      writeFileSync(path.join(dir, "redis.pw"), "s3cret\n");
+      expect(parseConfig({ server_name: "example.org", redis: { enabled: true, password_path: "redis.pw" } }, dir).redis.password).toBe("s3cret");
+      let e = configError(() => parseConfig({ server_name: "example.org", redis: { password: "x", password_path: "redis.pw" } }, dir));
+      expect(e.message).toContain("You have configured both `redis.password` and `redis.password_path`.");
+      e = configError(() => parseConfig({ server_name: "example.org", redis: { password_path: "missing.pw" } }, dir));
+      expect(e.message).toContain("redis.password_path");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("warn of unknown keys in their sections", () => {
