@@ -12,6 +12,7 @@ import type { Config } from "./config/config.ts";
 import { openStorage } from "./storage/database.ts";
 import { loadOrCreateSigningKeys } from "./domain/signing-key.ts";
 import { buildServices, startBackground, type Clock, type Services } from "./domain/services.ts";
+import { ClusterTopology, topologyOf } from "./domain/cluster/topology.ts";
 import type { Extensions } from "./domain/extensions.ts";
 import type { DurableConsumer } from "./domain/consumers/durable.ts";
 import { createHttpServer } from "./compat/server.ts";
@@ -120,6 +121,8 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
   const delayedEvents = extra.config !== undefined && delayedEventsEnabled(extra.config);
   // Sticky events (MSC4354) are off unless experimental_features.msc4354_enabled: then kept, synced and swept.
   const sticky = extra.config?.experimental_features.msc4354_enabled === true;
+  // Who runs which background work (worker options; without them, this process runs everything).
+  const t = extra.config ? topologyOf(extra.config) : ClusterTopology.single();
   return {
     // In the event commit's transaction: atomic with the events.
     // Push evaluation runs after relations (it reads the threads of the batch).
@@ -130,7 +133,7 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     // After the commit, from their own persisted positions. Application services: events into each
     // interested service's persistent queue. Search: the full-text index, in batches.
     // Delayed events: state changes cancel other users' delayed events for the same state.
-    consumers: [federationSenderConsumer, searchIndexer, ...(appServices ? [appServiceEvents] : []), ...(delayedEvents ? [delayedStateOverrides] : []), ...(extra.consumers ?? [])],
+    consumers: [...(t.runsFederationSender ? [federationSenderConsumer] : []), searchIndexer, ...(appServices && t.notifiesAppservices ? [appServiceEvents] : []), ...(delayedEvents ? [delayedStateOverrides] : []), ...(extra.consumers ?? [])],
     unsigned: [bundleAggregations],
     createRoom: [aliasOnCreate, encryptionByDefault],
     stateEventChecks: [canonicalAliasCheck, serverAclCheck],
@@ -158,8 +161,21 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     // ours to the servers that missed them.
     partialStateCompleted: [deviceListsOnFullState],
     invalidationListeners: [invalidateTokenCache, invalidateIgnoredUsers, invalidateErasedUsers],
-    // The federation sender first: the EDU producers after it hand it what they send.
-    background: [typingNotices, presenceSweeper, pushGateways, startMediaRetention, federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation, expireReceivedTransactions, expireSeenToDevice, appServiceSenders, appServiceEphemeral, resumeRoomDeletions, renewalMailJob, resumePartialStateRooms, delayedEventSender, oauthHousekeeping, ...(sticky ? [stickyEventsSweeper] : [])],
+    // The federation sender first: the EDU producers after it hand it what they send. Each piece runs
+    // only on the instance the worker options name for it (cluster/topology.ts; all here by default).
+    background: [
+      ...(t.isWriter("typing") ? [typingNotices] : []),
+      ...(t.isWriter("presence") ? [presenceSweeper] : []),
+      ...(t.runsPushers ? [pushGateways] : []),
+      ...(t.runsMediaJobs ? [startMediaRetention] : []),
+      ...(t.runsFederationSender ? [federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation] : []),
+      ...(t.runsBackgroundTasks ? [expireReceivedTransactions, expireSeenToDevice] : []),
+      ...(t.notifiesAppservices ? [appServiceSenders, appServiceEphemeral] : []),
+      ...(t.runsBackgroundTasks ? [resumeRoomDeletions, renewalMailJob] : []),
+      // Resyncs of this process's partial-state joins (and their stop at shutdown): wherever the join was made.
+      resumePartialStateRooms,
+      ...(t.runsBackgroundTasks ? [delayedEventSender, oauthHousekeeping, ...(sticky ? [stickyEventsSweeper] : [])] : []),
+    ],
   };
 }
 

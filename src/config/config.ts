@@ -13,6 +13,7 @@ import { readThreePidConfig, type ThreePidConfig } from "./email.ts";
 import { readAccountsConfig, type AccountsConfig } from "./accounts.ts";
 import { readServerNoticesConfig, type ServerNoticesConfig } from "./server-notices.ts";
 import { readExperimentalConfig, type ExperimentalConfig } from "./experimental.ts";
+import { readWorkersConfig, type WorkersConfig } from "./workers.ts";
 import { readClientDiscoveryConfig, type ClientDiscoveryConfig } from "./client-discovery.ts";
 import { readProfileConfig, type ProfileConfig } from "./profile.ts";
 import { authDelegatedInRaw, checkDelegationConflicts, readOAuthDelegationConfig, type OAuthDelegationSection } from "./oauth-delegation.ts";
@@ -49,7 +50,7 @@ export interface PasswordPolicy {
   require_uppercase: boolean;
 }
 
-export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig, ClientDiscoveryConfig, ProfileConfig, OAuthDelegationSection, OAuthServerConfig {
+export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig, ClientDiscoveryConfig, ProfileConfig, OAuthDelegationSection, OAuthServerConfig, WorkersConfig {
   /** Where the file was read from; relative paths in it resolve against its folder. */
   configPath?: string;
   server_name: string;
@@ -377,6 +378,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     ...readOAuthDelegationConfig(r, baseDir),
     ...readOAuthServerConfig(r),
     ...readServerNoticesConfig(r, server_name),
+    ...readWorkersConfig(r, baseDir),
     push: {
       enabled: push.bool("enabled", true),
       include_content: push.bool("include_content", true),

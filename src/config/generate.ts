@@ -183,6 +183,12 @@ log_level: info
 # errors (the context is carried through every async call: ~15-25% more CPU per request on Node 20).
 # Default: on at log_level debug and trace, off otherwise.
 #log_request_context: false
+
+# Synapse's worker options (worker_name, instance_map, stream_writers, federation_sender_instances,
+# pusher_instances, notify_appservices_from_worker, run_background_tasks_on,
+# media_instance_running_background_jobs, redis) are read and checked with Synapse's defaults: a process
+# runs only the background work they give it (README "Scaling out (groundwork)"). Several Weft processes
+# on one database are not supported yet: leave them out and this one process does everything.
 `;
 }
 

@@ -59,6 +59,7 @@ import { RendezvousSessions } from "./rendezvous/session-store.ts";
 import { ThreadSubscriptionStore } from "./store/thread-subscriptions.ts";
 import { ThreadSubscriptionFeed, type ThreadSubscriptionServices } from "./threads/subscription-feed.ts";
 import { ProcessState } from "./process-state.ts";
+import { topologyOf, type ClusterTopology } from "./cluster/topology.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -78,8 +79,10 @@ export interface Clock {
 
 export interface Services {
   config: Config;
-  /** This process's name as a writer of streams ("master": the one process, until workers exist). */
+  /** This process's name as a writer of streams (`worker_name`; "master" for the one process). */
   instanceName: string;
+  /** Who writes what and who runs which background work, from the worker options (cluster/topology.ts). */
+  topology: ClusterTopology;
   /** What capabilities add to the machinery, declared in src/main.ts (extensions.ts). */
   extensions: Extensions;
   /** The commit notice of each event commit, to every in-memory index (consumers/commit-feed.ts). */
@@ -197,9 +200,11 @@ export function buildServices(opts: {
   // Weights approximate bytes held: a parsed event is about three times its JSON; a state map entry about
   // 150 bytes (key string, id string, map slot).
   const stateWeight = (state: ReadonlyMap<string, string>) => 200 + state.size * 150;
+  const topology = topologyOf(config);
   const services: Services = {
     config,
-    instanceName: "master",
+    instanceName: topology.instanceName,
+    topology,
     extensions,
     commits: undefined as unknown as CommitFeed, // set below: they need the services
     consumers: undefined as unknown as ConsumerRunner,

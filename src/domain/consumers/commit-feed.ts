@@ -24,6 +24,12 @@ export interface CommitNotice {
    * state this server does not hold: rooms/pipeline/out-of-band.ts): their memberships are re-read.
    */
   outOfBandMembers?: readonly string[];
+  /**
+   * Events already stored whose placement changed in place — state group, rejection, replaced state —
+   * with no new position (a partial-state room completed: federation/partial-state/resync.ts); the
+   * room's current state may have changed with them. Readers drop what they kept of the room and them.
+   */
+  restated?: readonly string[];
 }
 
 /** A notice with what in-memory indexes read from it. */
@@ -33,6 +39,8 @@ export interface Commit {
   events: readonly StoredEvent[];
   /** The writer's room snapshot after the commit (only in the writing process). */
   snapshot?: RoomSnapshot;
+  /** The notice's `restated` events, as stored now. */
+  restatedEvents?: readonly StoredEvent[];
 }
 
 /**
@@ -42,11 +50,20 @@ export interface Commit {
 export type CommitListener = (s: Services, c: Commit) => void;
 
 export class CommitFeed {
+  /** Listeners added at run time (what replicates the feed to other processes; tests), after the declared ones. */
+  private readonly added = new Set<CommitListener>();
+
   constructor(private readonly s: Services, private readonly listeners: readonly CommitListener[]) {}
+
+  /** Adds a listener, called after the declared ones; the function returned removes it. */
+  subscribe(listen: CommitListener): () => void {
+    this.added.add(listen);
+    return () => this.added.delete(listen);
+  }
 
   /** Runs every listener on a commit (the writer calls this at the settle of its transaction). */
   publish(c: Commit): void {
-    for (const listen of this.listeners) {
+    for (const listen of this.added.size === 0 ? this.listeners : [...this.listeners, ...this.added]) {
       try {
         listen(this.s, c);
       } catch (err) {
@@ -59,7 +76,10 @@ export class CommitFeed {
   async receive(notice: CommitNotice): Promise<void> {
     const found = await this.s.rooms.events.getMany(notice.eventIds);
     const events = notice.eventIds.map((id) => found.get(id)).filter((e): e is StoredEvent => e !== undefined);
-    this.publish({ notice, events });
+    if (!notice.restated || notice.restated.length === 0) return this.publish({ notice, events });
+    for (const id of notice.restated) this.s.rooms.events.forget(id);
+    const again = await this.s.rooms.events.getMany(notice.restated);
+    this.publish({ notice, events, restatedEvents: notice.restated.map((id) => again.get(id)).filter((e): e is StoredEvent => e !== undefined) });
   }
 }
 
@@ -68,6 +88,7 @@ export const updateRoomCaches: CommitListener = (s, c) => {
   if (c.snapshot) s.rooms.cache.set(c.notice.roomId, c.snapshot);
   else s.rooms.cache.delete(c.notice.roomId);
   for (const e of c.events) s.rooms.events.remember(e);
+  for (const e of c.restatedEvents ?? []) s.rooms.events.remember(e);
 };
 
 /**

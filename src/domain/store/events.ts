@@ -307,6 +307,11 @@ export class EventStore {
     this.cache.set(e.eventId, e);
   }
 
+  /** Drops the cached copy of an event another process changed in place (CommitFeed.receive). */
+  forget(eventId: string): void {
+    this.cache.delete(eventId);
+  }
+
   async get(eventId: string): Promise<StoredEvent | undefined> {
     const hit = this.cache.get(eventId);
     if (hit) return hit;

@@ -6,7 +6,9 @@
 // and the room's snapshot groups; then every event placed since the join is placed again against the full
 // state (recheck.ts), and the commit of that outcome clears the partial flag (flag.ts) — waiting reads
 // resume — and runs the `partialStateCompleted` hooks (device lists: partial-state/device-lists.ts). Runs in the background after the join, and again at start-up for rooms still partial; a server
-// that fails is skipped, and when all fail the resync is retried with backoff.
+// that fails is skipped, and when all fail the resync is retried with backoff. Both commits are announced
+// on the CommitFeed as every commit is (rooms/pipeline/commit.ts `announceCommit`), the second naming the
+// events placed again.
 // Spec: Server-Server API "Joining Rooms" (omit_members), "Room State" (GET /state_ids, GET /state).
 import type { Services } from "../../services.ts";
 import type { BackgroundTask } from "../../extensions.ts";
@@ -14,7 +16,7 @@ import { prevEventIds } from "../../events/types.ts";
 import type { StateMap } from "../../store/state-groups.ts";
 import type { SqlExecutor } from "../../../storage/sql.ts";
 import { loadRoom } from "../../rooms/room-cache.ts";
-import { indexStateChanges, writeMemberships } from "../../rooms/pipeline/commit.ts";
+import { announceCommit, indexStateChanges, writeMemberships } from "../../rooms/pipeline/commit.ts";
 import { resolveState } from "../../state/resolve.ts";
 import { RemoteRoomFetcher, type FetchLimits } from "../fetch-events.ts";
 import { clearPartialState, partialStateOf, partialStateRooms, type PartialStateRoom } from "./flag.ts";
@@ -53,23 +55,27 @@ async function completeAndRecheck(s: Services, ps: PartialStateRoom, full: State
     }
     if (changes.size > 0) {
       const current = room;
+      const at = current.position ?? (await s.rooms.events.streamIds.current());
       await s.storage.sql.transaction(async (tx) => {
         await s.rooms.store.changeCurrentState(tx, roomId, changes);
         await writeMemberships(s, tx, roomId, changes, new Map());
         await indexStateChanges(s, tx, current, changes);
         await s.rooms.stateGroups.completeSnapshots(tx, roomId, changes);
-        tx.onSettled?.(() => s.rooms.cache.delete(roomId));
+        // No new position: the notice carries the room's, and no snapshot (readers reload the room).
+        announceCommit(s, tx, { notice: { position: at, roomId, eventIds: [] }, events: [] }, () => s.rooms.cache.delete(roomId));
       });
       room = await loadRoom(s, roomId);
       if (!room) return;
     }
     const plan = await recheckSinceJoin(s, room, join, { beforeJoin: full, stateAfterMissing: (id) => fetcher.stateAfter(id) });
     const rechecked = room;
+    const at = rechecked.position ?? (await s.rooms.events.streamIds.current());
     await s.storage.sql.transaction(async (tx) => {
       await writeRecheck(s, tx, rechecked, plan);
       for (const hook of s.extensions.partialStateCompleted) await hook(s, tx, { room: ps, beforeJoin: full });
       await clearPartialState(s, tx, roomId);
-      tx.onSettled?.(() => s.rooms.cache.delete(roomId));
+      const restated = plan.changed.map((c) => c.event.eventId);
+      announceCommit(s, tx, { notice: { position: at, roomId, eventIds: [], ...(restated.length > 0 ? { restated } : {}) }, events: [] }, () => s.rooms.cache.delete(roomId));
     });
     const rejected = plan.changed.filter((c) => c.rejectedReason !== null && c.event.rejectedReason === null);
     const accepted = plan.changed.filter((c) => c.rejectedReason === null && c.event.rejectedReason !== null);

@@ -11,6 +11,7 @@ import type { SqlExecutor } from "../../../storage/sql.ts";
 import { movedRoom, type RoomSnapshot } from "../room-cache.ts";
 import type { CommitPlan, GroupBasis, PlannedEvent } from "./plan.ts";
 import { redactionsToRecord } from "../redactions.ts";
+import type { Commit, CommitNotice } from "../../consumers/commit-feed.ts";
 
 /** What the in-transaction indexers see of a commit. */
 export interface CommittedBatch {
@@ -85,6 +86,27 @@ export async function writeMemberships(s: Services, tx: SqlExecutor, roomId: str
   }
 }
 
+/** What a writer announces of its commit: the notice (less what `announceCommit` fills in) and what it hands over. */
+export interface Announcement extends Omit<Commit, "notice"> {
+  notice: Omit<CommitNotice, "stream" | "writer">;
+}
+
+/**
+ * The one way a write to a room's events, state or memberships is announced: when `tx` settles, a commit
+ * notice (stream "events", this process as its writer) goes to the CommitFeed — the caches, the sync
+ * stream cache, the notifier and the durable consumers here, and whatever replicates the feed to other
+ * processes. Every writer of the event pipeline calls it: `commit()` below, the out-of-band memberships
+ * (out-of-band.ts) and the completion of a partial-state room (federation/partial-state/resync.ts).
+ * `rolledBack` runs instead when the transaction fails.
+ */
+export function announceCommit(s: Services, tx: SqlExecutor, a: Announcement, rolledBack?: () => void): void {
+  if (!tx.onSettled) throw new Error("events must be committed through sql.transaction (settle signal needed)");
+  tx.onSettled((committed) => {
+    if (committed) s.commits.publish({ ...a, notice: { stream: "events", writer: s.instanceName, ...a.notice } });
+    else rolledBack?.();
+  });
+}
+
 /**
  * A transaction the caller opened for the commit, with stream positions it already allocated in it (at
  * least one per planned event, ascending; those left over are abandoned): the group commit asks for its
@@ -154,9 +176,6 @@ async function writePlan(s: Services, plan: CommitPlan, redactsOf: Map<string, s
     position: backfilled ? room.position : out[out.length - 1]!.streamOrdering,
   });
   const position = Math.max(...out.map((e) => e.streamOrdering));
-  if (!tx.onSettled) throw new Error("events must be committed through sql.transaction (settle signal needed)");
-  tx.onSettled((committed) => {
-    if (committed) s.commits.publish({ notice: { stream: "events", writer: s.instanceName, position, roomId, eventIds: out.map((e) => e.eventId) }, events: out, snapshot });
-  });
+  announceCommit(s, tx, { notice: { position, roomId, eventIds: out.map((e) => e.eventId) }, events: out, snapshot });
   return out;
 }

@@ -2,14 +2,16 @@
 // does not hold — an invite received over federation (PUT /invite), its rejection through the inviting
 // server, or a leave made up locally when that server cannot be reached. The member event is stored as an
 // outlier (the state around it is unknown here) and the user's membership row follows it, with the room's
-// row if there is none, in one transaction; the commit notice names the user, whose /sync then shows the
-// invite (with the stripped state it came with) or the rejection. A room this server later joins takes
-// its state from the join (rooms/receive.ts), which replaces the row.
+// row if there is none, in one transaction; the commit notice (announced as every commit's is: commit.ts
+// `announceCommit`) names the user, whose /sync then shows the invite (with the stripped state it came
+// with) or the rejection. A room this server later joins takes its state from the join
+// (rooms/receive.ts), which replaces the row.
 // Spec: Server-Server API "Inviting to a room", "Leaving Rooms (Rejecting Invites)".
 import type { Services } from "../../services.ts";
 import type { Pdu } from "../../events/types.ts";
 import type { StoredEvent } from "../../store/events.ts";
 import type { RoomVersion } from "../room-versions.ts";
+import { announceCommit } from "./commit.ts";
 
 export interface OutOfBandMembership {
   roomId: string;
@@ -46,11 +48,7 @@ export function commitOutOfBandMembership(s: Services, m: OutOfBandMembership): 
         streamOrdering,
       });
       const stored: StoredEvent = { eventId, roomId, streamOrdering, stateGroup: null, replacesState: null, ...marks, pdu, json };
-      if (!tx.onSettled) throw new Error("events must be committed through sql.transaction (settle signal needed)");
-      tx.onSettled((committed) => {
-        if (committed)
-          s.commits.publish({ notice: { stream: "events", writer: s.instanceName, position: streamOrdering, roomId, eventIds: [eventId], outOfBandMembers: [userId] }, events: [stored] });
-      });
+      announceCommit(s, tx, { notice: { position: streamOrdering, roomId, eventIds: [eventId], outOfBandMembers: [userId] }, events: [stored] });
       return stored;
     });
   });

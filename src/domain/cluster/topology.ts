@@ -1,0 +1,103 @@
+// Who writes what, and who runs which background work, as this process reads its config (src/config/
+// workers.ts, Synapse's worker options): the one map on `Services` that every writer and every starter of
+// background work asks. Shards are chosen as Synapse chooses them (synapse/config/_base.py
+// `ShardedWorkerHandlingConfig`): the SHA-256 of the key (room id, destination), read as a little-endian
+// integer, modulo the number of instances. With no worker options every answer is "this process".
+import { createHash } from "node:crypto";
+import { MAIN_PROCESS, type WorkersConfig, type WriterStream } from "../../config/workers.ts";
+
+/** The instance of `instances` that handles `key` (Synapse's sharding: sha256, little-endian, modulo). */
+export function shardFor(instances: readonly string[], key: string): string {
+  if (instances.length === 1) return instances[0]!;
+  if (instances.length === 0) throw new Error("shardFor: no instances");
+  const digest = createHash("sha256").update(key, "utf8").digest();
+  let n = 0n;
+  for (let i = digest.length - 1; i >= 0; i--) n = (n << 8n) | BigInt(digest[i]!);
+  return instances[Number(n % BigInt(instances.length))]!;
+}
+
+export class ClusterTopology {
+  /** This process's instance name ("master" unless `worker_name` says otherwise). */
+  readonly instanceName: string;
+
+  constructor(private readonly c: WorkersConfig) {
+    this.instanceName = c.worker_name;
+  }
+
+  /** The default: one process that owns every writer and every piece of background work. */
+  static single(): ClusterTopology {
+    const writers = { events: [MAIN_PROCESS], typing: [MAIN_PROCESS], to_device: [MAIN_PROCESS], account_data: [MAIN_PROCESS], receipts: [MAIN_PROCESS], presence: [MAIN_PROCESS], push_rules: [MAIN_PROCESS], device_lists: [MAIN_PROCESS] };
+    return new ClusterTopology({
+      worker_name: MAIN_PROCESS,
+      instance_map: {},
+      stream_writers: writers,
+      federation_sender_instances: [MAIN_PROCESS],
+      pusher_instances: [MAIN_PROCESS],
+      notify_appservices_from_worker: MAIN_PROCESS,
+      run_background_tasks_on: MAIN_PROCESS,
+      media_instance_running_background_jobs: MAIN_PROCESS,
+      redis: { enabled: false, host: "localhost", port: 6379, use_tls: false },
+    });
+  }
+
+  /** The instances that write `stream`. */
+  writersOf(stream: WriterStream): readonly string[] {
+    return this.c.stream_writers[stream];
+  }
+
+  /** Whether this process is one of `stream`'s writers. */
+  isWriter(stream: WriterStream): boolean {
+    return this.c.stream_writers[stream].includes(this.instanceName);
+  }
+
+  /** The instance that writes a room's events (sharded by room id over the events writers). */
+  eventWriterFor(roomId: string): string {
+    return shardFor(this.c.stream_writers.events, roomId);
+  }
+
+  /** Whether this process writes a room's events. */
+  writesRoom(roomId: string): boolean {
+    return this.eventWriterFor(roomId) === this.instanceName;
+  }
+
+  /** Whether this process runs a federation sender at all (it is in `federation_sender_instances`). */
+  get runsFederationSender(): boolean {
+    return this.c.federation_sender_instances.includes(this.instanceName);
+  }
+
+  /** Whether this process sends to `destination` (destinations sharded over the federation senders). */
+  sendsFederation(destination: string): boolean {
+    const senders = this.c.federation_sender_instances;
+    return senders.length > 0 && shardFor(senders, destination) === this.instanceName;
+  }
+
+  /** Whether this process runs pushers (it is in `pusher_instances`). */
+  get runsPushers(): boolean {
+    return this.c.pusher_instances.includes(this.instanceName);
+  }
+
+  /** Whether this process sends to application services (`notify_appservices_from_worker`). */
+  get notifiesAppservices(): boolean {
+    return this.c.notify_appservices_from_worker === this.instanceName;
+  }
+
+  /** Whether this process runs the server-wide background tasks (`run_background_tasks_on`). */
+  get runsBackgroundTasks(): boolean {
+    return this.c.run_background_tasks_on === this.instanceName;
+  }
+
+  /** Whether this process runs media retention (`media_instance_running_background_jobs`). */
+  get runsMediaJobs(): boolean {
+    return this.c.media_instance_running_background_jobs === this.instanceName;
+  }
+
+  /** Where an instance listens for internal requests (undefined for this process with no instance_map). */
+  locationOf(instance: string): WorkersConfig["instance_map"][string] | undefined {
+    return this.c.instance_map[instance];
+  }
+}
+
+/** The topology a config describes (a config made without the worker options: the single process). */
+export function topologyOf(config: Partial<WorkersConfig>): ClusterTopology {
+  return config.stream_writers ? new ClusterTopology(config as WorkersConfig) : ClusterTopology.single();
+}
