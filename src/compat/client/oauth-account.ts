@@ -12,6 +12,7 @@ import { OAUTH_PATHS, oauthServerEnabled } from "../../domain/oauth/endpoints.ts
 import { accountOverview, accountUrl, approveCrossSigningReset, deactivateFromAccountPage, signOutDevice } from "../../domain/oauth/account.ts";
 import { browserLogin, browserLogout, browserSessionUser } from "../../domain/oauth/browser-login.ts";
 import { accountPage, crossSigningResetPage, deactivatePage, deleteDevicePage, errorPage, loginPage, messagePage } from "../oauth-pages/page.ts";
+import { asPage } from "../oauth-pages/errors.ts";
 import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
 import { formFields } from "./oauth.ts";
 
@@ -106,19 +107,13 @@ async function handle(c: Call, s: Services, wanted: Wanted, form: Record<string,
 
 export function oauthAccountRoutes(app: FastifyInstance, s: Services): void {
   if (!oauthServerEnabled(s)) return;
-  const page = (c: Call, run: () => Promise<unknown>) =>
-    run().catch((err: unknown) => {
-      if (!(err instanceof MatrixError)) throw err;
-      if (err.extra?.retry_after_ms !== undefined) c.reply.header("retry-after", String(Math.ceil(Number(err.extra.retry_after_ms) / 1000)));
-      return errorPage(c.reply, err.httpStatus, err.errcode, err.message);
-    });
   route(app, s, [OAUTH_PATHS.account], {
     method: "GET", path: "", auth: "none",
-    handler: (c) => page(c, () => handle(c, s, { action: queryString(c, "action"), deviceId: queryString(c, "device_id") }, undefined)),
+    handler: (c) => asPage(c, () => handle(c, s, { action: queryString(c, "action"), deviceId: queryString(c, "device_id") }, undefined)),
   });
   route(app, s, [OAUTH_PATHS.account], {
     method: "POST", path: "", auth: "none",
-    handler: (c) => page(c, async () => {
+    handler: (c) => asPage(c, async () => {
       const form = formFields(c);
       return handle(c, s, { action: form.mgmt_action, deviceId: form.mgmt_device_id }, form);
     }),

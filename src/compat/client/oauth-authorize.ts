@@ -11,6 +11,7 @@ import { OAUTH_PATHS, oauthServerEnabled } from "../../domain/oauth/endpoints.ts
 import { REQUEST_PARAMS, denyAuthorization, grantAuthorization, parseAuthorizationRequest, type AuthorizationRequest, type RequestParams } from "../../domain/oauth/authorization.ts";
 import { browserLogin, browserLogout, browserSessionUser } from "../../domain/oauth/browser-login.ts";
 import { consentPage, errorPage, loginPage, registerPage, type PageSubject } from "../oauth-pages/page.ts";
+import { asPage } from "../oauth-pages/errors.ts";
 import { browserRegister, pageRegistrationOffered } from "../../domain/oauth/browser-register.ts";
 import { formFields } from "./oauth.ts";
 import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
@@ -99,16 +100,10 @@ async function handle(c: Call, s: Services, params: RequestParams, form: Record<
 
 export function oauthAuthorizeRoutes(app: FastifyInstance, s: Services): void {
   if (!oauthServerEnabled(s)) return;
-  const page = (c: Call, run: () => Promise<unknown>) =>
-    run().catch((err: unknown) => {
-      if (!(err instanceof MatrixError)) throw err;
-      if (err.extra?.retry_after_ms !== undefined) c.reply.header("retry-after", String(Math.ceil(Number(err.extra.retry_after_ms) / 1000)));
-      return errorPage(c.reply, err.httpStatus, err.errcode, err.message);
-    });
-  route(app, s, [OAUTH_PATHS.authorization], { method: "GET", path: "", auth: "none", handler: (c) => page(c, () => handle(c, s, pick(c.query), undefined)) });
+  route(app, s, [OAUTH_PATHS.authorization], { method: "GET", path: "", auth: "none", handler: (c) => asPage(c, () => handle(c, s, pick(c.query), undefined)) });
   route(app, s, [OAUTH_PATHS.authorization], {
     method: "POST", path: "", auth: "none",
-    handler: (c) => page(c, async () => {
+    handler: (c) => asPage(c, async () => {
       const form = formFields(c);
       return handle(c, s, pick(form), form);
     }),

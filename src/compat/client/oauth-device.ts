@@ -10,6 +10,7 @@ import { OAUTH_PATHS, oauthServerEnabled } from "../../domain/oauth/endpoints.ts
 import { decideDeviceGrant, pendingDeviceGrant, type PendingDeviceGrant } from "../../domain/oauth/device-grant.ts";
 import { browserLogin, browserLogout, browserSessionUser } from "../../domain/oauth/browser-login.ts";
 import { consentPage, errorPage, loginPage, messagePage, userCodePage, type PageSubject } from "../oauth-pages/page.ts";
+import { asPage } from "../oauth-pages/errors.ts";
 import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
 import { formFields } from "./oauth.ts";
 
@@ -76,16 +77,10 @@ async function handle(c: Call, s: Services, typed: string | undefined, form: Rec
 
 export function oauthDeviceRoutes(app: FastifyInstance, s: Services): void {
   if (!oauthServerEnabled(s)) return;
-  const page = (c: Call, run: () => Promise<unknown>) =>
-    run().catch((err: unknown) => {
-      if (!(err instanceof MatrixError)) throw err;
-      if (err.extra?.retry_after_ms !== undefined) c.reply.header("retry-after", String(Math.ceil(Number(err.extra.retry_after_ms) / 1000)));
-      return errorPage(c.reply, err.httpStatus, err.errcode, err.message);
-    });
-  route(app, s, [OAUTH_PATHS.deviceVerification], { method: "GET", path: "", auth: "none", handler: (c) => page(c, () => handle(c, s, queryString(c, "user_code"), undefined)) });
+  route(app, s, [OAUTH_PATHS.deviceVerification], { method: "GET", path: "", auth: "none", handler: (c) => asPage(c, () => handle(c, s, queryString(c, "user_code"), undefined)) });
   route(app, s, [OAUTH_PATHS.deviceVerification], {
     method: "POST", path: "", auth: "none",
-    handler: (c) => page(c, async () => {
+    handler: (c) => asPage(c, async () => {
       const form = formFields(c);
       return handle(c, s, form.user_code, form);
     }),

@@ -11,6 +11,7 @@ import { checkClientRedirect, pageSsoEnabled, pageSsoFinish } from "../../domain
 import { browserLogin, browserSessionUser } from "../../domain/oauth/browser-login.ts";
 import { browserRegister, pageRegistrationOffered } from "../../domain/oauth/browser-register.ts";
 import { continuePage, errorPage, loginPage, registerPage, type LoginSubject } from "../oauth-pages/page.ts";
+import { asPage } from "../oauth-pages/errors.ts";
 import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
 import { formFields } from "./oauth.ts";
 
@@ -71,16 +72,10 @@ async function handle(c: Call, s: Services, redirectUrl: string | undefined, wan
 
 export function oauthSsoRoutes(app: FastifyInstance, s: Services): void {
   if (!oauthServerEnabled(s)) return;
-  const page = (c: Call, run: () => Promise<unknown>) =>
-    run().catch((err: unknown) => {
-      if (!(err instanceof MatrixError)) throw err;
-      if (err.extra?.retry_after_ms !== undefined) c.reply.header("retry-after", String(Math.ceil(Number(err.extra.retry_after_ms) / 1000)));
-      return errorPage(c.reply, err.httpStatus, err.errcode, err.message);
-    });
-  route(app, s, [OAUTH_PATHS.sso], { method: "GET", path: "", auth: "none", handler: (c) => page(c, () => handle(c, s, queryString(c, "redirectUrl"), queryString(c, "action"), undefined)) });
+  route(app, s, [OAUTH_PATHS.sso], { method: "GET", path: "", auth: "none", handler: (c) => asPage(c, () => handle(c, s, queryString(c, "redirectUrl"), queryString(c, "action"), undefined)) });
   route(app, s, [OAUTH_PATHS.sso], {
     method: "POST", path: "", auth: "none",
-    handler: (c) => page(c, async () => {
+    handler: (c) => asPage(c, async () => {
       const form = formFields(c);
       return handle(c, s, form.redirectUrl, undefined, form);
     }),
