@@ -376,7 +376,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     ...readSsoConfig(r),
     ...readThreePidConfig(r, authDelegated),
     ...readOAuthDelegationConfig(r, baseDir),
-    ...readOAuthServerConfig(r),
+    ...readOAuthServerConfig(r, baseDir),
     ...readServerNoticesConfig(r, server_name),
     ...readWorkersConfig(r, baseDir),
     push: {

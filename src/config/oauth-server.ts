@@ -2,7 +2,10 @@
 // dynamic client registration, MSC2964 authorisation code grant, MSC2967 scopes). Off by default: then
 // GET /auth_metadata answers 404 M_UNRECOGNIZED and nothing else changes. Synapse has no such option (it
 // delegates to an external provider); the section is Weft's, named for what it turns on.
+import { statSync } from "node:fs";
+import path from "node:path";
 import type { Reader } from "./config.ts";
+import { ConfigError } from "./errors.ts";
 import type { RateLimit } from "./config.ts";
 
 export interface OAuthServerConfig {
@@ -23,9 +26,28 @@ export interface OAuthServerConfig {
     /** Authorisation page submissions (login, consent), per client address. */
     rc_authorization: RateLimit;
   };
+  /**
+   * Synapse's `templates` section: files in `custom_template_directory` replace the built-in templates of
+   * the same name (here the OAuth pages', src/compat/oauth-pages/theme.ts). Resolved against the config's folder.
+   */
+  templates: { custom_template_directory?: string };
 }
 
-export function readOAuthServerConfig(r: Reader): OAuthServerConfig {
+function readTemplates(r: Reader, baseDir: string): { custom_template_directory?: string } {
+  const raw = r.section("templates").optString("custom_template_directory");
+  if (raw === undefined) return {};
+  const dir = path.resolve(baseDir, raw);
+  let isDir = false;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch {
+    // missing: the error below
+  }
+  if (!isDir) throw new ConfigError("templates.custom_template_directory", `Configured template directory does not exist: ${dir}`);
+  return { custom_template_directory: dir };
+}
+
+export function readOAuthServerConfig(r: Reader, baseDir: string): OAuthServerConfig {
   const o = r.section("oauth_server");
   return {
     oauth_server: {
@@ -38,5 +60,6 @@ export function readOAuthServerConfig(r: Reader): OAuthServerConfig {
       rc_token: o.rateLimit("rc_token", { per_second: 1, burst_count: 20 }),
       rc_authorization: o.rateLimit("rc_authorization", { per_second: 1, burst_count: 20 }),
     },
+    templates: readTemplates(r, baseDir),
   };
 }

@@ -13,6 +13,7 @@ import { accountOverview, accountUrl, approveCrossSigningReset, deactivateFromAc
 import { browserLogin, browserLogout, browserSessionUser } from "../../domain/oauth/browser-login.ts";
 import { accountPage, crossSigningResetPage, deactivatePage, deleteDevicePage, errorPage, loginPage, messagePage } from "../oauth-pages/page.ts";
 import { asPage } from "../oauth-pages/errors.ts";
+import { oauthTheme } from "../oauth-pages/theme.ts";
 import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
 import { formFields } from "./oauth.ts";
 
@@ -26,18 +27,18 @@ async function show(c: Call, s: Services, userId: string, csrf: string, wanted: 
   const overview = await accountOverview(s, userId);
   switch (wanted.action) {
     case "org.matrix.account_deactivate":
-      return deactivatePage(c.reply, action, csrf, userId);
+      return deactivatePage(oauthTheme(s), c.reply, action, csrf, userId);
     case "org.matrix.cross_signing_reset":
-      return crossSigningResetPage(c.reply, action, csrf, userId, Math.round(s.config.oauth_server.cross_signing_reset_window / 60_000));
+      return crossSigningResetPage(oauthTheme(s), c.reply, action, csrf, userId, Math.round(s.config.oauth_server.cross_signing_reset_window / 60_000));
     case "org.matrix.device_delete": {
       const device = overview.devices.find((d) => d.device_id === wanted.deviceId);
-      if (device) return deleteDevicePage(c.reply, action, csrf, device);
-      return accountPage(c.reply, action, csrf, overview, { message: "That device is not signed in to your account." });
+      if (device) return deleteDevicePage(oauthTheme(s), c.reply, action, csrf, device);
+      return accountPage(oauthTheme(s), c.reply, action, csrf, overview, { message: "That device is not signed in to your account." });
     }
     case "org.matrix.device_view":
-      return accountPage(c.reply, action, csrf, overview, { message, only: wanted.deviceId });
+      return accountPage(oauthTheme(s), c.reply, action, csrf, overview, { message, only: wanted.deviceId });
     default:
-      return accountPage(c.reply, action, csrf, overview, { message });
+      return accountPage(oauthTheme(s), c.reply, action, csrf, overview, { message });
   }
 }
 
@@ -55,10 +56,10 @@ async function handle(c: Call, s: Services, wanted: Wanted, form: Record<string,
     const csrf = csrfToken(c, s, cookies);
     reply();
     const userId = await browserSessionUser(s, sessionSecret);
-    return userId ? show(c, s, userId, csrf, wanted) : loginPage(c.reply, action, { fields }, csrf, { serverName });
+    return userId ? show(c, s, userId, csrf, wanted) : loginPage(oauthTheme(s), c.reply, action, { fields }, csrf, { serverName });
   }
   const csrf = readCookie(c, CSRF_COOKIE);
-  if (!csrf || form.csrf !== csrf) return errorPage(c.reply, 403, "invalid_request", "This form has expired or was not sent from this server's page. Start again.");
+  if (!csrf || form.csrf !== csrf) return errorPage(oauthTheme(s), c.reply, 403, "invalid_request", "This form has expired or was not sent from this server's page. Start again.");
   s.ratelimiter.check(`oauth-authorize:${c.clientIp}`, s.config.oauth_server.rc_authorization);
   if (form.action === "login") {
     try {
@@ -67,11 +68,11 @@ async function handle(c: Call, s: Services, wanted: Wanted, form: Record<string,
       return reply().code(303).header("location", accountUrl(s, wanted.action, wanted.deviceId)).send();
     } catch (err) {
       if (!(err instanceof MatrixError)) throw err;
-      return loginPage(c.reply, action, { fields }, csrf, { serverName, error: err.message, status: err.httpStatus, username: form.username });
+      return loginPage(oauthTheme(s), c.reply, action, { fields }, csrf, { serverName, error: err.message, status: err.httpStatus, username: form.username });
     }
   }
   const userId = await browserSessionUser(s, sessionSecret);
-  if (!userId) return loginPage(c.reply, action, { fields }, csrf, { serverName, error: "Your sign-in has expired: sign in again.", status: 401 });
+  if (!userId) return loginPage(oauthTheme(s), c.reply, action, { fields }, csrf, { serverName, error: "Your sign-in has expired: sign in again.", status: 401 });
   switch (form.action) {
     case "confirm_delete":
       return show(c, s, userId, csrf, { action: "org.matrix.device_delete", deviceId: form.device_id });
@@ -84,24 +85,24 @@ async function handle(c: Call, s: Services, wanted: Wanted, form: Record<string,
         await deactivateFromAccountPage(s, userId, form.password ?? "", c.clientIp);
       } catch (err) {
         if (!(err instanceof MatrixError) || err.errcode === "M_LIMIT_EXCEEDED") throw err;
-        return deactivatePage(c.reply, action, csrf, userId, { error: err.message, status: err.httpStatus });
+        return deactivatePage(oauthTheme(s), c.reply, action, csrf, userId, { error: err.message, status: err.httpStatus });
       }
       if (sessionSecret) await browserLogout(s, sessionSecret);
       cookies.push(cookie(s, SESSION_COOKIE, "", 0, "Lax"));
       reply();
-      return messagePage(c.reply, "Account deactivated", "Your account has been deactivated and signed out everywhere.");
+      return messagePage(oauthTheme(s), c.reply, "Account deactivated", "Your account has been deactivated and signed out everywhere.");
     case "approve_reset":
       await approveCrossSigningReset(s, userId);
-      return messagePage(c.reply, "Reset allowed", "Return to your app to finish resetting your cross-signing identity.");
+      return messagePage(oauthTheme(s), c.reply, "Reset allowed", "Return to your app to finish resetting your cross-signing identity.");
     case "cancel":
       return show(c, s, userId, csrf, {});
     case "sign_out":
       if (sessionSecret) await browserLogout(s, sessionSecret);
       cookies.push(cookie(s, SESSION_COOKIE, "", 0, "Lax"));
       reply();
-      return messagePage(c.reply, "Signed out", "You have signed out of this page. Your devices stay signed in.");
+      return messagePage(oauthTheme(s), c.reply, "Signed out", "You have signed out of this page. Your devices stay signed in.");
     default:
-      return errorPage(c.reply, 400, "invalid_request", "Unknown form action");
+      return errorPage(oauthTheme(s), c.reply, 400, "invalid_request", "Unknown form action");
   }
 }
 
@@ -109,11 +110,11 @@ export function oauthAccountRoutes(app: FastifyInstance, s: Services): void {
   if (!oauthServerEnabled(s)) return;
   route(app, s, [OAUTH_PATHS.account], {
     method: "GET", path: "", auth: "none",
-    handler: (c) => asPage(c, () => handle(c, s, { action: queryString(c, "action"), deviceId: queryString(c, "device_id") }, undefined)),
+    handler: (c) => asPage(s, c, () => handle(c, s, { action: queryString(c, "action"), deviceId: queryString(c, "device_id") }, undefined)),
   });
   route(app, s, [OAUTH_PATHS.account], {
     method: "POST", path: "", auth: "none",
-    handler: (c) => asPage(c, async () => {
+    handler: (c) => asPage(s, c, async () => {
       const form = formFields(c);
       return handle(c, s, { action: form.mgmt_action, deviceId: form.mgmt_device_id }, form);
     }),

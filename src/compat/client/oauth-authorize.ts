@@ -12,6 +12,7 @@ import { REQUEST_PARAMS, denyAuthorization, grantAuthorization, parseAuthorizati
 import { browserLogin, browserLogout, browserSessionUser } from "../../domain/oauth/browser-login.ts";
 import { consentPage, errorPage, loginPage, registerPage, type PageSubject } from "../oauth-pages/page.ts";
 import { asPage } from "../oauth-pages/errors.ts";
+import { oauthTheme } from "../oauth-pages/theme.ts";
 import { browserRegister, pageRegistrationOffered } from "../../domain/oauth/browser-register.ts";
 import { formFields } from "./oauth.ts";
 import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
@@ -29,7 +30,7 @@ async function handle(c: Call, s: Services, params: RequestParams, form: Record<
   const cookies: string[] = [];
   const send = () => (cookies.length ? c.reply.header("set-cookie", cookies) : c.reply);
   const parsed = await parseAuthorizationRequest(s, params);
-  if (parsed.kind === "invalid") return errorPage(send(), 400, parsed.error.errcode, parsed.error.message);
+  if (parsed.kind === "invalid") return errorPage(oauthTheme(s), send(), 400, parsed.error.errcode, parsed.error.message);
   if (parsed.kind === "redirect") return send().code(303).header("location", parsed.location).header("cache-control", "no-store").send();
   const request: AuthorizationRequest = parsed.request;
   const subject: PageSubject = {
@@ -44,16 +45,16 @@ async function handle(c: Call, s: Services, params: RequestParams, form: Record<
 
   const offerRegistration = pageRegistrationOffered(s);
   const register = (csrf: string, extra: { error?: string; status?: number; username?: string } = {}) =>
-    registerPage(send(), action, subject, csrf, { serverName, tokenField: s.config.registration_requires_token, ...extra });
+    registerPage(oauthTheme(s), send(), action, subject, csrf, { serverName, tokenField: s.config.registration_requires_token, ...extra });
   if (form === undefined) {
     const csrf = csrfToken(c, s, cookies);
     if (params.prompt === "create" && offerRegistration) return register(csrf);
     const userId = params.prompt === "login" ? undefined : await browserSessionUser(s, sessionSecret);
-    return userId ? consentPage(send(), action, subject, csrf, userId) : loginPage(send(), action, subject, csrf, { serverName, offerRegistration });
+    return userId ? consentPage(oauthTheme(s), send(), action, subject, csrf, userId) : loginPage(oauthTheme(s), send(), action, subject, csrf, { serverName, offerRegistration });
   }
 
   const expected = readCookie(c, CSRF_COOKIE);
-  if (!expected || form.csrf !== expected) return errorPage(send(), 403, "invalid_request", "This form has expired or was not sent from this server's page. Go back to the application and start again.");
+  if (!expected || form.csrf !== expected) return errorPage(oauthTheme(s), send(), 403, "invalid_request", "This form has expired or was not sent from this server's page. Go back to the application and start again.");
   const csrf = expected;
   s.ratelimiter.check(`oauth-authorize:${c.clientIp}`, s.config.oauth_server.rc_authorization);
   const redirect = (location: string) => send().code(303).header("location", location).header("cache-control", "no-store").send();
@@ -64,16 +65,16 @@ async function handle(c: Call, s: Services, params: RequestParams, form: Record<
     case "switch":
       if (sessionSecret) await browserLogout(s, sessionSecret);
       cookies.push(cookie(s, SESSION_COOKIE, "", 0, "Lax"));
-      return loginPage(send(), action, subject, csrf, { serverName });
+      return loginPage(oauthTheme(s), send(), action, subject, csrf, { serverName });
     case "show_register":
-      return offerRegistration ? register(csrf) : loginPage(send(), action, subject, csrf, { serverName });
+      return offerRegistration ? register(csrf) : loginPage(oauthTheme(s), send(), action, subject, csrf, { serverName });
     case "show_login":
-      return loginPage(send(), action, subject, csrf, { serverName, offerRegistration });
+      return loginPage(oauthTheme(s), send(), action, subject, csrf, { serverName, offerRegistration });
     case "register":
       try {
         const { userId, sessionSecret: secret } = await browserRegister(s, { username: form.username ?? "", password: form.password ?? "", confirm: form.confirm ?? "", token: form.token }, c.clientIp);
         cookies.push(cookie(s, SESSION_COOKIE, secret, Math.floor(s.config.oauth_server.browser_session_lifetime / 1000), "Lax"));
-        return consentPage(send(), action, subject, csrf, userId);
+        return consentPage(oauthTheme(s), send(), action, subject, csrf, userId);
       } catch (err) {
         if (!(err instanceof MatrixError) || err.errcode === "M_LIMIT_EXCEEDED") throw err;
         return register(csrf, { error: err.message, status: err.httpStatus, username: form.username });
@@ -82,28 +83,28 @@ async function handle(c: Call, s: Services, params: RequestParams, form: Record<
       try {
         const { userId, sessionSecret: secret } = await browserLogin(s, form.username ?? "", form.password ?? "", c.clientIp);
         cookies.push(cookie(s, SESSION_COOKIE, secret, Math.floor(s.config.oauth_server.browser_session_lifetime / 1000), "Lax"));
-        return consentPage(send(), action, subject, csrf, userId);
+        return consentPage(oauthTheme(s), send(), action, subject, csrf, userId);
       } catch (err) {
         if (!(err instanceof MatrixError)) throw err;
-        return loginPage(send(), action, subject, csrf, { serverName, offerRegistration, error: err.message, status: err.httpStatus, username: form.username });
+        return loginPage(oauthTheme(s), send(), action, subject, csrf, { serverName, offerRegistration, error: err.message, status: err.httpStatus, username: form.username });
       }
     }
     case "consent": {
       const userId = await browserSessionUser(s, sessionSecret);
-      if (!userId) return loginPage(send(), action, subject, csrf, { serverName, error: "Your sign-in has expired: sign in again.", status: 401 });
+      if (!userId) return loginPage(oauthTheme(s), send(), action, subject, csrf, { serverName, error: "Your sign-in has expired: sign in again.", status: 401 });
       return redirect(await grantAuthorization(s, request, userId));
     }
     default:
-      return errorPage(send(), 400, "invalid_request", "Unknown form action");
+      return errorPage(oauthTheme(s), send(), 400, "invalid_request", "Unknown form action");
   }
 }
 
 export function oauthAuthorizeRoutes(app: FastifyInstance, s: Services): void {
   if (!oauthServerEnabled(s)) return;
-  route(app, s, [OAUTH_PATHS.authorization], { method: "GET", path: "", auth: "none", handler: (c) => asPage(c, () => handle(c, s, pick(c.query), undefined)) });
+  route(app, s, [OAUTH_PATHS.authorization], { method: "GET", path: "", auth: "none", handler: (c) => asPage(s, c, () => handle(c, s, pick(c.query), undefined)) });
   route(app, s, [OAUTH_PATHS.authorization], {
     method: "POST", path: "", auth: "none",
-    handler: (c) => asPage(c, async () => {
+    handler: (c) => asPage(s, c, async () => {
       const form = formFields(c);
       return handle(c, s, pick(form), form);
     }),

@@ -11,6 +11,7 @@ import { decideDeviceGrant, pendingDeviceGrant, type PendingDeviceGrant } from "
 import { browserLogin, browserLogout, browserSessionUser } from "../../domain/oauth/browser-login.ts";
 import { consentPage, errorPage, loginPage, messagePage, userCodePage, type PageSubject } from "../oauth-pages/page.ts";
 import { asPage } from "../oauth-pages/errors.ts";
+import { oauthTheme } from "../oauth-pages/theme.ts";
 import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
 import { formFields } from "./oauth.ts";
 
@@ -23,11 +24,11 @@ async function handle(c: Call, s: Services, typed: string | undefined, form: Rec
   if (form === undefined) csrf = csrfToken(c, s, cookies);
   else {
     const expected = readCookie(c, CSRF_COOKIE);
-    if (!expected || form.csrf !== expected) return errorPage(send(), 403, "invalid_request", "This form has expired or was not sent from this server's page. Start again.");
+    if (!expected || form.csrf !== expected) return errorPage(oauthTheme(s), send(), 403, "invalid_request", "This form has expired or was not sent from this server's page. Start again.");
     csrf = expected;
     s.ratelimiter.check(`oauth-authorize:${c.clientIp}`, s.config.oauth_server.rc_authorization);
   }
-  if (typed === undefined || typed === "") return userCodePage(send(), action, csrf, { serverName });
+  if (typed === undefined || typed === "") return userCodePage(oauthTheme(s), send(), action, csrf, { serverName });
   // Every look-up of a user code counts (a GET with ?user_code= too): codes are short, guessing is throttled.
   if (form === undefined) s.ratelimiter.check(`oauth-authorize:${c.clientIp}`, s.config.oauth_server.rc_authorization);
 
@@ -36,7 +37,7 @@ async function handle(c: Call, s: Services, typed: string | undefined, form: Rec
     grant = await pendingDeviceGrant(s, typed);
   } catch (err) {
     if (!(err instanceof MatrixError)) throw err;
-    return userCodePage(send(), action, csrf, { serverName, error: err.message, status: 400, typed });
+    return userCodePage(oauthTheme(s), send(), action, csrf, { serverName, error: err.message, status: 400, typed });
   }
   const subject: PageSubject = { client: grant.client, scope: grant.scope, fields: { user_code: typed } };
   const sessionSecret = readCookie(c, SESSION_COOKIE);
@@ -46,41 +47,41 @@ async function handle(c: Call, s: Services, typed: string | undefined, form: Rec
     case undefined:
     case "code": {
       const userId = await signedIn();
-      return userId ? consentPage(send(), action, subject, csrf, userId) : loginPage(send(), action, subject, csrf, { serverName });
+      return userId ? consentPage(oauthTheme(s), send(), action, subject, csrf, userId) : loginPage(oauthTheme(s), send(), action, subject, csrf, { serverName });
     }
     case "login":
       try {
         const { userId, sessionSecret: secret } = await browserLogin(s, form.username ?? "", form.password ?? "", c.clientIp);
         cookies.push(cookie(s, SESSION_COOKIE, secret, Math.floor(s.config.oauth_server.browser_session_lifetime / 1000), "Lax"));
-        return consentPage(send(), action, subject, csrf, userId);
+        return consentPage(oauthTheme(s), send(), action, subject, csrf, userId);
       } catch (err) {
         if (!(err instanceof MatrixError)) throw err;
-        return loginPage(send(), action, subject, csrf, { serverName, error: err.message, status: err.httpStatus, username: form.username });
+        return loginPage(oauthTheme(s), send(), action, subject, csrf, { serverName, error: err.message, status: err.httpStatus, username: form.username });
       }
     case "switch":
       if (sessionSecret) await browserLogout(s, sessionSecret);
       cookies.push(cookie(s, SESSION_COOKIE, "", 0, "Lax"));
-      return loginPage(send(), action, subject, csrf, { serverName });
+      return loginPage(oauthTheme(s), send(), action, subject, csrf, { serverName });
     case "consent": {
       const userId = await signedIn();
-      if (!userId) return loginPage(send(), action, subject, csrf, { serverName, error: "Your sign-in has expired: sign in again.", status: 401 });
+      if (!userId) return loginPage(oauthTheme(s), send(), action, subject, csrf, { serverName, error: "Your sign-in has expired: sign in again.", status: 401 });
       await decideDeviceGrant(s, grant, userId);
-      return messagePage(send(), "Device connected", "You may now return to your device.");
+      return messagePage(oauthTheme(s), send(), "Device connected", "You may now return to your device.");
     }
     case "deny":
       await decideDeviceGrant(s, grant, null);
-      return messagePage(send(), "Request denied", "The device was not given access to your account.");
+      return messagePage(oauthTheme(s), send(), "Request denied", "The device was not given access to your account.");
     default:
-      return errorPage(send(), 400, "invalid_request", "Unknown form action");
+      return errorPage(oauthTheme(s), send(), 400, "invalid_request", "Unknown form action");
   }
 }
 
 export function oauthDeviceRoutes(app: FastifyInstance, s: Services): void {
   if (!oauthServerEnabled(s)) return;
-  route(app, s, [OAUTH_PATHS.deviceVerification], { method: "GET", path: "", auth: "none", handler: (c) => asPage(c, () => handle(c, s, queryString(c, "user_code"), undefined)) });
+  route(app, s, [OAUTH_PATHS.deviceVerification], { method: "GET", path: "", auth: "none", handler: (c) => asPage(s, c, () => handle(c, s, queryString(c, "user_code"), undefined)) });
   route(app, s, [OAUTH_PATHS.deviceVerification], {
     method: "POST", path: "", auth: "none",
-    handler: (c) => asPage(c, async () => {
+    handler: (c) => asPage(s, c, async () => {
       const form = formFields(c);
       return handle(c, s, form.user_code, form);
     }),

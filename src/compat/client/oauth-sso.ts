@@ -12,6 +12,7 @@ import { browserLogin, browserSessionUser } from "../../domain/oauth/browser-log
 import { browserRegister, pageRegistrationOffered } from "../../domain/oauth/browser-register.ts";
 import { continuePage, errorPage, loginPage, registerPage, type LoginSubject } from "../oauth-pages/page.ts";
 import { asPage } from "../oauth-pages/errors.ts";
+import { oauthTheme } from "../oauth-pages/theme.ts";
 import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
 import { formFields } from "./oauth.ts";
 
@@ -26,12 +27,12 @@ async function handle(c: Call, s: Services, redirectUrl: string | undefined, wan
   const subject: LoginSubject = { fields: { redirectUrl: target }, intro: `Sign in to continue to ${new URL(target).host || "your application"}.` };
   const finish = async (userId: string) => {
     const { redirect, trusted } = await pageSsoFinish(s, userId, target);
-    return trusted ? reply().code(303).header("location", redirect).header("cache-control", "no-store").send() : continuePage(reply(), redirect, userId);
+    return trusted ? reply().code(303).header("location", redirect).header("cache-control", "no-store").send() : continuePage(oauthTheme(s), reply(), redirect, userId);
   };
   const register = (csrf: string, extra: { error?: string; status?: number; username?: string } = {}) =>
-    registerPage(reply(), action, subject, csrf, { serverName, tokenField: s.config.registration_requires_token, ...extra });
+    registerPage(oauthTheme(s), reply(), action, subject, csrf, { serverName, tokenField: s.config.registration_requires_token, ...extra });
   const login = (csrf: string, extra: { error?: string; status?: number; username?: string } = {}) =>
-    loginPage(reply(), action, subject, csrf, { serverName, offerRegistration, ...extra });
+    loginPage(oauthTheme(s), reply(), action, subject, csrf, { serverName, offerRegistration, ...extra });
 
   if (form === undefined) {
     const csrf = csrfToken(c, s, cookies);
@@ -39,7 +40,7 @@ async function handle(c: Call, s: Services, redirectUrl: string | undefined, wan
     return login(csrf);
   }
   const csrf = readCookie(c, CSRF_COOKIE);
-  if (!csrf || form.csrf !== csrf) return errorPage(reply(), 403, "invalid_request", "This form has expired or was not sent from this server's page. Start again.");
+  if (!csrf || form.csrf !== csrf) return errorPage(oauthTheme(s), reply(), 403, "invalid_request", "This form has expired or was not sent from this server's page. Start again.");
   s.ratelimiter.check(`oauth-authorize:${c.clientIp}`, s.config.oauth_server.rc_authorization);
   const signIn = (secret: string) => cookies.push(cookie(s, SESSION_COOKIE, secret, Math.floor(s.config.oauth_server.browser_session_lifetime / 1000), "Lax"));
   switch (form.action) {
@@ -66,16 +67,16 @@ async function handle(c: Call, s: Services, redirectUrl: string | undefined, wan
         return register(csrf, { error: err.message, status: err.httpStatus, username: form.username });
       }
     default:
-      return errorPage(reply(), 400, "invalid_request", "Unknown form action");
+      return errorPage(oauthTheme(s), reply(), 400, "invalid_request", "Unknown form action");
   }
 }
 
 export function oauthSsoRoutes(app: FastifyInstance, s: Services): void {
   if (!oauthServerEnabled(s)) return;
-  route(app, s, [OAUTH_PATHS.sso], { method: "GET", path: "", auth: "none", handler: (c) => asPage(c, () => handle(c, s, queryString(c, "redirectUrl"), queryString(c, "action"), undefined)) });
+  route(app, s, [OAUTH_PATHS.sso], { method: "GET", path: "", auth: "none", handler: (c) => asPage(s, c, () => handle(c, s, queryString(c, "redirectUrl"), queryString(c, "action"), undefined)) });
   route(app, s, [OAUTH_PATHS.sso], {
     method: "POST", path: "", auth: "none",
-    handler: (c) => asPage(c, async () => {
+    handler: (c) => asPage(s, c, async () => {
       const form = formFields(c);
       return handle(c, s, form.redirectUrl, undefined, form);
     }),

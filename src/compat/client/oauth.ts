@@ -15,6 +15,7 @@ import { OAUTH_PATHS, oauthServerEnabled } from "../../domain/oauth/endpoints.ts
 import { tokenRequest } from "../../domain/oauth/token.ts";
 import { revokeToken } from "../../domain/oauth/revocation.ts";
 import { startDeviceAuthorization } from "../../domain/oauth/device-grant.ts";
+import { oauthTheme } from "../oauth-pages/theme.ts";
 
 /** The fields of an application/x-www-form-urlencoded body (the first of a repeated name). */
 export function formFields(c: Call): Record<string, string> {
@@ -42,6 +43,7 @@ export async function oauthJson(c: Call, run: () => Promise<unknown>): Promise<u
 
 export function oauthRoutes(app: FastifyInstance, s: Services): void {
   if (!oauthServerEnabled(s)) return;
+  oauthTheme(s); // reads templates.custom_template_directory now: its warnings at startup, not at the first page
   // RFC 8414 §3's own discovery URL for the issuer (public_baseurl), where generic OAuth clients look.
   route(app, s, ["/.well-known/oauth-authorization-server"], { method: "GET", path: "", auth: "none", handler: () => ownAuthMetadata(s) });
   route(app, s, [OAUTH_PATHS.registration], {
