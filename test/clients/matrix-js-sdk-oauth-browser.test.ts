@@ -10,8 +10,10 @@
 // token is refused once the new one is used, as POST /refresh rotates); revoking the refresh token ends
 // the session — the device is gone and its tokens are refused. Page-level checks in the same browser: the
 // login works with JavaScript disabled, and the consent form without its CSRF token or with a wrong one is
-// refused (403, no code sent) while the untouched form still succeeds.
-import { createServer, type Server } from "node:http";
+// refused (403, no code sent) while the untouched form still succeeds; and a web client (Element Web's
+// application_type) on an https redirect with the answer in the URL fragment.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
@@ -21,22 +23,29 @@ import { TokenRefresher } from "matrix-js-sdk/lib/oauth/tokenRefresher.js";
 import { TokenRefreshLogoutError } from "matrix-js-sdk/lib/http-api/errors.js";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
-import { makeClient, pollUntil, startSyncing } from "../helpers/js-sdk.ts";
+import { makeClient, pollUntil, quietLogger, startSyncing } from "../helpers/js-sdk.ts";
 import { Waiters } from "../helpers/waiters.ts";
+import { testCertificate } from "../helpers/tls.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const WAIT = 30_000;
 
-/** The client's redirect URI: a loopback HTTP server recording each request to /callback. */
+/** The client's redirect URI: a loopback HTTP(S) server recording each request to /callback. */
 class LoopbackRedirect {
   readonly hits: URL[] = [];
   private readonly waiters = new Waiters();
   private server!: Server;
   port = 0;
 
+  constructor(private readonly scheme: "http" | "https" = "http") {}
+
+  get origin(): string {
+    return `${this.scheme}://127.0.0.1:${this.port}`;
+  }
+
   async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      const url = new URL(req.url ?? "/", `http://127.0.0.1:${this.port}`);
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
+      const url = new URL(req.url ?? "/", this.origin);
       if (url.pathname !== "/callback") {
         res.writeHead(404).end();
         return;
@@ -44,13 +53,17 @@ class LoopbackRedirect {
       this.hits.push(url);
       this.waiters.check();
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(`<!DOCTYPE html><title>Signed in</title><h1>Back in the app</h1>`);
-    });
+    };
+    if (this.scheme === "https") {
+      const { cert, key } = testCertificate();
+      this.server = createTlsServer({ cert, key }, handler);
+    } else this.server = createServer(handler);
     await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
     this.port = (this.server.address() as AddressInfo).port;
   }
 
   get uri(): string {
-    return `http://127.0.0.1:${this.port}/callback`;
+    return `${this.origin}/callback`;
   }
 
   /** The callback request carrying `state` (waits for it). */
@@ -85,7 +98,7 @@ describe.each(backends())("matrix-js-sdk's OAuth login through headless Chromium
       client_uri: "http://127.0.0.1/",
       redirect_uris: ["http://127.0.0.1/callback"],
       application_type: "native",
-    });
+    }, quietLogger());
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
   });
   afterAll(async () => {
@@ -95,7 +108,7 @@ describe.each(backends())("matrix-js-sdk's OAuth login through headless Chromium
   });
 
   const newState = () => "state-" + Math.random().toString(36).slice(2);
-  const isCallback = (u: URL) => u.origin === `http://127.0.0.1:${loopback.port}` && u.pathname === "/callback";
+  const isCallback = (u: URL) => u.origin === loopback.origin && u.pathname === "/callback";
 
   /** Opens the authorisation URL and signs in on the login page, its fields found by their labels. */
   async function signIn(page: Page, url: string): Promise<void> {
@@ -138,7 +151,7 @@ describe.each(backends())("matrix-js-sdk's OAuth login through headless Chromium
   it("logs in in the browser, uses the token, refreshes with rotation and revokes: the device goes with its tokens", { timeout: 180_000 }, async () => {
     expect(metadata.issuer).toBe(t.config.public_baseurl);
     const deviceId = "BROWSERDEV1";
-    const oauth = new OAuth2(metadata, { clientId, deviceId });
+    const oauth = new OAuth2(metadata, { clientId, deviceId }, quietLogger());
     const state = newState();
     const url = await oauth.generateAuthorizationCodeGrantUrl(state, loopback.uri, "query");
     expect(new URL(url).searchParams.get("code_challenge_method")).toBe("S256");
@@ -194,9 +207,39 @@ describe.each(backends())("matrix-js-sdk's OAuth login through headless Chromium
     await expect(refresher.refreshTokens(next.refreshToken!)).rejects.toBeInstanceOf(TokenRefreshLogoutError);
   });
 
+  it("a web client (Element Web's kind) on https with the answer in the fragment: the browser keeps the code from the server", { timeout: 120_000 }, async () => {
+    const web = new LoopbackRedirect("https");
+    await web.start();
+    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    try {
+      // application_type "web": the redirect URI is https on the client_uri's host, matched exactly (port included).
+      const webClientId = await OAuth2.registerClient(metadata, { client_name: "Browser test client", client_uri: `${web.origin}/`, redirect_uris: [web.uri], application_type: "web" }, quietLogger());
+      const deviceId = "WEBCLIENTD1";
+      const oauth = new OAuth2(metadata, { clientId: webClientId, deviceId }, quietLogger());
+      const state = newState();
+      const page = await context.newPage();
+      await signIn(page, await oauth.generateAuthorizationCodeGrantUrl(state, web.uri, "fragment"));
+      await page.getByRole("button", { name: "Allow", exact: true }).click();
+      await page.waitForURL((u) => u.origin === web.origin && u.pathname === "/callback", { timeout: WAIT });
+      await page.getByRole("heading", { name: "Back in the app" }).waitFor({ timeout: WAIT });
+      const answer = new URLSearchParams(new URL(page.url()).hash.slice(1));
+      expect(answer.get("state")).toBe(state);
+      // The callback's server saw the request but not the code: it stays in the browser's fragment.
+      expect(web.hits.length).toBeGreaterThan(0);
+      expect(web.hits.every((u) => u.search === "")).toBe(true);
+      const tokens = await oauth.completeAuthorizationCodeGrant(answer.get("code")!, web.uri);
+      expect(await whoamiStatus(tokens.access_token)).toEqual({ status: 200, errcode: undefined, device_id: deviceId });
+      await oauth.revokeToken(tokens.access_token, "access_token");
+      expect((await devicesOfAlice()).map((d) => d.device_id)).not.toContain(deviceId);
+    } finally {
+      await context.close();
+      await web.close();
+    }
+  });
+
   it("the login page works with JavaScript disabled, and the code it ends with logs in", { timeout: 120_000 }, async () => {
     const deviceId = "NOSCRIPTDV1";
-    const oauth = new OAuth2(metadata, { clientId, deviceId });
+    const oauth = new OAuth2(metadata, { clientId, deviceId }, quietLogger());
     const state = newState();
     const context = await browser.newContext({ javaScriptEnabled: false });
     let code: string;
@@ -216,7 +259,7 @@ describe.each(backends())("matrix-js-sdk's OAuth login through headless Chromium
 
   it("the consent form without its CSRF token, or with a wrong one, is refused; the untouched form goes through", { timeout: 120_000 }, async () => {
     const deviceId = "CSRFTESTDV1";
-    const oauth = new OAuth2(metadata, { clientId, deviceId });
+    const oauth = new OAuth2(metadata, { clientId, deviceId }, quietLogger());
     const state = newState();
     const url = await oauth.generateAuthorizationCodeGrantUrl(state, loopback.uri, "query");
     const context: BrowserContext = await browser.newContext();
