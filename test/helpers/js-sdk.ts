@@ -20,7 +20,7 @@ type SdkLogger = NonNullable<sdk.ICreateClientOpts["logger"]>;
  * The SDK logs every request at debug level and a warning for each expected 401; tests stay quiet
  * unless WEFT_TEST_SDK_LOG=1.
  */
-function quietLogger(): SdkLogger {
+export function quietLogger(): SdkLogger {
   const on = process.env.WEFT_TEST_SDK_LOG === "1";
   const out = (...msg: unknown[]) => { if (on) console.log("[matrix-js-sdk]", ...msg); };
   const l: SdkLogger = { trace: out, debug: out, info: out, warn: out, error: out, getChild: () => l };

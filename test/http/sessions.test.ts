@@ -113,6 +113,8 @@ describe.each(backends())("sessions on %s", (backend) => {
     const unknown = await t.call("POST", "/_matrix/client/v1/refresh", { body: { refresh_token: "wfr_nope" } });
     expect([unknown.status, unknown.json.errcode]).toEqual([401, "M_UNKNOWN_TOKEN"]);
 
+    // The first access token is used (and so cached) before the refresh.
+    expect((await t.call("GET", "/_matrix/client/v3/account/whoami", { token: s.access_token })).status).toBe(200);
     const r1 = await t.call("POST", "/_matrix/client/v3/refresh", { body: { refresh_token: s.refresh_token } });
     expect(r1.status).toBe(200);
     expect(r1.json.refresh_token).not.toBe(s.refresh_token);
@@ -122,6 +124,9 @@ describe.each(backends())("sessions on %s", (backend) => {
     expect((await t.call("GET", "/_matrix/client/v3/account/whoami", { token: retry.json.access_token })).json.device_id).toBe(s.device_id);
     const reused = await t.call("POST", "/_matrix/client/v3/refresh", { body: { refresh_token: s.refresh_token } });
     expect([reused.status, reused.json.errcode]).toEqual([401, "M_UNKNOWN_TOKEN"]);
+    // With the new token used, the old access token went with its refresh token, cached or not.
+    const old = await t.call("GET", "/_matrix/client/v3/account/whoami", { token: s.access_token });
+    expect([old.status, old.json.errcode]).toEqual([401, "M_UNKNOWN_TOKEN"]);
 
     clock.advance(5 * 60_000 + 1);
     const expired = await t.call("GET", "/_matrix/client/v3/account/whoami", { token: retry.json.access_token });

@@ -83,10 +83,11 @@ export async function authenticate(s: Services, token: string, opts: Authenticat
   if (entry.locked && !opts.allowLocked) throw lockedError();
 
   if (!row.used && row.refreshTokenId) {
-    // First use of a refreshed token: the client has the new pair, so the old refresh token retires.
+    // First use of a refreshed token: the client has the new pair, so the old refresh token retires
+    // with its access tokens (dropped from the token cache too, or a cached old token would still work).
     row.used = true;
     await s.sessions.markAccessTokenUsed(row.id);
-    await s.sessions.deletePredecessors(row.refreshTokenId);
+    for (const dropped of await s.sessions.deletePredecessors(row.refreshTokenId)) s.invalidations.publish({ kind: "token", tokenHash: dropped });
   }
   if (opts.seen && row.deviceId)
     s.deviceActivity.record({ userId: row.userId, deviceId: row.deviceId, ts: s.clock.now(), ...opts.seen });

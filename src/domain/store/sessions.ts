@@ -154,15 +154,20 @@ export class SessionStore {
     await tx.refreshToken.update({ where: { id }, data: { nextTokenId } });
   }
 
-  /** Drops refresh tokens (and their access tokens) that led to `refreshTokenId`: the client moved on. */
-  async deletePredecessors(refreshTokenId: string): Promise<void> {
+  /**
+   * Drops refresh tokens (and their access tokens) that led to `refreshTokenId`: the client moved on.
+   * Returns the hashes of the access tokens dropped (for the token cache).
+   */
+  async deletePredecessors(refreshTokenId: string): Promise<string[]> {
     const preds = await this.db.refreshToken.findMany({ where: { nextTokenId: refreshTokenId }, select: { id: true } });
-    if (preds.length === 0) return;
+    if (preds.length === 0) return [];
     const ids = preds.map((p) => p.id);
+    const dropped = await this.db.accessToken.findMany({ where: { refreshTokenId: { in: ids } }, select: { tokenHash: true } });
     await this.db.$transaction([
       this.db.accessToken.deleteMany({ where: { refreshTokenId: { in: ids } } }),
       this.db.refreshToken.deleteMany({ where: { id: { in: ids } } }),
     ]);
+    return dropped.map((t) => t.tokenHash);
   }
 
   async deleteRefreshTokensOfUser(tx: Client, userId: string, exceptDeviceId?: string): Promise<void> {
