@@ -14,6 +14,7 @@ import { browserLogin, browserLogout, browserSessionUser } from "../../domain/oa
 import { accountPage, crossSigningResetPage, deactivatePage, deleteDevicePage, errorPage, loginPage, messagePage } from "../oauth-pages/page.ts";
 import { asPage } from "../oauth-pages/errors.ts";
 import { oauthTheme } from "../oauth-pages/theme.ts";
+import { logOAuthRefusal } from "../../domain/oauth/refusal-log.ts";
 import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
 import { formFields } from "./oauth.ts";
 
@@ -59,7 +60,10 @@ async function handle(c: Call, s: Services, wanted: Wanted, form: Record<string,
     return userId ? show(c, s, userId, csrf, wanted) : loginPage(oauthTheme(s), c.reply, action, { fields }, csrf, { serverName });
   }
   const csrf = readCookie(c, CSRF_COOKIE);
-  if (!csrf || form.csrf !== csrf) return errorPage(oauthTheme(s), c.reply, 403, "invalid_request", "This form has expired or was not sent from this server's page. Start again.");
+  if (!csrf || form.csrf !== csrf) {
+    logOAuthRefusal(s, "csrf_mismatch", { endpoint: "account", ip: c.clientIp });
+    return errorPage(oauthTheme(s), c.reply, 403, "invalid_request", "This form has expired or was not sent from this server's page. Start again.");
+  }
   s.ratelimiter.check(`oauth-authorize:${c.clientIp}`, s.config.oauth_server.rc_authorization);
   if (form.action === "login") {
     try {

@@ -15,6 +15,7 @@ import { asPage } from "../oauth-pages/errors.ts";
 import { oauthTheme } from "../oauth-pages/theme.ts";
 import { browserRegister, pageRegistrationOffered } from "../../domain/oauth/browser-register.ts";
 import { formFields } from "./oauth.ts";
+import { logOAuthRefusal } from "../../domain/oauth/refusal-log.ts";
 import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
 
 function pick(source: Record<string, unknown>): RequestParams {
@@ -29,7 +30,7 @@ function pick(source: Record<string, unknown>): RequestParams {
 async function handle(c: Call, s: Services, params: RequestParams, form: Record<string, string> | undefined): Promise<unknown> {
   const cookies: string[] = [];
   const send = () => (cookies.length ? c.reply.header("set-cookie", cookies) : c.reply);
-  const parsed = await parseAuthorizationRequest(s, params);
+  const parsed = await parseAuthorizationRequest(s, params, c.clientIp);
   if (parsed.kind === "invalid") return errorPage(oauthTheme(s), send(), 400, parsed.error.errcode, parsed.error.message);
   if (parsed.kind === "redirect") return send().code(303).header("location", parsed.location).header("cache-control", "no-store").send();
   const request: AuthorizationRequest = parsed.request;
@@ -54,7 +55,10 @@ async function handle(c: Call, s: Services, params: RequestParams, form: Record<
   }
 
   const expected = readCookie(c, CSRF_COOKIE);
-  if (!expected || form.csrf !== expected) return errorPage(oauthTheme(s), send(), 403, "invalid_request", "This form has expired or was not sent from this server's page. Go back to the application and start again.");
+  if (!expected || form.csrf !== expected) {
+    logOAuthRefusal(s, "csrf_mismatch", { endpoint: "authorize", clientId: request.client.client_id, ip: c.clientIp });
+    return errorPage(oauthTheme(s), send(), 403, "invalid_request", "This form has expired or was not sent from this server's page. Go back to the application and start again.");
+  }
   const csrf = expected;
   s.ratelimiter.check(`oauth-authorize:${c.clientIp}`, s.config.oauth_server.rc_authorization);
   const redirect = (location: string) => send().code(303).header("location", location).header("cache-control", "no-store").send();

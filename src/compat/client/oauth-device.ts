@@ -14,6 +14,7 @@ import { asPage } from "../oauth-pages/errors.ts";
 import { oauthTheme } from "../oauth-pages/theme.ts";
 import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
 import { formFields } from "./oauth.ts";
+import { logOAuthRefusal } from "../../domain/oauth/refusal-log.ts";
 
 async function handle(c: Call, s: Services, typed: string | undefined, form: Record<string, string> | undefined): Promise<unknown> {
   const cookies: string[] = [];
@@ -24,7 +25,10 @@ async function handle(c: Call, s: Services, typed: string | undefined, form: Rec
   if (form === undefined) csrf = csrfToken(c, s, cookies);
   else {
     const expected = readCookie(c, CSRF_COOKIE);
-    if (!expected || form.csrf !== expected) return errorPage(oauthTheme(s), send(), 403, "invalid_request", "This form has expired or was not sent from this server's page. Start again.");
+    if (!expected || form.csrf !== expected) {
+      logOAuthRefusal(s, "csrf_mismatch", { endpoint: "device", ip: c.clientIp });
+      return errorPage(oauthTheme(s), send(), 403, "invalid_request", "This form has expired or was not sent from this server's page. Start again.");
+    }
     csrf = expected;
     s.ratelimiter.check(`oauth-authorize:${c.clientIp}`, s.config.oauth_server.rc_authorization);
   }

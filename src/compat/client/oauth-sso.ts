@@ -13,6 +13,7 @@ import { browserRegister, pageRegistrationOffered } from "../../domain/oauth/bro
 import { continuePage, errorPage, loginPage, registerPage, type LoginSubject } from "../oauth-pages/page.ts";
 import { asPage } from "../oauth-pages/errors.ts";
 import { oauthTheme } from "../oauth-pages/theme.ts";
+import { logOAuthRefusal } from "../../domain/oauth/refusal-log.ts";
 import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
 import { formFields } from "./oauth.ts";
 
@@ -40,7 +41,10 @@ async function handle(c: Call, s: Services, redirectUrl: string | undefined, wan
     return login(csrf);
   }
   const csrf = readCookie(c, CSRF_COOKIE);
-  if (!csrf || form.csrf !== csrf) return errorPage(oauthTheme(s), reply(), 403, "invalid_request", "This form has expired or was not sent from this server's page. Start again.");
+  if (!csrf || form.csrf !== csrf) {
+    logOAuthRefusal(s, "csrf_mismatch", { endpoint: "sso", ip: c.clientIp });
+    return errorPage(oauthTheme(s), reply(), 403, "invalid_request", "This form has expired or was not sent from this server's page. Start again.");
+  }
   s.ratelimiter.check(`oauth-authorize:${c.clientIp}`, s.config.oauth_server.rc_authorization);
   const signIn = (secret: string) => cookies.push(cookie(s, SESSION_COOKIE, secret, Math.floor(s.config.oauth_server.browser_session_lifetime / 1000), "Lax"));
   switch (form.action) {

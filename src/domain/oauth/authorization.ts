@@ -11,6 +11,7 @@ import type { Services } from "../services.ts";
 import { hashToken } from "../accounts/tokens.ts";
 import { findClient, type ClientMetadata } from "./client-registration.ts";
 import { parseScope, type GrantedScope } from "./scopes.ts";
+import { logOAuthRefusal } from "./refusal-log.ts";
 
 /** The request parameters the pages carry from one form to the next, as received. */
 export const REQUEST_PARAMS = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "code_challenge", "code_challenge_method", "prompt"] as const;
@@ -64,13 +65,19 @@ export function redirectWith(redirectUri: string, mode: "query" | "fragment", pa
   return u.href;
 }
 
-export async function parseAuthorizationRequest(s: Services, params: RequestParams): Promise<ParsedRequest> {
+/** The request's checks; `ip` (the browser's) names it in the log line of a security refusal. */
+export async function parseAuthorizationRequest(s: Services, params: RequestParams, ip?: string): Promise<ParsedRequest> {
   if (!params.client_id) return { kind: "invalid", error: new MatrixError("invalid_request", "client_id is missing", 400) };
   const client = await findClient(s, params.client_id);
-  if (!client) return { kind: "invalid", error: new MatrixError("invalid_client", "This application is not registered with this server", 400) };
+  if (!client) {
+    logOAuthRefusal(s, "invalid_client", { endpoint: "authorize", clientId: params.client_id, ip });
+    return { kind: "invalid", error: new MatrixError("invalid_client", "This application is not registered with this server", 400) };
+  }
   if (!params.redirect_uri) return { kind: "invalid", error: new MatrixError("invalid_request", "redirect_uri is missing", 400) };
-  if (!redirectMatches(client, params.redirect_uri))
+  if (!redirectMatches(client, params.redirect_uri)) {
+    logOAuthRefusal(s, "redirect_uri_mismatch", { endpoint: "authorize", clientId: client.client_id, ip });
     return { kind: "invalid", error: new MatrixError("invalid_request", "redirect_uri is not one this application registered", 400) };
+  }
   const redirectUri = params.redirect_uri;
   const state = params.state;
   const mode = params.response_mode ?? "query";
@@ -82,8 +89,14 @@ export async function parseAuthorizationRequest(s: Services, params: RequestPara
   if (params.response_type !== "code") return fail("unsupported_response_type", "response_type must be code");
   if (!client.response_types.includes("code") || !client.grant_types.includes("authorization_code"))
     return fail("unauthorized_client", "This application did not register for the authorization_code grant");
-  if (!params.code_challenge) return fail("invalid_request", "code_challenge is required (PKCE, RFC 7636)");
-  if (params.code_challenge_method !== "S256") return fail("invalid_request", "code_challenge_method must be S256");
+  if (!params.code_challenge) {
+    logOAuthRefusal(s, "pkce_missing", { endpoint: "authorize", clientId: client.client_id, ip });
+    return fail("invalid_request", "code_challenge is required (PKCE, RFC 7636)");
+  }
+  if (params.code_challenge_method !== "S256") {
+    logOAuthRefusal(s, params.code_challenge_method ? "pkce_plain" : "pkce_missing", { endpoint: "authorize", clientId: client.client_id, ip });
+    return fail("invalid_request", "code_challenge_method must be S256");
+  }
   if (!CODE_CHALLENGE.test(params.code_challenge)) return fail("invalid_request", "code_challenge is not a base64url SHA-256 digest");
   if (params.prompt !== undefined && !["", "consent", "login", "create"].includes(params.prompt))
     return fail("invalid_request", `prompt "${params.prompt}" is not supported`);

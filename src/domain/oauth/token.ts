@@ -19,6 +19,7 @@ import { runDeviceUpdateHooks } from "../devices/update-device.ts";
 import { deleteDevices, type DeviceDeletionHook } from "../devices/delete-devices.ts";
 import { DEVICE_CODE_GRANT, findClient, type ClientMetadata } from "./client-registration.ts";
 import { pollDeviceGrant } from "./device-grant.ts";
+import { logOAuthRefusal, type OAuthRefusal } from "./refusal-log.ts";
 
 export interface TokenResponse {
   access_token: string;
@@ -40,11 +41,17 @@ function required(form: Record<string, string>, key: string): string {
 }
 
 /** The public client making the request (client_id in the body; RFC 6749 §2.3: no secret). */
-async function requestingClient(s: Services, form: Record<string, string>, grantType: string): Promise<ClientMetadata> {
+async function requestingClient(s: Services, form: Record<string, string>, grantType: string, ip: string): Promise<ClientMetadata> {
   const clientId = form.client_id;
-  if (!clientId) throw new MatrixError("invalid_client", "client_id is required", 401);
+  if (!clientId) {
+    logOAuthRefusal(s, "invalid_client", { endpoint: "token", ip });
+    throw new MatrixError("invalid_client", "client_id is required", 401);
+  }
   const client = await findClient(s, clientId);
-  if (!client) throw new MatrixError("invalid_client", "Unknown client", 401);
+  if (!client) {
+    logOAuthRefusal(s, "invalid_client", { endpoint: "token", clientId, ip });
+    throw new MatrixError("invalid_client", "Unknown client", 401);
+  }
   if (!client.grant_types.includes(grantType)) throw new MatrixError("unauthorized_client", `This client did not register the ${grantType} grant`, 400);
   return client;
 }
@@ -55,25 +62,30 @@ function pkceMatches(verifier: string, challenge: string): boolean {
   return computed.length === expected.length && timingSafeEqual(computed, expected);
 }
 
-async function codeGrant(s: Services, form: Record<string, string>): Promise<TokenResponse> {
-  const client = await requestingClient(s, form, "authorization_code");
+async function codeGrant(s: Services, form: Record<string, string>, ip: string): Promise<TokenResponse> {
+  const client = await requestingClient(s, form, "authorization_code", ip);
   const code = required(form, "code");
   const redirectUri = required(form, "redirect_uri");
+  if (!form.code_verifier) logOAuthRefusal(s, "pkce_missing", { endpoint: "token", clientId: client.client_id, ip });
   const verifier = required(form, "code_verifier");
   if (!VERIFIER.test(verifier)) throw invalidRequest("code_verifier must be 43 to 128 unreserved characters (RFC 7636 §4.1)");
   const now = s.clock.now();
   const grant = await s.oauth.consumeAuthorizationCode(hashToken(code), now);
   if (!grant) throw invalidGrant("Unknown authorization code");
+  const refuse = (kind: OAuthRefusal, why: string) => {
+    logOAuthRefusal(s, kind, { endpoint: "token", clientId: client.client_id, userId: grant.userId, ip, ...(grant.clientId !== client.client_id ? { grantClientId: grant.clientId } : {}) });
+    return invalidGrant(why);
+  };
   if (grant.alreadyUsed) {
     // A replay: whoever holds the code may have stolen it; the session it made ends (RFC 6749 §4.1.2).
     const made = await s.oauth.getGrant(grant.userId, grant.deviceId);
     if (made?.clientId === grant.clientId) await endSession(s, grant.userId, grant.deviceId);
-    throw invalidGrant("The authorization code has already been used");
+    throw refuse("code_reused", "The authorization code has already been used");
   }
-  if (grant.clientId !== client.client_id) throw invalidGrant("The authorization code was issued to another client");
-  if (grant.expiresTs <= now) throw invalidGrant("The authorization code has expired");
-  if (grant.redirectUri !== redirectUri) throw invalidGrant("redirect_uri differs from the authorization request's");
-  if (!pkceMatches(verifier, grant.codeChallenge)) throw invalidGrant("code_verifier does not match the code_challenge (PKCE)");
+  if (grant.clientId !== client.client_id) throw refuse("code_other_client", "The authorization code was issued to another client");
+  if (grant.expiresTs <= now) throw refuse("code_expired", "The authorization code has expired");
+  if (grant.redirectUri !== redirectUri) throw refuse("redirect_uri_mismatch", "redirect_uri differs from the authorization request's");
+  if (!pkceMatches(verifier, grant.codeChallenge)) throw refuse("pkce_mismatch", "code_verifier does not match the code_challenge (PKCE)");
   const user = await s.users.get(grant.userId);
   if (!user || user.deactivated) throw invalidGrant("The account has been deactivated");
   if (user.locked) throw invalidGrant("The account is locked");
@@ -100,8 +112,8 @@ async function issueTokens(s: Services, client: ClientMetadata, userId: string, 
   };
 }
 
-async function deviceCodeGrant(s: Services, form: Record<string, string>): Promise<TokenResponse> {
-  const client = await requestingClient(s, form, DEVICE_CODE_GRANT);
+async function deviceCodeGrant(s: Services, form: Record<string, string>, ip: string): Promise<TokenResponse> {
+  const client = await requestingClient(s, form, DEVICE_CODE_GRANT, ip);
   const grant = await pollDeviceGrant(s, client, required(form, "device_code"));
   const user = await s.users.get(grant.userId);
   if (!user || user.deactivated) throw invalidGrant("The account has been deactivated");
@@ -109,29 +121,35 @@ async function deviceCodeGrant(s: Services, form: Record<string, string>): Promi
   return issueTokens(s, client, grant.userId, grant.deviceId, grant.scope);
 }
 
-async function refreshGrant(s: Services, form: Record<string, string>): Promise<TokenResponse> {
-  const client = await requestingClient(s, form, "refresh_token");
+async function refreshGrant(s: Services, form: Record<string, string>, ip: string): Promise<TokenResponse> {
+  const client = await requestingClient(s, form, "refresh_token", ip);
   const token = required(form, "refresh_token");
   const tokenHash = hashToken(token);
   const row = await s.sessions.findRefreshToken(tokenHash);
   if (!row) {
     const retired = await s.oauth.retiredRefreshToken(tokenHash);
     if (retired) {
+      logOAuthRefusal(s, "refresh_token_replayed", { endpoint: "token", clientId: client.client_id, userId: retired.userId, ip });
       await endSession(s, retired.userId, retired.deviceId);
       throw invalidGrant("The refresh token has already been used: the session has ended");
     }
   }
   const grant = row ? await s.oauth.getGrant(row.userId, row.deviceId) : undefined;
   if (!row || !grant) throw invalidGrant("Unknown refresh token");
-  if (grant.clientId !== client.client_id) throw invalidGrant("The refresh token was issued to another client");
+  if (grant.clientId !== client.client_id) {
+    logOAuthRefusal(s, "cross_client_refresh", { endpoint: "token", clientId: client.client_id, grantClientId: grant.clientId, userId: row.userId, ip });
+    throw invalidGrant("The refresh token was issued to another client");
+  }
   if (form.scope !== undefined && form.scope !== "") {
     const granted = new Set(grant.scope.split(" "));
     const extra = form.scope.split(" ").filter((t) => t !== "" && !granted.has(t));
+    if (extra.length > 0) logOAuthRefusal(s, "scope_escalation", { endpoint: "token", clientId: client.client_id, userId: row.userId, ip });
     if (extra.length > 0) throw new MatrixError("invalid_scope", `The refresh cannot add scope the user did not grant (${extra.join(" ")})`, 400);
   }
   // A refresh token already replaced by a pair the client has used: someone replays an old token, so the
   // session is taken to be compromised and ends (spec "Refresh token grant").
   if (row.nextTokenId !== null && (await s.sessions.refreshSessionUsed(row.nextTokenId))) {
+    logOAuthRefusal(s, "refresh_token_replayed", { endpoint: "token", clientId: client.client_id, userId: row.userId, ip });
     await endSession(s, row.userId, row.deviceId);
     throw invalidGrant("The refresh token has already been used: the session has ended");
   }
@@ -158,11 +176,11 @@ export async function tokenRequest(s: Services, form: Record<string, string>, cl
   const grantType = required(form, "grant_type");
   switch (grantType) {
     case "authorization_code":
-      return codeGrant(s, form);
+      return codeGrant(s, form, clientIp);
     case "refresh_token":
-      return refreshGrant(s, form);
+      return refreshGrant(s, form, clientIp);
     case DEVICE_CODE_GRANT:
-      return deviceCodeGrant(s, form);
+      return deviceCodeGrant(s, form, clientIp);
     default:
       throw new MatrixError("unsupported_grant_type", `grant_type ${grantType} is not supported`, 400);
   }
