@@ -16,6 +16,7 @@ import { OAuthAgent, readForm } from "../helpers/oauth-agent.ts";
 import { hashToken } from "../../src/domain/accounts/tokens.ts";
 import { crossSigningKeys } from "../helpers/e2ee.ts";
 import { purgeExpiredOAuthRows } from "../../src/domain/oauth/housekeeping.ts";
+import { capturedLog, type CapturedLog } from "../helpers/captured-log.ts";
 
 const META = "/_matrix/client/v1/auth_metadata";
 const WEB_CLIENT = {
@@ -33,15 +34,40 @@ const WEB_CLIENT = {
 describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
   let t: TestServer;
   let alice: Session;
+  let log: CapturedLog;
   const clock = new TestClock();
 
   beforeAll(async () => {
-    t = await startTestServer({ backend, clock, config: { oauth_server: { enabled: true, rc_client_registration: { per_second: 1000, burst_count: 1000 }, rc_authorization: { per_second: 1000, burst_count: 1000 }, rc_token: { per_second: 1000, burst_count: 1000 } } } });
+    log = capturedLog();
+    t = await startTestServer({ backend, clock, log: log.logger, config: { oauth_server: { enabled: true, rc_client_registration: { per_second: 1000, burst_count: 1000 }, rc_authorization: { per_second: 1000, burst_count: 1000 }, rc_token: { per_second: 1000, burst_count: 1000 } } } });
     alice = await registerUser(t, "alice");
   });
   afterAll(async () => {
     await t?.close();
   });
+
+  /**
+   * Runs `act`, then expects exactly one refusal line (issue 38: "refused and logged"): warn level, the
+   * kind in `oauth_refusal`, the fields given, the client IP; and none of `secrets` anywhere in the log.
+   */
+  const refused = async <T>(kind: string | undefined, fields: Record<string, unknown>, secrets: (string | undefined)[], act: () => Promise<T>): Promise<T> => {
+    const from = log.lines.length;
+    const out = await act();
+    const lines = log.lines.slice(from).filter((l) => l.oauth_refusal !== undefined);
+    expect(lines.map((l) => l.oauth_refusal)).toEqual(kind === undefined ? [] : [kind]);
+    if (kind !== undefined) {
+      expect(lines[0]).toMatchObject({ level: 40, ...fields });
+      expect(typeof lines[0]!.msg).toBe("string");
+      expect(lines[0]!.ip).toMatch(/^(127\.0\.0\.1|::1|::ffff:127\.0\.0\.1)$/);
+    }
+    const all = JSON.stringify(log.lines);
+    for (const secret of secrets) {
+      expect(secret).toBeTruthy();
+      expect(all).not.toContain(secret!);
+      expect(all).not.toContain(hashToken(secret!));
+    }
+    return out;
+  };
 
   const register = (body: unknown) => t.call("POST", "/_weft/oauth2/register", { body });
   /**
@@ -167,7 +193,7 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     expect(login.text).not.toContain("<script");
     expect(agent.cookie("weft_oauth_csrf")).toBe(loginForm.hidden.csrf);
 
-    const wrong = await agent.submit(login, "login", { username: "alice", password: "not the password" });
+    const wrong = await refused(undefined, {}, ["not the password"], () => agent.submit(login, "login", { username: "alice", password: "not the password" }));
     expect(wrong.status).toBe(403);
     expect(wrong.text).toContain('role="alert"');
     expect(wrong.location).toBeUndefined();
@@ -228,15 +254,16 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     const { url } = await authorizationUrl(config);
     const mismatch = new URL(url);
     mismatch.searchParams.set("redirect_uri", "https://app.client.example.org/other");
-    const res = await agent.open(mismatch.href);
+    const clientId = config.clientMetadata().client_id;
+    const res = await refused("redirect_uri_mismatch", { client_id: clientId, endpoint: "authorize" }, [], () => agent.open(mismatch.href));
     expect([res.status, res.location]).toEqual([400, undefined]);
     expect(res.text).toContain("invalid_request");
     const prefix = new URL(url);
     prefix.searchParams.set("redirect_uri", "https://app.client.example.org/callback/extra");
-    expect((await agent.open(prefix.href)).status).toBe(400);
+    expect((await refused("redirect_uri_mismatch", { client_id: clientId }, [], () => agent.open(prefix.href))).status).toBe(400);
     const unknown = new URL(url);
     unknown.searchParams.set("client_id", "no-such-client");
-    const res2 = await agent.open(unknown.href);
+    const res2 = await refused("invalid_client", { client_id: "no-such-client" }, [], () => agent.open(unknown.href));
     expect([res2.status, res2.location]).toEqual([400, undefined]);
     expect(res2.text).toContain("invalid_client");
   });
@@ -244,20 +271,20 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
   it("errors after it go back to the client with state: PKCE missing or plain, unsupported response type, bad scopes; denial is access_denied", async () => {
     const config = await oauthClient();
     const agent = new OAuthAgent();
-    const errorOf = async (change: (u: URL) => void) => {
+    const errorOf = async (change: (u: URL) => void, refusal?: string) => {
       const { url, state } = await authorizationUrl(config);
       const u = new URL(url);
       change(u);
-      const res = await agent.open(u.href);
+      const res = await refused(refusal, { client_id: config.clientMetadata().client_id }, [], () => agent.open(u.href));
       expect(res.status).toBe(303);
       const back = new URL(res.location!);
       expect(back.searchParams.get("state")).toBe(state);
       expect(back.searchParams.get("code")).toBeNull();
       return back.searchParams.get("error");
     };
-    expect(await errorOf((u) => { u.searchParams.delete("code_challenge"); u.searchParams.delete("code_challenge_method"); })).toBe("invalid_request");
-    expect(await errorOf((u) => u.searchParams.set("code_challenge_method", "plain"))).toBe("invalid_request");
-    expect(await errorOf((u) => u.searchParams.delete("code_challenge_method"))).toBe("invalid_request");
+    expect(await errorOf((u) => { u.searchParams.delete("code_challenge"); u.searchParams.delete("code_challenge_method"); }, "pkce_missing")).toBe("invalid_request");
+    expect(await errorOf((u) => u.searchParams.set("code_challenge_method", "plain"), "pkce_plain")).toBe("invalid_request");
+    expect(await errorOf((u) => u.searchParams.delete("code_challenge_method"), "pkce_missing")).toBe("invalid_request");
     expect(await errorOf((u) => u.searchParams.set("response_type", "token"))).toBe("unsupported_response_type");
     expect(await errorOf((u) => u.searchParams.set("scope", "urn:matrix:client:device:ABC"))).toBe("invalid_scope");
     expect(await errorOf((u) => u.searchParams.set("scope", "urn:matrix:client:api:*"))).toBe("invalid_scope");
@@ -278,20 +305,23 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     const consent = await toConsent(agent, url);
     const count = async () => Number((await t.hs.services.storage.sql.get<{ n: number | string }>("SELECT COUNT(*) AS n FROM oauth_authorization_codes", []))!.n);
     const before = await count();
-    const missing = await agent.submit(consent, "consent", {}, { drop: ["csrf"] });
+    const clientId = config.clientMetadata().client_id;
+    const csrf = agent.cookie("weft_oauth_csrf");
+    const missing = await refused("csrf_mismatch", { client_id: clientId, endpoint: "authorize" }, [csrf], () => agent.submit(consent, "consent", {}, { drop: ["csrf"] }));
     expect([missing.status, missing.location]).toEqual([403, undefined]);
-    const wrong = await agent.submit(consent, "consent", {}, { override: { csrf: "x".repeat(32) } });
+    const wrong = await refused("csrf_mismatch", { client_id: clientId }, [csrf, "x".repeat(32)], () => agent.submit(consent, "consent", {}, { override: { csrf: "x".repeat(32) } }));
     expect([wrong.status, wrong.location]).toEqual([403, undefined]);
     // A form posted from another site carries no cookie (SameSite) — the same refusal.
     const form = readForm(consent.text, consent.url)!;
-    const crossSite = await undiciFetch(form.action, { method: "POST", body: new URLSearchParams({ ...form.hidden, action: "consent" }), redirect: "manual" });
+    const crossSite = await refused("csrf_mismatch", { client_id: clientId }, [csrf], () => undiciFetch(form.action, { method: "POST", body: new URLSearchParams({ ...form.hidden, action: "consent" }), redirect: "manual" }));
     expect(crossSite.status).toBe(403);
     expect(await count()).toBe(before);
     // A login form without the token is refused too (login CSRF).
     const fresh = new OAuthAgent();
     const login = await fresh.open(url);
-    expect((await fresh.submit(login, "login", { username: "alice", password: "password" }, { drop: ["csrf"] })).status).toBe(403);
-    expect((await agent.submit(consent, "consent")).status).toBe(303);
+    const noToken = await refused("csrf_mismatch", { client_id: clientId }, ["password", fresh.cookie("weft_oauth_csrf")], () => fresh.submit(login, "login", { username: "alice", password: "password" }, { drop: ["csrf"] }));
+    expect(noToken.status).toBe(403);
+    expect((await refused(undefined, {}, [], () => agent.submit(consent, "consent"))).status).toBe(303);
     expect(await count()).toBe(before + 1);
   });
 
@@ -355,23 +385,24 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
       tokenPost({ grant_type: "authorization_code", code, redirect_uri: redirect, client_id: clientId, ...extra });
 
     const a = await authorize(config);
-    const wrongVerifier = await exchange(a.code, { code_verifier: oidc.randomPKCECodeVerifier() });
+    const badVerifier = oidc.randomPKCECodeVerifier();
+    const wrongVerifier = await refused("pkce_mismatch", { client_id: clientId, user_id: alice.user_id, endpoint: "token" }, [a.code, badVerifier, a.verifier], () => exchange(a.code, { code_verifier: badVerifier }));
     expect([wrongVerifier.status, wrongVerifier.json.error]).toEqual([400, "invalid_grant"]);
     const b = await authorize(config);
-    const noVerifier = await exchange(b.code);
+    const noVerifier = await refused("pkce_missing", { client_id: clientId }, [b.code], () => exchange(b.code));
     expect([noVerifier.status, noVerifier.json.error]).toEqual([400, "invalid_request"]);
     const c = await authorize(config);
-    const mismatch = await exchange(c.code, { code_verifier: c.verifier, redirect_uri: "https://app.client.example.org/other" });
+    const mismatch = await refused("redirect_uri_mismatch", { client_id: clientId, user_id: alice.user_id }, [c.code, c.verifier], () => exchange(c.code, { code_verifier: c.verifier, redirect_uri: "https://app.client.example.org/other" }));
     expect([mismatch.status, mismatch.json.error]).toEqual([400, "invalid_grant"]);
     const d = await authorize(config);
-    const stolen = await exchange(d.code, { code_verifier: d.verifier, client_id: other.clientMetadata().client_id });
+    const stolen = await refused("code_other_client", { client_id: other.clientMetadata().client_id, grant_client_id: clientId, user_id: alice.user_id }, [d.code, d.verifier], () => exchange(d.code, { code_verifier: d.verifier, client_id: other.clientMetadata().client_id }));
     expect([stolen.status, stolen.json.error]).toEqual([400, "invalid_grant"]);
 
     const e = await authorize(config, { scope: "urn:matrix:client:api:* urn:matrix:client:device:REUSEDEV01" });
-    const first = await exchange(e.code, { code_verifier: e.verifier });
+    const first = await refused(undefined, {}, [], () => exchange(e.code, { code_verifier: e.verifier }));
     expect(first.status).toBe(200);
     expect((await whoami(first.json.access_token)).status).toBe(200);
-    const again = await exchange(e.code, { code_verifier: e.verifier });
+    const again = await refused("code_reused", { client_id: clientId, user_id: alice.user_id }, [e.code, e.verifier, first.json.access_token, first.json.refresh_token], () => exchange(e.code, { code_verifier: e.verifier }));
     expect([again.status, again.json.error]).toEqual([400, "invalid_grant"]);
     expect((await whoami(first.json.access_token)).status).toBe(401);
     expect(await aliceDevices()).not.toContain("REUSEDEV01");
@@ -386,9 +417,9 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     const refreshAsToken = (clientId: string, refreshToken: string) => tokenPost({ grant_type: "refresh_token", refresh_token: refreshToken, client_id: clientId });
     const refreshAs = (clientId: string, extra: Record<string, string> = {}) =>
       tokenPost({ grant_type: "refresh_token", refresh_token: tokens.refresh_token!, client_id: clientId, ...extra });
-    const cross = await refreshAs(other.clientMetadata().client_id);
+    const cross = await refused("cross_client_refresh", { client_id: other.clientMetadata().client_id, grant_client_id: config.clientMetadata().client_id, user_id: alice.user_id }, [tokens.refresh_token, tokens.access_token], () => refreshAs(other.clientMetadata().client_id));
     expect([cross.status, cross.json.error]).toEqual([400, "invalid_grant"]);
-    const escalate = await refreshAs(config.clientMetadata().client_id, { scope: `${tokens.scope} urn:matrix:client:device:OTHERDEV` });
+    const escalate = await refused("scope_escalation", { client_id: config.clientMetadata().client_id, user_id: alice.user_id }, [tokens.refresh_token], () => refreshAs(config.clientMetadata().client_id, { scope: `${tokens.scope} urn:matrix:client:device:OTHERDEV` }));
     expect([escalate.status, escalate.json.error]).toEqual([400, "invalid_scope"]);
     const narrower = await refreshAs(config.clientMetadata().client_id, { scope: "urn:matrix:client:api:*" });
     expect(narrower.status).toBe(200);
@@ -414,16 +445,16 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     const retry = await oidc.refreshTokenGrant(config, ct.refresh_token!); // the answer was lost: a retry still works
     expect((await whoami(retry.access_token)).status).toBe(200);
     expect(rotated.refresh_token).not.toBe(retry.refresh_token);
-    const replay = await refreshAsToken(config.clientMetadata().client_id, ct.refresh_token!);
+    const replay = await refused("refresh_token_replayed", { client_id: config.clientMetadata().client_id, user_id: alice.user_id }, [ct.refresh_token, rotated.refresh_token, retry.refresh_token, retry.access_token], () => refreshAsToken(config.clientMetadata().client_id, ct.refresh_token!));
     expect([replay.status, replay.json.error]).toEqual([400, "invalid_grant"]);
     expect((await whoami(retry.access_token)).status).toBe(401);
     expect(await aliceDevices()).not.toContain("REPLAYDEV1");
 
     expect((await tokenPost({ grant_type: "password", client_id: config.clientMetadata().client_id })).json.error).toBe("unsupported_grant_type");
     expect((await tokenPost({ client_id: config.clientMetadata().client_id })).json.error).toBe("invalid_request");
-    const noClient = await tokenPost({ grant_type: "authorization_code", code: "x" });
+    const noClient = await refused("invalid_client", { endpoint: "token" }, [], () => tokenPost({ grant_type: "authorization_code", code: "x" }));
     expect([noClient.status, noClient.json.error]).toEqual([401, "invalid_client"]);
-    const unknownClient = await tokenPost({ grant_type: "refresh_token", refresh_token: "x", client_id: "nobody" });
+    const unknownClient = await refused("invalid_client", { client_id: "nobody" }, [], () => tokenPost({ grant_type: "refresh_token", refresh_token: "x", client_id: "nobody" }));
     expect([unknownClient.status, unknownClient.json.error]).toEqual([401, "invalid_client"]);
     const json = await t.call("POST", "/_weft/oauth2/token", { body: { grant_type: "refresh_token" } });
     expect([json.status, json.json.error]).toEqual([400, "invalid_request"]);
@@ -489,14 +520,16 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     expect(readForm(regPage.text, regPage.url)!.buttons).toEqual(["register", "show_login"]);
     expect((await noFollow("/_matrix/client/v3/login/sso/redirect")).status).toBe(400);
     // Without the CSRF token, no login token is made.
-    expect((await agent.submit(login, "login", { username: "alice", password: "password" }, { drop: ["csrf"] })).status).toBe(403);
+    const noCsrf = await refused("csrf_mismatch", { endpoint: "sso" }, ["password", agent.cookie("weft_oauth_csrf")], () => agent.submit(login, "login", { username: "alice", password: "password" }, { drop: ["csrf"] }));
+    expect(noCsrf.status).toBe(403);
   });
 
   it("an expired code is refused (oauth_server.authorization_code_lifetime, 10 minutes); the hourly clean-up drops it", async () => {
     const config = await oauthClient();
     const a = await authorize(config);
     clock.advance(10 * 60_000 + 1);
-    const res = await tokenPost({ grant_type: "authorization_code", code: a.code, redirect_uri: WEB_CLIENT.redirect_uris[0]!, client_id: config.clientMetadata().client_id, code_verifier: a.verifier });
+    const res = await refused("code_expired", { client_id: config.clientMetadata().client_id, user_id: alice.user_id }, [a.code, a.verifier], () =>
+      tokenPost({ grant_type: "authorization_code", code: a.code, redirect_uri: WEB_CLIENT.redirect_uris[0]!, client_id: config.clientMetadata().client_id, code_verifier: a.verifier }));
     expect([res.status, res.json.error]).toEqual([400, "invalid_grant"]);
     const codes = async () => Number((await t.hs.services.storage.sql.get<{ n: number | string }>("SELECT COUNT(*) AS n FROM oauth_authorization_codes WHERE code_hash = ?", [hashToken(a.code)]))!.n);
     expect(await codes()).toBe(1);
@@ -526,7 +559,8 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
 
       const confirm = await agent.open(`${ACCOUNT()}?action=org.matrix.device_delete&device_id=ACCTDEV001`);
       expect(confirm.text).toContain("ACCTDEV001");
-      expect((await agent.submit(confirm, "delete_device", {}, { drop: ["csrf"] })).status).toBe(403);
+      const noCsrf = await refused("csrf_mismatch", { endpoint: "account" }, [agent.cookie("weft_oauth_csrf"), tokens.access_token], () => agent.submit(confirm, "delete_device", {}, { drop: ["csrf"] }));
+      expect(noCsrf.status).toBe(403);
       expect((await whoami(tokens.access_token)).status).toBe(200);
       const done = await agent.submit(confirm, "delete_device");
       expect(done.text).toContain("The device ACCTDEV001 was signed out.");
@@ -613,7 +647,7 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
       const consent = await agent.submit(login, "login", { username: "alice", password: "password" });
       expect(consent.text).toContain("Living-room TV");
       expect(consent.text).toContain("urn:matrix:client:device:TVDEVICE01");
-      const noCsrf = await agent.submit(consent, "consent", {}, { drop: ["csrf"] });
+      const noCsrf = await refused("csrf_mismatch", { endpoint: "device" }, [agent.cookie("weft_oauth_csrf"), start.device_code], () => agent.submit(consent, "consent", {}, { drop: ["csrf"] }));
       expect(noCsrf.status).toBe(403);
       const done = await agent.submit(consent, "consent");
       expect([done.status, done.text.includes("Device connected")]).toEqual([200, true]);
@@ -659,7 +693,8 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
 describe.each(backends())("the OAuth 2.0 server's rate limits on %s", (backend) => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer({ backend, clock: new TestClock(), config: { enable_registration: false, oauth_server: { enabled: true, rc_client_registration: { per_second: 0.1, burst_count: 2 }, rc_token: { per_second: 0.1, burst_count: 2 } } } });
+    // The refused token requests' warn lines are kept out of the test output.
+    t = await startTestServer({ backend, clock: new TestClock(), log: capturedLog().logger, config: { enable_registration: false, oauth_server: { enabled: true, rc_client_registration: { per_second: 0.1, burst_count: 2 }, rc_token: { per_second: 0.1, burst_count: 2 } } } });
   });
   afterAll(async () => {
     await t?.close();
