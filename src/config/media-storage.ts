@@ -47,7 +47,7 @@ export interface MediaStorageConfig {
 }
 
 /** synapse-s3-storage-provider's module path, and the short names accepted beside it. */
-const S3_MODULES = new Set(["s3_storage_provider.S3StorageProviderBackend", "s3"]);
+const S3_MODULES: readonly string[] = ["s3_storage_provider.S3StorageProviderBackend", "s3"];
 
 function s3Options(r: Reader, name: string, regionKey: "region" | "region_name"): S3Options {
   const bucket = r.string("bucket");
@@ -89,7 +89,7 @@ function providers(r: Reader): MediaStorageProviderConfig[] {
     if (typeof item !== "object" || item === null || Array.isArray(item)) throw new ConfigError(name, "must be a mapping with module and config");
     const p = r.child(item as Record<string, unknown>, `${name}.`);
     const module = p.string("module");
-    if (!S3_MODULES.has(module))
+    if (!S3_MODULES.includes(module))
       throw new ConfigError(`${name}.module`, `${JSON.stringify(module)} is not supported (use s3_storage_provider.S3StorageProviderBackend)`);
     const c = p.section("config");
     return {

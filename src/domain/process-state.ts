@@ -121,4 +121,9 @@ export class ProcessState {
   /** Whether the directory stats of rooms published without them were filled in, on the first directory read (directory/public-rooms.ts).
    *  → nothing shared: the fill is idempotent; each process may do it once (or one background worker at start). */
   directoryStatsFilled = false;
+
+  /** The OAuth pages' theme (templates.custom_template_directory), loaded when their routes are set up
+   *  (compat/oauth-pages/theme.ts, which types it: the domain knows no page types).
+   *  → nothing shared: every process reads the same directory. */
+  oauthPageTheme: object | undefined = undefined;
 }

@@ -15,7 +15,7 @@ import { accountPage, crossSigningResetPage, deactivatePage, deleteDevicePage, e
 import { asPage } from "../oauth-pages/errors.ts";
 import { oauthTheme } from "../oauth-pages/theme.ts";
 import { logOAuthRefusal } from "../../domain/oauth/refusal-log.ts";
-import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
+import { CSRF_COOKIE, SESSION_COOKIE, csrfToken, readCookie, sessionCookie } from "../oauth-pages/cookies.ts";
 import { formFields } from "./oauth.ts";
 
 interface Wanted {
@@ -68,7 +68,7 @@ async function handle(c: Call, s: Services, wanted: Wanted, form: Record<string,
   if (form.action === "login") {
     try {
       const { sessionSecret: secret } = await browserLogin(s, form.username ?? "", form.password ?? "", c.clientIp);
-      cookies.push(cookie(s, SESSION_COOKIE, secret, Math.floor(s.config.oauth_server.browser_session_lifetime / 1000), "Lax"));
+      cookies.push(sessionCookie(s, secret));
       return reply().code(303).header("location", accountUrl(s, wanted.action, wanted.deviceId)).send();
     } catch (err) {
       if (!(err instanceof MatrixError)) throw err;
@@ -92,7 +92,7 @@ async function handle(c: Call, s: Services, wanted: Wanted, form: Record<string,
         return deactivatePage(oauthTheme(s), c.reply, action, csrf, userId, { error: err.message, status: err.httpStatus });
       }
       if (sessionSecret) await browserLogout(s, sessionSecret);
-      cookies.push(cookie(s, SESSION_COOKIE, "", 0, "Lax"));
+      cookies.push(sessionCookie(s, ""));
       reply();
       return messagePage(oauthTheme(s), c.reply, "Account deactivated", "Your account has been deactivated and signed out everywhere.");
     case "approve_reset":
@@ -102,7 +102,7 @@ async function handle(c: Call, s: Services, wanted: Wanted, form: Record<string,
       return show(c, s, userId, csrf, {});
     case "sign_out":
       if (sessionSecret) await browserLogout(s, sessionSecret);
-      cookies.push(cookie(s, SESSION_COOKIE, "", 0, "Lax"));
+      cookies.push(sessionCookie(s, ""));
       reply();
       return messagePage(oauthTheme(s), c.reply, "Signed out", "You have signed out of this page. Your devices stay signed in.");
     default:

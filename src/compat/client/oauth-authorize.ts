@@ -16,7 +16,7 @@ import { oauthTheme } from "../oauth-pages/theme.ts";
 import { browserRegister, pageRegistrationOffered } from "../../domain/oauth/browser-register.ts";
 import { formFields } from "./oauth.ts";
 import { logOAuthRefusal } from "../../domain/oauth/refusal-log.ts";
-import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
+import { CSRF_COOKIE, SESSION_COOKIE, csrfToken, readCookie, sessionCookie } from "../oauth-pages/cookies.ts";
 
 function pick(source: Record<string, unknown>): RequestParams {
   const out: RequestParams = {};
@@ -68,7 +68,7 @@ async function handle(c: Call, s: Services, params: RequestParams, form: Record<
       return redirect(denyAuthorization(request));
     case "switch":
       if (sessionSecret) await browserLogout(s, sessionSecret);
-      cookies.push(cookie(s, SESSION_COOKIE, "", 0, "Lax"));
+      cookies.push(sessionCookie(s, ""));
       return loginPage(oauthTheme(s), send(), action, subject, csrf, { serverName });
     case "show_register":
       return offerRegistration ? register(csrf) : loginPage(oauthTheme(s), send(), action, subject, csrf, { serverName });
@@ -77,7 +77,7 @@ async function handle(c: Call, s: Services, params: RequestParams, form: Record<
     case "register":
       try {
         const { userId, sessionSecret: secret } = await browserRegister(s, { username: form.username ?? "", password: form.password ?? "", confirm: form.confirm ?? "", token: form.token }, c.clientIp);
-        cookies.push(cookie(s, SESSION_COOKIE, secret, Math.floor(s.config.oauth_server.browser_session_lifetime / 1000), "Lax"));
+        cookies.push(sessionCookie(s, secret));
         return consentPage(oauthTheme(s), send(), action, subject, csrf, userId);
       } catch (err) {
         if (!(err instanceof MatrixError) || err.errcode === "M_LIMIT_EXCEEDED") throw err;
@@ -86,7 +86,7 @@ async function handle(c: Call, s: Services, params: RequestParams, form: Record<
     case "login": {
       try {
         const { userId, sessionSecret: secret } = await browserLogin(s, form.username ?? "", form.password ?? "", c.clientIp);
-        cookies.push(cookie(s, SESSION_COOKIE, secret, Math.floor(s.config.oauth_server.browser_session_lifetime / 1000), "Lax"));
+        cookies.push(sessionCookie(s, secret));
         return consentPage(oauthTheme(s), send(), action, subject, csrf, userId);
       } catch (err) {
         if (!(err instanceof MatrixError)) throw err;

@@ -12,7 +12,7 @@ import { browserLogin, browserLogout, browserSessionUser } from "../../domain/oa
 import { consentPage, errorPage, loginPage, messagePage, userCodePage, type PageSubject } from "../oauth-pages/page.ts";
 import { asPage } from "../oauth-pages/errors.ts";
 import { oauthTheme } from "../oauth-pages/theme.ts";
-import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
+import { CSRF_COOKIE, SESSION_COOKIE, csrfToken, readCookie, sessionCookie } from "../oauth-pages/cookies.ts";
 import { formFields } from "./oauth.ts";
 import { logOAuthRefusal } from "../../domain/oauth/refusal-log.ts";
 
@@ -56,7 +56,7 @@ async function handle(c: Call, s: Services, typed: string | undefined, form: Rec
     case "login":
       try {
         const { userId, sessionSecret: secret } = await browserLogin(s, form.username ?? "", form.password ?? "", c.clientIp);
-        cookies.push(cookie(s, SESSION_COOKIE, secret, Math.floor(s.config.oauth_server.browser_session_lifetime / 1000), "Lax"));
+        cookies.push(sessionCookie(s, secret));
         return consentPage(oauthTheme(s), send(), action, subject, csrf, userId);
       } catch (err) {
         if (!(err instanceof MatrixError)) throw err;
@@ -64,7 +64,7 @@ async function handle(c: Call, s: Services, typed: string | undefined, form: Rec
       }
     case "switch":
       if (sessionSecret) await browserLogout(s, sessionSecret);
-      cookies.push(cookie(s, SESSION_COOKIE, "", 0, "Lax"));
+      cookies.push(sessionCookie(s, ""));
       return loginPage(oauthTheme(s), send(), action, subject, csrf, { serverName });
     case "consent": {
       const userId = await signedIn();

@@ -8,13 +8,13 @@ import type { Services } from "../../domain/services.ts";
 import { queryString, route, type Call } from "../http.ts";
 import { OAUTH_PATHS, oauthServerEnabled } from "../../domain/oauth/endpoints.ts";
 import { checkClientRedirect, pageSsoEnabled, pageSsoFinish } from "../../domain/oauth/legacy-sso.ts";
-import { browserLogin, browserSessionUser } from "../../domain/oauth/browser-login.ts";
+import { browserLogin } from "../../domain/oauth/browser-login.ts";
 import { browserRegister, pageRegistrationOffered } from "../../domain/oauth/browser-register.ts";
 import { continuePage, errorPage, loginPage, registerPage, type LoginSubject } from "../oauth-pages/page.ts";
 import { asPage } from "../oauth-pages/errors.ts";
 import { oauthTheme } from "../oauth-pages/theme.ts";
 import { logOAuthRefusal } from "../../domain/oauth/refusal-log.ts";
-import { CSRF_COOKIE, SESSION_COOKIE, cookie, csrfToken, readCookie } from "../oauth-pages/cookies.ts";
+import { CSRF_COOKIE, csrfToken, readCookie, sessionCookie } from "../oauth-pages/cookies.ts";
 import { formFields } from "./oauth.ts";
 
 async function handle(c: Call, s: Services, redirectUrl: string | undefined, wanted: string | undefined, form: Record<string, string> | undefined): Promise<unknown> {
@@ -46,7 +46,7 @@ async function handle(c: Call, s: Services, redirectUrl: string | undefined, wan
     return errorPage(oauthTheme(s), reply(), 403, "invalid_request", "This form has expired or was not sent from this server's page. Start again.");
   }
   s.ratelimiter.check(`oauth-authorize:${c.clientIp}`, s.config.oauth_server.rc_authorization);
-  const signIn = (secret: string) => cookies.push(cookie(s, SESSION_COOKIE, secret, Math.floor(s.config.oauth_server.browser_session_lifetime / 1000), "Lax"));
+  const signIn = (secret: string) => cookies.push(sessionCookie(s, secret));
   switch (form.action) {
     case "show_register":
       return offerRegistration ? register(csrf) : login(csrf);

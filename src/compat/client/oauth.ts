@@ -8,7 +8,7 @@
 import type { FastifyInstance } from "fastify";
 import { MatrixError } from "../../domain/errors.ts";
 import type { Services } from "../../domain/services.ts";
-import { clientRoute, route, type Call } from "../http.ts";
+import { route, type Call } from "../http.ts";
 import { ownAuthMetadata } from "../../domain/oauth/metadata.ts";
 import { registerClient } from "../../domain/oauth/client-registration.ts";
 import { OAUTH_PATHS, oauthServerEnabled } from "../../domain/oauth/endpoints.ts";

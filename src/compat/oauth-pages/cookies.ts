@@ -22,6 +22,11 @@ export function cookie(s: Services, name: string, value: string, maxAgeS: number
   return `${name}=${value}; Path=${COOKIE_PATH}; Max-Age=${maxAgeS}; HttpOnly; SameSite=${sameSite}${secure}`;
 }
 
+/** The pages' sign-in cookie holding `secret` for oauth_server.browser_session_lifetime; "" ends it. */
+export function sessionCookie(s: Services, secret: string): string {
+  return secret ? cookie(s, SESSION_COOKIE, secret, Math.floor(s.config.oauth_server.browser_session_lifetime / 1000), "Lax") : cookie(s, SESSION_COOKIE, "", 0, "Lax");
+}
+
 /** The browser's CSRF token (made and set when it has none). */
 export function csrfToken(c: Call, s: Services, cookies: string[]): string {
   const existing = readCookie(c, CSRF_COOKIE);

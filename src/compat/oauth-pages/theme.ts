@@ -1,15 +1,16 @@
 // The OAuth pages' theme: the built-in templates (builtin-templates.ts), each replaced by the file of the same
 // name in `templates.custom_template_directory` when there is one (Synapse's option and fallback rule,
-// synapse/config/_base.py read_templates). Custom templates are read once per configuration, when the routes
-// are set up. A theme cannot weaken the pages: a custom template with a syntax error, or a form template that
-// does not output `{{ form_fields }}` (the CSRF token and the request's hidden fields), is not used (a warning
-// is logged, the built-in one serves); and a rendered form page whose forms do not all carry the CSRF token
-// is replaced by the built-in page. The headers (the script-free content security policy) are not the
+// synapse/config/_base.py read_templates). Custom templates are read once per server, when the routes
+// are set up (the theme is kept in Services.processState). A theme cannot weaken the pages: a custom
+// template with a syntax error, or a form template that does not output `{{ form_fields }}` (the CSRF
+// token and the request's hidden fields), is not used (a warning is logged, the built-in one serves); and a
+// rendered form page whose forms do not all carry the CSRF token is replaced by the built-in page. The headers (the script-free content security policy) are not the
 // templates' to change.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "pino";
 import type { Config } from "../../config/config.ts";
+import type { ProcessState } from "../../domain/process-state.ts";
 import { escapeHtml } from "../html-page.ts";
 import { BUILTIN_TEMPLATES, REQUIRED_PLACEHOLDERS } from "./builtin-templates.ts";
 import { parseTemplate, renderTemplate, SafeHtml, type Template, type TemplateContext } from "./template.ts";
@@ -96,14 +97,11 @@ function loadTheme(dir: string | undefined, log: Logger): Theme {
   return new LoadedTheme(templates, styleHtml(css), custom, log);
 }
 
-const themes = new WeakMap<Config, Theme>();
-
-/** The theme of a configuration (loaded at the first call, then kept). */
-export function oauthTheme(s: { config: Config; log: Logger }): Theme {
-  let t = themes.get(s.config);
-  if (!t) {
-    t = loadTheme(s.config.templates.custom_template_directory, s.log);
-    themes.set(s.config, t);
-  }
+/** The theme of this server's configuration (loaded at the first call, then kept in its process state). */
+export function oauthTheme(s: { config: Config; log: Logger; processState: ProcessState }): Theme {
+  const held = s.processState.oauthPageTheme as Theme | undefined;
+  if (held) return held;
+  const t = loadTheme(s.config.templates.custom_template_directory, s.log);
+  s.processState.oauthPageTheme = t;
   return t;
 }

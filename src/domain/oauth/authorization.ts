@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { hashToken } from "../accounts/tokens.ts";
-import { findClient, type ClientMetadata } from "./client-registration.ts";
+import { findClient, isLoopbackHost, type ClientMetadata } from "./client-registration.ts";
 import { parseScope, type GrantedScope } from "./scopes.ts";
 import { logOAuthRefusal } from "./refusal-log.ts";
 
@@ -34,7 +34,6 @@ export type ParsedRequest =
   /** A trusted redirect URI with the error for the client. */
   | { kind: "redirect"; location: string };
 
-const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/; // base64url of a SHA-256, unpadded (RFC 7636 §4.2)
 
 /** Whether the redirect URI asked for is one the client registered (loopback: any port). */
@@ -47,7 +46,7 @@ function redirectMatches(client: ClientMetadata, asked: string): boolean {
   } catch {
     return false;
   }
-  if (u.protocol !== "http:" || !LOOPBACK.has(u.hostname) || u.port === "") return false;
+  if (u.protocol !== "http:" || !isLoopbackHost(u.hostname) || u.port === "") return false;
   u.port = "";
   return client.redirect_uris.includes(u.href);
 }

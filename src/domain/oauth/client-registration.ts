@@ -10,7 +10,8 @@ import type { Services } from "../services.ts";
 
 export const DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 export const SUPPORTED_GRANT_TYPES = ["authorization_code", "refresh_token", DEVICE_CODE_GRANT] as const;
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+/** Whether a URL's hostname names the loopback interface (MSC2966's http redirect URIs, RFC 8252 §7.3). */
+export const isLoopbackHost = (hostname: string): boolean => hostname === "localhost" || hostname === "127.0.0.1" || hostname === "[::1]";
 
 /** The metadata Weft registers and answers with (RFC 7591 §3.2.1). */
 export interface ClientMetadata {
@@ -60,7 +61,7 @@ function checkRedirectUri(raw: string, clientUri: URL, type: "web" | "native"): 
   if (type === "web") return checkWebUri(u, clientUri.hostname, "redirect_uri", invalidRedirect);
   if (u.protocol === "https:") return checkWebUri(u, clientUri.hostname, "redirect_uri", invalidRedirect); // claimed https
   if (u.protocol === "http:") {
-    if (!LOOPBACK_HOSTS.has(u.hostname)) throw invalidRedirect("an http redirect_uri must be on the loopback interface (localhost, 127.0.0.1 or [::1])");
+    if (!isLoopbackHost(u.hostname)) throw invalidRedirect("an http redirect_uri must be on the loopback interface (localhost, 127.0.0.1 or [::1])");
     if (u.port !== "" || /^http:\/\/[^/]*:\d*(\/|$|\?)/i.test(raw)) throw invalidRedirect("a loopback redirect_uri must not name a port (any port is accepted when authorising)");
     if (u.username !== "" || u.password !== "") throw invalidRedirect("redirect_uri must not contain a user or password");
     return;
@@ -89,7 +90,7 @@ function stringList(body: Record<string, unknown>, key: string, fail: (why: stri
 /** Validates a registration request; returns the metadata to register (without the client id). */
 export function validateClientMetadata(body: Record<string, unknown>): Omit<ClientMetadata, "client_id" | "client_id_issued_at"> {
   const clientUri = parseUrl(body.client_uri, "client_uri", invalidMetadata);
-  if (clientUri.protocol !== "https:" && !(clientUri.protocol === "http:" && LOOPBACK_HOSTS.has(clientUri.hostname)))
+  if (clientUri.protocol !== "https:" && !(clientUri.protocol === "http:" && isLoopbackHost(clientUri.hostname)))
     throw invalidMetadata("client_uri must use the https scheme");
   if (clientUri.username !== "" || clientUri.password !== "") throw invalidMetadata("client_uri must not contain a user or password");
   const applicationType = optString(body, "application_type") ?? "web";
