@@ -597,7 +597,7 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
       expect(asked.status).toBe(401);
       expect(asked.json.flows).toContainEqual({ stages: ["m.oauth"] });
       const url = asked.json.params["m.oauth"].url as string;
-      expect(url).toBe(`${ACCOUNT()}?action=org.matrix.cross_signing_reset`);
+      expect(url).toBe(`${ACCOUNT()}?action=org.matrix.cross_signing_reset&uia_session=${asked.json.session}`);
       // Retrying with the session alone before the approval: still 401.
       expect((await upload({ ...second, auth: { session: asked.json.session } })).status).toBe(401);
 
@@ -605,15 +605,94 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
       const login = await agent.open(url);
       const signedIn = await agent.submit(login, "login", { username: "alice", password: "password" });
       const approval = await agent.open(signedIn.location!);
-      expect(approval.text).toContain("Reset your cross-signing identity?");
-      const approved = await agent.submit(approval, "approve_reset");
-      expect(approved.text).toContain("Reset allowed");
-      expect((await upload({ ...second, auth: { session: asked.json.session } })).status).toBe(200);
+      expect(approval.text).toContain("reset the cross-signing keys on your account");
+      const approved = await agent.submit(approval, "approve_uia", { password: "password" });
+      expect(approved.text).toContain("Request approved");
+      expect((await upload({ ...second, auth: { type: "m.oauth", session: asked.json.session } })).status).toBe(200);
+      // The account page's own approval (no UIA session: as MAS) still opens a window without UIA.
+      const page = await agent.open(`${ACCOUNT()}?action=org.matrix.cross_signing_reset`);
+      expect(page.text).toContain("Reset your cross-signing identity?");
+      expect((await agent.submit(page, "approve_reset")).text).toContain("Reset allowed");
+      expect((await upload(crossSigningKeys(alice.user_id).body)).status).toBe(200);
       // A legacy session is offered the password flow alone.
       const third = crossSigningKeys(alice.user_id).body;
       clock.advance(10 * 60_000 + 1);
       const legacy = await t.call("POST", "/_matrix/client/v3/keys/device_signing/upload", { token: alice.access_token, body: third });
       expect([legacy.status, legacy.json.flows]).toEqual([401, [{ stages: ["m.login.password"] }]]);
+    });
+
+    it("m.oauth for every re-authentication of an OAuth session: deleting a device waits for the approval (with the password) on the account page, then the retry passes", async () => {
+      const tokens = await oauthSession("UIADEV0001");
+      await oauthSession("UIAVICTIM1");
+      const del = (body: Record<string, unknown>) => t.call("DELETE", "/_matrix/client/v3/devices/UIAVICTIM1", { token: tokens.access_token, body });
+      const asked = await del({});
+      expect(asked.status).toBe(401);
+      expect(asked.json.flows).toEqual([{ stages: ["m.oauth"] }, { stages: ["m.login.password"] }]);
+      const url = asked.json.params["m.oauth"].url as string;
+      expect(url).toBe(`${ACCOUNT()}?action=org.matrix.device_delete&device_id=UIAVICTIM1&uia_session=${asked.json.session}`);
+      // Asking for the stage before the approval: 401 with the stage not completed, nothing deleted.
+      const early = await del({ auth: { type: "m.oauth", session: asked.json.session } });
+      expect([early.status, early.json.completed]).toEqual([401, []]);
+      expect(await aliceDevices()).toContain("UIAVICTIM1");
+
+      // Another user cannot approve alice's request.
+      await registerUser(t, "uiabob");
+      const bobAgent = new OAuthAgent();
+      const bobLogin = await bobAgent.open(url);
+      const bobPage = await bobAgent.open((await bobAgent.submit(bobLogin, "login", { username: "uiabob", password: "password" })).location!);
+      expect(bobPage.status).toBe(400);
+      expect(bobPage.text).not.toContain("Approve this request?");
+
+      const agent = new OAuthAgent();
+      const login = await agent.open(url);
+      const page = await agent.open((await agent.submit(login, "login", { username: "alice", password: "password" })).location!);
+      expect(page.text).toContain("sign out the device UIAVICTIM1");
+      expect(readForm(page.text, page.url)!.labelled).toEqual({ password: "Your password" });
+      const noCsrf = await refused("csrf_mismatch", { endpoint: "account" }, [agent.cookie("weft_oauth_csrf")], () => agent.submit(page, "approve_uia", { password: "password" }, { drop: ["csrf"] }));
+      expect(noCsrf.status).toBe(403);
+      const wrong = await agent.submit(page, "approve_uia", { password: "not it" });
+      expect([wrong.status, wrong.text.includes('role="alert"')]).toEqual([403, true]);
+      expect((await del({ auth: { session: asked.json.session } })).status).toBe(401);
+      expect((await agent.submit(page, "approve_uia", { password: "password" })).text).toContain("Request approved");
+      const done = await del({ auth: { type: "m.oauth", session: asked.json.session } });
+      expect(done.status, JSON.stringify(done.json)).toBe(200);
+      expect(await aliceDevices()).not.toContain("UIAVICTIM1");
+      // The session served one request: approving it again finds nothing.
+      expect((await agent.submit(page, "approve_uia", { password: "password" })).status).toBe(400);
+    });
+
+    it("m.oauth is offered on password change, 3PID add, deactivation and login tokens of an OAuth session, and to a user without a password on any session", async () => {
+      const tokens = await oauthSession("UIADEV0002");
+      const ask = async (method: string, path: string, body: Record<string, unknown>, token = tokens.access_token) => {
+        const res = await t.call(method, path, { token, body });
+        expect(res.status, JSON.stringify(res.json)).toBe(401);
+        return res.json;
+      };
+      const password = await ask("POST", "/_matrix/client/v3/account/password", { new_password: "a-new-password-1" });
+      expect(password.flows).toEqual([{ stages: ["m.oauth"] }, { stages: ["m.login.password"] }]);
+      expect(password.params["m.oauth"].url).toBe(`${ACCOUNT()}?uia_session=${password.session}`);
+      const deactivate = await ask("POST", "/_matrix/client/v3/account/deactivate", {});
+      expect(deactivate.params["m.oauth"].url).toBe(`${ACCOUNT()}?action=org.matrix.account_deactivate&uia_session=${deactivate.session}`);
+      const several = await ask("POST", "/_matrix/client/v3/delete_devices", { devices: ["A", "B"] });
+      expect(several.params["m.oauth"].url).toBe(`${ACCOUNT()}?action=org.matrix.devices_list&uia_session=${several.session}`);
+      // A legacy (password-login) session of a user with a password: the password flow alone.
+      expect((await ask("POST", "/_matrix/client/v3/account/deactivate", {}, alice.access_token)).flows).toEqual([{ stages: ["m.login.password"] }]);
+
+      // A user without a password: m.oauth alone, even on a legacy session; the approval asks no password.
+      const nopw = await registerUser(t, "uianopw");
+      const agent = new OAuthAgent();
+      const login = await agent.open(ACCOUNT());
+      await agent.submit(login, "login", { username: "uianopw", password: "password" });
+      await t.hs.services.db.user.update({ where: { userId: nopw.user_id }, data: { passwordHash: null } });
+      const asked = await ask("DELETE", `/_matrix/client/v3/devices/${nopw.device_id}`, {}, nopw.access_token);
+      expect(asked.flows).toEqual([{ stages: ["m.oauth"] }]);
+      const page = await agent.open(asked.params["m.oauth"].url);
+      expect(page.text).toContain("Approve this request?");
+      expect(readForm(page.text, page.url)!.labelled).toEqual({});
+      expect((await agent.submit(page, "approve_uia")).text).toContain("Request approved");
+      const done = await t.call("DELETE", `/_matrix/client/v3/devices/${nopw.device_id}`, { token: nopw.access_token, body: { auth: { type: "m.oauth", session: asked.session } } });
+      expect(done.status, JSON.stringify(done.json)).toBe(200);
+      expect((await whoami(nopw.access_token)).status).toBe(401);
     });
   });
 

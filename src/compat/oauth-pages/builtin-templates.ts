@@ -94,6 +94,14 @@ export const BUILTIN_TEMPLATES: Record<string, string> = {
     `<label for="password">Your password</label><input type="password" id="password" name="password" autocomplete="current-password" required{% if error %} aria-describedby="error"{% endif %}>` +
     `<button type="submit" name="action" value="deactivate">Deactivate the account</button><button type="submit" name="action" value="cancel" formnovalidate>Cancel</button></form>`,
 
+  "oauth_uia_approval.html":
+    `<h1>Approve this request?</h1><p>Signed in as <b>{{ user_id }}</b>. Your app asks to <b>{{ description }}</b>. ` +
+    `Only approve it if you started this yourself; then return to your app.</p>` +
+    `{% if error %}<p class="error" role="alert" id="error">{{ error }}</p>{% endif %}` +
+    `<form method="post" action="{{ form_action }}">{{ form_fields }}` +
+    `{% if needs_password %}<label for="password">Your password</label><input type="password" id="password" name="password" autocomplete="current-password" required{% if error %} aria-describedby="error"{% endif %}>{% endif %}` +
+    `<button type="submit" name="action" value="approve_uia">Approve</button><button type="submit" name="action" value="cancel" formnovalidate>Cancel</button></form>`,
+
   "oauth_continue.html":
     `<h1>Continue to your application</h1><p>You are signing in as <b>{{ user_id }}</b> at <b>{{ target }}</b>.</p>` +
     `<p>Only continue if you started signing in there.</p><p><a id="continue" href="{{ redirect }}">Continue</a></p>`,
@@ -109,5 +117,6 @@ export const REQUIRED_PLACEHOLDERS: Record<string, string[]> = {
   "oauth_cross_signing_reset.html": ["form_fields"],
   "oauth_register.html": ["form_fields"],
   "oauth_deactivate.html": ["form_fields"],
+  "oauth_uia_approval.html": ["form_fields"],
   "oauth_layout.html": ["content"],
 };

@@ -162,6 +162,18 @@ export function deactivatePage(t: Theme, reply: FastifyReply, action: string, cs
   }, { csrf });
 }
 
+/** The approval of a client's request that asked for user-interactive auth (the m.oauth stage). */
+export function uiaApprovalPage(t: Theme, reply: FastifyReply, action: string, csrf: string, userId: string, pending: { sessionId: string; description: string; needsPassword: boolean }, opts: { error?: string; status?: number } = {}): FastifyReply {
+  return sendPage(t, reply, opts.status ?? 200, "oauth_uia_approval.html", "Approve this request?", {
+    user_id: userId,
+    description: pending.description,
+    needs_password: pending.needsPassword,
+    error: opts.error,
+    form_action: action,
+    form_fields: hiddenFields({ uia_session: pending.sessionId }, csrf),
+  }, { csrf });
+}
+
 /** The end of a legacy SSO login for a client not in sso.client_whitelist: the user confirms where the login goes. */
 export function continuePage(t: Theme, reply: FastifyReply, redirect: string, userId: string): FastifyReply {
   const target = new URL(redirect);

@@ -14,7 +14,6 @@ import { deleteDevices } from "../devices/delete-devices.ts";
 import { checkPasswordLogin } from "../accounts/password-login.ts";
 import { deactivateAccount } from "../accounts/deactivate.ts";
 import { oauthServerEnabled, oauthUrl } from "./endpoints.ts";
-import type { UiaOptions } from "../uia/uia.ts";
 
 export const ACCOUNT_ACTIONS = ["org.matrix.profile", "org.matrix.devices_list", "org.matrix.device_view", "org.matrix.device_delete", "org.matrix.account_deactivate", "org.matrix.cross_signing_reset"] as const;
 
@@ -55,19 +54,11 @@ export async function crossSigningResetApproved(s: Services, userId: string): Pr
   return until !== undefined && until > s.clock.now();
 }
 
-/** The account management URL, with an action (and its device). */
-export function accountUrl(s: Services, action?: string, deviceId?: string): string {
+/** The account management URL, with an action (and its device), and the UIA session the page is to approve (m.oauth). */
+export function accountUrl(s: Services, action?: string, deviceId?: string, uiaSession?: string): string {
   const u = new URL(oauthUrl(s, "account"));
   if (action) u.searchParams.set("action", action);
   if (deviceId) u.searchParams.set("device_id", deviceId);
+  if (uiaSession) u.searchParams.set("uia_session", uiaSession);
   return u.href;
-}
-
-/**
- * The UIA of a cross-signing reset: for a session the OAuth server granted, the `m.oauth` flow (with the
- * URL where the user approves) before the usual re-authentication flows.
- */
-export async function crossSigningResetUia(s: Services, r: Requester, flows: string[][]): Promise<Pick<UiaOptions, "flows" | "params">> {
-  if (!oauthServerEnabled(s) || !r.deviceId || !(await s.oauth.getGrant(r.userId, r.deviceId))) return { flows };
-  return { flows: [["m.oauth"], ...flows], params: { "m.oauth": { url: accountUrl(s, "org.matrix.cross_signing_reset") } } };
 }
