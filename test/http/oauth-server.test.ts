@@ -661,6 +661,47 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
       expect((await agent.submit(page, "approve_uia", { password: "password" })).status).toBe(400);
     });
 
+    it("a password change ends the user's other page sign-ins; the page sign-in that made it, and the devices, stay", async () => {
+      const erin = await registerUser(t, "pwerin");
+      const signIn = async () => {
+        const agent = new OAuthAgent();
+        const login = await agent.open(ACCOUNT());
+        expect((await agent.submit(login, "login", { username: "pwerin", password: "password" })).status).toBe(303);
+        return agent;
+      };
+      const signedIn = async (agent: OAuthAgent) => (await agent.open(ACCOUNT())).text.includes(erin.user_id);
+      const [here, other] = [await signIn(), await signIn()];
+      const account = await here.open(ACCOUNT());
+      const page = await here.submit(account, "show_password");
+      expect(readForm(page.text, page.url)!.labelled).toEqual({ current: "Your current password", new_password: "New password", confirm: "Confirm the new password" });
+      const wrong = await here.submit(page, "change_password", { current: "not it", new_password: "pw-number-2", confirm: "pw-number-2" });
+      expect([wrong.status, wrong.text.includes('role="alert"')]).toEqual([403, true]);
+      const differ = await here.submit(page, "change_password", { current: "password", new_password: "pw-number-2", confirm: "pw-number-3" });
+      expect([differ.status, differ.text.includes('role="alert"')]).toEqual([400, true]);
+      const noCsrf = await refused("csrf_mismatch", { endpoint: "account" }, [here.cookie("weft_oauth_csrf")], () => here.submit(page, "change_password", { current: "password", new_password: "pw-number-2", confirm: "pw-number-2" }, { drop: ["csrf"] }));
+      expect(noCsrf.status).toBe(403);
+      expect([await signedIn(here), await signedIn(other)]).toEqual([true, true]); // nothing changed yet
+      const done = await here.submit(page, "change_password", { current: "password", new_password: "pw-number-2", confirm: "pw-number-2" });
+      expect(done.text).toContain("Your password was changed.");
+      expect([await signedIn(here), await signedIn(other)]).toEqual([true, false]);
+      expect((await whoami(erin.access_token)).status).toBe(200); // devices stay
+      const login = (password: string) => t.call("POST", "/_matrix/client/v3/login", { body: { type: "m.login.password", identifier: { type: "m.id.user", user: "pwerin" }, password } });
+      expect([(await login("password")).status, (await login("pw-number-2")).status]).toEqual([403, 200]);
+
+      // A change through the API (no page made it) ends every page sign-in.
+      const third = new OAuthAgent();
+      expect((await third.submit(await third.open(ACCOUNT()), "login", { username: "pwerin", password: "pw-number-2" })).status).toBe(303);
+      const body = { new_password: "pw-number-3", logout_devices: false };
+      const asked = await t.call("POST", "/_matrix/client/v3/account/password", { token: erin.access_token, body });
+      const changed = await t.call("POST", "/_matrix/client/v3/account/password", {
+        token: erin.access_token,
+        body: { ...body, auth: { type: "m.login.password", identifier: { type: "m.id.user", user: "pwerin" }, password: "pw-number-2", session: asked.json.session } },
+      });
+      expect(changed.status, JSON.stringify(changed.json)).toBe(200);
+      expect([await signedIn(here), await signedIn(third)]).toEqual([false, false]);
+      expect((await whoami(erin.access_token)).status).toBe(200);
+    });
+
     it("m.oauth is offered on password change, 3PID add, deactivation and login tokens of an OAuth session, and to a user without a password on any session", async () => {
       const tokens = await oauthSession("UIADEV0002");
       const ask = async (method: string, path: string, body: Record<string, unknown>, token = tokens.access_token) => {

@@ -3,16 +3,16 @@
 // device's sign-out confirmation, the deactivation page, or the cross-signing reset approval (the
 // m.oauth UIA type, MSC4312), or, with `uia_session`, the approval of a client's request that asked for
 // user-interactive auth (m.oauth); POST takes the forms (login, confirm_delete, delete_device, deactivate,
-// approve_reset, approve_uia, sign_out, cancel), each with the CSRF token of the cookie. Domain rules in
+// approve_reset, approve_uia, show_password, change_password, sign_out, cancel), each with the CSRF token of the cookie. Domain rules in
 // src/domain/oauth/account.ts; pages in src/compat/oauth-pages.
 import type { FastifyInstance } from "fastify";
 import { MatrixError } from "../../domain/errors.ts";
 import type { Services } from "../../domain/services.ts";
 import { queryString, route, type Call } from "../http.ts";
 import { OAUTH_PATHS, oauthServerEnabled } from "../../domain/oauth/endpoints.ts";
-import { accountOverview, accountUrl, approveCrossSigningReset, deactivateFromAccountPage, signOutDevice } from "../../domain/oauth/account.ts";
+import { accountOverview, accountUrl, approveCrossSigningReset, changePasswordFromAccountPage, deactivateFromAccountPage, signOutDevice } from "../../domain/oauth/account.ts";
 import { browserLogin, browserLogout, browserSessionUser } from "../../domain/oauth/browser-login.ts";
-import { accountPage, crossSigningResetPage, deactivatePage, deleteDevicePage, errorPage, loginPage, messagePage, uiaApprovalPage } from "../oauth-pages/page.ts";
+import { accountPage, crossSigningResetPage, deactivatePage, deleteDevicePage, errorPage, loginPage, messagePage, passwordPage, uiaApprovalPage } from "../oauth-pages/page.ts";
 import { approveUiaSession, pendingUiaApproval } from "../../domain/uia/oauth-approval.ts";
 import { asPage } from "../oauth-pages/errors.ts";
 import { oauthTheme } from "../oauth-pages/theme.ts";
@@ -101,6 +101,16 @@ async function handle(c: Call, s: Services, wanted: Wanted, form: Record<string,
       cookies.push(sessionCookie(s, ""));
       reply();
       return messagePage(oauthTheme(s), c.reply, "Account deactivated", "Your account has been deactivated and signed out everywhere.");
+    case "show_password":
+      return passwordPage(oauthTheme(s), c.reply, action, csrf, userId);
+    case "change_password":
+      try {
+        await changePasswordFromAccountPage(s, userId, { current: form.current ?? "", next: form.new_password ?? "", confirm: form.confirm ?? "" }, sessionSecret!, c.clientIp);
+      } catch (err) {
+        if (!(err instanceof MatrixError) || err.errcode === "M_LIMIT_EXCEEDED") throw err;
+        return passwordPage(oauthTheme(s), c.reply, action, csrf, userId, { error: err.message, status: err.httpStatus });
+      }
+      return show(c, s, userId, csrf, {}, "Your password was changed. Your other sign-ins to these pages have ended.");
     case "approve_uia": {
       const pending = await pendingUiaApproval(s, userId, form.uia_session ?? "");
       try {

@@ -162,6 +162,16 @@ export function deactivatePage(t: Theme, reply: FastifyReply, action: string, cs
   }, { csrf });
 }
 
+/** The password change: the current password, the new one twice. */
+export function passwordPage(t: Theme, reply: FastifyReply, action: string, csrf: string, userId: string, opts: { error?: string; status?: number } = {}): FastifyReply {
+  return sendPage(t, reply, opts.status ?? 200, "oauth_password.html", "Change your password", {
+    user_id: userId,
+    error: opts.error,
+    form_action: action,
+    form_fields: hiddenFields({}, csrf),
+  }, { csrf });
+}
+
 /** The approval of a client's request that asked for user-interactive auth (the m.oauth stage). */
 export function uiaApprovalPage(t: Theme, reply: FastifyReply, action: string, csrf: string, userId: string, pending: { sessionId: string; description: string; needsPassword: boolean }, opts: { error?: string; status?: number } = {}): FastifyReply {
   return sendPage(t, reply, opts.status ?? 200, "oauth_uia_approval.html", "Approve this request?", {

@@ -8,6 +8,7 @@ import { checkPasswordPolicy, hashPassword } from "./passwords.ts";
 import { deleteDevices } from "../devices/delete-devices.ts";
 import { invalidateUserTokens } from "./authenticate.ts";
 import { reauthUia } from "../uia/flows.ts";
+import { storeNewPassword } from "./set-password.ts";
 import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 /** The body of a password change or reset: `new_password` checked against the policy and hashed, `logout_devices`. */
@@ -28,7 +29,7 @@ export async function changePassword(s: Services, r: Requester, req: UiaRequest)
   const { hash, logoutDevices } = await newPasswordOf(s, req.body);
 
   const uia = await checkUia(s, { ...req, requester: r }, await reauthUia(s, r, { description: "change your password" }));
-  await s.db.$transaction((tx) => s.users.setPasswordHash(tx, r.userId, hash));
+  await storeNewPassword(s, r.userId, hash);
   if (logoutDevices !== false) {
     const others = (await s.sessions.deviceIds(r.userId)).filter((d) => d !== r.deviceId);
     await deleteDevices(s, r.userId, others);

@@ -5,7 +5,9 @@
 // `m.oauth` UIA type (spec v1.17, MSC4312): once approved, for oauth_server.cross_signing_reset_window,
 // POST /keys/device_signing/upload replaces the keys without asking (as Synapse's
 // `_allow_cross_signing_replacement_without_uia`, which the Matrix Authentication Service calls).
-import { notFound } from "../errors.ts";
+import { MatrixError, notFound } from "../errors.ts";
+import { newPasswordOf } from "../accounts/change-password.ts";
+import { storeNewPassword } from "../accounts/set-password.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { listDevices, type ClientDevice } from "../devices/device-info.ts";
@@ -41,6 +43,17 @@ export async function signOutDevice(s: Services, userId: string, deviceId: strin
 export async function deactivateFromAccountPage(s: Services, userId: string, password: string, clientIp: string): Promise<void> {
   await checkPasswordLogin(s, userId, password, clientIp);
   await deactivateAccount(s, userId, false);
+}
+
+/**
+ * Changes the password on the account page: the current one asked again, the new one twice and by the
+ * password policy. The user's other page sign-ins end (storeNewPassword); this one and the devices stay.
+ */
+export async function changePasswordFromAccountPage(s: Services, userId: string, form: { current: string; next: string; confirm: string }, sessionSecret: string, clientIp: string): Promise<void> {
+  await checkPasswordLogin(s, userId, form.current, clientIp);
+  if (form.next !== form.confirm) throw new MatrixError("M_INVALID_PARAM", "The new passwords differ", 400);
+  const { hash } = await newPasswordOf(s, { new_password: form.next });
+  await storeNewPassword(s, userId, hash, sessionSecret);
 }
 
 export async function approveCrossSigningReset(s: Services, userId: string): Promise<void> {

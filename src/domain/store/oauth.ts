@@ -43,6 +43,12 @@ export class OAuthStore {
     await this.db.oAuthBrowserSession.deleteMany({ where: { tokenHash } });
   }
 
+  /** Ends every browser login of the user but `exceptTokenHash`'s. */
+  async deleteBrowserSessionsOfUser(userId: string, exceptTokenHash?: string): Promise<number> {
+    const r = await this.db.oAuthBrowserSession.deleteMany({ where: { userId, ...(exceptTokenHash === undefined ? {} : { tokenHash: { not: exceptTokenHash } }) } });
+    return r.count;
+  }
+
   async addAuthorizationCode(codeHash: string, row: AuthorizationCodeRow): Promise<void> {
     await this.db.oAuthAuthorizationCode.create({
       data: { codeHash, ...row, createdTs: BigInt(row.createdTs), expiresTs: BigInt(row.expiresTs) },
