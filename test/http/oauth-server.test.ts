@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as oidc from "openid-client";
 import { fetch as undiciFetch } from "undici";
+import { createHash, createPublicKey, verify } from "node:crypto";
 import { backends, startTestServer, TestClock, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
@@ -535,6 +536,51 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     expect(await codes()).toBe(1);
     expect(await purgeExpiredOAuthRows(t.hs.services)).toBeGreaterThan(0);
     expect(await codes()).toBe(0);
+  });
+
+  it("OpenID Connect: openid-client discovers /.well-known/openid-configuration; scope openid gives an ES256 ID token (nonce, at_hash) signed by jwks_uri's key, and userinfo", async () => {
+    const config = await oidc.dynamicClientRegistration(new URL(t.config.public_baseurl), WEB_CLIENT, oidc.None(), { algorithm: "oidc", execute: [oidc.allowInsecureRequests] });
+    const meta = config.serverMetadata();
+    expect(meta).toMatchObject({
+      jwks_uri: `${t.config.public_baseurl}_weft/oauth2/keys.json`,
+      userinfo_endpoint: `${t.config.public_baseurl}_weft/oauth2/userinfo`,
+      id_token_signing_alg_values_supported: ["ES256"],
+      subject_types_supported: ["public"],
+    });
+    expect(meta.scopes_supported).toContain("openid");
+    const nonce = oidc.randomNonce();
+    const a = await authorize(config, { scope: "openid urn:matrix:client:api:* urn:matrix:client:device:OIDCDEV001", nonce });
+    // openid-client checks the ID token's iss, aud, exp, iat and nonce.
+    const tokens = await oidc.authorizationCodeGrant(config, a.callback, { pkceCodeVerifier: a.verifier, expectedState: a.state, expectedNonce: nonce, idTokenExpected: true });
+    const claims = tokens.claims()!;
+    expect(claims).toMatchObject({ iss: t.config.public_baseurl, sub: alice.user_id, aud: config.clientMetadata().client_id, nonce });
+    expect(claims.exp - claims.iat).toBe(3600);
+    // The signature verifies with the published key; at_hash is the left half of the access token's SHA-256.
+    const [header, payload, signature] = tokens.id_token!.split(".") as [string, string, string];
+    const jose = JSON.parse(Buffer.from(header, "base64url").toString());
+    const keys = (await t.call("GET", "/_weft/oauth2/keys.json")).json.keys as Record<string, string>[];
+    const jwk = keys.find((k) => k.kid === jose.kid)!;
+    expect([jose.alg, jwk.kty, jwk.crv, jwk.use, "d" in jwk]).toEqual(["ES256", "EC", "P-256", "sig", false]);
+    const key = createPublicKey({ key: jwk as never, format: "jwk" });
+    expect(verify("sha256", Buffer.from(`${header}.${payload}`), { key, dsaEncoding: "ieee-p1363" }, Buffer.from(signature, "base64url"))).toBe(true);
+    expect(verify("sha256", Buffer.from(`${header}.${payload}x`), { key, dsaEncoding: "ieee-p1363" }, Buffer.from(signature, "base64url"))).toBe(false);
+    expect(claims.at_hash).toBe(createHash("sha256").update(tokens.access_token).digest().subarray(0, 16).toString("base64url"));
+    // The key stays the same across a restart (derived from the server's signing key).
+    await t.restart();
+    expect((await t.call("GET", "/_weft/oauth2/keys.json")).json.keys).toEqual(keys);
+
+    expect(await oidc.fetchUserInfo(config, tokens.access_token, alice.user_id)).toMatchObject({ sub: alice.user_id, preferred_username: "alice" });
+    // A token granted without openid may not read userinfo; neither may no token.
+    const plain = await authorize(config, { scope: "urn:matrix:client:api:* urn:matrix:client:device:OIDCDEV002" });
+    const plainTokens = await oidc.authorizationCodeGrant(config, plain.callback, { pkceCodeVerifier: plain.verifier, expectedState: plain.state });
+    expect(plainTokens.id_token).toBeUndefined();
+    const refused = await t.call("GET", "/_weft/oauth2/userinfo", { token: plainTokens.access_token });
+    expect([refused.status, refused.json.error]).toEqual([403, "insufficient_scope"]);
+    expect((await t.call("GET", "/_weft/oauth2/userinfo")).status).toBe(401);
+    // An over-long nonce is refused at the authorisation endpoint.
+    const long = await authorizationUrl(config, { nonce: "n".repeat(513) });
+    const page = await new OAuthAgent().open(long.url);
+    expect(new URL(page.location!).searchParams.get("error")).toBe("invalid_request");
   });
 
   describe("account management (account_management_uri)", () => {
