@@ -49,6 +49,14 @@ async fn cross_signing_json(name: &str, client: &Client) -> Value {
     })
 }
 
+/// Runs `work` to its end while `watch` follows its progress (a watch that ends first just waits).
+async fn with_watch<T>(work: impl std::future::Future<Output = T>, watch: impl std::future::Future<Output = ()>) -> T {
+    tokio::select! {
+        r = work => r,
+        () = async { watch.await; std::future::pending::<()>().await } => unreachable!(),
+    }
+}
+
 fn free_name(ctx: &Ctx, cmd: &Value) -> Result<String> {
     let name = opt_str(cmd, "as").unwrap_or("main").to_owned();
     if ctx.sessions.contains_key(&name) {
@@ -132,12 +140,8 @@ impl Ctx {
                         GrantLoginProgress::Done => progress("granter", "done"),
                     }
                 }
-                std::future::pending::<()>().await
             };
-            tokio::select! {
-                r = grant.into_future() => r.context("granting the login (existing device)"),
-                _ = watch => unreachable!(),
-            }
+            with_watch(grant.into_future(), watch).await.context("granting the login (existing device)")
         };
 
         let new_oauth = client.oauth();
@@ -164,12 +168,8 @@ impl Ctx {
                         LoginProgress::Done => progress("new", "done"),
                     }
                 }
-                std::future::pending::<()>().await
             };
-            tokio::select! {
-                r = login.into_future() => r.context("logging in with the QR code (new device)"),
-                _ = watch => unreachable!(),
-            }
+            with_watch(login.into_future(), watch).await.context("logging in with the QR code (new device)")
         };
 
         // The user reads the check code on the new device and types it on the existing one.
