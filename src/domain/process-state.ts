@@ -126,4 +126,8 @@ export class ProcessState {
    *  (compat/oauth-pages/theme.ts, which types it: the domain knows no page types).
    *  → nothing shared: every process reads the same directory. */
   oauthPageTheme: object | undefined = undefined;
+
+  /** The OAuth server's ID token signing key, derived from the server's signing key on first use (oauth/openid.ts).
+   *  → nothing shared: every process derives the same key. */
+  oauthIdTokenKey: { key: import("node:crypto").KeyObject; jwk: Record<string, string> } | undefined = undefined;
 }

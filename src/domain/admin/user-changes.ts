@@ -19,6 +19,7 @@ import { isValidLocalpartForRegistration } from "../ids.ts";
 import { checkIdentifiersFree, parseExternalIds, parseThreepids, replaceExternalIds, replaceThreepids } from "./user-identifiers.ts";
 import { writeModerationFlag } from "../accounts/moderation.ts";
 import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
+import { storeNewPassword } from "../accounts/set-password.ts";
 
 type Body = Record<string, unknown>;
 
@@ -40,7 +41,7 @@ async function newPasswordHash(s: Services, password: string): Promise<string> {
 
 /** Stores a new password hash; unless `logoutDevices` is false every session of the user ends. */
 async function setPassword(s: Services, userId: string, hash: string, logoutDevices: boolean): Promise<void> {
-  await s.db.$transaction((tx) => s.users.setPasswordHash(tx, userId, hash));
+  await storeNewPassword(s, userId, hash);
   if (!logoutDevices) return;
   await deleteDevices(s, userId, await s.sessions.deviceIds(userId));
   await s.db.$transaction(async (tx) => {

@@ -13,9 +13,9 @@ import { isPlainObject, objectField, parseJson, type Json } from "./json.ts";
 import { crossSigningPublicKey } from "./query-keys.ts";
 import { announceDeviceListChange, recordDeviceListChange } from "./device-lists.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
-import { reauthFlows } from "../uia/flows.ts";
+import { reauthUia } from "../uia/flows.ts";
 import { crossSigningResetRequired } from "../oauth-delegation/cross-signing-reset.ts";
-import { crossSigningResetApproved, crossSigningResetUia } from "../oauth/account.ts";
+import { crossSigningResetApproved } from "../oauth/account.ts";
 
 export const KEY_TYPES = [
   ["master_key", "master"],
@@ -70,7 +70,7 @@ export async function uploadCrossSigningKeys(s: Services, r: Requester, body: Js
   if (delegatedReset && ((await s.e2ee.masterReplaceableUntil(userId)) ?? 0) <= s.clock.now()) throw await crossSigningResetRequired(s);
   const uia =
     stored.has("master") && !r.appserviceId && !delegatedReset && !(await crossSigningResetApproved(s, r.userId))
-      ? await checkUia(s, { ...uiaReq, requester: r }, { ...(await crossSigningResetUia(s, r, await reauthFlows(s, r.userId))), description: "reset the cross-signing keys on your account" })
+      ? await checkUia(s, { ...uiaReq, requester: r }, await reauthUia(s, r, { description: "reset the cross-signing keys on your account", action: "org.matrix.cross_signing_reset" }))
       : undefined;
 
   const now = s.clock.now();
