@@ -86,7 +86,7 @@ function requireLocalRoom(room: RoomSnapshot | undefined): RoomSnapshot {
  * The room a join names, and the servers to ask when this server is not in it: `via` (the client's
  * `via` / `server_name`), or for an alias of another server the room and servers its server answers.
  */
-async function joinTarget(s: Services, roomIdOrAlias: string, via: readonly string[]): Promise<{ roomId: string; servers: string[] }> {
+export async function joinTarget(s: Services, roomIdOrAlias: string, via: readonly string[]): Promise<{ roomId: string; servers: string[] }> {
   if (roomIdOrAlias.startsWith("#")) {
     let serverName: string;
     try {
