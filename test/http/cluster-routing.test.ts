@@ -1,0 +1,256 @@
+// Two Weft processes on one PostgreSQL database (README "Scaling out"): `master` and `worker1` share the
+// events stream (rooms sharded by id over both), every other stream is master's. Any process answers any
+// request: a write for a room or stream the other process writes is forwarded to it over the internal
+// authenticated route and its answer returned as it came (domain/cluster/write-routes.ts, compat/cluster.ts).
+// Without Redis replication (not part of this) the other process is not woken live, so everything is read
+// through the writer or from the database (/messages, /state, account data).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { backends, freePort, makePgDatabase, startTestServer, type TestServer } from "../helpers/server.ts";
+import { registerUser, type Session } from "../helpers/users.ts";
+import { createRoom } from "../helpers/rooms.ts";
+import type { Commit } from "../../src/domain/consumers/commit-feed.ts";
+
+const V3 = "/_matrix/client/v3";
+const SECRET = "cluster-test-secret";
+const enc = encodeURIComponent;
+
+// SQLite is one process's database: the cluster runs on PostgreSQL only.
+const pgOnly = backends().includes("postgres") ? ["postgres" as const] : [];
+
+describe.each(pgOnly)("two processes on one %s database", (backend) => {
+  let main: TestServer;
+  let w1: TestServer;
+  let drop: () => Promise<void>;
+  let keyDir: string;
+  let alice: Session;
+  let bob: Session;
+  /** A room master writes, and one worker1 writes (each made through its writer). */
+  let roomM: string;
+  let roomW: string;
+  /** Event ids each process committed (its commit notices). */
+  const committed: Record<string, string[]> = { master: [], worker1: [] };
+  /** Internal requests each process sent: "instance path". */
+  const sent: Record<string, string[]> = { master: [], worker1: [] };
+
+  const watch = (t: TestServer) => {
+    const s = t.hs.services;
+    const publish = s.commits.publish.bind(s.commits);
+    s.commits.publish = (c: Commit) => (committed[s.instanceName]!.push(...c.notice.eventIds), publish(c));
+    const request = s.internal.request.bind(s.internal);
+    s.internal.request = (instance, req) => (sent[s.instanceName]!.push(`${instance} ${req.path}`), request(instance, req));
+  };
+
+  beforeAll(async () => {
+    const db = await makePgDatabase();
+    drop = db.drop;
+    keyDir = mkdtempSync(path.join(tmpdir(), "weft-cluster-"));
+    const [pMain, pW1] = [await freePort(), await freePort()];
+    const cluster = (name: string) => ({
+      ...(name === "master" ? {} : { worker_name: name }),
+      // One database and one signing key: one server.
+      database: { name: "psycopg2", args: { url: db.url } },
+      signing_key_path: path.join(keyDir, "signing.key"),
+      instance_map: { main: { host: "127.0.0.1", port: pMain }, worker1: { host: "127.0.0.1", port: pW1 } },
+      stream_writers: { events: ["master", "worker1"] },
+      redis: { enabled: true },
+      worker_replication_secret: SECRET,
+    });
+    main = await startTestServer({ backend, port: pMain, config: cluster("master") });
+    w1 = await startTestServer({ backend, port: pW1, config: cluster("worker1") });
+    watch(main);
+    watch(w1);
+    alice = await registerUser(main, "alice");
+    bob = await registerUser(w1, "bob");
+    roomM = await createRoom(main, alice, { preset: "public_chat", room_alias_name: "on-master" });
+    roomW = await createRoom(w1, alice, { preset: "public_chat", room_alias_name: "on-worker1" });
+  }, 120_000);
+  afterAll(async () => {
+    await w1?.close();
+    await main?.close();
+    await drop?.();
+    rmSync(keyDir, { recursive: true, force: true });
+  });
+
+  const bodies = async (t: TestServer, who: Session, roomId: string) => {
+    const res = await t.call("GET", `${V3}/rooms/${enc(roomId)}/messages?dir=b&limit=100`, { token: who.access_token });
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    return (res.json.chunk as { type: string; content: { body?: string } }[]).filter((e) => e.type === "m.room.message").map((e) => e.content.body);
+  };
+  const stateOf = async (t: TestServer, who: Session, roomId: string, type: string, key = "") =>
+    t.call("GET", `${V3}/rooms/${enc(roomId)}/state/${type}/${enc(key)}`, { token: who.access_token });
+
+  it("createRoom on either process makes a room that process writes", () => {
+    expect(main.hs.services.topology.eventWriterFor(roomM)).toBe("master");
+    expect(w1.hs.services.topology.eventWriterFor(roomW)).toBe("worker1");
+    // Both processes agree on who writes what.
+    expect(w1.hs.services.topology.eventWriterFor(roomM)).toBe("master");
+    expect(main.hs.services.topology.eventWriterFor(roomW)).toBe("worker1");
+  });
+
+  it("a send through the other process is persisted once by the room's writer, idempotent across processes", async () => {
+    for (const [roomId, owner, other] of [[roomM, main, w1], [roomW, w1, main]] as const) {
+      const ownerName = owner.hs.services.instanceName;
+      const otherName = other.hs.services.instanceName;
+      const path = `${V3}/rooms/${enc(roomId)}/send/m.room.message/txn-${ownerName}`;
+      const first = await other.call("PUT", path, { token: alice.access_token, body: { msgtype: "m.text", body: `to ${ownerName}` } });
+      expect(first.status, JSON.stringify(first.json)).toBe(200);
+      const eventId = first.json.event_id as string;
+      expect(committed[ownerName]).toContain(eventId);
+      expect(committed[otherName]).not.toContain(eventId);
+      expect(sent[otherName]).toContain(`${ownerName} /_weft/replication/forward${path}`);
+      // The same transaction retried on the owner, and on the other process again: the same event.
+      for (const t of [owner, other]) {
+        const again = await t.call("PUT", path, { token: alice.access_token, body: { msgtype: "m.text", body: `to ${ownerName}` } });
+        expect(again.status).toBe(200);
+        expect(again.json.event_id).toBe(eventId);
+      }
+      // Once in the room's history (the writer's /messages: the other process learns of new positions
+      // through replication, which is not part of this).
+      expect((await bodies(owner, alice, roomId)).filter((b) => b === `to ${ownerName}`)).toEqual([`to ${ownerName}`]);
+      const row = await owner.hs.services.storage.sql.get<{ n: number | string }>("SELECT COUNT(*) AS n FROM events WHERE event_id = ?", [eventId]);
+      expect(Number(row!.n)).toBe(1);
+    }
+  });
+
+  it("the owner's errors come back unchanged", async () => {
+    // Not joined: the owner's 403, through the other process.
+    const res = await main.call("PUT", `${V3}/rooms/${enc(roomW)}/send/m.room.message/nope`, { token: bob.access_token, body: { msgtype: "m.text", body: "x" } });
+    expect(res.status).toBe(403);
+    expect(res.json.errcode).toBe("M_FORBIDDEN");
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
+    const bad = await main.call("PUT", `${V3}/rooms/${enc(roomW)}/send/m.room.message/bad`, { token: "not-a-token", body: {} });
+    expect(bad.status).toBe(401);
+    expect(bad.json.errcode).toBe("M_UNKNOWN_TOKEN");
+  });
+
+  it("joins (by id and by alias), invites, state changes, kicks and bans through the process that does not write the room", async () => {
+    // Bob joins master's room through worker1, by alias; worker1's room through master, by id.
+    const j1 = await w1.call("POST", `${V3}/join/${enc("#on-master:weft.test")}`, { token: bob.access_token, body: {} });
+    expect(j1.status, JSON.stringify(j1.json)).toBe(200);
+    expect(j1.json.room_id).toBe(roomM);
+    const j2 = await main.call("POST", `${V3}/rooms/${enc(roomW)}/join`, { token: bob.access_token, body: {} });
+    expect(j2.status, JSON.stringify(j2.json)).toBe(200);
+    expect(sent.worker1.some((p) => p.startsWith("master /_weft/replication/forward/_matrix/client/v3/join/"))).toBe(true);
+    // Read through each room's writer (the other process's room cache is refreshed by replication).
+    expect((await stateOf(main, alice, roomM, "m.room.member", bob.user_id)).json.membership).toBe("join");
+    expect((await stateOf(w1, alice, roomW, "m.room.member", bob.user_id)).json.membership).toBe("join");
+    // A name set on worker1's room through master.
+    const named = await main.call("PUT", `${V3}/rooms/${enc(roomW)}/state/m.room.name`, { token: alice.access_token, body: { name: "Sharded" } });
+    expect(named.status).toBe(200);
+    expect(committed.worker1).toContain(named.json.event_id);
+    expect((await stateOf(w1, alice, roomW, "m.room.name")).json.name).toBe("Sharded");
+    // Invite, kick and ban of carol on master's room, through worker1.
+    const carol = await registerUser(main, "carol");
+    const inv = await w1.call("POST", `${V3}/rooms/${enc(roomM)}/invite`, { token: alice.access_token, body: { user_id: carol.user_id } });
+    expect(inv.status, JSON.stringify(inv.json)).toBe(200);
+    expect((await stateOf(main, alice, roomM, "m.room.member", carol.user_id)).json.membership).toBe("invite");
+    const kick = await w1.call("POST", `${V3}/rooms/${enc(roomM)}/kick`, { token: alice.access_token, body: { user_id: carol.user_id } });
+    expect(kick.status).toBe(200);
+    const ban = await w1.call("POST", `${V3}/rooms/${enc(roomM)}/ban`, { token: alice.access_token, body: { user_id: carol.user_id } });
+    expect(ban.status).toBe(200);
+    expect((await stateOf(main, alice, roomM, "m.room.member", carol.user_id)).json.membership).toBe("ban");
+    // Every membership event of these rooms was committed by its writer only.
+    for (const id of committed.master) expect(committed.worker1).not.toContain(id);
+  });
+
+  it("receipts, typing, to-device and account data through worker1 go to master, their writer", async () => {
+    // Master's room: master writes its events, its receipts and its typing, and its syncs show them.
+    const msg = await w1.call("PUT", `${V3}/rooms/${enc(roomM)}/send/m.room.message/for-receipt`, { token: alice.access_token, body: { msgtype: "m.text", body: "read me" } });
+    const eventId = msg.json.event_id as string;
+    const receipt = await w1.call("POST", `${V3}/rooms/${enc(roomM)}/receipt/m.read/${enc(eventId)}`, { token: bob.access_token, body: {} });
+    expect(receipt.status, JSON.stringify(receipt.json)).toBe(200);
+    const typing = await w1.call("PUT", `${V3}/rooms/${enc(roomM)}/typing/${enc(bob.user_id)}`, { token: bob.access_token, body: { typing: true, timeout: 30_000 } });
+    expect(typing.status).toBe(200);
+    const toDevice = await w1.call("PUT", `${V3}/sendToDevice/m.test/td1`, { token: bob.access_token, body: { messages: { [alice.user_id]: { [alice.device_id]: { hello: "there" } } } } });
+    expect(toDevice.status).toBe(200);
+    const ad = await w1.call("PUT", `${V3}/user/${enc(bob.user_id)}/account_data/m.test.cluster`, { token: bob.access_token, body: { on: "master" } });
+    expect(ad.status).toBe(200);
+    const tag = await w1.call("PUT", `${V3}/user/${enc(bob.user_id)}/rooms/${enc(roomW)}/tags/u.work`, { token: bob.access_token, body: { order: 0.5 } });
+    expect(tag.status).toBe(200);
+    for (const p of ["/receipt/m.read/", "/typing/", "/sendToDevice/", "/account_data/m.test.cluster", "/tags/u.work"])
+      expect(sent.worker1.some((x) => x.startsWith("master /_weft/replication/forward") && x.includes(p)), p).toBe(true);
+
+    // Master holds typing in memory and wakes its own syncs: what it shows came through it.
+    const sync = await main.call("GET", `${V3}/sync?timeout=0`, { token: alice.access_token });
+    expect(sync.status).toBe(200);
+    const ephemeral = sync.json.rooms.join[roomM].ephemeral.events as { type: string; content: any }[];
+    expect(ephemeral.find((e) => e.type === "m.typing")?.content.user_ids).toEqual([bob.user_id]);
+    expect(ephemeral.find((e) => e.type === "m.receipt")?.content[eventId]["m.read"][bob.user_id]).toBeDefined();
+    expect(sync.json.to_device.events).toEqual([expect.objectContaining({ type: "m.test", sender: bob.user_id, content: { hello: "there" } })]);
+    const read = await main.call("GET", `${V3}/user/${enc(bob.user_id)}/account_data/m.test.cluster`, { token: bob.access_token });
+    expect(read.json).toEqual({ on: "master" });
+  });
+
+  it("internal routes refuse requests without the secret, or with a wrong one", async () => {
+    for (const t of [main, w1]) {
+      for (const auth of [undefined, "Bearer wrong-secret", `Bearer ${SECRET}x`, SECRET]) {
+        const headers: Record<string, string> = auth ? { authorization: auth } : {};
+        const pdus = await t.call("POST", "/_weft/replication/federation/pdus", { headers, body: { origin: "evil.test", pdus: [] } });
+        expect(pdus.status).toBe(403);
+        expect(pdus.json.errcode).toBe("M_FORBIDDEN");
+        const fwd = await t.call("PUT", `/_weft/replication/forward${V3}/rooms/${enc(roomM)}/send/m.room.message/sneak`, { headers: { ...headers, "x-weft-authorization": `Bearer ${alice.access_token}` }, body: { msgtype: "m.text", body: "sneaky" } });
+        expect(fwd.status).toBe(403);
+        expect(fwd.json.errcode).toBe("M_FORBIDDEN");
+      }
+      // With the secret: served (an empty batch of PDUs).
+      const ok = await t.call("POST", "/_weft/replication/federation/pdus", { headers: { authorization: `Bearer ${SECRET}` }, body: { origin: "peer.test", pdus: [] } });
+      expect(ok.status).toBe(200);
+      expect(ok.json).toEqual({ pdus: {} });
+    }
+    expect((await bodies(main, alice, roomM)).includes("sneaky")).toBe(false);
+  });
+
+  it("a forwarded request that reaches a process that does not own it is refused, not forwarded again", async () => {
+    const before = sent.master.length;
+    const res = await main.call("PUT", `/_weft/replication/forward${V3}/rooms/${enc(roomW)}/send/m.room.message/looped`, {
+      headers: { authorization: `Bearer ${SECRET}`, "x-weft-authorization": `Bearer ${alice.access_token}`, "x-weft-forwarded-by": "worker1" },
+      body: { msgtype: "m.text", body: "looped" },
+    });
+    expect(res.status).toBe(500);
+    expect(res.json.errcode).toBe("M_UNKNOWN");
+    expect(res.json.error).toContain("stream_writers differ");
+    expect(sent.master.length).toBe(before);
+    expect((await bodies(w1, alice, roomW)).includes("looped")).toBe(false);
+  });
+
+  it("the writer stopped: a clean retryable error for its rooms, the other shard unaffected; back: works again", async () => {
+    await w1.stop();
+    const down = await main.call("PUT", `${V3}/rooms/${enc(roomW)}/send/m.room.message/while-down`, { token: alice.access_token, body: { msgtype: "m.text", body: "while down" } });
+    expect(down.status).toBe(502);
+    expect(down.json).toEqual({ errcode: "M_UNKNOWN", error: "Failed to talk to worker1 process" });
+    expect(down.headers.get("retry-after")).toBe("1");
+    // Master's own shard, and reads of worker1's rooms (from the database), still work.
+    const mine = await main.call("PUT", `${V3}/rooms/${enc(roomM)}/send/m.room.message/during`, { token: alice.access_token, body: { msgtype: "m.text", body: "during" } });
+    expect(mine.status).toBe(200);
+    expect(await bodies(main, alice, roomM)).toContain("during");
+    const created = await main.call("POST", `${V3}/createRoom`, { token: alice.access_token, body: {} });
+    expect(created.status).toBe(200);
+    expect(main.hs.services.topology.eventWriterFor(created.json.room_id)).toBe("master");
+
+    await w1.restart();
+    watch(w1);
+    // The client's retry of the same transaction: sent once.
+    const retry = await main.call("PUT", `${V3}/rooms/${enc(roomW)}/send/m.room.message/while-down`, { token: alice.access_token, body: { msgtype: "m.text", body: "while down" } });
+    expect(retry.status, JSON.stringify(retry.json)).toBe(200);
+    expect(committed.worker1).toContain(retry.json.event_id);
+    expect((await bodies(w1, alice, roomW)).filter((b) => b === "while down")).toEqual(["while down"]);
+  }, 60_000);
+
+  it("a mis-configured pair (the writers listed in another order) refuses instead of looping", async () => {
+    // worker1 now shards rooms over [worker1, master]: each process thinks the other writes every room.
+    w1.config.stream_writers.events = ["worker1", "master"];
+    await w1.restart();
+    watch(w1);
+    const before = sent.worker1.length;
+    const res = await main.call("PUT", `${V3}/rooms/${enc(roomW)}/send/m.room.message/misconfigured`, { token: alice.access_token, body: { msgtype: "m.text", body: "misconfigured" } });
+    expect(res.status).toBe(500);
+    expect(res.json.errcode).toBe("M_UNKNOWN");
+    expect(sent.worker1.length).toBe(before);
+    expect((await bodies(main, alice, roomW)).includes("misconfigured")).toBe(false);
+    w1.config.stream_writers.events = ["master", "worker1"];
+    await w1.restart();
+  }, 60_000);
+});
