@@ -5,73 +5,49 @@
 // Without Redis replication (not part of this) the other process is not woken live, so everything is read
 // through the writer or from the database (/messages, /state, account data).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { backends, freePort, makePgDatabase, startTestServer, type TestServer } from "../helpers/server.ts";
+import { backends, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
-import type { Commit } from "../../src/domain/consumers/commit-feed.ts";
+import { CLUSTER_SECRET as SECRET, startCluster, type Cluster } from "../helpers/cluster.ts";
+import { ROUTED_WRITES } from "../../src/domain/cluster/write-routes.ts";
 
 const V3 = "/_matrix/client/v3";
-const SECRET = "cluster-test-secret";
 const enc = encodeURIComponent;
 
 // SQLite is one process's database: the cluster runs on PostgreSQL only.
 const pgOnly = backends().includes("postgres") ? ["postgres" as const] : [];
 
-describe.each(pgOnly)("two processes on one %s database", (backend) => {
+describe.each(pgOnly)("two processes on one %s database", () => {
+  let cluster: Cluster;
   let main: TestServer;
   let w1: TestServer;
-  let drop: () => Promise<void>;
-  let keyDir: string;
   let alice: Session;
   let bob: Session;
   /** A room master writes, and one worker1 writes (each made through its writer). */
   let roomM: string;
   let roomW: string;
-  /** Event ids each process committed (its commit notices). */
-  const committed: Record<string, string[]> = { master: [], worker1: [] };
-  /** Internal requests each process sent: "instance path". */
-  const sent: Record<string, string[]> = { master: [], worker1: [] };
-
-  const watch = (t: TestServer) => {
-    const s = t.hs.services;
-    const publish = s.commits.publish.bind(s.commits);
-    s.commits.publish = (c: Commit) => (committed[s.instanceName]!.push(...c.notice.eventIds), publish(c));
-    const request = s.internal.request.bind(s.internal);
-    s.internal.request = (instance, req) => (sent[s.instanceName]!.push(`${instance} ${req.path}`), request(instance, req));
-  };
+  let committed: Cluster["committed"];
+  let sent: Cluster["sent"];
+  let watch: Cluster["watch"];
 
   beforeAll(async () => {
-    const db = await makePgDatabase();
-    drop = db.drop;
-    keyDir = mkdtempSync(path.join(tmpdir(), "weft-cluster-"));
-    const [pMain, pW1] = [await freePort(), await freePort()];
-    const cluster = (name: string) => ({
-      ...(name === "master" ? {} : { worker_name: name }),
-      // One database and one signing key: one server.
-      database: { name: "psycopg2", args: { url: db.url } },
-      signing_key_path: path.join(keyDir, "signing.key"),
-      instance_map: { main: { host: "127.0.0.1", port: pMain }, worker1: { host: "127.0.0.1", port: pW1 } },
-      stream_writers: { events: ["master", "worker1"] },
-      redis: { enabled: true },
-      worker_replication_secret: SECRET,
-    });
-    main = await startTestServer({ backend, port: pMain, config: cluster("master") });
-    w1 = await startTestServer({ backend, port: pW1, config: cluster("worker1") });
-    watch(main);
-    watch(w1);
+    // msc3391: its account data deletions are routed writes too.
+    cluster = await startCluster({ config: { experimental_features: { msc3391_enabled: true } } });
+    ({ main, w1, committed, sent, watch } = cluster);
     alice = await registerUser(main, "alice");
     bob = await registerUser(w1, "bob");
     roomM = await createRoom(main, alice, { preset: "public_chat", room_alias_name: "on-master" });
     roomW = await createRoom(w1, alice, { preset: "public_chat", room_alias_name: "on-worker1" });
   }, 120_000);
   afterAll(async () => {
-    await w1?.close();
-    await main?.close();
-    await drop?.();
-    rmSync(keyDir, { recursive: true, force: true });
+    await cluster?.close();
+  });
+
+  it("every routed write of the table is a route of the server", () => {
+    for (const key of ROUTED_WRITES) {
+      const [method, url] = key.split(" ") as [string, string];
+      expect(main.hs.app.hasRoute({ method: method as "GET", url }), key).toBe(true);
+    }
   });
 
   const bodies = async (t: TestServer, who: Session, roomId: string) => {
@@ -184,6 +160,19 @@ describe.each(pgOnly)("two processes on one %s database", (backend) => {
     expect(read.json).toEqual({ on: "master" });
   });
 
+  it("an upgrade through the other process is made by the old room's writer, in a room it writes", async () => {
+    const up = await w1.call("POST", `${V3}/rooms/${enc(roomM)}/upgrade`, { token: alice.access_token, body: { new_version: "10" } });
+    expect(up.status, JSON.stringify(up.json)).toBe(200);
+    const replacement = up.json.replacement_room as string;
+    expect(main.hs.services.topology.eventWriterFor(replacement)).toBe("master");
+    expect(sent.worker1).toContain(`master /_weft/replication/forward${V3}/rooms/${enc(roomM)}/upgrade`);
+    const tombstone = await main.call("GET", `${V3}/rooms/${enc(roomM)}/state/m.room.tombstone/`, { token: alice.access_token });
+    expect(tombstone.json.replacement_room).toBe(replacement);
+    expect(committed.worker1.length).toBeGreaterThan(0);
+    const create = await main.call("GET", `${V3}/rooms/${enc(replacement)}/state/m.room.create/`, { token: alice.access_token, headers: {} });
+    expect(create.json.predecessor.room_id).toBe(roomM);
+  });
+
   it("internal routes refuse requests without the secret, or with a wrong one", async () => {
     for (const t of [main, w1]) {
       for (const auth of [undefined, "Bearer wrong-secret", `Bearer ${SECRET}x`, SECRET]) {
@@ -238,6 +227,35 @@ describe.each(pgOnly)("two processes on one %s database", (backend) => {
     expect(committed.worker1).toContain(retry.json.event_id);
     expect((await bodies(w1, alice, roomW)).filter((b) => b === "while down")).toEqual(["while down"]);
   }, 60_000);
+
+  it("createRoom on a process that writes no events goes to an events writer", async () => {
+    w1.config.stream_writers.events = ["master"];
+    await w1.restart();
+    watch(w1);
+    try {
+      for (const room_version of ["10", "12"]) {
+        const res = await w1.call("POST", `${V3}/createRoom`, { token: alice.access_token, body: { room_version } });
+        expect(res.status, JSON.stringify(res.json)).toBe(200);
+        expect(main.hs.services.topology.eventWriterFor(res.json.room_id)).toBe("master");
+        expect((await main.call("GET", `${V3}/rooms/${enc(res.json.room_id)}/state/m.room.create/`, { token: alice.access_token })).json.room_version).toBe(room_version);
+      }
+      expect(sent.worker1.filter((x) => x === `master /_weft/replication/forward${V3}/createRoom`)).toHaveLength(2);
+    } finally {
+      w1.config.stream_writers.events = ["master", "worker1"];
+      await w1.restart();
+      watch(w1);
+    }
+  }, 60_000);
+
+  it("room version 12 ids (the create event's hash) are drawn until the creator writes them", async () => {
+    for (const [t, name] of [[main, "master"], [w1, "worker1"]] as const) {
+      for (let i = 0; i < 3; i++) {
+        const res = await t.call("POST", `${V3}/createRoom`, { token: alice.access_token, body: { room_version: "12" } });
+        expect(res.status, JSON.stringify(res.json)).toBe(200);
+        expect(t.hs.services.topology.eventWriterFor(res.json.room_id)).toBe(name);
+      }
+    }
+  });
 
   it("a mis-configured pair (the writers listed in another order) refuses instead of looping", async () => {
     // worker1 now shards rooms over [worker1, master]: each process thinks the other writes every room.

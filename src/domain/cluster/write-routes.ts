@@ -52,10 +52,9 @@ const ROWS: [method: string, url: string, rule: WriteRule][] = [
   ["DELETE", "/_matrix/client/unstable/org.matrix.msc3391/user/:userId/rooms/:roomId/account_data/:type", on("account_data")],
   ["PUT", `${C}/user/:userId/rooms/:roomId/tags/:tag`, on("account_data")],
   ["DELETE", `${C}/user/:userId/rooms/:roomId/tags/:tag`, on("account_data")],
-  ...["/:scope", "/:scope/:kind", "/:scope/:kind/:ruleId", "/:scope/:kind/:ruleId/:attr"].flatMap((level): [string, string, WriteRule][] => [
-    ["PUT", `${C}/pushrules${level}`, on("push_rules")],
-    ["DELETE", `${C}/pushrules${level}`, on("push_rules")],
-  ]),
+  // Push rules: set at every level, deleted at all but an attribute's (attributes are set, never deleted).
+  ...["/:scope", "/:scope/:kind", "/:scope/:kind/:ruleId", "/:scope/:kind/:ruleId/:attr"].map((level): [string, string, WriteRule] => ["PUT", `${C}/pushrules${level}`, on("push_rules")]),
+  ...["/:scope", "/:scope/:kind", "/:scope/:kind/:ruleId"].map((level): [string, string, WriteRule] => ["DELETE", `${C}/pushrules${level}`, on("push_rules")]),
   ["PUT", `${C}/presence/:userId/status`, on("presence")],
   ["POST", `${C}/keys/upload`, on("device_lists")],
   ["POST", `${C}/keys/device_signing/upload`, on("device_lists")],
