@@ -48,8 +48,12 @@ export function internalRewrite(s: Services, inner: (raw: IncomingMessage) => st
       return url;
     }
     const sent = url.slice(FORWARD_PREFIX.length);
-    const own = raw.headers[FORWARDED_AUTHORIZATION];
-    if (typeof own === "string") raw.headers.authorization = own;
+    // The request's own Authorization headers, every one (a federation request may carry several).
+    const distinct = raw.headersDistinct;
+    const own = distinct[FORWARDED_AUTHORIZATION] ?? [];
+    const { [FORWARDED_AUTHORIZATION]: _own, authorization: _internal, ...rest } = distinct;
+    raw.headersDistinct = own.length > 0 ? { ...rest, authorization: own } : rest;
+    if (own.length > 0) raw.headers.authorization = own[0];
     else delete raw.headers.authorization;
     delete raw.headers[FORWARDED_AUTHORIZATION];
     markInternal(raw, { from, forwarded: true, clientIp: header(raw, FORWARDED_CLIENT_IP) });
@@ -73,12 +77,13 @@ function hasToken(req: FastifyRequest): boolean {
 
 /** Sends the request to `owner` as it came and answers with what it answered. */
 async function forward(s: Services, owner: string, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined || DROPPED_REQUEST_HEADERS.has(name) || name.startsWith("x-weft-")) continue;
     headers[name] = Array.isArray(value) ? value.join(", ") : value;
   }
-  if (typeof req.headers.authorization === "string") headers[FORWARDED_AUTHORIZATION] = req.headers.authorization;
+  const authorization = req.raw.headersDistinct.authorization;
+  if (authorization && authorization.length > 0) headers[FORWARDED_AUTHORIZATION] = authorization;
   headers[FORWARDED_CLIENT_IP] = clientIpOf(req);
   const sent = req.originalUrl.startsWith("/") ? req.originalUrl : req.url;
   const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : undefined;

@@ -60,7 +60,7 @@ export class InternalClient {
   }
 
   /** Sends one request to `instance`; its answer as it came, whatever the status. */
-  async request(instance: string, req: { method: string; path: string; headers: Record<string, string>; body?: Buffer | string }): Promise<InternalResponse> {
+  async request(instance: string, req: { method: string; path: string; headers: Record<string, string | string[]>; body?: Buffer | string }): Promise<InternalResponse> {
     const secret = this.topology.replicationSecret;
     if (!secret) throw new MatrixError("M_UNKNOWN", "worker_replication_secret is not configured", 500);
     try {
