@@ -17,6 +17,8 @@ import { carriesSecret } from "../domain/cluster/secret.ts";
 import { FORWARD_PREFIX, FORWARDED_AUTHORIZATION, FORWARDED_BY, FORWARDED_CLIENT_IP, INTERNAL_PREFIX, UNREACHABLE_RETRY_AFTER_S } from "../domain/cluster/internal-client.ts";
 import { INTERNAL_EDUS, INTERNAL_PDUS, receiveForwardedEdus, receiveForwardedPdus } from "../domain/federation/transaction.ts";
 import { parseJsonText } from "../domain/json-limits.ts";
+import { appendForwarded, INTERNAL_APPEND } from "../domain/cluster/remote-append.ts";
+import { appendEvent } from "../domain/rooms/append.ts";
 import { internalMark, markInternal } from "./internal-request.ts";
 
 /** Where a request that failed the secret check is routed: answered 403 M_FORBIDDEN. */
@@ -128,7 +130,7 @@ function internalBody(req: FastifyRequest): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-/** The internal routes: refused without the secret; the federation PDUs and EDUs of this instance's share. */
+/** The internal routes: refused without the secret; the federation PDUs and EDUs of this instance's share, drafts of its rooms. */
 export function internalRoutes(app: FastifyInstance, s: Services): void {
   if (!s.topology.distributed) return;
   app.all(REFUSED, async () => {
@@ -142,4 +144,5 @@ export function internalRoutes(app: FastifyInstance, s: Services): void {
     });
   internal(INTERNAL_PDUS, (body) => receiveForwardedPdus(s, body));
   internal(INTERNAL_EDUS, (body) => receiveForwardedEdus(s, body));
+  internal(INTERNAL_APPEND, (body) => appendForwarded(s, body, appendEvent));
 }

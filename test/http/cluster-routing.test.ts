@@ -160,6 +160,18 @@ describe.each(pgOnly)("two processes on one %s database", () => {
     expect(read.json).toEqual({ on: "master" });
   });
 
+  it("a profile change carried into every room: each room's member event is appended by its writer", async () => {
+    const res = await main.call("PUT", `${V3}/profile/${enc(alice.user_id)}/displayname`, { token: alice.access_token, body: { displayname: "Alice Sharded" } });
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    for (const [t, roomId, name] of [[main, roomM, "master"], [w1, roomW, "worker1"]] as const) {
+      const member = await stateOf(t, alice, roomId, "m.room.member", alice.user_id);
+      expect(member.json.displayname, roomId).toBe("Alice Sharded");
+      const event = await t.call("GET", `${V3}/rooms/${enc(roomId)}/state/m.room.member/${enc(alice.user_id)}?format=event`, { token: alice.access_token });
+      expect(committed[name]).toContain(event.json.event_id);
+    }
+    expect(sent.master).toContain("worker1 /_weft/replication/rooms/append");
+  });
+
   it("an upgrade through the other process is made by the old room's writer, in a room it writes", async () => {
     const up = await w1.call("POST", `${V3}/rooms/${enc(roomM)}/upgrade`, { token: alice.access_token, body: { new_version: "10" } });
     expect(up.status, JSON.stringify(up.json)).toBe(200);
