@@ -284,3 +284,31 @@ describe.each(pgOnly)("two processes on one %s database", () => {
     await w1.restart();
   }, 60_000);
 });
+
+describe.each(pgOnly)("the writer's rate limit through the other process on %s", () => {
+  let cluster: Cluster;
+  beforeAll(async () => {
+    cluster = await startCluster({ config: { rc_message: { per_second: 0.001, burst_count: 3 } } });
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.close();
+  });
+
+  it("a 429 M_LIMIT_EXCEEDED comes back as the writer answered it, Retry-After included", async () => {
+    const { main, w1 } = cluster;
+    const alice = await registerUser(main, "alice");
+    const roomW = await createRoom(w1, alice, {});
+    const statuses: number[] = [];
+    let limited: { status: number; json: any; headers: Headers } | undefined;
+    for (let i = 0; i < 10 && !limited; i++) {
+      const res = await main.call("PUT", `${V3}/rooms/${enc(roomW)}/send/m.room.message/rl-${i}`, { token: alice.access_token, body: { msgtype: "m.text", body: `m${i}` } });
+      statuses.push(res.status);
+      if (res.status === 429) limited = res;
+    }
+    expect(statuses.slice(0, 3)).toEqual([200, 200, 200]);
+    expect(limited?.json.errcode).toBe("M_LIMIT_EXCEEDED");
+    expect(limited!.json.retry_after_ms).toBeGreaterThan(0);
+    expect(Number(limited!.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(cluster.sent.master.filter((p) => p.includes(`/rooms/${enc(roomW)}/send/`))).toHaveLength(statuses.length);
+  });
+});
