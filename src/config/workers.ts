@@ -1,9 +1,10 @@
 // Synapse's worker options, in its vocabulary, so an existing deployment's homeserver.yaml translates:
 // `worker_name`, `instance_map`, `stream_writers`, `federation_sender_instances`, `pusher_instances`,
-// `notify_appservices_from_worker`, `run_background_tasks_on`, `media_instance_running_background_jobs`
-// and the `redis` section — read with Synapse's defaults (everything on "master") and its validation
-// messages (synapse/config/workers.py, redis.py). What a process does with them is decided in
-// src/domain/cluster/topology.ts; several processes are not yet supported (README "Scaling out").
+// `notify_appservices_from_worker`, `run_background_tasks_on`, `media_instance_running_background_jobs`,
+// `worker_replication_secret` (or `_path`) and the `redis` section — read with Synapse's defaults
+// (everything on "master") and its validation messages (synapse/config/workers.py, redis.py). What a
+// process does with them is decided in src/domain/cluster/topology.ts; which request goes to which writer
+// in src/domain/cluster/write-routes.ts (README "Scaling out").
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "./errors.ts";
