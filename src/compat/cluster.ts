@@ -19,6 +19,12 @@ import { INTERNAL_EDUS, INTERNAL_PDUS, receiveForwardedEdus, receiveForwardedPdu
 import { parseJsonText } from "../domain/json-limits.ts";
 import { appendForwarded, INTERNAL_APPEND } from "../domain/cluster/remote-append.ts";
 import { appendEvent } from "../domain/rooms/append.ts";
+import { INTERNAL_STREAM_OP, STREAM_OPS, writerElsewhere, type StreamOp } from "../domain/cluster/stream-ops.ts";
+import type { Requester } from "../domain/accounts/requester.ts";
+import { setTyping } from "../domain/typing/set-typing.ts";
+import { setPresence } from "../domain/presence/presence.ts";
+import { setAccountData } from "../domain/account-data/account-data.ts";
+import { markRead } from "../domain/receipts/read-markers.ts";
 import { internalMark, markInternal } from "./internal-request.ts";
 
 /** Where a request that failed the secret check is routed: answered 403 M_FORBIDDEN. */
@@ -130,7 +136,25 @@ function internalBody(req: FastifyRequest): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-/** The internal routes: refused without the secret; the federation PDUs and EDUs of this instance's share, drafts of its rooms. */
+/** Each stream operation another instance may ask this one, its writer, to run (domain/cluster/stream-ops.ts). */
+// The arguments are the operation's own, as its caller sent them (JSON).
+const STREAM_OP_RUNNERS: Record<StreamOp, (s: Services, r: Requester, args: any[]) => Promise<unknown>> = {
+  setTyping: (s, r, [roomId, userId, req]) => setTyping(s, r, roomId, userId, req),
+  setPresence: (s, r, [userId, update]) => setPresence(s, r, userId, update),
+  setAccountData: (s, r, [userId, roomId, type, content]) => setAccountData(s, r, userId, roomId ?? undefined, type, content),
+  markRead: (s, r, [roomId, eventId, opts]) => markRead(s, r, roomId, eventId, opts),
+};
+
+async function runStreamOp(s: Services, body: Record<string, unknown>): Promise<{ result: unknown }> {
+  const { op, requester, args } = body;
+  if (typeof op !== "string" || !(op in STREAM_OPS) || typeof requester !== "object" || requester === null || typeof (requester as Requester).userId !== "string" || !Array.isArray(args))
+    throw new MatrixError("M_BAD_JSON", "op, requester and args are required", 400);
+  const writer = writerElsewhere(s, op as StreamOp);
+  if (writer) throw new MatrixError("M_UNKNOWN", `Instance ${s.topology.instanceName} does not write ${STREAM_OPS[op as StreamOp]} (it has ${writer} write it): the instances' stream_writers differ`, 500);
+  return { result: (await STREAM_OP_RUNNERS[op as StreamOp](s, requester as Requester, args)) ?? null };
+}
+
+/** The internal routes: refused without the secret; the federation PDUs and EDUs of this instance's share, drafts of its rooms, operations on its streams. */
 export function internalRoutes(app: FastifyInstance, s: Services): void {
   if (!s.topology.distributed) return;
   app.all(REFUSED, async () => {
@@ -145,4 +169,5 @@ export function internalRoutes(app: FastifyInstance, s: Services): void {
   internal(INTERNAL_PDUS, (body) => receiveForwardedPdus(s, body));
   internal(INTERNAL_EDUS, (body) => receiveForwardedEdus(s, body));
   internal(INTERNAL_APPEND, (body) => appendForwarded(s, body, appendEvent));
+  internal(INTERNAL_STREAM_OP, (body) => runStreamOp(s, body));
 }

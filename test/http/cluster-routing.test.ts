@@ -10,6 +10,7 @@ import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { CLUSTER_SECRET as SECRET, startCluster, type Cluster } from "../helpers/cluster.ts";
 import { ROUTED_WRITES } from "../../src/domain/cluster/write-routes.ts";
+import { gql } from "../graphql/client.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -158,6 +159,24 @@ describe.each(pgOnly)("two processes on one %s database", () => {
     expect(sync.json.to_device.events).toEqual([expect.objectContaining({ type: "m.test", sender: bob.user_id, content: { hello: "there" } })]);
     const read = await main.call("GET", `${V3}/user/${enc(bob.user_id)}/account_data/m.test.cluster`, { token: bob.access_token });
     expect(read.json).toEqual({ on: "master" });
+  });
+
+  it("the GraphQL face's typing, markRead and account data on worker1 run on master, their writer", async () => {
+    const msg = await w1.call("PUT", `${V3}/rooms/${enc(roomM)}/send/m.room.message/for-gql`, { token: alice.access_token, body: { msgtype: "m.text", body: "gql" } });
+    const eventId = msg.json.event_id as string;
+    const before = sent.worker1.length;
+    const typing = await gql(w1, `mutation ($roomId: String!) { setTyping(roomId: $roomId, typing: true, timeout: 30000) }`, { roomId: roomM }, alice.access_token);
+    expect(typing.body.errors, JSON.stringify(typing.body)).toBeUndefined();
+    const read = await gql(w1, `mutation ($roomId: String!, $eventId: String!) { markRead(roomId: $roomId, eventId: $eventId) }`, { roomId: roomM, eventId }, alice.access_token);
+    expect(read.body.data.markRead).toBe(true);
+    const ad = await gql(w1, `mutation { setAccountData(type: "org.example.gql.cluster", content: { via: "graphql" }) { type } }`, {}, alice.access_token);
+    expect(ad.body.errors, JSON.stringify(ad.body)).toBeUndefined();
+    expect(sent.worker1.slice(before).filter((p) => p === "master /_weft/replication/streams/op")).toHaveLength(3);
+    const sync = await main.call("GET", `${V3}/sync?timeout=0`, { token: alice.access_token });
+    const ephemeral = sync.json.rooms.join[roomM].ephemeral.events as { type: string; content: any }[];
+    expect(ephemeral.find((e) => e.type === "m.typing")?.content.user_ids).toContain(alice.user_id);
+    expect(ephemeral.find((e) => e.type === "m.receipt")?.content[eventId]["m.read"][alice.user_id]).toBeDefined();
+    expect((await main.call("GET", `${V3}/user/${enc(alice.user_id)}/account_data/org.example.gql.cluster`, { token: alice.access_token })).json).toEqual({ via: "graphql" });
   });
 
   it("a profile change carried into every room: each room's member event is appended by its writer", async () => {

@@ -90,7 +90,7 @@ export function writeRuleOf(method: string, url: string): WriteRule | undefined 
 }
 
 /** The instance that writes a stream other than events: this one if it is a writer, else the first. */
-function writerOf(s: Services, stream: WriterStream): string {
+export function writerOf(s: Services, stream: WriterStream): string {
   const t = s.topology;
   return t.isWriter(stream) ? t.instanceName : t.writersOf(stream)[0]!;
 }
