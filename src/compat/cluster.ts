@@ -25,6 +25,7 @@ import { setTyping } from "../domain/typing/set-typing.ts";
 import { setPresence } from "../domain/presence/presence.ts";
 import { setAccountData } from "../domain/account-data/account-data.ts";
 import { markRead } from "../domain/receipts/read-markers.ts";
+import { createRoom } from "../domain/rooms/create-room.ts";
 import { internalMark, markInternal } from "./internal-request.ts";
 
 /** Where a request that failed the secret check is routed: answered 403 M_FORBIDDEN. */
@@ -143,6 +144,7 @@ const STREAM_OP_RUNNERS: Record<StreamOp, (s: Services, r: Requester, args: any[
   setPresence: (s, r, [userId, update]) => setPresence(s, r, userId, update),
   setAccountData: (s, r, [userId, roomId, type, content]) => setAccountData(s, r, userId, roomId ?? undefined, type, content),
   markRead: (s, r, [roomId, eventId, opts]) => markRead(s, r, roomId, eventId, opts),
+  createRoom: (s, r, [req]) => createRoom(s, r, req),
 };
 
 async function runStreamOp(s: Services, body: Record<string, unknown>): Promise<{ result: unknown }> {

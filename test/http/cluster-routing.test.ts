@@ -271,6 +271,13 @@ describe.each(pgOnly)("two processes on one %s database", () => {
         expect((await main.call("GET", `${V3}/rooms/${enc(res.json.room_id)}/state/m.room.create/`, { token: alice.access_token })).json.room_version).toBe(room_version);
       }
       expect(sent.worker1.filter((x) => x === `master /_weft/replication/forward${V3}/createRoom`)).toHaveLength(2);
+      // The GraphQL face's createRoom: made by master too (a stream operation).
+      const viaGql = await gql(w1, `mutation { createRoom(input: { name: "from graphql" }) { roomId } }`, {}, alice.access_token);
+      expect(viaGql.body.errors, JSON.stringify(viaGql.body)).toBeUndefined();
+      const gqlRoom = viaGql.body.data.createRoom.roomId as string;
+      expect(main.hs.services.topology.eventWriterFor(gqlRoom)).toBe("master");
+      expect(sent.worker1).toContain("master /_weft/replication/streams/op");
+      expect((await main.call("GET", `${V3}/rooms/${enc(gqlRoom)}/state/m.room.name/`, { token: alice.access_token })).json.name).toBe("from graphql");
     } finally {
       w1.config.stream_writers.events = ["master", "worker1"];
       await w1.restart();

@@ -1,4 +1,5 @@
-// Domain operations on a stream another instance writes (typing, presence, account data, receipts), called
+// Domain operations on a stream another instance writes (typing, presence, account data, receipts; and
+// createRoom on a process that writes no events, made by an events writer), called
 // by a face that does not forward its requests as they came — the GraphQL face, or a domain caller — run
 // by the stream's writer over the internal route: the operation's name, the requester (already
 // authenticated here) and its arguments, all plain JSON; the writer runs the same operation and answers its
@@ -14,7 +15,7 @@ import { writerOf } from "./write-routes.ts";
 export const INTERNAL_STREAM_OP = "/streams/op";
 
 /** The operations that run on their stream's writer, and the stream of each. */
-export const STREAM_OPS = { setTyping: "typing", setPresence: "presence", setAccountData: "account_data", markRead: "receipts" } as const satisfies Record<string, WriterStream>;
+export const STREAM_OPS = { setTyping: "typing", setPresence: "presence", setAccountData: "account_data", markRead: "receipts", createRoom: "events" } as const satisfies Record<string, WriterStream>;
 export type StreamOp = keyof typeof STREAM_OPS;
 
 /** The writer of `op`'s stream when it is another instance (undefined: run it here). */

@@ -12,6 +12,7 @@ import { newRoomSnapshot } from "./room-cache.ts";
 import { roomIdFromCreateEvent } from "../events/hashes.ts";
 import { parseUserId } from "../ids.ts";
 import { newOwnRoomId, ownCreateEvent } from "../cluster/room-ids.ts";
+import { runOnWriter, writerElsewhere } from "../cluster/stream-ops.ts";
 import { isPlainObject } from "../events/types.ts";
 import { memberContentFor } from "./membership.ts";
 import { NAMED_LEVEL_DEFAULTS } from "../auth/index.ts";
@@ -122,6 +123,10 @@ function parseRequest(s: Services, req: CreateRoomRequest) {
 export async function createRoom(s: Services, r: Requester, req: CreateRoomRequest, internal: CreateRoomInternal = {}): Promise<{ room_id: string }> {
   requireNotGuest(r, "createRoom");
   requireNotSuspended(r, "Creating rooms");
+  // On a process that writes no events, an events writer makes the room (cluster/stream-ops.ts); the
+  // internal callers (upgrades, admin) run where the room's writer is already.
+  const writer = Object.keys(internal).length === 0 ? writerElsewhere(s, "createRoom") : undefined;
+  if (writer) return runOnWriter(s, writer, "createRoom", r, [req]);
   const p = parseRequest(s, req);
   const { v } = p;
   const me = r.userId;
