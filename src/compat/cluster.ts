@@ -19,7 +19,8 @@ import { INTERNAL_EDUS, INTERNAL_PDUS, receiveForwardedEdus, receiveForwardedPdu
 import { parseJsonText } from "../domain/json-limits.ts";
 import { appendForwarded, INTERNAL_APPEND } from "../domain/cluster/remote-append.ts";
 import { appendEvent } from "../domain/rooms/append.ts";
-import { INTERNAL_STREAM_OP, STREAM_OPS, writerElsewhere, type StreamOp } from "../domain/cluster/stream-ops.ts";
+import { INTERNAL_STREAM_OP, ROOM_OPS, roomWriterElsewhere, STREAM_OPS, writerElsewhere, type RoomOp, type StreamOp } from "../domain/cluster/stream-ops.ts";
+import { inviteUser, joinRoom, joinTarget, knockRoom, leaveRoom } from "../domain/rooms/membership.ts";
 import type { Requester } from "../domain/accounts/requester.ts";
 import { setTyping } from "../domain/typing/set-typing.ts";
 import { setPresence } from "../domain/presence/presence.ts";
@@ -147,13 +148,33 @@ const STREAM_OP_RUNNERS: Record<StreamOp, (s: Services, r: Requester, args: any[
   createRoom: (s, r, [req]) => createRoom(s, r, req),
 };
 
+/** Each room operation another instance may ask this one, the room's writer, to run. */
+const ROOM_OP_RUNNERS: Record<RoomOp, (s: Services, r: Requester, args: any[]) => Promise<unknown>> = {
+  joinRoom: (s, r, [target, body, memberContent, via]) => joinRoom(s, r, target, body, memberContent ?? undefined, via),
+  knockRoom: (s, r, [target, body, via]) => knockRoom(s, r, target, body, via),
+  leaveRoom: (s, r, [roomId, body]) => leaveRoom(s, r, roomId, body),
+  inviteUser: (s, r, [roomId, body]) => inviteUser(s, r, roomId, body),
+};
+
+const refusedOp = (s: Services, what: string, writer: string) =>
+  new MatrixError("M_UNKNOWN", `Instance ${s.topology.instanceName} does not write ${what} (it has ${writer} write it): the instances' stream_writers differ`, 500);
+
 async function runStreamOp(s: Services, body: Record<string, unknown>): Promise<{ result: unknown }> {
   const { op, requester, args } = body;
-  if (typeof op !== "string" || !(op in STREAM_OPS) || typeof requester !== "object" || requester === null || typeof (requester as Requester).userId !== "string" || !Array.isArray(args))
+  const known = typeof op === "string" && (op in STREAM_OPS || (ROOM_OPS as readonly string[]).includes(op));
+  if (!known || typeof requester !== "object" || requester === null || typeof (requester as Requester).userId !== "string" || !Array.isArray(args) || (op in ROOM_OP_RUNNERS && typeof args[0] !== "string"))
     throw new MatrixError("M_BAD_JSON", "op, requester and args are required", 400);
+  const r = requester as Requester;
+  if (op in ROOM_OP_RUNNERS) {
+    // Never sent on: the room (an alias resolved) must be this instance's.
+    const roomId = (await joinTarget(s, args[0] as string, [])).roomId;
+    const writer = roomWriterElsewhere(s, roomId);
+    if (writer) throw refusedOp(s, roomId, writer);
+    return { result: (await ROOM_OP_RUNNERS[op as RoomOp](s, r, args)) ?? null };
+  }
   const writer = writerElsewhere(s, op as StreamOp);
-  if (writer) throw new MatrixError("M_UNKNOWN", `Instance ${s.topology.instanceName} does not write ${STREAM_OPS[op as StreamOp]} (it has ${writer} write it): the instances' stream_writers differ`, 500);
-  return { result: (await STREAM_OP_RUNNERS[op as StreamOp](s, requester as Requester, args)) ?? null };
+  if (writer) throw refusedOp(s, STREAM_OPS[op as StreamOp], writer);
+  return { result: (await STREAM_OP_RUNNERS[op as StreamOp](s, r, args)) ?? null };
 }
 
 /** The internal routes: refused without the secret; the federation PDUs and EDUs of this instance's share, drafts of its rooms, operations on its streams. */

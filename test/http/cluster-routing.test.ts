@@ -179,6 +179,24 @@ describe.each(pgOnly)("two processes on one %s database", () => {
     expect((await main.call("GET", `${V3}/user/${enc(alice.user_id)}/account_data/org.example.gql.cluster`, { token: alice.access_token })).json).toEqual({ via: "graphql" });
   });
 
+  it("the GraphQL face's joins, invites and leaves on the process that does not write the room run on its writer", async () => {
+    const dave = await registerUser(main, "dave");
+    const before = sent.master.length;
+    // worker1's room, through master's GraphQL face.
+    const inv = await gql(main, `mutation ($r: String!, $u: String!) { invite(roomId: $r, userId: $u) { roomId } }`, { r: roomW, u: dave.user_id }, alice.access_token);
+    expect(inv.body.errors, JSON.stringify(inv.body)).toBeUndefined();
+    const join = await gql(main, `mutation ($id: String!) { joinRoom(roomIdOrAlias: $id) { roomId } }`, { id: "#on-worker1:weft.test" }, dave.access_token);
+    expect(join.body.errors, JSON.stringify(join.body)).toBeUndefined();
+    expect(join.body.data.joinRoom.roomId).toBe(roomW);
+    expect((await stateOf(w1, alice, roomW, "m.room.member", dave.user_id)).json.membership).toBe("join");
+    const leave = await gql(main, `mutation ($r: String!) { leaveRoom(roomId: $r) }`, { r: roomW }, dave.access_token);
+    expect(leave.body.errors, JSON.stringify(leave.body)).toBeUndefined();
+    const member = await w1.call("GET", `${V3}/rooms/${enc(roomW)}/state/m.room.member/${enc(dave.user_id)}?format=event`, { token: alice.access_token });
+    expect(member.json.content.membership).toBe("leave");
+    expect(committed.worker1).toContain(member.json.event_id);
+    expect(sent.master.slice(before).filter((p) => p === "worker1 /_weft/replication/streams/op")).toHaveLength(3);
+  });
+
   it("a profile change carried into every room: each room's member event is appended by its writer", async () => {
     const res = await main.call("PUT", `${V3}/profile/${enc(alice.user_id)}/displayname`, { token: alice.access_token, body: { displayname: "Alice Sharded" } });
     expect(res.status, JSON.stringify(res.json)).toBe(200);
