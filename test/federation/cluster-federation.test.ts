@@ -15,9 +15,11 @@ import { startCluster, type Cluster } from "../helpers/cluster.ts";
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
 
-const pgOnly = backends().includes("postgres") ? ["postgres" as const] : [];
+// One database for several processes: PostgreSQL (skipped only where PostgreSQL tests are, as test/storage does).
+const pgOnly = ["postgres" as const];
+const clusterDescribe = describe.runIf(backends().includes("postgres"));
 
-describe.each(pgOnly)("a two-process server federating on %s", (backend) => {
+clusterDescribe.each(pgOnly)("a two-process server federating on %s", (backend) => {
   let cluster: Cluster;
   let remote: FederatedServer;
   let alice: Session;

@@ -15,10 +15,11 @@ import { gql } from "../graphql/client.ts";
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
 
-// SQLite is one process's database: the cluster runs on PostgreSQL only.
-const pgOnly = backends().includes("postgres") ? ["postgres" as const] : [];
+// One database for several processes: PostgreSQL (skipped only where PostgreSQL tests are, as test/storage does).
+const pgOnly = ["postgres" as const];
+const clusterDescribe = describe.runIf(backends().includes("postgres"));
 
-describe.each(pgOnly)("two processes on one %s database", () => {
+clusterDescribe.each(pgOnly)("two processes on one %s database", () => {
   let cluster: Cluster;
   let main: TestServer;
   let w1: TestServer;
@@ -329,7 +330,7 @@ describe.each(pgOnly)("two processes on one %s database", () => {
   }, 60_000);
 });
 
-describe.each(pgOnly)("the writer's rate limit through the other process on %s", () => {
+clusterDescribe.each(pgOnly)("the writer's rate limit through the other process on %s", () => {
   let cluster: Cluster;
   beforeAll(async () => {
     cluster = await startCluster({ config: { rc_message: { per_second: 0.001, burst_count: 3 } } });

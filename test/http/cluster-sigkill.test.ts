@@ -26,9 +26,11 @@ interface Running {
   exited: Promise<unknown>;
 }
 
-const pgOnly = backends().includes("postgres") ? ["postgres" as const] : [];
+// One database for several processes: PostgreSQL (skipped only where PostgreSQL tests are, as test/storage does).
+const pgOnly = ["postgres" as const];
+const clusterDescribe = describe.runIf(backends().includes("postgres"));
 
-describe.each(pgOnly)("the writer of a shard killed during sends, on %s", () => {
+clusterDescribe.each(pgOnly)("the writer of a shard killed during sends, on %s", () => {
   let layout: ClusterLayout & { drop(): Promise<void> };
   let main: TestServer;
   let worker: Running | undefined;
