@@ -1,9 +1,10 @@
 // Synapse's worker options, in its vocabulary, so an existing deployment's homeserver.yaml translates:
 // `worker_name`, `instance_map`, `stream_writers`, `federation_sender_instances`, `pusher_instances`,
-// `notify_appservices_from_worker`, `run_background_tasks_on`, `media_instance_running_background_jobs`
-// and the `redis` section — read with Synapse's defaults (everything on "master") and its validation
-// messages (synapse/config/workers.py, redis.py). What a process does with them is decided in
-// src/domain/cluster/topology.ts; several processes are not yet supported (README "Scaling out").
+// `notify_appservices_from_worker`, `run_background_tasks_on`, `media_instance_running_background_jobs`,
+// `worker_replication_secret` (or `_path`) and the `redis` section — read with Synapse's defaults
+// (everything on "master") and its validation messages (synapse/config/workers.py, redis.py). What a
+// process does with them is decided in src/domain/cluster/topology.ts; which request goes to which writer
+// in src/domain/cluster/write-routes.ts (README "Scaling out").
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "./errors.ts";
@@ -59,6 +60,11 @@ export interface WorkersConfig {
   /** The instance that runs media retention and other media jobs (Synapse: unset means the main process). */
   media_instance_running_background_jobs: string;
   redis: RedisConfig;
+  /**
+   * The shared secret internal requests between processes carry (`worker_replication_secret`, or a file
+   * named by `worker_replication_secret_path`); required when instance_map names more than one instance.
+   */
+  worker_replication_secret?: string;
 }
 
 function names(r: Reader, key: string, def: string[], prefix = ""): string[] {
@@ -116,6 +122,22 @@ function readRedis(r: Reader, baseDir: string): RedisConfig {
   };
 }
 
+function readReplicationSecret(r: Reader, baseDir: string): string | undefined {
+  const secret = r.optString("worker_replication_secret");
+  const secretPath = r.optString("worker_replication_secret_path");
+  if (secretPath === undefined) return secret;
+  if (secret !== undefined) throw new ConfigError("worker_replication_secret_path", "You have configured both `worker_replication_secret` and `worker_replication_secret_path`. These are mutually incompatible.");
+  const file = path.resolve(baseDir, secretPath);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8").trim();
+  } catch (err) {
+    throw new ConfigError("worker_replication_secret_path", `cannot read ${file}: ${(err as Error).message}`);
+  }
+  if (text === "") throw new ConfigError("worker_replication_secret_path", `${file} is empty`);
+  return text;
+}
+
 export function readWorkersConfig(r: Reader, baseDir: string): WorkersConfig {
   const worker_name = instanceName(r, "worker_name");
   const instance_map = readInstanceMap(r);
@@ -145,9 +167,13 @@ export function readWorkersConfig(r: Reader, baseDir: string): WorkersConfig {
     media_instance_running_background_jobs: instanceName(r, "media_instance_running_background_jobs"),
     redis,
   };
+  const secret = readReplicationSecret(r, baseDir);
+  if (secret !== undefined) config.worker_replication_secret = secret;
   if (worker_name !== MAIN_PROCESS && !(MAIN_PROCESS in instance_map))
     throw new ConfigError("instance_map", "Missing data for a worker to connect to main process. Please include 'main' in the `instance_map`.");
   if (Object.keys(instance_map).length > 1 && !redis.enabled)
     throw new ConfigError("redis.enabled", "must be true when instance_map names more than one instance (Redis carries replication between them)");
+  if (Object.keys(instance_map).length > 1 && !config.worker_replication_secret)
+    throw new ConfigError("worker_replication_secret", "is required when instance_map names more than one instance (internal requests between processes carry it)");
   return config;
 }

@@ -60,6 +60,7 @@ import { ThreadSubscriptionStore } from "./store/thread-subscriptions.ts";
 import { ThreadSubscriptionFeed, type ThreadSubscriptionServices } from "./threads/subscription-feed.ts";
 import { ProcessState } from "./process-state.ts";
 import { topologyOf, type ClusterTopology } from "./cluster/topology.ts";
+import { InternalClient } from "./cluster/internal-client.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -83,6 +84,8 @@ export interface Services {
   instanceName: string;
   /** Who writes what and who runs which background work, from the worker options (cluster/topology.ts). */
   topology: ClusterTopology;
+  /** Requests to the other instances of `instance_map` (cluster/internal-client.ts); unused by a single process. */
+  internal: InternalClient;
   /** What capabilities add to the machinery, declared in src/main.ts (extensions.ts). */
   extensions: Extensions;
   /** The commit notice of each event commit, to every in-memory index (consumers/commit-feed.ts). */
@@ -205,6 +208,7 @@ export function buildServices(opts: {
     config,
     instanceName: topology.instanceName,
     topology,
+    internal: new InternalClient(topology),
     extensions,
     commits: undefined as unknown as CommitFeed, // set below: they need the services
     consumers: undefined as unknown as ConsumerRunner,
@@ -309,6 +313,7 @@ export function buildServices(opts: {
   services.onClose.push(() => services.sync.shutdown());
   services.onClose.push(() => services.deviceActivity.stop());
   services.onClose.push(() => federation.close());
+  services.onClose.push(() => services.internal.close());
   return services;
 }
 

@@ -4,7 +4,7 @@
 // `ShardedWorkerHandlingConfig`): the SHA-256 of the key (room id, destination), read as a little-endian
 // integer, modulo the number of instances. With no worker options every answer is "this process".
 import { createHash } from "node:crypto";
-import { MAIN_PROCESS, type WorkersConfig, type WriterStream } from "../../config/workers.ts";
+import { MAIN_PROCESS, WRITER_STREAMS, type WorkersConfig, type WriterStream } from "../../config/workers.ts";
 
 /** The instance of `instances` that handles `key` (Synapse's sharding: sha256, little-endian, modulo). */
 export function shardFor(instances: readonly string[], key: string): string {
@@ -20,8 +20,20 @@ export class ClusterTopology {
   /** This process's instance name ("master" unless `worker_name` says otherwise). */
   readonly instanceName: string;
 
+  /**
+   * Whether some stream is written by another instance: only then are writes routed (cluster/
+   * write-routes.ts). A single process, or a config naming only this one, never looks a route up.
+   */
+  readonly distributed: boolean;
+
   constructor(private readonly c: WorkersConfig) {
     this.instanceName = c.worker_name;
+    this.distributed = WRITER_STREAMS.some((stream) => c.stream_writers[stream].some((w) => w !== c.worker_name));
+  }
+
+  /** The secret internal requests between processes carry (`worker_replication_secret`). */
+  get replicationSecret(): string | undefined {
+    return this.c.worker_replication_secret;
   }
 
   /** The default: one process that owns every writer and every piece of background work. */

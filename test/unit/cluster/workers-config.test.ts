@@ -33,6 +33,7 @@ function configError(fn: () => unknown): ConfigError {
 const twoWriters = {
   instance_map: { main: { host: "127.0.0.1", port: 9093 }, event_persister1: { host: "127.0.0.1", port: 9094, tls: true }, event_persister2: { host: "127.0.0.1", port: 9095 } },
   redis: { enabled: true },
+  worker_replication_secret: "a shared secret",
   stream_writers: { events: ["event_persister1", "event_persister2"], typing: "event_persister1" },
 };
 
@@ -113,6 +114,28 @@ describe("worker options", () => {
     expect(e.message).toContain("instance_map.main.port");
     e = configError(() => parse({ redis: { port: "x" } }));
     expect(e.message).toContain("redis.port");
+  });
+
+  it("require worker_replication_secret (or a file of it) when instance_map names more than one instance", () => {
+    const { worker_replication_secret: _secret, ...noSecret } = twoWriters;
+    let e = configError(() => parse(noSecret));
+    expect(e.message).toContain("worker_replication_secret");
+    expect(parse(twoWriters).worker_replication_secret).toBe("a shared secret");
+    expect(topologyOf(parse(twoWriters)).replicationSecret).toBe("a shared secret");
+    // One instance: no secret needed, and nothing is routed.
+    expect(topologyOf(parse({ instance_map: { main: { host: "127.0.0.1", port: 9093 } } })).distributed).toBe(false);
+    expect(topologyOf(parse(twoWriters)).distributed).toBe(true);
+    const dir = mkdtempSync(path.join(tmpdir(), "weft-secret-"));
+    try {
+      writeFileSync(path.join(dir, "replication.secret"), "from a file\n");
+      expect(parseConfig({ server_name: "example.org", ...noSecret, worker_replication_secret_path: "replication.secret" }, dir).worker_replication_secret).toBe("from a file");
+      e = configError(() => parseConfig({ server_name: "example.org", ...twoWriters, worker_replication_secret_path: "replication.secret" }, dir));
+      expect(e.message).toContain("mutually incompatible");
+      e = configError(() => parseConfig({ server_name: "example.org", ...noSecret, worker_replication_secret_path: "missing.secret" }, dir));
+      expect(e.message).toContain("worker_replication_secret_path");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("read redis.password_path (relative to the config's folder), not beside redis.password", () => {
