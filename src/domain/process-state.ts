@@ -14,6 +14,7 @@ import type { EventDraft } from "./rooms/build-event.ts";
 import type { PersistOptions } from "./rooms/persist.ts";
 import type { PartialStateRoom } from "./federation/partial-state/flag.ts";
 import { KeyedLanes } from "./rooms/lanes.ts";
+import type { LeaseKeeper } from "./cluster/leases.ts";
 
 /** A local message waiting in its room's group commit (rooms/append.ts). */
 export interface QueuedMessage {
@@ -126,4 +127,8 @@ export class ProcessState {
    *  (compat/oauth-pages/theme.ts, which types it: the domain knows no page types).
    *  → nothing shared: every process reads the same directory. */
   oauthPageTheme: object | undefined = undefined;
+
+  /** The leases this instance keeps on background work it is one of several candidates for (cluster/leased-work.ts), by name.
+   *  → shared already: each is a row of worker_leases in the database; this is only this instance's side of it. */
+  readonly leases = new Map<string, LeaseKeeper>();
 }
