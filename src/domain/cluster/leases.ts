@@ -23,9 +23,12 @@ import { randomUUID } from "node:crypto";
 import { MatrixError } from "../errors.ts";
 import type { Dialect, Sql, SqlExecutor } from "../../storage/sql.ts";
 
-/** The database's clock in ms, as SQL. */
+/**
+ * The database's clock in ms, as SQL: one value throughout a statement (PostgreSQL's statement start,
+ * fresh for each statement of a transaction; SQLite's 'now' is fixed per statement too).
+ */
 function dbNow(dialect: Dialect): string {
-  return dialect === "postgres" ? "(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000))::bigint" : "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
+  return dialect === "postgres" ? "(FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000))::bigint" : "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
 }
 
 export interface LeaseRow {
