@@ -198,8 +198,13 @@ class ConsumerLoop {
     if (n > 0) this.backlog.splice(0, n);
   }
 
-  /** Every committed event above this position is in the backlog (or handled). */
+  /**
+   * Every committed event above this position is in the backlog (or handled). Under a lease the backlog
+   * holds only this process's commits, not those of the other instances (nor those of a previous holder
+   * of the lease after this process started): such a consumer reads every batch from storage.
+   */
   private get completeFrom(): number {
+    if (this.fence) return Infinity;
     return Math.max(this.startedFrom, this.droppedUpTo);
   }
 
