@@ -11,7 +11,8 @@
 //    and the push gateway at least once, at most the one notification in flight at the kill twice (a
 //    gateway has no txn id to dedupe on: README "Scaling out");
 //  - the killed process restarted does not take the leases back while the other holds them, and nothing
-//    is delivered again.
+//    is delivered again; a clean stop hands them over at once;
+//  - a holder whose leases were taken behind its back stops, and resumes when it takes them back.
 // Sends go to the process that holds the leases: without replication (Redis, another change) a process
 // wakes its pushers only for its own commits; the stored positions are what this test is about.
 import { spawn, type ChildProcess } from "node:child_process";
@@ -259,8 +260,27 @@ for (const backend of backends().filter((b) => b === "postgres")) {
       await eventually(delivered, "the messages after the hand-back", 30_000);
       expect([...serviceCounts().values()].every((n) => n === 1)).toBe(true);
       expect([...pushCounts().entries()].filter(([id]) => acknowledged.get(id)!.startsWith("handed back")).map(([, n]) => n)).toEqual([1, 1, 1]);
+    }, 180_000);
+
+    it("a holder whose leases were taken behind its back stops the work, and starts it again when it takes them back", async () => {
+      expect(await holders()).toEqual(allHeldBy("master"));
+      const acquiredBefore = main.log.match(/lease acquired/g)?.length ?? 0;
+      // Another holder (as after an expiry while master was paused), for one lease time.
+      await pgc.query("UPDATE worker_leases SET holder_instance = 'elsewhere', token = 'stolen', expires_at = (FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000))::bigint + $1::bigint", [LEASE_MS]);
+      await eventually(() => (main.log.match(/lease lost/g)?.length ?? 0) === LEASES.length, "master to stop every piece", 20_000);
+      const pushesBefore = gateway.received.length;
+      const id = await send(main, "while stolen");
+      expect(id).toBeDefined();
+      // Back to master once the other lease expired: its work starts again and catches up, once.
+      await eventually(() => (main.log.match(/lease acquired/g)?.length ?? 0) === acquiredBefore + LEASES.length, "master to take every lease again", 20_000);
+      expect(await holders()).toEqual(allHeldBy("master"));
+      for (let i = 0; i < 3; i++) expect(await send(main, `taken back ${i}`)).toBeDefined();
+      await eventually(delivered, "the messages sent while and after the leases were away", 30_000);
+      expect(gateway.received.length).toBeGreaterThan(pushesBefore);
+      expect([...pushCounts().entries()].filter(([eid]) => /^(while stolen|taken back)/.test(acknowledged.get(eid)!)).map(([, n]) => n)).toEqual([1, 1, 1, 1]);
+      expect([...serviceCounts().values()].every((n) => n === 1)).toBe(true);
       await main.kill("SIGTERM");
       expect((await main.exited).code).toBe(0);
-    }, 180_000);
+    }, 120_000);
   });
 }

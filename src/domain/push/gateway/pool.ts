@@ -198,6 +198,8 @@ export class PusherPool {
     this.queues.clear();
     this.byUser.clear();
     this.started = false;
-    await this.dispatcher?.close().catch(() => {});
+    const dispatcher = this.dispatcher;
+    this.dispatcher = undefined; // a later start (the pushers' lease taken again) makes a new one
+    await dispatcher?.close().catch(() => {});
   }
 }
