@@ -152,6 +152,10 @@ for (const backend of backends().filter((b) => b === "postgres")) {
         media_instance_running_background_jobs: candidates,
         federation_sender_instances: candidates,
         worker_lease_duration: `${LEASE_MS}ms`,
+        // Delayed events (MSC4140): a server-wide task whose sends are seen from the outside.
+        max_event_delay_duration: "1h",
+        experimental_features: { msc4140_max_delayed_events_per_user: 10 },
+        rc_delayed_event_mgmt: { per_second: 1000, burst_count: 1000 },
         ...extra,
       });
       // JSON is YAML: each process reads its own homeserver.yaml.
@@ -201,6 +205,11 @@ for (const backend of backends().filter((b) => b === "postgres")) {
     }, 60_000);
 
     it("SIGKILL of the holder while messages flow: the other takes over after expiry and misses nothing", async () => {
+      // Delayed messages due after the kill: the server-wide tasks' new holder sends them, once each.
+      for (let i = 0; i < 3; i++) {
+        const r = await main.client().call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/delayed-${i}?org.matrix.msc4140.delay=6000`, { token: alice.access_token, body: { msgtype: "m.text", body: `delayed ${i}` } });
+        expect(r.status, JSON.stringify(r.json)).toBe(200);
+      }
       // Messages keep going to the holder; the kill lands while they do.
       const flowing = (async () => {
         for (let i = 0; ; i++) if (!(await send(main, `during ${i}`))) return i;
@@ -231,6 +240,9 @@ for (const backend of backends().filter((b) => b === "postgres")) {
       // sender may be there too: acknowledged or not, none is lost).
       const ackBodies = new Set(acknowledged.values());
       expect(service.bodies(roomId).filter((b) => ackBodies.has(b))).toEqual([...acknowledged.values()]);
+      // The delayed messages, sent by w2 once they fell due: once each.
+      await service.until(() => [0, 1, 2].every((i) => service.bodies(roomId).includes(`delayed ${i}`)), 30_000, "the delayed messages");
+      expect(service.bodies(roomId).filter((b) => b.startsWith("delayed "))).toEqual(["delayed 0", "delayed 1", "delayed 2"]);
     }, 120_000);
 
     it("the killed process restarted does not take the leases back, and nothing is delivered again", async () => {
@@ -252,6 +264,7 @@ for (const backend of backends().filter((b) => b === "postgres")) {
       for (const [id, n] of countsBefore) expect(pc.get(id)).toBe(n);
       expect([...pc.entries()].filter(([id]) => acknowledged.get(id)!.startsWith("restarted")).map(([, n]) => n)).toEqual([1, 1, 1, 1, 1]);
       expect([...serviceCounts().values()].every((n) => n === 1)).toBe(true);
+      expect(service.bodies(roomId).filter((b) => b.startsWith("delayed "))).toEqual(["delayed 0", "delayed 1", "delayed 2"]);
       // A clean stop of the holder releases its leases: the restarted process takes them at its next try.
       await w2.kill("SIGTERM");
       expect((await w2.exited).code).toBe(0);

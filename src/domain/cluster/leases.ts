@@ -16,7 +16,11 @@
 //    reads positions only after its takeover committed, and every advance it can miss was made under the
 //    old token before it. A holder that lost its lease thus never moves a position, whatever it still has
 //    in flight. What it cannot fence is a request already on the wire to a peer (see README "Scaling
-//    out": receivers deduplicate federation and application-service transactions by txn id).
+//    out": receivers deduplicate federation and application-service transactions by txn id). Not fenced,
+//    and needing no fence: the federation sender's removal of queued rows a destination acknowledged
+//    (whoever removes them, they were delivered), and tasks with no position of their own (expiries,
+//    sweeps, delayed events, which take their rows in a transaction of their own): those stop when the
+//    lease is lost and their next holder starts them afresh.
 // On SQLite there is one process: the table works the same (tests use it), and in production a piece of
 // work with a single candidate instance is held without any lease row at all (`heldAlone`).
 import { randomUUID } from "node:crypto";
