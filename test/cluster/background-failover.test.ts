@@ -2,12 +2,13 @@
 // processes (`node src/cli.ts start`, each its own config) on one PostgreSQL database, both candidates
 // for the pushers, the application-service senders, the server-wide tasks, the media jobs and the
 // federation sender (`pusher_instances: [master, w2]` ...), with a lease of 2 s. Counted from the outside,
-// at a real push gateway and a real application service (test/helpers):
+// at a real push gateway, a real application service and a federation peer (test/helpers):
 //  - only the holder of each lease runs its work: every notification and transaction comes from one
 //    process, none twice;
 //  - SIGKILL of the holder while messages flow: the other takes every lease over once it expired and
-//    resumes from the stored positions — every acknowledged message reaches the application service
-//    exactly once (its transactions keep their txn id, and the service dedupes them, as the spec says)
+//    resumes from the stored positions — every acknowledged message reaches the application service and
+//    the federation peer exactly once (their transactions keep their txn id on every retry, and a
+//    receiver dedupes by it, as the spec says)
 //    and the push gateway at least once, at most the one notification in flight at the kill twice (a
 //    gateway has no txn id to dedupe on: README "Scaling out");
 //  - the killed process restarted does not take the leases back while the other holds them, and nothing
@@ -26,7 +27,11 @@ import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { RecordingGateway } from "../helpers/push-gateway.ts";
 import { RecordingAppService, writeRegistration } from "../helpers/appservice.ts";
-import { eventually } from "../helpers/federation-peer.ts";
+import { eventually, startRecordingPeer, type RecordingPeer } from "../helpers/federation-peer.ts";
+import { signedCall, signPdu } from "../helpers/by-hand.ts";
+import { loadOrCreateSigningKeys } from "../../src/domain/signing-key.ts";
+import type { Pdu } from "../../src/domain/events/types.ts";
+import { eventIdOf } from "../../src/domain/events/hashes.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const CLI = path.join(ROOT, "src/cli.ts");
@@ -91,6 +96,7 @@ for (const backend of backends().filter((b) => b === "postgres")) {
     let pgc: pg.Client;
     let gateway: RecordingGateway;
     let service: RecordingAppService;
+    let peer: RecordingPeer;
     let main: WeftProcess;
     let w2: WeftProcess;
     let alice: Session;
@@ -116,7 +122,28 @@ for (const backend of backends().filter((b) => b === "postgres")) {
       for (const e of service.events()) if (acknowledged.has(e.event_id)) counts.set(e.event_id, (counts.get(e.event_id) ?? 0) + 1);
       return counts;
     };
-    const delivered = () => [...acknowledged.keys()].every((id) => pushCounts().has(id) && serviceCounts().has(id));
+    /** PDUs the federation peer accepted per event id, over its distinct txn ids (a receiver dedupes by them). */
+    const federationCounts = () => {
+      const counts = new Map<string, number>();
+      const seen = new Set<string>();
+      for (const t of peer.transactions) {
+        if (seen.has(t.txnId)) continue;
+        seen.add(t.txnId);
+        for (const p of t.pdus) {
+          const id = pduIds.get(p) ?? "";
+          if (acknowledged.has(id)) counts.set(id, (counts.get(id) ?? 0) + 1);
+        }
+      }
+      return counts;
+    };
+    /** The event ids of the PDUs the peer received (room version 10 rooms: computed from the PDU). */
+    const pduIds = new WeakMap<Pdu, string>();
+    const delivered = () => {
+      for (const t of peer.transactions) for (const p of t.pdus) if (!pduIds.has(p)) pduIds.set(p, eventIdOf(p, roomVersion));
+      const fed = federationCounts();
+      return [...acknowledged.keys()].every((id) => pushCounts().has(id) && serviceCounts().has(id) && fed.has(id));
+    };
+    let roomVersion = "10";
 
     async function send(via: WeftProcess, body: string): Promise<string | undefined> {
       const res = await via.client().call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/${enc(body)}`, { token: bob.access_token, body: { msgtype: "m.text", body } }).catch(() => undefined);
@@ -132,6 +159,7 @@ for (const backend of backends().filter((b) => b === "postgres")) {
       await pgc.connect();
       gateway = await new RecordingGateway().start();
       service = await new RecordingAppService("bridge-hs").start();
+      peer = await startRecordingPeer();
       const registration = writeRegistration(service.registration({ id: "bridge", as_token: "bridge-as", sender_localpart: "bridgebot", namespaces: { rooms: [{ exclusive: false, regex: ".*" }] } }));
       const [mainPort, w2Port] = [await freePort(), await freePort()];
       const candidates = ["master", "w2"];
@@ -143,7 +171,10 @@ for (const backend of backends().filter((b) => b === "postgres")) {
         database: { name: "psycopg2", args: { url: db.url } },
         signing_key_path: path.join(dir, "signing.key"),
         listeners: [{ port, type: "http", bind_addresses: ["127.0.0.1"], resources: [{ names: ["client", "federation"] }] }],
-        ip_range_whitelist: ["127.0.0.1"],
+        // The federation peer: an IP literal on loopback, with a self-signed certificate.
+        ip_range_whitelist: ["127.0.0.0/8"],
+        federation_verify_certificates: false,
+        trusted_key_servers: [],
         app_service_config_files: [registration],
         instance_map: { main: { host: "127.0.0.1", port: mainPort } },
         pusher_instances: candidates,
@@ -171,8 +202,19 @@ for (const backend of backends().filter((b) => b === "postgres")) {
       await w2.start();
       alice = await registerUser(main.client(), "alice");
       bob = await registerUser(main.client(), "bob");
-      roomId = await createRoom(main.client(), alice, { preset: "trusted_private_chat", invite: [bob.user_id] });
+      roomId = await createRoom(main.client(), alice, { preset: "public_chat" });
       expect((await main.client().call("POST", `${V3}/join/${enc(roomId)}`, { token: bob.access_token, body: {} })).status).toBe(200);
+      // A user of the federation peer joins through make_join / send_join: the room's events go to the peer.
+      peer.trust("cluster.test", (await loadOrCreateSigningKeys(path.join(dir, "signing.key")))[0]!);
+      const signer = { serverName: peer.serverName, key: peer.signingKey };
+      const to = { baseUrl: main.base, serverName: "cluster.test" };
+      const pat = peer.user("pat");
+      const made = await signedCall(signer, to, "GET", `/_matrix/federation/v1/make_join/${enc(roomId)}/${enc(pat)}?ver=10&ver=11`);
+      expect(made.status, JSON.stringify(made.json)).toBe(200);
+      roomVersion = made.json.room_version as string;
+      const join = signPdu({ ...made.json.event, origin_server_ts: Date.now() } as Pdu, roomVersion, signer);
+      const joined = await signedCall(signer, to, "PUT", `/_matrix/federation/v2/send_join/${enc(roomId)}/${enc(join.eventId)}`, join.pdu);
+      expect(joined.status, JSON.stringify(joined.json)).toBe(200);
       const pusher = await main.client().call("POST", `${V3}/pushers/set`, {
         token: alice.access_token,
         body: { kind: "http", app_id: "cluster.test.app", pushkey: "alice-key", app_display_name: "App", device_display_name: "Phone", lang: "en", data: { url: gateway.url } },
@@ -186,16 +228,18 @@ for (const backend of backends().filter((b) => b === "postgres")) {
       await db?.drop();
       await gateway?.stop();
       await service?.stop();
+      await peer?.close();
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
-    it("only the holder of each lease runs its work: each message pushed and sent to the service once", async () => {
+    it("only the holder of each lease runs its work: each message pushed, sent to the service and to the peer once", async () => {
       expect(await holders()).toEqual(allHeldBy("master"));
       for (let i = 0; i < 10; i++) expect(await send(main, `before ${i}`)).toBeDefined();
       await eventually(delivered, "the first messages at the gateway and the service", 30_000);
       expect([...pushCounts().values()].every((n) => n === 1)).toBe(true);
       expect([...serviceCounts().values()].every((n) => n === 1)).toBe(true);
       expect(pushCounts().size).toBe(10);
+      expect([...federationCounts().values()]).toEqual(Array(10).fill(1));
       // w2 started no work and kept trying: its renewal interval passed several times meanwhile.
       expect(w2.log).not.toContain("lease acquired");
       expect(main.log.match(/lease acquired/g)?.length).toBe(LEASES.length);
@@ -231,6 +275,10 @@ for (const backend of backends().filter((b) => b === "postgres")) {
       const sc = serviceCounts();
       expect(sc.size).toBe(acknowledged.size);
       expect([...sc.entries()].filter(([, n]) => n !== 1)).toEqual([]);
+      // The federation peer: every message once over its distinct txn ids (a retry keeps its txn id).
+      const fc = federationCounts();
+      expect(fc.size).toBe(acknowledged.size);
+      expect([...fc.entries()].filter(([, n]) => n !== 1)).toEqual([]);
       // The push gateway: none skipped; sent twice at most the one notification in flight at the kill.
       const pc = pushCounts();
       expect(pc.size).toBe(acknowledged.size);
@@ -248,6 +296,7 @@ for (const backend of backends().filter((b) => b === "postgres")) {
     it("the killed process restarted does not take the leases back, and nothing is delivered again", async () => {
       const pushesBefore = gateway.received.length;
       const serviceBefore = service.transactions.length;
+      const federationBefore = peer.attempts;
       const countsBefore = pushCounts();
       await main.start();
       const restartedAt = (await pgc.query<{ t: string }>("SELECT (FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000))::bigint AS t")).rows[0]!.t;
@@ -257,6 +306,7 @@ for (const backend of backends().filter((b) => b === "postgres")) {
       expect(main.log).not.toContain("lease acquired");
       expect(gateway.received.length).toBe(pushesBefore);
       expect(service.transactions.length).toBe(serviceBefore);
+      expect(peer.attempts).toBe(federationBefore);
       // New messages through the holder: each delivered once, and the old ones not again.
       for (let i = 0; i < 5; i++) expect(await send(w2, `restarted ${i}`)).toBeDefined();
       await eventually(delivered, "the new messages", 30_000);
@@ -264,6 +314,7 @@ for (const backend of backends().filter((b) => b === "postgres")) {
       for (const [id, n] of countsBefore) expect(pc.get(id)).toBe(n);
       expect([...pc.entries()].filter(([id]) => acknowledged.get(id)!.startsWith("restarted")).map(([, n]) => n)).toEqual([1, 1, 1, 1, 1]);
       expect([...serviceCounts().values()].every((n) => n === 1)).toBe(true);
+      expect([...federationCounts().values()].every((n) => n === 1)).toBe(true);
       expect(service.bodies(roomId).filter((b) => b.startsWith("delayed "))).toEqual(["delayed 0", "delayed 1", "delayed 2"]);
       // A clean stop of the holder releases its leases: the restarted process takes them at its next try.
       await w2.kill("SIGTERM");
