@@ -14,6 +14,7 @@ import type { EventDraft } from "./rooms/build-event.ts";
 import type { PersistOptions } from "./rooms/persist.ts";
 import type { PartialStateRoom } from "./federation/partial-state/flag.ts";
 import { KeyedLanes } from "./rooms/lanes.ts";
+import type { LeaseKeeper } from "./cluster/leases.ts";
 
 /** A local message waiting in its room's group commit (rooms/append.ts). */
 export interface QueuedMessage {
@@ -130,4 +131,8 @@ export class ProcessState {
   /** The OAuth server's ID token signing key, derived from the server's signing key on first use (oauth/openid.ts).
    *  → nothing shared: every process derives the same key. */
   oauthIdTokenKey: { key: import("node:crypto").KeyObject; jwk: Record<string, string> } | undefined = undefined;
+
+  /** The leases this instance keeps on background work it is one of several candidates for (cluster/leased-work.ts), by name.
+   *  → shared already: each is a row of worker_leases in the database; this is only this instance's side of it. */
+  readonly leases = new Map<string, LeaseKeeper>();
 }

@@ -61,6 +61,7 @@ import { ThreadSubscriptionFeed, type ThreadSubscriptionServices } from "./threa
 import { ProcessState } from "./process-state.ts";
 import { topologyOf, type ClusterTopology } from "./cluster/topology.ts";
 import { InternalClient } from "./cluster/internal-client.ts";
+import { startLeasedWork } from "./cluster/leased-work.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -317,9 +318,14 @@ export function buildServices(opts: {
   return services;
 }
 
-/** Starts the declared background tasks and durable consumers; their stops run on close (before storage). */
+/**
+ * Starts the declared background tasks, the pieces of background work this instance runs (at once, or
+ * under their lease: cluster/leased-work.ts) and the declared durable consumers; their stops run on close
+ * (before storage).
+ */
 export async function startBackground(s: Services): Promise<void> {
   for (const task of s.extensions.background) s.onClose.push(task(s));
+  await startLeasedWork(s, s.extensions.leased);
   s.onClose.push(() => s.consumers.stop());
   await s.consumers.start();
 }

@@ -45,15 +45,15 @@ describe("worker options", () => {
     for (const w of Object.values(c.stream_writers)) expect(w).toEqual(["master"]);
     expect(c.federation_sender_instances).toEqual(["master"]);
     expect(c.pusher_instances).toEqual(["master"]);
-    expect(c.notify_appservices_from_worker).toBe("master");
-    expect(c.run_background_tasks_on).toBe("master");
-    expect(c.media_instance_running_background_jobs).toBe("master");
+    expect(c.notify_appservices_from_worker).toEqual(["master"]);
+    expect(c.run_background_tasks_on).toEqual(["master"]);
+    expect(c.media_instance_running_background_jobs).toEqual(["master"]);
+    expect(c.worker_lease_duration).toBe(60_000);
     expect(c.redis).toEqual({ enabled: false, host: "localhost", port: 6379, path: undefined, password: undefined, use_tls: false });
     expect(c.warnings).toEqual([]);
     const t = topologyOf(c);
     expect(t.instanceName).toBe("master");
     expect([t.runsBackgroundTasks, t.runsPushers, t.notifiesAppservices, t.runsFederationSender, t.runsMediaJobs, t.isWriter("events"), t.isWriter("typing")]).toEqual([true, true, true, true, true, true, true]);
-    expect(t.sendsFederation("remote.example")).toBe(true);
     expect(t.eventWriterFor("!a:example.org")).toBe("master");
   });
 
@@ -88,10 +88,19 @@ describe("worker options", () => {
     const t = topologyOf(c);
     expect([t.runsBackgroundTasks, t.runsPushers, t.notifiesAppservices, t.runsFederationSender, t.runsMediaJobs]).toEqual([true, true, true, true, true]);
     expect(t.isWriter("events")).toBe(false);
-    // Destinations are shared between the two senders.
-    const mine = Array.from({ length: 200 }, (_, i) => `s${i}.example`).filter((d) => t.sendsFederation(d));
-    expect(mine.length).toBeGreaterThan(50);
-    expect(mine.length).toBeLessThan(150);
+    // Several senders are candidates for one lease (Weft), not shards of the destinations (Synapse).
+    expect(t.candidatesFor("federation_sender")).toEqual(["worker1", "event_persister2"]);
+    expect(t.candidatesFor("pushers")).toEqual(["worker1"]);
+  });
+
+  it("take several candidates for the single-instance options, and the lease time", () => {
+    const map = { ...twoWriters.instance_map, w1: { host: "127.0.0.1", port: 9101 } };
+    const c = parse({ ...twoWriters, instance_map: map, run_background_tasks_on: ["w1", "event_persister1"], notify_appservices_from_worker: ["w1"], media_instance_running_background_jobs: "w1", worker_lease_duration: "5s" });
+    expect([c.run_background_tasks_on, c.notify_appservices_from_worker, c.media_instance_running_background_jobs]).toEqual([["w1", "event_persister1"], ["w1"], ["w1"]]);
+    expect(topologyOf(c).leaseTiming).toEqual({ leaseMs: 5000, renewMs: 1666 });
+    expect(configError(() => parse({ run_background_tasks_on: [] })).message).toContain("run_background_tasks_on");
+    expect(configError(() => parse({ pusher_instances: ["master", "master"] })).message).toContain("names an instance twice");
+    expect(configError(() => parse({ worker_lease_duration: 10 })).message).toContain("worker_lease_duration");
   });
 
   it("refuse what Synapse refuses, naming the option", () => {
@@ -194,13 +203,18 @@ describe("background work starts only on its configured owner", () => {
   const duties = { federationSending, pushGateways, appServiceSenders, appServiceEphemeral, startMediaRetention, renewalMailJob, typingNotices };
   const started = (c: ReturnType<typeof parse>) => {
     const ext = capabilities({ config: c });
-    return { tasks: Object.entries(duties).filter(([, task]) => ext.background.includes(task)).map(([name]) => name), federationConsumer: ext.consumers.includes(federationSenderConsumer), resume: ext.background.includes(resumePartialStateRooms) };
+    const background = [...ext.background, ...ext.leased.flatMap((w) => w.background)];
+    const consumers = [...ext.consumers, ...ext.leased.flatMap((w) => w.consumers)];
+    return { tasks: Object.entries(duties).filter(([, task]) => background.includes(task)).map(([name]) => name), federationConsumer: consumers.includes(federationSenderConsumer), resume: background.includes(resumePartialStateRooms) };
   };
 
   it("all of it in the single process (no worker options), as before", () => {
     expect(started(parse({}))).toEqual({ tasks: Object.keys(duties), federationConsumer: true, resume: true });
     const none = capabilities({});
-    expect(Object.values(duties).every((task) => none.background.includes(task))).toBe(true);
+    const all = [...none.background, ...none.leased.flatMap((w) => w.background)];
+    expect(Object.values(duties).every((task) => all.includes(task))).toBe(true);
+    // One candidate each (this process): held without a lease.
+    expect(none.leased.map((w) => [w.name, w.candidates])).toEqual([["federation_sender", ["master"]], ["pushers", ["master"]], ["media_jobs", ["master"]], ["background_tasks", ["master"]], ["appservices", ["master"]]]);
   });
 
   it("none of it on an instance the options do not name", () => {
