@@ -101,9 +101,14 @@ for (const backend of backends().filter((b) => b === "postgres")) {
     let w2: WeftProcess;
     let alice: Session;
     let bob: Session;
-    let roomId: string;
+    /** Rooms sharded over both processes (each writes the events of its own): sends through a process go to
+     *  its room, so they still land while the other process is down. */
+    let roomA: string;
+    let roomB: string;
     /** Every message acknowledged to its sender: event id → body. */
     const acknowledged = new Map<string, string>();
+    /** The room of each acknowledged message. */
+    const ackRoom = new Map<string, string>();
 
     const holders = async () => {
       const r = await pgc.query<{ name: string; holder_instance: string }>("SELECT name, holder_instance FROM worker_leases ORDER BY name");
@@ -146,9 +151,11 @@ for (const backend of backends().filter((b) => b === "postgres")) {
     let roomVersion = "10";
 
     async function send(via: WeftProcess, body: string): Promise<string | undefined> {
+      const roomId = via === main ? roomA : roomB;
       const res = await via.client().call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/${enc(body)}`, { token: bob.access_token, body: { msgtype: "m.text", body } }).catch(() => undefined);
       if (res?.status !== 200) return undefined;
       acknowledged.set(res.json.event_id as string, body);
+      ackRoom.set(res.json.event_id as string, roomId);
       return res.json.event_id as string;
     }
 
@@ -162,6 +169,8 @@ for (const backend of backends().filter((b) => b === "postgres")) {
       peer = await startRecordingPeer();
       const registration = writeRegistration(service.registration({ id: "bridge", as_token: "bridge-as", sender_localpart: "bridgebot", namespaces: { rooms: [{ exclusive: false, regex: ".*" }] } }));
       const [mainPort, w2Port] = [await freePort(), await freePort()];
+      // Replication between the two is not what this file tests; the config asks for Redis with several instances.
+      const redisPort = await freePort();
       const candidates = ["master", "w2"];
       const config = (port: number, extra: Record<string, unknown>) => ({
         ...TEST_DEFAULTS,
@@ -176,7 +185,10 @@ for (const backend of backends().filter((b) => b === "postgres")) {
         federation_verify_certificates: false,
         trusted_key_servers: [],
         app_service_config_files: [registration],
-        instance_map: { main: { host: "127.0.0.1", port: mainPort } },
+        instance_map: { main: { host: "127.0.0.1", port: mainPort }, w2: { host: "127.0.0.1", port: w2Port } },
+        stream_writers: { events: candidates },
+        worker_replication_secret: "failover-test-secret",
+        redis: { enabled: true, host: "127.0.0.1", port: redisPort },
         pusher_instances: candidates,
         notify_appservices_from_worker: candidates,
         run_background_tasks_on: candidates,
@@ -202,19 +214,24 @@ for (const backend of backends().filter((b) => b === "postgres")) {
       await w2.start();
       alice = await registerUser(main.client(), "alice");
       bob = await registerUser(main.client(), "bob");
-      roomId = await createRoom(main.client(), alice, { preset: "public_chat" });
-      expect((await main.client().call("POST", `${V3}/join/${enc(roomId)}`, { token: bob.access_token, body: {} })).status).toBe(200);
+      // Each process makes the room it writes (an events writer draws room ids it owns).
+      roomA = await createRoom(main.client(), alice, { preset: "public_chat" });
+      roomB = await createRoom(w2.client(), alice, { preset: "public_chat" });
+      for (const [via, roomId] of [[main, roomA], [w2, roomB]] as const)
+        expect((await via.client().call("POST", `${V3}/join/${enc(roomId)}`, { token: bob.access_token, body: {} })).status).toBe(200);
       // A user of the federation peer joins through make_join / send_join: the room's events go to the peer.
       peer.trust("cluster.test", (await loadOrCreateSigningKeys(path.join(dir, "signing.key")))[0]!);
       const signer = { serverName: peer.serverName, key: peer.signingKey };
       const to = { baseUrl: main.base, serverName: "cluster.test" };
       const pat = peer.user("pat");
-      const made = await signedCall(signer, to, "GET", `/_matrix/federation/v1/make_join/${enc(roomId)}/${enc(pat)}?ver=10&ver=11`);
-      expect(made.status, JSON.stringify(made.json)).toBe(200);
-      roomVersion = made.json.room_version as string;
-      const join = signPdu({ ...made.json.event, origin_server_ts: Date.now() } as Pdu, roomVersion, signer);
-      const joined = await signedCall(signer, to, "PUT", `/_matrix/federation/v2/send_join/${enc(roomId)}/${enc(join.eventId)}`, join.pdu);
-      expect(joined.status, JSON.stringify(joined.json)).toBe(200);
+      for (const roomId of [roomA, roomB]) {
+        const made = await signedCall(signer, to, "GET", `/_matrix/federation/v1/make_join/${enc(roomId)}/${enc(pat)}?ver=10&ver=11`);
+        expect(made.status, JSON.stringify(made.json)).toBe(200);
+        roomVersion = made.json.room_version as string;
+        const join = signPdu({ ...made.json.event, origin_server_ts: Date.now() } as Pdu, roomVersion, signer);
+        const joined = await signedCall(signer, to, "PUT", `/_matrix/federation/v2/send_join/${enc(roomId)}/${enc(join.eventId)}`, join.pdu);
+        expect(joined.status, JSON.stringify(joined.json)).toBe(200);
+      }
       const pusher = await main.client().call("POST", `${V3}/pushers/set`, {
         token: alice.access_token,
         body: { kind: "http", app_id: "cluster.test.app", pushkey: "alice-key", app_display_name: "App", device_display_name: "Phone", lang: "en", data: { url: gateway.url } },
@@ -251,7 +268,7 @@ for (const backend of backends().filter((b) => b === "postgres")) {
     it("SIGKILL of the holder while messages flow: the other takes over after expiry and misses nothing", async () => {
       // Delayed messages due after the kill: the server-wide tasks' new holder sends them, once each.
       for (let i = 0; i < 3; i++) {
-        const r = await main.client().call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/delayed-${i}?org.matrix.msc4140.delay=6000`, { token: alice.access_token, body: { msgtype: "m.text", body: `delayed ${i}` } });
+        const r = await w2.client().call("PUT", `${V3}/rooms/${enc(roomB)}/send/m.room.message/delayed-${i}?org.matrix.msc4140.delay=6000`, { token: alice.access_token, body: { msgtype: "m.text", body: `delayed ${i}` } });
         expect(r.status, JSON.stringify(r.json)).toBe(200);
       }
       // Messages keep going to the holder; the kill lands while they do.
@@ -287,10 +304,11 @@ for (const backend of backends().filter((b) => b === "postgres")) {
       // In order at the service, as sent (a message the killed process committed without answering its
       // sender may be there too: acknowledged or not, none is lost).
       const ackBodies = new Set(acknowledged.values());
-      expect(service.bodies(roomId).filter((b) => ackBodies.has(b))).toEqual([...acknowledged.values()]);
+      for (const roomId of [roomA, roomB])
+        expect(service.bodies(roomId).filter((b) => ackBodies.has(b))).toEqual([...acknowledged].filter(([id]) => ackRoom.get(id) === roomId).map(([, b]) => b));
       // The delayed messages, sent by w2 once they fell due: once each.
-      await service.until(() => [0, 1, 2].every((i) => service.bodies(roomId).includes(`delayed ${i}`)), 30_000, "the delayed messages");
-      expect(service.bodies(roomId).filter((b) => b.startsWith("delayed "))).toEqual(["delayed 0", "delayed 1", "delayed 2"]);
+      await service.until(() => [0, 1, 2].every((i) => service.bodies(roomB).includes(`delayed ${i}`)), 30_000, "the delayed messages");
+      expect(service.bodies(roomB).filter((b) => b.startsWith("delayed "))).toEqual(["delayed 0", "delayed 1", "delayed 2"]);
     }, 120_000);
 
     it("the killed process restarted does not take the leases back, and nothing is delivered again", async () => {
@@ -315,7 +333,7 @@ for (const backend of backends().filter((b) => b === "postgres")) {
       expect([...pc.entries()].filter(([id]) => acknowledged.get(id)!.startsWith("restarted")).map(([, n]) => n)).toEqual([1, 1, 1, 1, 1]);
       expect([...serviceCounts().values()].every((n) => n === 1)).toBe(true);
       expect([...federationCounts().values()].every((n) => n === 1)).toBe(true);
-      expect(service.bodies(roomId).filter((b) => b.startsWith("delayed "))).toEqual(["delayed 0", "delayed 1", "delayed 2"]);
+      expect(service.bodies(roomB).filter((b) => b.startsWith("delayed "))).toEqual(["delayed 0", "delayed 1", "delayed 2"]);
       // A clean stop of the holder releases its leases: the restarted process takes them at its next try.
       await w2.kill("SIGTERM");
       expect((await w2.exited).code).toBe(0);
