@@ -48,6 +48,7 @@ export function keysClaimFromBody(body: Json): KeysClaimInput {
   const wanted = objectField(body, "one_time_keys", true);
   const claims: KeyClaim[] = [];
   for (const [userId, devices] of Object.entries(wanted)) {
+    parseUserId(userId); // M_INVALID_PARAM for a malformed id, even with nothing for it
     if (!isPlainObject(devices) || !Object.values(devices).every((a) => typeof a === "string"))
       throw new MatrixError("M_BAD_JSON", `one_time_keys.${userId} must map device ids to algorithms`, 400);
     for (const [deviceId, algorithm] of Object.entries(devices)) claims.push({ userId, deviceId, algorithm: algorithm as string });

@@ -80,6 +80,7 @@ export function keysQueryFromBody(body: Json): KeysQueryInput {
   const wanted = objectField(body, "device_keys", true);
   const deviceKeys = new Map<string, string[]>();
   for (const [userId, devices] of Object.entries(wanted)) {
+    parseUserId(userId); // M_INVALID_PARAM for a malformed id, even with nothing for it
     if (devices !== null && (!Array.isArray(devices) || !devices.every((d) => typeof d === "string")))
       throw new MatrixError("M_BAD_JSON", `device_keys.${userId} must be a list of device ids`, 400);
     deviceKeys.set(userId, (devices ?? []) as string[]);

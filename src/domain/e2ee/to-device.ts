@@ -73,6 +73,7 @@ export function toDeviceFromBody(body: Json): ToDeviceSend[] {
   const messages = objectField(body, "messages", true);
   const out: ToDeviceSend[] = [];
   for (const [userId, devices] of Object.entries(messages)) {
+    parseUserId(userId); // M_INVALID_PARAM for a malformed id, even with nothing for it
     if (!isPlainObject(devices) || !Object.values(devices).every(isPlainObject))
       throw new MatrixError("M_BAD_JSON", `messages.${userId} must map device ids to message contents`, 400);
     for (const [deviceId, content] of Object.entries(devices)) out.push({ userId, deviceId, content: content as Json });

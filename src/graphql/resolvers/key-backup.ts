@@ -89,11 +89,12 @@ export class KeyBackupResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<BackedUpRoomKey[]> {
     const r = await ctx.requester();
-    if (sessionId !== null) {
-      if (roomId === null) throw new MatrixError("M_MISSING_PARAM", "sessionId needs roomId", 400);
+    // An omitted argument is undefined, an explicit one null: both mean "not given".
+    if (sessionId != null) {
+      if (roomId == null) throw new MatrixError("M_MISSING_PARAM", "sessionId needs roomId", 400);
       return [keyOf(roomId, sessionId, await getSessionRoomKey(ctx.s, r, version, roomId, sessionId))];
     }
-    if (roomId !== null) return sessionsOf(roomId, (await getRoomRoomKeys(ctx.s, r, version, roomId)).sessions);
+    if (roomId != null) return sessionsOf(roomId, (await getRoomRoomKeys(ctx.s, r, version, roomId)).sessions);
     return Object.entries((await getAllRoomKeys(ctx.s, r, version)).rooms).flatMap(([rid, room]) => sessionsOf(rid, room.sessions));
   }
 
@@ -104,7 +105,7 @@ export class KeyBackupResolver {
     @Arg("sessionId", () => String, { nullable: true }) sessionId: string | null,
     @Ctx() ctx: GraphqlContext,
   ): Promise<RoomKeysUpdate> {
-    if (sessionId !== null && roomId === null) throw new MatrixError("M_MISSING_PARAM", "sessionId needs roomId", 400);
+    if (sessionId != null && roomId == null) throw new MatrixError("M_MISSING_PARAM", "sessionId needs roomId", 400);
     return update(await deleteRoomKeys(ctx.s, await ctx.requester(), version, roomId ?? undefined, sessionId ?? undefined));
   }
 }
