@@ -6,7 +6,7 @@ import "reflect-metadata";
 import { Arg, Ctx, Mutation, Query, Resolver } from "type-graphql";
 import { GraphQLJSON } from "../types/json.ts";
 import type { GraphqlContext } from "../context.ts";
-import { BackedUpRoomKey, KeyBackupVersion, RoomKeyBackupInput, RoomKeysUpdate } from "../types/e2ee.ts";
+import { BackedUpRoomKey, KeyBackupVersion, RoomKeysUpdate } from "../types/e2ee.ts";
 import { MatrixError } from "../../domain/errors.ts";
 import {
   createBackupVersion, deleteBackupVersion, deleteRoomKeys, getAllRoomKeys, getBackupVersion, getRoomRoomKeys, getSessionRoomKey,
@@ -67,7 +67,7 @@ export class KeyBackupResolver {
   })
   async putRoomKeys(
     @Arg("version", () => String) version: string,
-    @Arg("keys", () => [RoomKeyBackupInput]) keys: RoomKeyBackupInput[],
+    @Arg("keys", () => [BackedUpRoomKey]) keys: BackedUpRoomKey[],
     @Ctx() ctx: GraphqlContext,
   ): Promise<RoomKeysUpdate> {
     const rooms = new Map<string, Map<string, KeyBackupData>>();

@@ -223,28 +223,9 @@ export class KeyBackupVersion {
   etag!: string;
 }
 
-@InputType({ description: "One megolm session key to back up (the spec's KeyBackupData, for a room and session)." })
-export class RoomKeyBackupInput {
-  @Field(() => String)
-  roomId!: string;
-
-  @Field(() => String)
-  sessionId!: string;
-
-  @Field(() => Int)
-  firstMessageIndex!: number;
-
-  @Field(() => Int)
-  forwardedCount!: number;
-
-  @Field(() => Boolean)
-  isVerified!: boolean;
-
-  @Field(() => GraphQLJSON, { description: "The encrypted session data (the algorithm's business)." })
-  sessionData!: unknown;
-}
-
-@ObjectType({ description: "A backed-up megolm session key." })
+/** One type for both directions: what putRoomKeys takes is what roomKeys gives back. */
+@ObjectType("BackedUpRoomKey", { description: "A backed-up megolm session key (the spec's KeyBackupData, for a room and session)." })
+@InputType("RoomKeyBackupInput", { description: "One megolm session key to back up (the spec's KeyBackupData, for a room and session)." })
 export class BackedUpRoomKey {
   @Field(() => String)
   roomId!: string;
@@ -261,7 +242,7 @@ export class BackedUpRoomKey {
   @Field(() => Boolean)
   isVerified!: boolean;
 
-  @Field(() => GraphQLJSON)
+  @Field(() => GraphQLJSON, { description: "The encrypted session data (the algorithm's business)." })
   sessionData!: unknown;
 }
 
