@@ -4,10 +4,13 @@
 // (test/helpers/olm-graphql.ts). Keys go up, are queried and claimed, an encrypted message goes each way
 // and is decrypted; a key backup is made and restored on a new device; cross-signing is bootstrapped
 // (its reset asking for user-interactive auth as REST does), and a device verified by SAS over to-device.
+// Across two Weft servers: keys queried and claimed from the other server, room keys sent over federation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as wasm from "@matrix-org/matrix-sdk-crypto-wasm";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { GraphqlCryptoPeer } from "../helpers/olm-graphql.ts";
+import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
+import { eventually } from "../helpers/federation-peer.ts";
 import { errcode, gql, LOGIN, REGISTER } from "./client.ts";
 
 const BACKUP_ALGORITHM = "m.megolm_backup.v1.curve25519-aes-sha2";
@@ -178,5 +181,50 @@ describe.each(backends())("OlmMachine over GraphQL (%s)", (backend) => {
     // Every request type the machines made went over GraphQL.
     const ops = new Set(peers.flatMap((p) => [...p.sent.keys()]));
     for (const op of ["uploadKeys", "queryKeys", "claimKeys", "sendToDevice", "uploadSignatures", "putRoomKeys", "uploadCrossSigningKeys", "sendMessage"]) expect(ops).toContain(op);
+  });
+});
+
+describe.each(backends())("OlmMachine over GraphQL across two Weft servers (%s)", (backend) => {
+  let a: FederatedServer;
+  let b: FederatedServer;
+  const peers: GraphqlCryptoPeer[] = [];
+
+  beforeAll(async () => {
+    [a, b] = await Promise.all([startFederatedServer({ backend }), startFederatedServer({ backend })]);
+  }, 120000);
+  afterAll(async () => {
+    for (const p of peers) await p.close();
+    await Promise.all([a?.close(), b?.close()]);
+  });
+
+  it("keys queried and claimed from the other server, room keys sent as to-device over federation, a message each way decrypted", async () => {
+    const account = async (t: TestServer, username: string) => (await gql(t, REGISTER, { input: { username, password: `${username}-pw` } })).body.data.register;
+    const alice = await GraphqlCryptoPeer.start(a, await account(a, "alice"));
+    peers.push(alice);
+    const bob = await GraphqlCryptoPeer.start(b, await account(b, "bob"));
+    peers.push(bob);
+
+    const created = await alice.gql(
+      `mutation ($input: CreateRoomInput!) { createRoom(input: $input) { roomId } }`,
+      { input: { preset: "PUBLIC_CHAT", initialState: [{ type: "m.room.encryption", content: { algorithm: "m.megolm.v1.aes-sha2" } }] } },
+    );
+    const roomId = created.createRoom.roomId;
+    await bob.gql(`mutation ($r: String!, $via: [String!]) { joinRoom(roomIdOrAlias: $r, via: $via) { roomId } }`, { r: roomId, via: [a.serverName] });
+    // A knows Bob joined (through B's join handshake) before Alice encrypts for the room's members.
+    await eventually(async () => (await a.hs.services.rooms.store.membership(roomId, bob.userId))?.membership === "join", "bob joined on A");
+
+    // Bob's keys, asked of A over GraphQL, come from B.
+    const q = await alice.gql(`query ($u: String!) { queryKeys(users: [{ userId: $u }]) { users { userId devices { deviceId keys } } failures { serverName } } }`, { u: bob.userId });
+    expect(q.queryKeys.failures).toEqual([]);
+    expect(q.queryKeys.users[0].devices[0].keys.keys[`ed25519:${bob.deviceId}`]).toBe(bob.machine.identityKeys.ed25519.toBase64());
+
+    const toBob = await alice.sendEncrypted(roomId, [alice.userId, bob.userId], "hello bob, across servers");
+    expect(await bob.decrypted(roomId, toBob)).toEqual({ msgtype: "m.text", body: "hello bob, across servers" });
+    const toAlice = await bob.sendEncrypted(roomId, [alice.userId, bob.userId], "hello alice, across servers");
+    expect(await alice.decrypted(roomId, toAlice)).toEqual({ msgtype: "m.text", body: "hello alice, across servers" });
+
+    // A server that does not answer is a failure, typed.
+    const unreachable = await alice.gql(`query { queryKeys(users: [{ userId: "@x:127.0.0.1:1" }], timeoutMs: 2000) { users { userId } failures { serverName error } } }`);
+    expect(unreachable.queryKeys.failures.map((f: any) => f.serverName)).toEqual(["127.0.0.1:1"]);
   });
 });
