@@ -1,7 +1,7 @@
 // The GraphQL end-to-end encryption fields one by one, on each storage backend: each refuses bad input with
 // the REST face's errcode in `extensions.errcode` and stores nothing; what one face writes the other reads
-// (keys, backups); and syncUpdates' typed to-device messages, acknowledged once the stream moves past them
-// (an older `since` gets them again), with device list changes and key counts.
+// (keys, backups); and syncUpdates' typed to-device messages, deleted only once acknowledged (an older
+// `since` gets them again), with device list changes and key counts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
@@ -28,8 +28,9 @@ const ALG = "m.megolm_backup.v1.curve25519-aes-sha2";
 const key = (n: number, extra: Record<string, unknown> = {}) => ({ roomId: "!r:weft.test", sessionId: `s${n}`, firstMessageIndex: n, forwardedCount: 0, isVerified: false, sessionData: { ciphertext: `c${n}` }, ...extra });
 
 /** The first update of `sub` that carries to-device messages (other updates may come first). */
-async function withToDevice(sub: ReturnType<typeof subscribe>): Promise<any> {
-  for (let n = 1; n <= 10; n++) {
+async function withToDevice(sub: ReturnType<typeof subscribe>, after: any = undefined): Promise<any> {
+  const from = after === undefined ? 1 : sub.results.findIndex((r) => r.data.syncUpdates === after) + 2;
+  for (let n = from; n <= from + 10; n++) {
     await sub.until(n, 20000);
     const u = sub.results[n - 1].data.syncUpdates;
     if (u.toDevice.length > 0) return u;
@@ -93,30 +94,45 @@ describe.each(backends())("GraphQL E2EE fields (%s)", (backend) => {
     expect((await as(alice, COUNTS)).body.data.viewer.oneTimeKeyCounts).toEqual([{ algorithm: "signed_curve25519", count: 1 }]);
   });
 
-  it("sendToDevice arrives typed in syncUpdates, acknowledged once the stream moves past it", async () => {
+  it("sendToDevice arrives typed in syncUpdates; deleted only once acknowledged (acknowledgeToDevice, or a since past it)", async () => {
+    const ACK = `mutation ($upTo: String!) { acknowledgeToDevice(upTo: $upTo) }`;
+    const ping = async (n: number) =>
+      expect((await as(alice, TO_DEVICE, { t: "org.example.ping", txn: `t${++txn}`, m: [{ userId: bob.user_id, deviceId: bob.device_id, content: { n } }] })).body).toEqual({ data: { sendToDevice: true } });
     const c = wsClient(t, { authorization: `Bearer ${bob.access_token}` });
     try {
-      const first = subscribe(c, SYNC, {});
-      await first.until(1);
-      const since = first.results[0].data.syncUpdates.nextBatch;
-      const sent = await as(alice, TO_DEVICE, { t: "org.example.ping", txn: `t${++txn}`, m: [{ userId: bob.user_id, deviceId: bob.device_id, content: { n: 1 } }] });
-      expect(sent.body).toEqual({ data: { sendToDevice: true } });
-      const u = await withToDevice(first);
-      expect(u.toDevice).toEqual([{ sender: alice.user_id, type: "org.example.ping", content: { n: 1 } }]);
-      expect(u.deviceLists).toEqual({ changed: [], left: [] });
-      expect(u.oneTimeKeyCounts).toEqual([{ algorithm: "signed_curve25519", count: 0 }]);
-      first.stop();
-      // From the older position it comes again (not acknowledged); from the newer one it is gone.
+      const live = subscribe(c, SYNC, {});
+      await live.until(1);
+      const since = live.results[0].data.syncUpdates.nextBatch;
+      await ping(1);
+      const u1 = await withToDevice(live);
+      expect(u1.toDevice).toEqual([{ sender: alice.user_id, type: "org.example.ping", content: { n: 1 } }]);
+      expect(u1.deviceLists).toEqual({ changed: [], left: [] });
+      expect(u1.oneTimeKeyCounts).toEqual([{ algorithm: "signed_curve25519", count: 0 }]);
+      // The next update delivers only the new message, and reading it acknowledged nothing.
+      await ping(2);
+      const u2 = await withToDevice(live, u1);
+      expect(u2.toDevice.map((e: any) => e.content)).toEqual([{ n: 2 }]);
+      live.stop();
       const again = subscribe(c, SYNC, { since });
-      expect((await withToDevice(again)).toDevice).toEqual(u.toDevice);
+      expect((await withToDevice(again)).toDevice.map((e: any) => e.content)).toEqual([{ n: 1 }, { n: 2 }]);
       again.stop();
-      const rest = await t.call("GET", `${V3}/sync?since=${encodeURIComponent(u.nextBatch)}&timeout=0`, { token: bob.access_token });
-      expect(rest.json.to_device?.events ?? []).toEqual([]);
-      const atStart = await t.call("GET", `${V3}/sync?since=${encodeURIComponent(since)}&timeout=0`, { token: bob.access_token });
-      expect(atStart.json.to_device?.events ?? []).toEqual([]); // acknowledged by the sync from u.nextBatch
+
+      // Acknowledged up to u1: from the start only the second is left.
+      expect((await as(bob, ACK, { upTo: u1.nextBatch })).body).toEqual({ data: { acknowledgeToDevice: true } });
+      const left = subscribe(c, SYNC, { since });
+      expect((await withToDevice(left)).toDevice.map((e: any) => e.content)).toEqual([{ n: 2 }]);
+      left.stop();
+      // Subscribing with a since past it acknowledges it too, as /sync's since does.
+      const past = subscribe(c, SYNC, { since: u2.nextBatch });
+      await ping(3);
+      expect((await withToDevice(past)).toDevice.map((e: any) => e.content)).toEqual([{ n: 3 }]);
+      past.stop();
+      const rest = await t.call("GET", `${V3}/sync?since=${encodeURIComponent(since)}&timeout=0`, { token: bob.access_token });
+      expect(rest.json.to_device.events.map((e: any) => e.content)).toEqual([{ n: 3 }]);
     } finally {
       await c.dispose();
     }
+    expect(errcode((await as(bob, ACK, { upTo: "nonsense" })).body)).toBe("M_INVALID_PARAM");
     expect(errcode((await as(alice, TO_DEVICE, { t: "m.test", txn: `t${++txn}`, m: [{ userId: "not-a-user", deviceId: "D", content: {} }] })).body)).toBe("M_INVALID_PARAM");
     expect(errcode((await gql(t, TO_DEVICE, { t: "m.test", txn: `t${++txn}`, m: [] })).body)).toBe("M_MISSING_TOKEN");
   });

@@ -3,7 +3,8 @@
 // (KeysUpload → uploadKeys, KeysQuery → queryKeys, KeysClaim → claimKeys, ToDevice → sendToDevice,
 // SignatureUpload → uploadSignatures, KeysBackup → putRoomKeys, RoomMessage → sendMessage) and its answer
 // turned back into the REST response the machine expects; the syncUpdates subscription's to-device
-// messages, device list changes and one-time key counts fed to receiveSyncChanges. Waits are on
+// messages, device list changes and one-time key counts fed to receiveSyncChanges, and the messages
+// acknowledged (acknowledgeToDevice) once handled. Waits are on
 // conditions re-checked after each subscription update, with a bounded timeout.
 import * as wasm from "@matrix-org/matrix-sdk-crypto-wasm";
 import type { Client } from "graphql-ws";
@@ -12,7 +13,7 @@ import { gql, wsClient } from "../graphql/client.ts";
 
 type Json = Record<string, any>;
 
-export const WAIT_MS = 30000;
+export const WAIT_MS = 20000;
 
 export const SYNC = `subscription ($since: String) {
   syncUpdates(since: $since) {
@@ -131,6 +132,8 @@ export class GraphqlCryptoPeer {
     this.otkCounts.push(counts.get("signed_curve25519") ?? 0);
     const processed = await this.machine.receiveSyncChanges(JSON.stringify(u.toDevice), lists, counts, u.unusedFallbackKeyTypes ? new Set(u.unusedFallbackKeyTypes) : undefined);
     for (const p of processed) this.toDevice.push(JSON.parse(p.rawEvent));
+    // Handled: the server may delete them (as the next /sync's since would tell it).
+    if (u.toDevice.length > 0) await this.gql(`mutation ($upTo: String!) { acknowledgeToDevice(upTo: $upTo) }`, { upTo: u.nextBatch });
     await this.sendOutgoing();
   }
 

@@ -54,6 +54,8 @@ export interface SyncContext {
   fullState: boolean;
   /** MSC4222: rooms' `state` is the state at the end of their timeline (served as `state_after`). */
   stateAfter: boolean;
+  /** Whether `since` acknowledges (deletes) the device's to-device messages up to it. */
+  acknowledgeToDevice: boolean;
   result: SyncResult;
   /**
    * The rooms the user is joined to (after the room filter), filled by the events provider, which runs

@@ -1,6 +1,6 @@
 // End-to-end encryption keys and to-device messages on the GraphQL face, each field over the REST face's
 // domain operation (src/domain/e2ee): `uploadKeys`, `queryKeys` (local and remote users), `claimKeys`,
-// `sendToDevice`, `uploadCrossSigningKeys` (UIA when replacing keys: the REST 401's flows and session in
+// `sendToDevice`, `acknowledgeToDevice` (what syncUpdates delivered), `uploadCrossSigningKeys` (UIA when replacing keys: the REST 401's flows and session in
 // the error's extensions), `uploadSignatures`, and the viewer's `oneTimeKeyCounts` and
 // `unusedFallbackKeyTypes`. Delivery of to-device messages, device list changes and key counts is in the
 // `syncUpdates` subscription (ephemeral.ts). Spec: Client-Server API "End-to-End Encryption",
@@ -22,6 +22,7 @@ import { uploadCrossSigningKeys } from "../../domain/e2ee/cross-signing.ts";
 import { uploadSignatures } from "../../domain/e2ee/signatures.ts";
 import { oneTimeKeyCounts, unusedFallbackKeyTypes } from "../../domain/e2ee/sync-data.ts";
 import { requireDevice } from "../../domain/e2ee/json.ts";
+import { acknowledgeLiveToDevice } from "../../domain/sync/live-sync.ts";
 
 type Json = Record<string, unknown>;
 
@@ -114,6 +115,16 @@ export class E2eeKeysResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<boolean> {
     await sendToDevice(ctx.s, await ctx.requester(), eventType, txnId, messages.map((m) => ({ userId: m.userId, deviceId: m.deviceId, content: m.content })));
+    return true;
+  }
+
+  @Mutation(() => Boolean, {
+    description:
+      "Acknowledges the to-device messages syncUpdates delivered up to `upTo` (an update's `nextBatch`): they are deleted " +
+      "on the server, as a /sync from that token would. Until then a subscription from an older position delivers them again.",
+  })
+  async acknowledgeToDevice(@Arg("upTo", () => String) upTo: string, @Ctx() ctx: GraphqlContext): Promise<boolean> {
+    await acknowledgeLiveToDevice(ctx.s, await ctx.requester(), upTo);
     return true;
   }
 

@@ -149,9 +149,10 @@ export class SyncUpdate {
 
   @Field(() => [ToDeviceEvent], {
     description:
-      "To-device messages for the viewer's device, oldest first (at most 100 an update; more follow at once). They are " +
-      "acknowledged, and deleted on the server, once the stream moves past them: when the next update is computed, or when " +
-      "this `nextBatch` is passed as `since` (here or to /sync) — a client that resubscribes from an older position gets them again.",
+      "To-device messages for the viewer's device, oldest first (at most 100 an update; more follow at once), each " +
+      "delivered once per subscription. The server deletes them once acknowledged, as /sync's since does: by " +
+      "`acknowledgeToDevice(upTo: nextBatch)`, or by subscribing (or calling /sync) with a `since` past them; a " +
+      "subscription from an older position delivers the unacknowledged ones again.",
   })
   toDevice!: ToDeviceEvent[];
 
