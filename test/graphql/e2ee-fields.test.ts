@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { V3, crossSigningKeys, deviceKeysFor, otk, signed } from "../helpers/e2ee.ts";
+import { createRoom } from "../helpers/rooms.ts";
 import { errcode, gql, subscribe, wsClient } from "./client.ts";
 
 const UPLOAD = `mutation ($input: KeysUploadInput!) { uploadKeys(input: $input) { oneTimeKeyCounts { algorithm count } } }`;
@@ -135,6 +136,33 @@ describe.each(backends())("GraphQL E2EE fields (%s)", (backend) => {
     expect(errcode((await as(bob, ACK, { upTo: "nonsense" })).body)).toBe("M_INVALID_PARAM");
     expect(errcode((await as(alice, TO_DEVICE, { t: "m.test", txn: `t${++txn}`, m: [{ userId: "not-a-user", deviceId: "D", content: {} }] })).body)).toBe("M_INVALID_PARAM");
     expect(errcode((await gql(t, TO_DEVICE, { t: "m.test", txn: `t${++txn}`, m: [] })).body)).toBe("M_MISSING_TOKEN");
+  });
+
+  it("syncUpdates' deviceLists: changed when a room-mate's keys change, left when no room is shared any more", async () => {
+    const carol = await registerUser(t, "carol");
+    const roomId = await createRoom(t, alice, { invite: [carol.user_id] });
+    expect((await t.call("POST", `${V3}/join/${encodeURIComponent(roomId)}`, { token: carol.access_token, body: {} })).status).toBe(200);
+    const c = wsClient(t, { authorization: `Bearer ${alice.access_token}` });
+    try {
+      const live = subscribe(c, SYNC, {});
+      await live.until(1);
+      const find = async (pred: (u: any) => boolean, what: string) => {
+        for (let n = 2; n <= 12; n++) {
+          await live.until(n, 20000);
+          const u = live.results[n - 1].data.syncUpdates;
+          if (pred(u)) return u;
+        }
+        throw new Error(`no update with ${what}`);
+      };
+      const up = await as(carol, UPLOAD, { input: { deviceKeys: deviceKeysFor(carol).keys } });
+      expect(up.body.errors).toBeUndefined();
+      expect((await find((u) => u.deviceLists.changed.includes(carol.user_id), "carol changed")).deviceLists.left).toEqual([]);
+      expect((await t.call("POST", `${V3}/rooms/${encodeURIComponent(roomId)}/leave`, { token: carol.access_token, body: {} })).status).toBe(200);
+      expect((await find((u) => u.deviceLists.left.includes(carol.user_id), "carol left")).deviceLists.changed).not.toContain(carol.user_id);
+      live.stop();
+    } finally {
+      await c.dispose();
+    }
   });
 
   it("uploadCrossSigningKeys and uploadSignatures: refusals, then keys and a signature stored", async () => {

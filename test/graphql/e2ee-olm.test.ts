@@ -114,6 +114,7 @@ describe.each(backends())("OlmMachine over GraphQL (%s)", (backend) => {
   });
 
   it("bootstraps cross-signing; a reset asks for user-interactive auth as REST does", async () => {
+    const seen = bob.deviceLists.length;
     const boot = await alice.machine.bootstrapCrossSigning(true);
     const up = await alice.uploadCrossSigning(boot.uploadSigningKeysRequest);
     expect(up.errors).toBeUndefined();
@@ -129,6 +130,8 @@ describe.each(backends())("OlmMachine over GraphQL (%s)", (backend) => {
     expect(q.queryKeys.users[0].masterKey.usage).toEqual(["master"]);
     expect(q.queryKeys.users[0].selfSigningKey.usage).toEqual(["self_signing"]);
     expect(q.queryKeys.users[0].userSigningKey).toBeNull(); // only ever the owner's
+    // Bob, who shares the encrypted room, heard of it in his subscription's deviceLists.changed.
+    await bob.waitFor(() => (bob.deviceLists.slice(seen).some((d) => d.changed.includes(alice.userId)) ? true : undefined), "alice's keys changed, at bob");
 
     // Replacing them needs UIA: the REST 401's session and flows come in the error's extensions.
     const reset = await alice.machine.bootstrapCrossSigning(true);

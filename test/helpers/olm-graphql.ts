@@ -63,6 +63,8 @@ export class GraphqlCryptoPeer {
   readonly events: TimelineEvent[] = [];
   /** Every to-device message received, decrypted (for reading what arrived). */
   readonly toDevice: Json[] = [];
+  /** The device list changes each subscription update carried. */
+  readonly deviceLists: { changed: string[]; left: string[] }[] = [];
   /** The one-time key counts (signed_curve25519) each subscription update carried. */
   readonly otkCounts: number[] = [];
   /** What each operation name was used for (the test checks every request type went over GraphQL). */
@@ -127,6 +129,7 @@ export class GraphqlCryptoPeer {
     for (const room of u.joinedRooms)
       for (const e of room.timeline)
         this.events.push({ event_id: e.eventId, type: e.type, sender: e.sender, content: e.content, origin_server_ts: e.originServerTs, room_id: room.roomId, ...(e.unsigned ? { unsigned: e.unsigned } : {}) });
+    this.deviceLists.push(u.deviceLists);
     const lists = new wasm.DeviceLists(u.deviceLists.changed.map((x: string) => new wasm.UserId(x)), u.deviceLists.left.map((x: string) => new wasm.UserId(x)));
     const counts = new Map<string, number>(u.oneTimeKeyCounts.map((c: Json) => [c.algorithm, c.count]));
     this.otkCounts.push(counts.get("signed_curve25519") ?? 0);
