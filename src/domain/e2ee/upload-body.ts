@@ -1,8 +1,9 @@
-// The upload of POST /keys/upload (KeysUploadInput, which the REST body and GraphQL input both become), read as the spec types it and with Synapse's errcodes for what is wrong
-// (its request model): device keys with their five typed fields, one-time and fallback keys named
-// <algorithm>:<key id>, each a key string or a KeyObject. Exactly one missing field is M_MISSING_PARAM,
-// explicit null device_keys M_INVALID_PARAM, anything else M_BAD_JSON (device keys of another user or
-// device too). Spec: Client-Server API "POST /keys/upload", "Key algorithms".
+// The upload of POST /keys/upload (KeysUploadInput: what the REST body and the GraphQL input both become),
+// read as the spec types it and with Synapse's errcodes for what is wrong (its request model): device keys
+// with their five typed fields, one-time and fallback keys named <algorithm>:<key id>, each a key string or
+// a KeyObject. Exactly one missing field is M_MISSING_PARAM, explicit null device_keys M_INVALID_PARAM,
+// anything else M_BAD_JSON (device keys of another user or device too).
+// Spec: Client-Server API "POST /keys/upload", "Key algorithms".
 import { MatrixError } from "../errors.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { isPlainObject, type Json } from "./json.ts";

@@ -18,6 +18,8 @@ import { requireDevice } from "../e2ee/json.ts";
 export class LiveSync {
   private last: SyncToken | undefined;
   private rooms: ReadonlySet<string> = new Set();
+  /** Joined rooms not shown yet because their state is partial: shown (anew) once it is complete. */
+  private partialRooms: ReadonlySet<string> = new Set();
   /** Until the first read the joined rooms are unknown: every notice counts. */
   private primed = false;
   /** The first read runs from the client's token, which acknowledges to-device messages as /sync's since does. */
@@ -31,10 +33,13 @@ export class LiveSync {
   concerns(n: { kind: "event"; n: NewEventNotice } | { kind: "stream"; n: StreamNotice }): boolean {
     if (!this.primed) return true;
     if (n.kind === "event") {
+      if (this.partialRooms.has(n.n.roomId)) return true;
       if (this.last && n.n.streamOrdering <= this.last.events) return false;
       return this.rooms.has(n.n.roomId) || (n.n.type === "m.room.member" && n.n.stateKey === this.r.userId);
     }
     const notice = n.n;
+    // A partial room's state completing (partial-state/flag.ts) is announced at an events position already read.
+    if (notice.stateCompleted && notice.roomIds?.some((id) => this.partialRooms.has(id))) return true;
     if (this.last && notice.position <= this.last[notice.stream]) return false;
     if (!notice.userIds && !notice.roomIds) return true;
     return (notice.userIds?.includes(this.r.userId) ?? false) || (notice.roomIds?.some((id) => this.rooms.has(id)) ?? false);
@@ -47,6 +52,7 @@ export class LiveSync {
     this.fromClient = false;
     const { ctx, added } = await collectOnce(this.s, this.r, { timeoutMs: 0, fullState: false, filter: this.filter, acknowledgeToDevice }, this.last);
     this.rooms = ctx.joinedRooms;
+    this.partialRooms = ctx.partialJoinedRooms;
     this.primed = true;
     this.last = ctx.to;
     return added || initial ? { next_batch: formatSyncToken(ctx.to), ...ctx.result } : undefined;

@@ -80,6 +80,7 @@ export function newContext(s: Services, r: Requester, req: SyncRequest, since: S
     joinedRooms: new Set(),
     presenceOf: new Set(),
     newlyJoinedRooms: new Set(),
+    partialJoinedRooms: new Set(),
     joinedRoom(roomId: string): JoinedRoomResult {
       return (result.rooms.join[roomId] ??= {
         state: { events: [] },

@@ -73,6 +73,11 @@ export interface SyncContext {
    * the events provider; the sticky-events provider (MSC4354) gives them all their sticky events.
    */
   newlyJoinedRooms: Set<string>;
+  /**
+   * Joined rooms left out because their state is still partial (a join over federation in progress): filled
+   * by the events provider; a live reader keeps listening to them (live-sync.ts).
+   */
+  partialJoinedRooms: Set<string>;
   /** The joined-room entry of `roomId` in the response, created empty when absent. */
   joinedRoom(roomId: string): JoinedRoomResult;
 }
