@@ -4,9 +4,8 @@
 // activity to wake the subscription.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
-import { startFederatedServer, type FederatedServer } from "../helpers/federation.ts";
+import { startServerPair, type ServerPair } from "../helpers/server-pair.ts";
 import { eventually } from "../helpers/federation-peer.ts";
-import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { holdStateFetches } from "../helpers/partial-state.ts";
 import { isPartialState } from "../../src/domain/federation/partial-state/flag.ts";
@@ -17,20 +16,13 @@ const enc = encodeURIComponent;
 const SYNC = `subscription { syncUpdates { nextBatch joinedRooms { roomId timeline { eventId } } } }`;
 
 describe.each(backends())("syncUpdates and a partial-state join (%s)", (backend) => {
-  let a: FederatedServer;
-  let b: FederatedServer;
-  let alice: Session;
-  let bob: Session;
+  let pair: ServerPair;
 
-  beforeAll(async () => {
-    [a, b] = await Promise.all([startFederatedServer({ backend }), startFederatedServer({ backend })]);
-    [alice, bob] = await Promise.all([registerUser(a, "alice"), registerUser(b, "bob")]);
-  });
-  afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-  });
+  beforeAll(async () => { pair = await startServerPair(backend); });
+  afterAll(async () => { await pair?.close(); });
 
   it("leaves the room out while partial, then shows it with what arrived meanwhile once complete", async () => {
+    const { a, b, alice, bob } = pair;
     const roomId = await createRoom(a, alice, { preset: "public_chat" });
     const c = wsClient(b, { authorization: `Bearer ${bob.access_token}` });
     try {
