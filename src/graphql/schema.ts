@@ -21,6 +21,8 @@ import { RoomUnreadResolver } from "./resolvers/push.ts";
 import { RoomListResolver } from "./resolvers/room-list.ts";
 import { AccountModerationResolver } from "./resolvers/account-moderation.ts";
 import { MutualRoomsResolver } from "./resolvers/mutual-rooms.ts";
+import { E2eeKeysResolver, ViewerKeyCountsResolver } from "./resolvers/e2ee-keys.ts";
+import { KeyBackupResolver } from "./resolvers/key-backup.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
 
@@ -55,6 +57,9 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       RoomListResolver,
       AccountModerationResolver,
       MutualRoomsResolver,
+      E2eeKeysResolver,
+      ViewerKeyCountsResolver,
+      KeyBackupResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),

@@ -37,12 +37,25 @@ export function checkCrossSigningKey(key: Json, userId: string, usage: KeyType):
   return pub;
 }
 
-export async function uploadCrossSigningKeys(s: Services, r: Requester, body: Json, uiaReq: UiaRequest): Promise<Record<string, never>> {
+/** The keys of POST /keys/device_signing/upload, as both faces parse them (each optional). */
+export type CrossSigningUpload = Partial<Record<KeyType, Json>>;
+
+/** The REST body: `master_key`, `self_signing_key`, `user_signing_key` (its `auth` goes to UIA). */
+export function crossSigningFromBody(body: Json): CrossSigningUpload {
+  const out: CrossSigningUpload = {};
+  for (const [field, type] of KEY_TYPES) {
+    const k = objectField(body, field);
+    if (k) out[type] = k;
+  }
+  return out;
+}
+
+export async function uploadCrossSigningKeys(s: Services, r: Requester, keys: CrossSigningUpload, uiaReq: UiaRequest): Promise<Record<string, never>> {
   requireNotGuest(r, "uploadCrossSigningKeys");
   const userId = r.userId;
   const given = new Map<KeyType, Json>();
-  for (const [field, type] of KEY_TYPES) {
-    const k = objectField(body, field);
+  for (const [, type] of KEY_TYPES) {
+    const k = keys[type];
     if (k) given.set(type, k);
   }
   const stored = (await s.e2ee.crossSigningKeysOf([userId])).get(userId) ?? new Map<string, string>();

@@ -33,6 +33,11 @@ export interface StreamNotice {
   position: number;
   userIds?: readonly string[];
   roomIds?: readonly string[];
+  /**
+   * Not a new event: the state of these rooms became complete (a partial-state join finished), so readers
+   * that left them out show them now. Stream "events", at a position already read.
+   */
+  stateCompleted?: boolean;
 }
 
 export class Notifier {

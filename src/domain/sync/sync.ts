@@ -48,6 +48,12 @@ export interface SyncRequest {
    * wait (most answers under load are immediate: nothing is built for them).
    */
   cancel?: Cancel | (() => Cancel);
+  /**
+   * Whether `since` acknowledges the to-device messages before it (deletes them), as a client's /sync since
+   * does (the default). A live reader's later reads run from its own last position, which the client has
+   * not confirmed receiving: they acknowledge nothing (live-sync.ts).
+   */
+  acknowledgeToDevice?: boolean;
 }
 
 export type SyncResponse = { next_batch: string } & SyncResult;
@@ -69,10 +75,12 @@ export function newContext(s: Services, r: Requester, req: SyncRequest, since: S
     to,
     fullState: req.fullState,
     stateAfter: req.stateAfterKey !== undefined,
+    acknowledgeToDevice: req.acknowledgeToDevice ?? true,
     result,
     joinedRooms: new Set(),
     presenceOf: new Set(),
     newlyJoinedRooms: new Set(),
+    partialJoinedRooms: new Set(),
     joinedRoom(roomId: string): JoinedRoomResult {
       return (result.rooms.join[roomId] ??= {
         state: { events: [] },

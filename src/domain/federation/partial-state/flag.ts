@@ -140,6 +140,8 @@ export async function clearPartialState(s: Services, tx: SqlExecutor, roomId: st
     const waiting = f.waiters.get(roomId) ?? [];
     f.waiters.delete(roomId);
     for (const wake of waiting) wake();
+    // Readers that left the room out while partial (syncs, live subscriptions) read again: it is shown now.
+    s.rooms.notifier.notify({ stream: "events", position: at - 1, roomIds: [roomId], stateCompleted: true });
   });
 }
 
