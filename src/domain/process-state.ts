@@ -14,6 +14,7 @@ import type { EventDraft } from "./rooms/build-event.ts";
 import type { PersistOptions } from "./rooms/persist.ts";
 import type { PartialStateRoom } from "./federation/partial-state/flag.ts";
 import { KeyedLanes } from "./rooms/lanes.ts";
+import type { LruCache } from "./cache/lru.ts";
 
 /** A local message waiting in its room's group commit (rooms/append.ts). */
 export interface QueuedMessage {
@@ -72,6 +73,14 @@ export interface PartialStateFlags {
   waiters: Map<string, (() => void)[]>;
 }
 
+/** GraphQL persisted queries (graphql/persisted-queries.ts): texts registered by hash, and the operator's manifest. */
+export interface PersistedQueryStore {
+  /** Query texts by SHA-256, registered by clients (automatic persisted queries), bounded. */
+  cache: LruCache<string, string>;
+  /** The manifest's operations by hash (empty without one): the allow-list of only_registered mode. */
+  registered: ReadonlyMap<string, string>;
+}
+
 /**
  * Every piece of per-process state that was kept in module-level WeakMaps (and a WeakSet) keyed by
  * Services. Each comment says what it holds and who writes it, then (→) what an operation spread over
@@ -126,4 +135,8 @@ export class ProcessState {
    *  (compat/oauth-pages/theme.ts, which types it: the domain knows no page types).
    *  → nothing shared: every process reads the same directory. */
   oauthPageTheme: object | undefined = undefined;
+
+  /** GraphQL persisted queries, made on the first GraphQL request that uses them (graphql/persisted-queries.ts).
+   *  → a shared cache (or each process lets its clients register again: a miss costs one round trip). */
+  persistedQueries: PersistedQueryStore | undefined = undefined;
 }
