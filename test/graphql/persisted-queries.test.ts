@@ -20,7 +20,7 @@ async function post(t: TestServer, body: Record<string, unknown>, token?: string
 }
 
 async function get(t: TestServer, params: Record<string, unknown>, token?: string) {
-  const q = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]));
+  const q = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, typeof v === "string" ? v : JSON.stringify(v)]));
   const r = await t.call("GET", `/graphql?${q}`, { token, headers: { "apollo-require-preflight": "true" } });
   return { status: r.status, body: r.json };
 }

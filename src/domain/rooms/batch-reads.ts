@@ -131,6 +131,14 @@ export async function userRoomsPage(
   };
 }
 
+/**
+ * Current joined and invited member counts of rooms, one grouped query for the batch (rooms with no such
+ * members count 0). The caller shows them only for rooms the requester may see now (a summary's rule).
+ */
+export async function memberCounts(s: Services, roomIds: readonly string[]): Promise<Map<string, { joined: number; invited: number }>> {
+  return new RoomBatchReads(s.storage.sql).memberCounts([...new Set(roomIds)]);
+}
+
 /** Stream positions of events (e.g. a page /messages returned, to give each one a cursor). One query at most. */
 export async function eventStreamPositions(s: Services, eventIds: readonly string[]): Promise<Map<string, number>> {
   const events = await s.rooms.events.getMany(eventIds);

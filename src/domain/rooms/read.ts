@@ -18,7 +18,7 @@ import { awaitFullState, isPartialState } from "../federation/partial-state/flag
 import { shownMxc } from "../media/ids.ts";
 
 /** Below every stream position, backfilled ones included. */
-const LOWEST = Number.MIN_SAFE_INTEGER;
+export const LOWEST = Number.MIN_SAFE_INTEGER;
 
 /**
  * Pagination tokens of room events: `s<stream position>`; a position lies between events. Backfilled

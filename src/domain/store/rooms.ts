@@ -196,6 +196,25 @@ export class RoomBatchReads {
     return out;
   }
 
+  /** Joined and invited member counts per room (rooms with neither are absent). */
+  async memberCounts(roomIds: readonly string[]): Promise<Map<string, { joined: number; invited: number }>> {
+    const out = new Map<string, { joined: number; invited: number }>();
+    for (const chunk of chunks(roomIds)) {
+      const rows = await this.sql.all<{ room_id: string; membership: string; n: number | string }>(
+        `SELECT room_id, membership, COUNT(*) AS n FROM room_memberships
+         WHERE membership IN (?, ?) AND room_id IN (${placeholders(chunk.length)}) GROUP BY room_id, membership`,
+        ["join", "invite", ...chunk],
+      );
+      for (const row of rows) {
+        let c = out.get(row.room_id);
+        if (!c) out.set(row.room_id, (c = { joined: 0, invited: 0 }));
+        if (row.membership === "join") c.joined = Number(row.n);
+        else c.invited = Number(row.n);
+      }
+    }
+    return out;
+  }
+
   /**
    * One page of the rooms where `userId` has one of `memberships` (forgotten rooms left out), newest
    * membership change first, below stream position `before` when given; `limit + 1` rows tell if there is more.

@@ -20,6 +20,14 @@ async function summaryOf(ctx: GraphqlContext, roomId: string): Promise<RoomSumma
   return summary;
 }
 
+/** A room's current member counts for a viewer who sees its current state (member, invitee, knocker, world_readable). */
+async function currentCounts(ctx: GraphqlContext, roomId: string): Promise<{ joined: number; invited: number } | undefined> {
+  const summary = await summaryOf(ctx, roomId);
+  const m = summary.membership;
+  if (m !== "join" && m !== "invite" && m !== "knock" && !summary.worldReadable) return undefined;
+  return ctx.loaders.memberCounts.load(roomId);
+}
+
 @Resolver(() => Room)
 export class RoomResolver {
   @Query(() => Room, {
@@ -63,6 +71,16 @@ export class RoomResolver {
   @FieldResolver(() => Membership, { nullable: true, description: "The viewer's membership (null: none, e.g. a world_readable room)." })
   async membership(@Root() room: Room, @Ctx() ctx: GraphqlContext): Promise<Membership | null> {
     return ((await summaryOf(ctx, room.roomId)).membership as Membership | undefined) ?? null;
+  }
+
+  @FieldResolver(() => Int, { nullable: true, description: "How many users are joined now (null for a room the viewer left: its count then is not theirs to see)." })
+  async joinedMemberCount(@Root() room: Room, @Ctx() ctx: GraphqlContext): Promise<number | null> {
+    return (await currentCounts(ctx, room.roomId))?.joined ?? null;
+  }
+
+  @FieldResolver(() => Int, { nullable: true, description: "How many users are invited now (null for a room the viewer left)." })
+  async invitedMemberCount(@Root() room: Room, @Ctx() ctx: GraphqlContext): Promise<number | null> {
+    return (await currentCounts(ctx, room.roomId))?.invited ?? null;
   }
 
   @FieldResolver(() => [Event], {
@@ -135,6 +153,12 @@ export class RoomResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<EventConnection> {
     const limit = pageSize(last, 20, "last");
+    if (before == null) {
+      // The newest page: batched over every room of the request (a room list's last messages).
+      const t = await ctx.loaders.latestTimeline.load(`${Math.min(limit, 1000)}:${room.roomId}`);
+      const edges = t.events.map((x) => Object.assign(new EventEdge(), { node: Event.from(x.event, room.roomId), cursor: streamToken(x.streamOrdering - 1) }));
+      return Object.assign(new EventConnection(), { edges, pageInfo: PageInfo.of({ hasNextPage: false, hasPreviousPage: t.more, cursors: edges.map((e) => e.cursor) }) });
+    }
     const { response: res, more } = await readMessages(ctx.s, await ctx.requester(), room.roomId, { from: before ?? undefined, dir: "b", limit, filter: {} });
     const chunk = [...res.chunk].reverse();
     const positions = await eventStreamPositions(ctx.s, chunk.map((e) => e.event_id));
