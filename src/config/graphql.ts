@@ -27,7 +27,7 @@ const sha256Hex = (text: string) => createHash("sha256").update(text).digest("he
 
 /**
  * Reads an operation manifest: Apollo's persisted query manifest (`{format: "apollo-persisted-query-manifest",
- * operations: [{id, body}]}`) or graphql-codegen's persisted documents (`{"<sha256>": "<text>"}`). Each
+ * operations: [{id, body}]}`) or graphql-codegen's persisted documents (`{"sha256:<hex>": "<text>"}`, the prefix optional). Each
  * id must be the SHA-256 of its text (what clients send as sha256Hash).
  */
 export function readManifest(file: string, name = "graphql.persisted_queries.manifest"): Map<string, string> {
@@ -40,7 +40,7 @@ export function readManifest(file: string, name = "graphql.persisted_queries.man
   const ops = json && typeof json === "object" ? (json as { operations?: unknown }).operations : undefined;
   const entries: [unknown, unknown][] = Array.isArray(ops)
     ? ops.map((o: { id?: unknown; body?: unknown }) => [o?.id, o?.body])
-    : Object.entries((json ?? {}) as Record<string, unknown>);
+    : Object.entries((json ?? {}) as Record<string, unknown>).map(([id, body]): [unknown, unknown] => [id.replace(/^sha256:/, ""), body]);
   const out = new Map<string, string>();
   for (const [id, body] of entries) {
     if (typeof id !== "string" || typeof body !== "string") throw new ConfigError(name, `${file}: every operation needs a string id and body`);
