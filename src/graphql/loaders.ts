@@ -4,7 +4,8 @@
 import DataLoader from "dataloader";
 import { MatrixError } from "../domain/errors.ts";
 import { getProfile, type Profile } from "../domain/profile/profile.ts";
-import { memberCounts, roomSummaries, type RoomSummary } from "../domain/rooms/batch-reads.ts";
+import { knownMemberships, memberCounts, roomSummaries, type RoomSummary } from "../domain/rooms/batch-reads.ts";
+import type { KnownMembership } from "../domain/rooms/read-access.ts";
 import { aliasesOfRooms } from "../domain/directory/aliases.ts";
 import { latestTimelines, type LatestTimeline } from "../domain/rooms/latest-timelines.ts";
 import type { ThreadCounts } from "../domain/push/counts.ts";
@@ -33,6 +34,8 @@ export interface Loaders {
   unreadCounts: DataLoader<string, ThreadCounts | undefined>;
   /** Joined and invited member counts by room id, current (one grouped count for the batch). */
   memberCounts: DataLoader<string, { joined: number; invited: number }>;
+  /** The requester's membership row by room id (null: none), for the domain reads' `known` (state, members). */
+  viewerMembership: DataLoader<string, KnownMembership>;
 }
 
 export function createLoaders(ctx: GraphqlContext): Loaders {
@@ -72,6 +75,10 @@ export function createLoaders(ctx: GraphqlContext): Loaders {
       const r = await ctx.requester();
       const counts = await ctx.s.push.counts.get(ctx.s, r.userId, roomIds);
       return roomIds.map((id) => counts.get(id));
+    }),
+    viewerMembership: new DataLoader<string, KnownMembership>(async (roomIds) => {
+      const found = await knownMemberships(ctx.s, (await ctx.requester()).userId, roomIds);
+      return roomIds.map((id) => found.get(id) ?? null);
     }),
     memberCounts: new DataLoader<string, { joined: number; invited: number }>(async (roomIds) => {
       const counts = await memberCounts(ctx.s, roomIds);

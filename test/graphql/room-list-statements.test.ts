@@ -1,13 +1,13 @@
 // The 100-room viewer query (what a room list shows of each room: name, avatar and its browser URL, member
 // counts, unread counts, the last event) on SQLite and PostgreSQL: its database statements, counted
 // through the metrics' query hook (raw SQL and Prisma alike), do not grow with the number of rooms — the
-// same count for 10 rooms as for 100 on warm caches; after a restart (cold) at most the statements that
+// same count for 10 rooms as for 100 on warm caches (and for each room's state and members); after a restart (cold) at most the statements that
 // IN lists split at 500 parameters add — and the answers are right.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, startTestServer, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
-import { countStatements, ROOM_LIST_QUERY } from "../helpers/statement-count.ts";
+import { countStatements, ROOM_DETAILS_QUERY, ROOM_LIST_QUERY } from "../helpers/statement-count.ts";
 import { gql } from "./client.ts";
 
 const MANY = 100;
@@ -36,11 +36,11 @@ describe.each(backends())("room list statements on %s", (backend) => {
   }, 600_000);
   afterAll(async () => { await t?.close(); });
 
-  async function roomList(who: Session, n: number) {
+  async function roomList(who: Session, n: number, query = ROOM_LIST_QUERY) {
     const counter = countStatements(t.hs);
     const started = performance.now();
     try {
-      const r = await gql(t, ROOM_LIST_QUERY, { first: n }, who.access_token);
+      const r = await gql(t, query, { first: n }, who.access_token);
       expect(r.body.errors).toBeUndefined();
       return { rooms: r.body.data.viewer.rooms.edges.map((e: any) => e.node), statements: counter.count, byKind: { ...counter.byKind }, ms: performance.now() - started };
     } finally {
@@ -64,6 +64,20 @@ describe.each(backends())("room list statements on %s", (backend) => {
       expect(room.timeline.pageInfo.hasPreviousPage).toBe(true);
     });
   }
+
+  it(`reads the state and members of ${MANY} rooms in as many statements as of ${FEW}`, async () => {
+    await roomList(few, FEW, ROOM_DETAILS_QUERY);
+    await roomList(many, MANY, ROOM_DETAILS_QUERY);
+    const fewWarm = await roomList(few, FEW, ROOM_DETAILS_QUERY);
+    const manyWarm = await roomList(many, MANY, ROOM_DETAILS_QUERY);
+    expect(manyWarm.rooms).toHaveLength(MANY);
+    manyWarm.rooms.forEach((room: any, k: number) => {
+      expect(room.state.map((e: any) => e.content.url)).toEqual([`mxc://weft.test/avatar${MANY - 1 - k}`]);
+      expect(room.members.edges.map((e: any) => e.node.userId).sort()).toEqual([many.user_id, writer.user_id].sort());
+    });
+    console.log(`${backend}: room details statements: warm ${FEW} rooms ${fewWarm.statements}, ${MANY} rooms ${manyWarm.statements}`);
+    expect(manyWarm.statements, JSON.stringify({ few: fewWarm.byKind, many: manyWarm.byKind })).toBe(fewWarm.statements);
+  }, 120_000);
 
   it(`reads ${MANY} rooms in as many statements as ${FEW}, warm and cold`, async () => {
     // Warm: caches filled by a first run of each.

@@ -45,3 +45,12 @@ export const ROOM_LIST_QUERY = `query RoomList($first: Int!) { viewer { rooms(fi
   } }
   pageInfo { hasNextPage endCursor }
 } } }`;
+
+/** More of each room, as a room's header and member list show it: aliases, state of one type, the first members. */
+export const ROOM_DETAILS_QUERY = `query RoomDetails($first: Int!) { viewer { rooms(first: $first) {
+  edges { node {
+    roomId canonicalAlias aliases topic
+    state(type: "m.room.avatar") { eventId content }
+    members(first: 5) { edges { cursor node { userId displayName membership } } pageInfo { hasNextPage } }
+  } }
+} } }`;

@@ -106,6 +106,16 @@ export class RoomStore {
     return r && toMembership(r);
   }
 
+  /** `userId`'s membership of each of `roomIds` that has one, one query per 500 rooms. */
+  async membershipsIn(userId: string, roomIds: readonly string[]): Promise<Map<string, MembershipRow>> {
+    const out = new Map<string, MembershipRow>();
+    for (const chunk of chunks([...new Set(roomIds)])) {
+      const rows = await this.sql.all<Record<string, unknown>>(`SELECT * FROM room_memberships WHERE user_id = ? AND room_id IN (${placeholders(chunk.length)})`, [userId, ...chunk]);
+      for (const r of rows) out.set(r.room_id as string, toMembership(r));
+    }
+    return out;
+  }
+
   async membersOf(roomId: string): Promise<MembershipRow[]> {
     return (await this.sql.all<Record<string, unknown>>(`SELECT * FROM room_memberships WHERE room_id = ?`, [roomId])).map(toMembership);
   }

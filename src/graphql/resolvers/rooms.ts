@@ -95,15 +95,16 @@ export class RoomResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<Event[]> {
     const r = await ctx.requester();
+    const known = await ctx.loaders.viewerMembership.load(room.roomId);
     if (type != null && stateKey != null) {
       try {
-        return [Event.from(await getRoomStateEvent(ctx.s, r, room.roomId, type, stateKey), room.roomId)];
+        return [Event.from(await getRoomStateEvent(ctx.s, r, room.roomId, type, stateKey, known), room.roomId)];
       } catch (err) {
         if (err instanceof MatrixError && err.errcode === "M_NOT_FOUND") return [];
         throw err;
       }
     }
-    return (await getRoomState(ctx.s, r, room.roomId))
+    return (await getRoomState(ctx.s, r, room.roomId, known))
       .filter((e) => (type == null || e.type === type) && (stateKey == null || e.state_key === stateKey))
       .map((e) => Event.from(e, room.roomId));
   }
@@ -124,7 +125,7 @@ export class RoomResolver {
   ): Promise<MemberConnection> {
     const size = pageSize(first, 50, "first");
     const only = membership?.length === 1 ? membership[0] : undefined;
-    const events = await getMembers(ctx.s, await ctx.requester(), room.roomId, { membership: only });
+    const events = await getMembers(ctx.s, await ctx.requester(), room.roomId, { membership: only }, await ctx.loaders.viewerMembership.load(room.roomId));
     const wanted = membership ? new Set<string>(membership) : undefined;
     const all = events
       .map((e) => Member.from(e, room.roomId))
