@@ -3,7 +3,7 @@
 // room list — every operation a typed document generated from Weft's schema.graphql.
 // Usage: WEFT_URL=http://localhost:8008 WEFT_USER=alice WEFT_PASSWORD=... node src/main.ts
 // (Node 22.18+ runs TypeScript directly.) Prints one JSON line: what it did and saw.
-import { CreateRoomDocument, LoginDocument, RoomListDocument, RoomTimelineDocument, SendTextDocument } from "./gql/graphql.ts";
+import { CreateRoomDocument, LoginDocument, RoomListDocument, RoomPositionDocument, RoomTimelineDocument, SendTextDocument } from "./gql/graphql.ts";
 import { WeftClient } from "./client.ts";
 
 const url = process.env.WEFT_URL ?? "http://localhost:8008";
@@ -25,10 +25,12 @@ try {
   if (!room) throw new Error("createRoom returned nothing");
   const body = `hello from the typed client ${Date.now()}`;
 
-  // Subscribe first, then send: the subscription hands the message back.
+  // Subscribe from a position taken before the send: the subscription hands the message back, even if the
+  // send is stored before the subscription is set up (what came after `since` comes first).
+  const since = (await client.run(RoomPositionDocument, { roomId: room.roomId })).room?.timeline.edges[0]?.cursor;
   const received = new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("the message did not come back within 10 s")), 10_000);
-    const stop = client.subscribe(RoomTimelineDocument, { roomId: room.roomId }, (data) => {
+    const stop = client.subscribe(RoomTimelineDocument, { roomId: room.roomId, since }, (data) => {
       const content = data.roomTimeline.event.content as { body?: unknown };
       if (content.body === body) {
         clearTimeout(timer);
