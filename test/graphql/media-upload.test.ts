@@ -65,6 +65,13 @@ describe.each(backends())("media over GraphQL on %s", (backend) => {
     expect(ticket.expiresAt).toBeGreaterThan(clock.now());
     expect(ticket.media.mxcUri).toMatch(/^mxc:\/\/weft\.test\//);
 
+    // A browser on another origin asks first (a PUT with a Content-Type): the preflight allows it.
+    const preflight = await fetch(ticket.uploadUrl, { method: "OPTIONS", headers: { origin: "https://app.example", "access-control-request-method": "PUT", "access-control-request-headers": "content-type" } });
+    expect(preflight.status).toBeLessThan(300);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+    expect(preflight.headers.get("access-control-allow-methods")).toContain("PUT");
+    expect(preflight.headers.get("access-control-allow-headers")?.toLowerCase()).toContain("content-type");
+
     const up = await put(ticket.uploadUrl + "&filename=photo.png", image);
     expect([up.status, await up.json()]).toEqual([200, {}]);
 
