@@ -3,7 +3,8 @@
 // ROOM_LIST_QUERY) — on a server started as `npm start` runs it, for each database. A user is put in
 // --rooms rooms (a second member's message in each); then the query runs --runs times and the bench prints
 // the database statements of each run (from the server's own metrics: weft_db_query_duration_seconds'
-// counts, raw SQL and Prisma, transactions' own entries left out), the first (cold) run apart, and the
+// counts, raw SQL and Prisma, transactions' own entries left out: all the process ran meanwhile, background
+// work included; test/graphql/room-list-statements.test.ts counts the request's own), the first (cold) run apart, and the
 // latency p50/p99 of the warm runs, for pages of 10 and of --rooms rooms: the statement count must not
 // grow with the page.
 // Usage: npm run bench:graphql-viewer [-- --backend sqlite|postgres|both] [--rooms 100] [--runs 20]
