@@ -16,6 +16,7 @@ import { readExperimentalConfig, type ExperimentalConfig } from "./experimental.
 import { readWorkersConfig, type WorkersConfig } from "./workers.ts";
 import { readClientDiscoveryConfig, type ClientDiscoveryConfig } from "./client-discovery.ts";
 import { readProfileConfig, type ProfileConfig } from "./profile.ts";
+import { readGraphqlConfig, type GraphqlConfig } from "./graphql.ts";
 import { authDelegatedInRaw, checkDelegationConflicts, readOAuthDelegationConfig, type OAuthDelegationSection } from "./oauth-delegation.ts";
 import { readOAuthServerConfig, type OAuthServerConfig } from "./oauth-server.ts";
 
@@ -50,7 +51,7 @@ export interface PasswordPolicy {
   require_uppercase: boolean;
 }
 
-export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig, ClientDiscoveryConfig, ProfileConfig, OAuthDelegationSection, OAuthServerConfig, WorkersConfig {
+export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig, ClientDiscoveryConfig, ProfileConfig, GraphqlConfig, OAuthDelegationSection, OAuthServerConfig, WorkersConfig {
   /** Where the file was read from; relative paths in it resolve against its folder. */
   configPath?: string;
   server_name: string;
@@ -358,6 +359,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     forget_rooms_on_leave: r.bool("forget_rooms_on_leave", false),
     enable_set_avatar_url: r.bool("enable_set_avatar_url", true),
     ...readProfileConfig(r),
+    ...readGraphqlConfig(r, baseDir),
     user_directory: { enabled: userDirectory.bool("enabled", true), search_all_users: userDirectory.bool("search_all_users", false) },
     default_room_version: r.string("default_room_version", "11"),
     allow_public_rooms_without_auth: r.bool("allow_public_rooms_without_auth", false),

@@ -15,6 +15,7 @@ import type { PersistOptions } from "./rooms/persist.ts";
 import type { PartialStateRoom } from "./federation/partial-state/flag.ts";
 import { KeyedLanes } from "./rooms/lanes.ts";
 import type { LeaseKeeper } from "./cluster/leases.ts";
+import type { LruCache } from "./cache/lru.ts";
 
 /** A local message waiting in its room's group commit (rooms/append.ts). */
 export interface QueuedMessage {
@@ -71,6 +72,14 @@ export interface PartialStateFlags {
   joins: Promise<Set<string>>;
   /** Room → reads waiting for its full state. */
   waiters: Map<string, (() => void)[]>;
+}
+
+/** GraphQL persisted queries (graphql/persisted-queries.ts): texts registered by hash, and the operator's manifest. */
+export interface PersistedQueryStore {
+  /** Query texts by SHA-256, registered by clients (automatic persisted queries), bounded. */
+  cache: LruCache<string, string>;
+  /** The manifest's operations by hash (empty without one): the allow-list of only_registered mode. */
+  registered: ReadonlyMap<string, string>;
 }
 
 /**
@@ -135,4 +144,8 @@ export class ProcessState {
   /** The leases this instance keeps on background work it is one of several candidates for (cluster/leased-work.ts), by name.
    *  → shared already: each is a row of worker_leases in the database; this is only this instance's side of it. */
   readonly leases = new Map<string, LeaseKeeper>();
+
+  /** GraphQL persisted queries, made on the first GraphQL request that uses them (graphql/persisted-queries.ts).
+   *  → a shared cache (or each process lets its clients register again: a miss costs one round trip). */
+  persistedQueries: PersistedQueryStore | undefined = undefined;
 }

@@ -6,6 +6,8 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from "graphq
 import { buildSchema } from "type-graphql";
 import { createPubSub } from "@graphql-yoga/subscription";
 import { MapErrors } from "./errors.ts";
+import { LIMITS_DOC } from "./limits.ts";
+import { PERSISTED_QUERIES_DOC } from "./persisted-queries.ts";
 import { AccountResolver } from "./resolvers/accounts.ts";
 import { ProfileResolver, UserProfileResolver } from "./resolvers/profile.ts";
 import { ViewerResolver } from "./resolvers/viewer.ts";
@@ -23,6 +25,7 @@ import { AccountModerationResolver } from "./resolvers/account-moderation.ts";
 import { MutualRoomsResolver } from "./resolvers/mutual-rooms.ts";
 import { E2eeKeysResolver, ViewerKeyCountsResolver } from "./resolvers/e2ee-keys.ts";
 import { KeyBackupResolver } from "./resolvers/key-backup.ts";
+import { MediaResolver } from "./resolvers/media.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
 
@@ -32,7 +35,7 @@ export function createWeftPubSub() {
 }
 
 export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promise<GraphQLSchema> {
-  return buildSchema({
+  const schema = await buildSchema({
     resolvers: [
       ViewerResolver,
       ProfileResolver,
@@ -60,11 +63,15 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       E2eeKeysResolver,
       ViewerKeyCountsResolver,
       KeyBackupResolver,
+      MediaResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),
     globalMiddlewares: [MapErrors],
   });
+  // The rules every operation keeps, where introspection shows them: on the Query type.
+  schema.getQueryType()!.description = `The entry points of reading queries. ${LIMITS_DOC} ${PERSISTED_QUERIES_DOC}`;
+  return schema;
 }
 
 export const SCHEMA_HEADER =

@@ -268,6 +268,23 @@ const CASES: Case[] = [
     graphql: (w) => ({ query: `query ($u: String!) { mutualRooms(userId: $u) { count } }`, variables: { u: w.alice.user_id } }),
     rest: (w) => ({ method: "GET", path: `/_matrix/client/v1/mutual_rooms?user_id=${enc(w.alice.user_id)}` }),
   },
+  // Media: uploads (a signed URL's mxc is reserved by POST /media/v1/create) and previews are not for guests;
+  // a media file's browser URLs are the read side of the repository, as its config is.
+  {
+    field: "createUpload", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { createUpload { uploadUrl } }` }),
+    rest: () => ({ method: "POST", path: "/_matrix/media/v1/create", body: {} }),
+  },
+  {
+    field: "media", expect: "ok",
+    graphql: () => ({ query: `{ media(mxcUri: "mxc://weft.test/abcdef") { httpUrl } }` }),
+    rest: () => ({ method: "GET", path: "/_matrix/client/v1/media/config" }),
+  },
+  {
+    field: "urlPreview", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `{ urlPreview(url: "http://127.0.0.1:1/") { title } }` }),
+    rest: () => ({ method: "GET", path: `/_matrix/client/v1/media/preview_url?url=${enc("http://127.0.0.1:1/")}` }),
+  },
   // Account moderation: server admins only (a guest is not one).
   {
     field: "accountModeration", expect: "M_FORBIDDEN",

@@ -254,7 +254,9 @@ export class EphemeralResolver {
     @Arg("fullyRead", () => Boolean, { nullable: true }) fullyRead: boolean | null,
     @Ctx() ctx: GraphqlContext,
   ): Promise<boolean> {
-    return markRead(ctx.s, await ctx.requester(), roomId, eventId, { threadId, private: isPrivate, fullyRead });
+    const done = await markRead(ctx.s, await ctx.requester(), roomId, eventId, { threadId, private: isPrivate, fullyRead });
+    ctx.loaders.unreadCounts.clear(roomId);
+    return done;
   }
 
   @Mutation(() => PresenceStatus, { description: "Sets the viewer's presence and status message (PUT /presence/{userId}/status)." })
