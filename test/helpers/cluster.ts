@@ -1,0 +1,135 @@
+// Several Weft processes of one server on one PostgreSQL database, with a real redis-server (Debian's
+// /usr/bin/redis-server) between them, for the replication tests and bench/replication.ts. Each
+// instance is a full homeserver (startHomeserver) with its worker options: `main` (master) writes
+// every stream, `worker1`... read and answer requests. Redis is started on a free loopback port and can
+// be stopped and started again on the same port (an outage).
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import pino from "pino";
+import { parseConfig } from "../../src/config/config.ts";
+import { startHomeserver, type Homeserver } from "../../src/main.ts";
+import { freePort } from "./net.ts";
+import { hermeticDns, makePgDatabase, readJsonResponse, TEST_DEFAULTS, type JsonResponse } from "./server.ts";
+
+export const REDIS_SERVER = "/usr/bin/redis-server";
+
+/** Resolves once `port` on loopback accepts a connection (or is refused, with `up` false), within `ms`. */
+async function waitPort(port: number, up: boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const sock = connect({ host: "127.0.0.1", port }, () => {
+        sock.destroy();
+        resolve(true);
+      });
+      sock.on("error", () => resolve(false));
+    });
+    if (open === up) return;
+    if (Date.now() > deadline) throw new Error(`port ${port} did not ${up ? "open" : "close"} within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export class RedisServer {
+  private child: ChildProcess | undefined;
+  private constructor(readonly port: number) {}
+
+  static async start(): Promise<RedisServer> {
+    const r = new RedisServer(await freePort());
+    await r.start();
+    return r;
+  }
+
+  /** Starts redis-server (again) on its port, without persistence. */
+  async start(): Promise<void> {
+    this.child = spawn(REDIS_SERVER, ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+    await waitPort(this.port, true, 10_000);
+  }
+
+  /** Kills it (SIGKILL: an outage, not a clean shutdown) and waits until the port is closed. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once("exit", r));
+    child.kill("SIGKILL");
+    await exited;
+    await waitPort(this.port, false, 10_000);
+  }
+}
+
+export interface Instance {
+  name: string;
+  hs: Homeserver;
+  baseUrl: string;
+  call(method: string, p: string, o?: { body?: unknown; token?: string }): Promise<JsonResponse>;
+}
+
+export interface Cluster {
+  redis: RedisServer;
+  instances: Instance[];
+  close(): Promise<void>;
+}
+
+/** `main` plus `workers` worker instances on one new PostgreSQL database and one new redis-server. */
+export async function startCluster(opts: { workers?: string[]; config?: Record<string, unknown> } = {}): Promise<Cluster> {
+  const workers = opts.workers ?? ["worker1"];
+  const redis = await RedisServer.start();
+  const db = await makePgDatabase();
+  const dir = mkdtempSync(path.join(tmpdir(), "weft-cluster-"));
+  const names = ["main", ...workers];
+  const ports = await Promise.all(names.map(() => freePort()));
+  const instance_map = Object.fromEntries(names.map((n, i) => [n, { host: "127.0.0.1", port: ports[i] }]));
+  const instances: Instance[] = [];
+  const log = pino({ level: String(TEST_DEFAULTS.log_level) });
+  try {
+    // One at a time: the first applies the migrations.
+    for (const [i, name] of names.entries()) {
+      const raw = {
+        ...TEST_DEFAULTS,
+        server_name: "cluster.test",
+        database: { name: "psycopg2", args: { url: db.url } },
+        signing_key_path: path.join(dir, "signing.key"),
+        media_store_path: path.join(dir, "media"),
+        ...(name === "main" ? {} : { worker_name: name }),
+        instance_map,
+        redis: { enabled: true, host: "127.0.0.1", port: redis.port },
+        ...opts.config,
+      };
+      const config = parseConfig(raw, dir);
+      const hs = await startHomeserver(config, { log: log.child({ instance: name }), port: ports[i], dns: hermeticDns });
+      const baseUrl = `http://127.0.0.1:${ports[i]}`;
+      config.public_baseurl = `${baseUrl}/`;
+      instances.push({
+        name,
+        hs,
+        baseUrl,
+        async call(method, p, o = {}) {
+          const headers: Record<string, string> = {};
+          if (o.token) headers.authorization = `Bearer ${o.token}`;
+          if (o.body !== undefined) headers["content-type"] = "application/json";
+          return readJsonResponse(await fetch(baseUrl + p, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) }));
+        },
+      });
+    }
+  } catch (err) {
+    for (const i of instances.reverse()) await i.hs.close();
+    await redis.kill();
+    await db.drop();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    redis,
+    instances,
+    async close() {
+      for (const i of [...instances].reverse()) await i.hs.close();
+      await redis.kill();
+      await db.drop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
