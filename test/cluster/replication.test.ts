@@ -117,14 +117,16 @@ describe("replication between two processes over Redis (PostgreSQL)", () => {
       }
     })();
     const seen: string[] = [];
+    const trail: string[] = [];
     const deadline = Date.now() + 40_000;
     let turn = 0;
     let done = false;
     void sending.then(() => (done = true));
     while (!done || seen.length < sent.length) {
-      if (Date.now() > deadline) throw new Error(`saw ${seen.length} of ${sent.length} sent: ${seen.join(",")}`);
+      if (Date.now() > deadline) throw new Error(`saw ${seen.length} of ${sent.length} sent: ${seen.join(",")}\n${trail.join("\n")}`);
       const on = turn++ % 2 === 0 ? worker : main;
       const answer = await sync(on, alice, token, 2000);
+      trail.push(`${on.name} ${token} -> ${answer.next_batch}: ${bodies(answer, roomId).join(",")}`);
       seen.push(...bodies(answer, roomId));
       token = answer.next_batch;
     }
@@ -163,6 +165,30 @@ describe("replication between two processes over Redis (PostgreSQL)", () => {
     const answer = await sync(worker, alice, before, 10_000);
     const events = [...(answer.rooms.join[roomId].timeline.events as any[]), ...((answer.rooms.join[roomId].state?.events ?? []) as any[])];
     expect(events.filter((e) => e.type === "m.room.name").map((e) => e.content.name)).toEqual(["renamed"]);
+  });
+
+  it("other streams written on main reach worker1: account data wakes its long poll, push rules and ignored users are fresh at once", async () => {
+    const since = (await sync(worker, alice)).next_batch;
+    const polling = sync(worker, alice, since, 25_000);
+    const deadline = Date.now() + 10_000;
+    while (worker.hs.services.rooms.notifier.waiting === 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+    const uid = encodeURIComponent(alice.user_id);
+    expect((await main.call("PUT", `/_matrix/client/v3/user/${uid}/account_data/org.example.colour`, { token: alice.access_token, body: { colour: "teal" } })).status).toBe(200);
+    const answer = await polling;
+    expect((answer.account_data?.events as any[]).find((e) => e.type === "org.example.colour")?.content).toEqual({ colour: "teal" });
+
+    // Push rules: worker1 has alice's ruleset cached; a rule added on main is in worker1's answer at once.
+    const rulePath = "/_matrix/client/v3/pushrules/global/override/org.example.rule";
+    expect((await worker.call("GET", rulePath, { token: alice.access_token })).status).toBe(404);
+    expect((await main.call("PUT", rulePath, { token: alice.access_token, body: { actions: ["notify"], conditions: [] } })).status).toBe(200);
+    const rule = await worker.call("GET", rulePath, { token: alice.access_token });
+    expect(rule.status).toBe(200);
+    expect(rule.json.rule_id).toBe("org.example.rule");
+
+    // Sync tokens from worker1 and main agree on the account data stream once both are at rest.
+    const a = (await sync(worker, alice)).next_batch.split("_")[1];
+    const b = (await sync(main, alice)).next_batch.split("_")[1];
+    expect(a).toBe(b);
   });
 
   it("Redis killed and started again during traffic: worker1 catches up from PostgreSQL and delivers everything once", async () => {

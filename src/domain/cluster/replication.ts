@@ -100,14 +100,14 @@ export class Replication {
       s.commits.subscribe((_s, c) => {
         if (c.notice.writer === this.self) {
           this.events.committedHere(c.events.map((e) => e.streamOrdering));
-          void this.transport.publish({ t: "commit", from: this.self, notice: c.notice });
+          void this.send({ t: "commit", from: this.self, notice: c.notice });
         } else this.remoteCommit(c);
       }),
     );
     s.rooms.notifier.relayTo((n) => {
-      if (n.stream !== "events" && n.stream !== "typing") void this.transport.publish({ t: "notify", from: this.self, notice: n });
+      if (n.stream !== "events" && n.stream !== "typing") void this.send({ t: "notify", from: this.self, notice: n });
     });
-    s.invalidations.relayTo((m) => this.transport.publish({ t: "invalidate", from: this.self, m }));
+    s.invalidations.relayTo((m) => this.send({ t: "invalidate", from: this.self, m }));
     s.e2ee.onKeysChanged = (userId, deviceIds) => s.invalidations.publish({ kind: "key_summaries", userId, deviceIds });
     this.offs.push(s.invalidations.subscribe((m) => m.kind === "key_summaries" && s.e2ee.forgetKeySummaries(m.userId, m.deviceIds)));
     this.safetyNet = setInterval(() => this.serially(() => this.catchUp()), SAFETY_NET_MS);
@@ -180,11 +180,13 @@ export class Replication {
     const tracker = this.s.rooms.events.streamIds;
     const others = this.othersOf(streamEntry("events")!);
     if (others.length === 0) return;
+    // The positions as they are now (more may arrive while the events are read: they wait for the next round).
+    const heard = new Map(this.eventPositions);
     let target = Infinity;
-    for (const w of others) target = Math.min(target, this.eventPositions.get(w) ?? tracker.positionOf(w) ?? tracker.seedPosition() ?? 0);
+    for (const w of others) target = Math.min(target, heard.get(w) ?? tracker.positionOf(w) ?? tracker.seedPosition() ?? 0);
     if (target > this.events.applied) await this.events.applyUpTo(target, others[0]!);
-    // Every writer is at or above `target` (now applied): the minimum the tracker takes is what was applied.
-    for (const [w, pos] of this.eventPositions) tracker.observe(w, pos);
+    // Every writer of `heard` is at or above `target`, now applied: the minimum the tracker takes is what was applied.
+    for (const [w, pos] of heard) tracker.observe(w, pos);
   }
 
   /** This process's own position of a stream it writes moved: published at the end of the turn, recorded soon. */
@@ -198,7 +200,7 @@ export class Replication {
         this.publishScheduled = false;
         const positions = Object.fromEntries(this.toPublish);
         this.toPublish.clear();
-        void this.transport.publish({ t: "positions", from: this.self, positions });
+        void this.send({ t: "positions", from: this.self, positions });
       });
     }
     this.recordTimer ??= setTimeout(() => {
@@ -230,7 +232,7 @@ export class Replication {
     if (afterOutage) for (const name of INVALIDATED_CACHES) this.s.caches.get(name, 1).clear();
     if (afterOutage && this.s.processState.partialStateFlags) void reloadPartialStateFlags(this.s).catch(() => {});
     const own = this.ownPositions();
-    if (own.size > 0) void this.transport.publish({ t: "positions", from: this.self, positions: Object.fromEntries(own) });
+    if (own.size > 0) void this.send({ t: "positions", from: this.self, positions: Object.fromEntries(own) });
     this.serially(() => this.catchUp());
   }
 
@@ -264,6 +266,21 @@ export class Replication {
     }
     for (const [name, pos] of this.ownPositions()) if ((this.toRecord.get(name) ?? -Infinity) < pos) this.toRecord.set(name, pos);
     await this.recordOwn();
+  }
+
+  /** Sends to Redis under way (`delivered` waits for them). */
+  private readonly sending = new Set<Promise<void>>();
+
+  /** Publishes `m`, tracked until Redis took it (or it was dropped). */
+  private send(m: ReplicationMessage): Promise<void> {
+    const sent = this.transport.publish(m).finally(() => this.sending.delete(sent));
+    this.sending.add(sent);
+    return sent;
+  }
+
+  /** Resolves once every message published so far reached Redis (or was dropped with it). */
+  async delivered(): Promise<void> {
+    if (this.sending.size > 0) await Promise.all([...this.sending]);
   }
 
   /** Whether Redis is reachable now. */
