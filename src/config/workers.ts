@@ -3,7 +3,8 @@
 // `notify_appservices_from_worker`, `run_background_tasks_on`, `media_instance_running_background_jobs`
 // and the `redis` section — read with Synapse's defaults (everything on "master") and its validation
 // messages (synapse/config/workers.py, redis.py). What a process does with them is decided in
-// src/domain/cluster/topology.ts; several processes are not yet supported (README "Scaling out").
+// src/domain/cluster/topology.ts; replication between processes (redis.enabled) in src/domain/cluster/
+// replication.ts (README "Scaling out").
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "./errors.ts";
