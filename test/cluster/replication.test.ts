@@ -215,3 +215,60 @@ describe("replication between two processes over Redis (PostgreSQL)", () => {
     expect((await worker.call("GET", "/_matrix/client/v3/account/whoami", { token: extra.access_token })).status).toBe(401);
   }, 90_000);
 });
+
+describe("two event writers on one PostgreSQL sequence (stream_writers.events: [master, worker1])", () => {
+  let cluster: Cluster;
+  let main: Instance;
+  let worker: Instance;
+
+  beforeAll(async () => {
+    cluster = await startCluster({ config: { stream_writers: { events: ["master", "worker1"] } } });
+    [main, worker] = cluster.instances as [Instance, Instance];
+  }, 120_000);
+
+  afterAll(async () => {
+    await cluster?.close();
+  });
+
+  it("rooms written by either process: a client alternating processes sees every message once, in each room's order", async () => {
+    const bob = await register(main, "bob");
+    const onWorker = await login(worker, "bob");
+    // Each room written by one of the two writers (as a write forwarded to its writer would be).
+    const roomA = (await main.call("POST", "/_matrix/client/v3/createRoom", { token: bob.access_token, body: {} })).json.room_id as string;
+    const roomB = (await worker.call("POST", "/_matrix/client/v3/createRoom", { token: onWorker.access_token, body: {} })).json.room_id as string;
+    expect(roomA && roomB).toBeTruthy();
+    let token = (await sync(worker, bob)).next_batch;
+    const sentA: string[] = [];
+    const sentB: string[] = [];
+    const sending = Promise.all([
+      (async () => {
+        for (let i = 0; i < 15; i++) sentA.push(await send(main, bob, roomA, `a-${i}`).then(() => `a-${i}`));
+      })(),
+      (async () => {
+        for (let i = 0; i < 15; i++) sentB.push(await send(worker, onWorker, roomB, `b-${i}`).then(() => `b-${i}`));
+      })(),
+    ]);
+    let done = false;
+    void sending.then(() => (done = true));
+    const seenA: string[] = [];
+    const seenB: string[] = [];
+    const deadline = Date.now() + 40_000;
+    let turn = 0;
+    while (!done || seenA.length < sentA.length || seenB.length < sentB.length) {
+      if (Date.now() > deadline) throw new Error(`saw A ${seenA.join(",")} B ${seenB.join(",")}`);
+      const on = turn++ % 2 === 0 ? main : worker;
+      const answer = await sync(on, on === main ? bob : onWorker, token, 2000);
+      seenA.push(...bodies(answer, roomA));
+      seenB.push(...bodies(answer, roomB));
+      token = answer.next_batch;
+    }
+    await sending;
+    expect(seenA).toEqual(sentA);
+    expect(seenB).toEqual(sentB);
+    // At rest both processes agree on the events position, and each recorded its own in stream_positions.
+    const rest = await Promise.all([sync(main, bob), sync(worker, onWorker)]);
+    expect(rest[0].next_batch.split("_")[0]).toBe(rest[1].next_batch.split("_")[0]);
+    const rows = await main.hs.services.storage.sql.all<{ instance_name: string }>(`SELECT instance_name FROM stream_positions WHERE stream_name = 'events' ORDER BY instance_name`);
+    expect(rows.map((r) => r.instance_name)).toEqual(["master", "worker1"]);
+  }, 90_000);
+});
