@@ -7,6 +7,8 @@
 // validation refuses redis.enabled on it: test/unit/cluster/workers-config.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCluster, type Cluster, type Instance } from "../helpers/cluster.ts";
+import type { TestServer } from "../helpers/server.ts";
+import { subscribe, wsClient } from "../graphql/client.ts";
 
 interface Session {
   user_id: string;
@@ -104,6 +106,21 @@ describe("replication between two processes over Redis (PostgreSQL)", () => {
     // Nothing more from the same token's successor: seen once.
     const again = await sync(worker, alice, answer.next_batch);
     expect(bodies(again, roomId)).toEqual([]);
+  });
+
+  it("a GraphQL roomTimeline subscription on worker1 delivers a message sent on main", async () => {
+    const c = wsClient({ baseUrl: worker.baseUrl } as TestServer, { authorization: `Bearer ${alice.access_token}` });
+    try {
+      const since = (await sync(worker, alice)).next_batch;
+      const sub = subscribe(c, `subscription ($roomId: String!, $since: String) { roomTimeline(roomId: $roomId, since: $since) { event { eventId body } } }`, { roomId, since });
+      const eventId = await send(main, alice, roomId, "to the subscription");
+      await sub.until(1);
+      expect(sub.error).toBeUndefined();
+      expect(sub.results[0].data.roomTimeline.event).toEqual({ eventId, body: "to the subscription" });
+      sub.stop();
+    } finally {
+      await c.dispose();
+    }
   });
 
   it("a client alternating processes between syncs misses nothing and sees nothing twice", async () => {

@@ -39,16 +39,20 @@ export class EventApplier {
     for (const p of positions) if (p > this.applied) this.own.add(p);
   }
 
-  /** A notice from another process: kept until its events are reached (extras only, if they were already). */
-  heard(notice: CommitNotice): void {
+  /**
+   * A notice from another process: kept until its events are reached (extras only, if they were already).
+   * True when it may be applied now (its position is reached: no position message will follow it).
+   */
+  heard(notice: CommitNotice): boolean {
     // Readers must not answer from a room snapshot the commit made stale, even before it is applied.
     this.s.rooms.cache.delete(notice.roomId);
     if (notice.eventIds.length === 0 || notice.position <= this.applied) {
-      if (notice.position <= this.applied && !notice.restated?.length && !notice.outOfBandMembers?.length) return;
+      if (notice.position <= this.applied && !notice.restated?.length && !notice.outOfBandMembers?.length) return false;
       this.bare.push({ ...notice, eventIds: notice.position <= this.applied ? [] : notice.eventIds });
-      return;
+      return notice.position <= this.applied;
     }
     for (const id of notice.eventIds) this.notices.set(id, notice);
+    return false;
   }
 
   /** Applies every event in (applied, upTo] not committed here, then notices waiting at or below it. */

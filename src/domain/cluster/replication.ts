@@ -125,7 +125,7 @@ export class Replication {
     if (this.stopped) return;
     switch (m.t) {
       case "commit":
-        this.events.heard(m.notice);
+        if (this.events.heard(m.notice)) this.serially(() => this.applyEvents());
         return;
       case "positions":
         for (const [name, pos] of Object.entries(m.positions) as [ReplicatedStream, number][]) this.positionHeard(name, m.from, pos);
@@ -184,7 +184,8 @@ export class Replication {
     const heard = new Map(this.eventPositions);
     let target = Infinity;
     for (const w of others) target = Math.min(target, heard.get(w) ?? tracker.positionOf(w) ?? tracker.seedPosition() ?? 0);
-    if (target > this.events.applied) await this.events.applyUpTo(target, others[0]!);
+    // (Also when nothing new: notices without new events — a restatement — wait for a position reached.)
+    await this.events.applyUpTo(Math.max(target, this.events.applied), others[0]!);
     // Every writer of `heard` is at or above `target`, now applied: the minimum the tracker takes is what was applied.
     for (const [w, pos] of heard) tracker.observe(w, pos);
   }
