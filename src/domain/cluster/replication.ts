@@ -90,12 +90,14 @@ export class Replication {
 
   private async wire(): Promise<void> {
     const s = this.s;
+    const recorded = await this.store.all();
     for (const e of REPLICATED_STREAMS) {
       if (!e.tracker) continue;
       const writes = s.topology.isWriter(e.writers);
-      await e.tracker(s).joinCluster(this.othersOf(e), (pos) => writes && this.ownMoved(e.name, pos));
+      const mine = new Map(recorded.filter((r) => r.stream === e.name).map((r) => [r.instance, r.position]));
+      await e.tracker(s).joinCluster(this.othersOf(e), (pos) => writes && this.ownMoved(e.name, pos), mine);
     }
-    this.events = new EventApplier(s, s.rooms.events.streamIds.seedPosition() ?? 0);
+    this.events = new EventApplier(s, s.rooms.events.streamIds.peek() ?? 0);
     this.offs.push(
       s.commits.subscribe((_s, c) => {
         if (c.notice.writer === this.self) {

@@ -194,11 +194,21 @@ export class StreamIdTracker implements PositionGate {
    * Several processes: `others` are the stream's writers besides this process (their announced positions
    * bound `current()`); `onOwnAdvance` hears this process's own position move. Reads the seed first.
    */
-  async joinCluster(others: readonly string[], onOwnAdvance: (pos: number) => void): Promise<void> {
+  async joinCluster(others: readonly string[], onOwnAdvance: (pos: number) => void, recorded: ReadonlyMap<string, number> = new Map()): Promise<void> {
     await this.seedOnce();
     this.others = others;
     this.onOwnAdvance = onOwnAdvance;
     this.ownLast = this.ownPosition();
+    // The table's maximum (the seed) may lie above a position another writer still has in flight: until
+    // it says more, each writer counts as up to what it recorded (stream_positions). Called before any
+    // reader, so the position may go back here, once.
+    for (const w of others) {
+      const at = recorded.get(w);
+      if (at !== undefined && at < this.seedValue) {
+        this.remote.set(w, at);
+        this.persisted = Math.min(this.persisted, at);
+      }
+    }
   }
 
   /**
