@@ -7,8 +7,9 @@
 // validation refuses redis.enabled on it: test/unit/cluster/workers-config.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCluster, type Cluster, type Instance } from "../helpers/cluster.ts";
-import type { TestServer } from "../helpers/server.ts";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { subscribe, wsClient } from "../graphql/client.ts";
+import { otk, uploadDeviceKeys, uploadKeys } from "../helpers/e2ee.ts";
 
 interface Session {
   user_id: string;
@@ -83,10 +84,17 @@ describe("replication between two processes over Redis (PostgreSQL)", () => {
     await cluster?.close();
   });
 
-  it("is on: each process has a Redis link, and a single process would not", () => {
+  it("is on: each process has a Redis link, and a single process without the options has none", async () => {
     expect(main.hs.services.replication?.connected).toBe(true);
     expect(worker.hs.services.replication?.connected).toBe(true);
     expect(worker.hs.services.instanceName).toBe("worker1");
+    const single = await startTestServer({ backend: "postgres" });
+    try {
+      expect(single.hs.services.replication).toBeUndefined();
+      expect(single.hs.services.config.redis.enabled).toBe(false);
+    } finally {
+      await single.close();
+    }
   });
 
   it("a message sent on main wakes a /sync long poll on worker1 at once, exactly once", async () => {
@@ -206,6 +214,18 @@ describe("replication between two processes over Redis (PostgreSQL)", () => {
     const a = (await sync(worker, alice)).next_batch.split("_")[1];
     const b = (await sync(main, alice)).next_batch.split("_")[1];
     expect(a).toBe(b);
+  });
+
+  it("one-time keys uploaded on main are counted in worker1's /sync at once (its cached key counts dropped)", async () => {
+    const gina = await register(main, "gina");
+    const initial = await sync(worker, gina);
+    expect(initial.device_one_time_keys_count).toEqual({ signed_curve25519: 0 }); // now cached on worker1
+    const onMain = main as unknown as TestServer;
+    const dev = await uploadDeviceKeys(onMain, gina);
+    const up = await uploadKeys(onMain, gina, { one_time_keys: { "signed_curve25519:A": otk(gina, dev, 1), "signed_curve25519:B": otk(gina, dev, 2) } });
+    expect(up.status, JSON.stringify(up.json)).toBe(200);
+    const after = await sync(worker, gina, initial.next_batch);
+    expect(after.device_one_time_keys_count).toEqual({ signed_curve25519: 2 });
   });
 
   it("Redis killed and started again during traffic: worker1 catches up from PostgreSQL and delivers everything once", async () => {
