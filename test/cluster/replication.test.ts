@@ -10,11 +10,8 @@ import { startCluster, type Cluster, type Instance } from "../helpers/cluster.ts
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { subscribe, wsClient } from "../graphql/client.ts";
 import { otk, uploadDeviceKeys, uploadKeys } from "../helpers/e2ee.ts";
+import type { Session } from "../helpers/users.ts";
 
-interface Session {
-  user_id: string;
-  access_token: string;
-}
 
 async function register(on: Instance, localpart: string): Promise<Session> {
   const first = await on.call("POST", "/_matrix/client/v3/register", { body: { username: localpart, password: "password" } });
