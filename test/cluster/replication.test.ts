@@ -11,6 +11,7 @@ import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { subscribe, wsClient } from "../graphql/client.ts";
 import { otk, uploadDeviceKeys, uploadKeys } from "../helpers/e2ee.ts";
 import type { Session } from "../helpers/users.ts";
+import { capturedLog } from "../helpers/captured-log.ts";
 
 
 async function register(on: Instance, localpart: string): Promise<Session> {
@@ -67,9 +68,10 @@ describe("replication between two processes over Redis (PostgreSQL)", () => {
   let worker: Instance;
   let alice: Session;
   let roomId: string;
+  const log = capturedLog("info");
 
   beforeAll(async () => {
-    cluster = await startCluster();
+    cluster = await startCluster({ log: log.logger });
     [main, worker] = cluster.instances as [Instance, Instance];
     alice = await register(main, "alice");
     const created = await main.call("POST", "/_matrix/client/v3/createRoom", { token: alice.access_token, body: { name: "first" } });
@@ -247,6 +249,12 @@ describe("replication between two processes over Redis (PostgreSQL)", () => {
     const deadline = Date.now() + 10_000;
     while (!(worker.hs.services.replication?.connected && main.hs.services.replication?.connected) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect((await worker.call("GET", "/_matrix/client/v3/account/whoami", { token: extra.access_token })).status).toBe(401);
+    // One line when the outage began and one when it ended, per process — not one per message dropped.
+    for (const name of ["main", "worker1"]) {
+      const mine = log.lines.filter((l) => l.instance === name && String(l.msg).startsWith("replication: Redis connection"));
+      expect(mine.map((l) => /^replication: Redis connection (\w+);/.exec(String(l.msg))?.[1])).toEqual(["lost", "back"]);
+    }
+    log.expectClean();
   }, 90_000);
 });
 

@@ -75,7 +75,7 @@ export interface Cluster {
 }
 
 /** `main` plus `workers` worker instances on one new PostgreSQL database and one new redis-server. */
-export async function startCluster(opts: { workers?: string[]; config?: Record<string, unknown> } = {}): Promise<Cluster> {
+export async function startCluster(opts: { workers?: string[]; config?: Record<string, unknown>; log?: pino.Logger } = {}): Promise<Cluster> {
   const workers = opts.workers ?? ["worker1"];
   const redis = await RedisServer.start();
   const db = await makePgDatabase();
@@ -84,7 +84,7 @@ export async function startCluster(opts: { workers?: string[]; config?: Record<s
   const ports = await Promise.all(names.map(() => freePort()));
   const instance_map = Object.fromEntries(names.map((n, i) => [n, { host: "127.0.0.1", port: ports[i] }]));
   const instances: Instance[] = [];
-  const log = pino({ level: String(TEST_DEFAULTS.log_level) });
+  const log = opts.log ?? pino({ level: String(TEST_DEFAULTS.log_level) });
   try {
     // One at a time: the first applies the migrations.
     for (const [i, name] of names.entries()) {
