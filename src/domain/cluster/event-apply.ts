@@ -69,6 +69,15 @@ export class EventApplier {
       this.applied = last;
       for (const p of this.own) if (p <= last) this.own.delete(p);
     }
+    // Notices reached whose events were not in the range (backfilled history below every position): their
+    // extras still apply; nothing of them is kept.
+    const leftover = new Map<CommitNotice, string[]>();
+    for (const [id, n] of this.notices) {
+      if (n.position > upTo) continue;
+      this.notices.delete(id);
+      leftover.set(n, [...(leftover.get(n) ?? []), id]);
+    }
+    for (const [n, ids] of leftover) this.bare.push({ ...n, eventIds: ids });
     for (let i = 0; i < this.bare.length; ) {
       const n = this.bare[i]!;
       if (n.position > upTo) {
