@@ -256,6 +256,22 @@ describe("replication between two processes over Redis (PostgreSQL)", () => {
     }
     log.expectClean();
   }, 90_000);
+  it("worker1 restarted while main sends: from a token of before, it delivers everything once, and live again after", async () => {
+    const since = (await sync(worker, alice)).next_batch;
+    const sent: string[] = [];
+    await cluster.restart("worker1", async () => {
+      for (let i = 0; i < 5; i++) {
+        sent.push(`restart-${i}`);
+        await send(main, alice, roomId, `restart-${i}`);
+      }
+    });
+    expect(worker.hs.services.replication?.connected).toBe(true);
+    const { seen, token } = await syncUntil(worker, alice, roomId, since, 5);
+    expect(seen).toEqual(sent);
+    const polling = syncUntil(worker, alice, roomId, token, 1);
+    await send(main, alice, roomId, "after-restart");
+    expect((await polling).seen).toEqual(["after-restart"]);
+  }, 90_000);
 });
 
 describe("two event writers on one PostgreSQL sequence (stream_writers.events: [master, worker1])", () => {

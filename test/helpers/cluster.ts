@@ -71,6 +71,8 @@ export interface Instance {
 export interface Cluster {
   redis: RedisServer;
   instances: Instance[];
+  /** Stops an instance (as a clean shutdown) and starts it again on the same port and config. */
+  restart(name: string, whileDown?: () => Promise<void>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -84,6 +86,7 @@ export async function startCluster(opts: { workers?: string[]; config?: Record<s
   const ports = await Promise.all(names.map(() => freePort()));
   const instance_map = Object.fromEntries(names.map((n, i) => [n, { host: "127.0.0.1", port: ports[i] }]));
   const instances: Instance[] = [];
+  const starts = new Map<string, () => Promise<Homeserver>>();
   const log = opts.log ?? pino({ level: String(TEST_DEFAULTS.log_level) });
   try {
     // One at a time: the first applies the migrations.
@@ -100,9 +103,11 @@ export async function startCluster(opts: { workers?: string[]; config?: Record<s
         ...opts.config,
       };
       const config = parseConfig(raw, dir);
-      const hs = await startHomeserver(config, { log: log.child({ instance: name }), port: ports[i], dns: hermeticDns });
+      const start = () => startHomeserver(config, { log: log.child({ instance: name }), port: ports[i], dns: hermeticDns });
+      const hs = await start();
       const baseUrl = `http://127.0.0.1:${ports[i]}`;
       config.public_baseurl = `${baseUrl}/`;
+      starts.set(name, start);
       instances.push({
         name,
         hs,
@@ -125,6 +130,12 @@ export async function startCluster(opts: { workers?: string[]; config?: Record<s
   return {
     redis,
     instances,
+    async restart(name, whileDown) {
+      const i = instances.find((x) => x.name === name)!;
+      await i.hs.close();
+      await whileDown?.();
+      i.hs = await starts.get(name)!();
+    },
     async close() {
       for (const i of [...instances].reverse()) await i.hs.close();
       await redis.kill();

@@ -54,5 +54,6 @@ export async function claimKeys(s: Services, body: Json): Promise<{ one_time_key
     for (const [deviceId, algorithm] of Object.entries(devices)) claims.push({ userId, deviceId, algorithm: algorithm as string });
   }
   const [local, fromRemote] = await Promise.all([claimLocalKeys(s, claims), remote.size > 0 ? claimRemoteKeys(s, remote, requestTimeout(body)) : undefined]);
+  await s.invalidations.delivered(); // several processes: the claimed devices' counts dropped everywhere first
   return { one_time_keys: { ...local, ...fromRemote?.one_time_keys }, failures: fromRemote?.failures ?? {} };
 }
