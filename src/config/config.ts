@@ -388,10 +388,20 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     },
   };
   checkDelegationConflicts(config);
+  checkClusterDatabase(config);
   config.app_services = loadAppServiceRegistrations(appFiles, server_name);
   for (const name of IGNORED_SYNAPSE_OPTIONS) r.value(name);
   config.warnings = r.unknownOptions().map(({ name, known }) => unknownOptionWarning(name, known));
   return config;
+}
+
+/** Several processes share one database only on PostgreSQL: SQLite is one file one process writes. */
+function checkClusterDatabase(config: Config): void {
+  if (config.database.provider !== "sqlite") return;
+  if (config.redis.enabled)
+    throw new ConfigError("redis.enabled", "needs PostgreSQL: several Weft processes share one PostgreSQL database (database.name: psycopg2); SQLite serves a single process");
+  if (Object.keys(config.instance_map).length > 1 || config.worker_name !== "master")
+    throw new ConfigError("instance_map", "several Weft processes need PostgreSQL (database.name: psycopg2); SQLite serves a single process");
 }
 
 /** Synapse options a copied homeserver.yaml may hold that mean nothing to Weft: accepted without a warning. */

@@ -4,7 +4,8 @@
 // `worker_replication_secret` (or `_path`) and the `redis` section — read with Synapse's defaults
 // (everything on "master") and its validation messages (synapse/config/workers.py, redis.py). What a
 // process does with them is decided in src/domain/cluster/topology.ts; which request goes to which writer
-// in src/domain/cluster/write-routes.ts (README "Scaling out"). Weft's extension: each option naming who
+// in src/domain/cluster/write-routes.ts; replication between processes (redis.enabled) in src/domain/
+// cluster/replication.ts (README "Scaling out"). Weft's extension: each option naming who
 // runs background work may name several instances, the candidates of a lease (src/domain/cluster/
 // leased-work.ts): one of them runs the work at a time, another takes over when its holder dies;
 // `worker_lease_duration` sets the lease time.

@@ -113,7 +113,7 @@ export class ProcessState {
   readonly partialStateResyncs: PartialStateResyncs = { rooms: new Set(), stopped: false };
 
   /** Partial-state flags: partial_state_rooms read once on first use, then kept by the commits that change it (federation/partial-state/flag.ts).
-   *  → an invalidation on the bus when a room turns partial or complete, waking other processes' waiting reads. */
+   *  → with replication (cluster/replication.ts) another process's commit of a local join or a completion re-reads it (reloadPartialStateFlags), waking the reads waiting here. */
   partialStateFlags: PartialStateFlags | undefined = undefined;
 
   /** Remote device-list queues: the tail of each remote user's updates, applied one at a time (federation/e2ee/remote-device-lists.ts).

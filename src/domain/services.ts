@@ -62,6 +62,7 @@ import { ProcessState } from "./process-state.ts";
 import { topologyOf, type ClusterTopology } from "./cluster/topology.ts";
 import { InternalClient } from "./cluster/internal-client.ts";
 import { startLeasedWork } from "./cluster/leased-work.ts";
+import { Replication } from "./cluster/replication.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -87,6 +88,8 @@ export interface Services {
   topology: ClusterTopology;
   /** Requests to the other instances of `instance_map` (cluster/internal-client.ts); unused by a single process. */
   internal: InternalClient;
+  /** Replication with the other processes over Redis (cluster/replication.ts); undefined without `redis.enabled`. */
+  replication: Replication | undefined;
   /** What capabilities add to the machinery, declared in src/main.ts (extensions.ts). */
   extensions: Extensions;
   /** The commit notice of each event commit, to every in-memory index (consumers/commit-feed.ts). */
@@ -210,6 +213,7 @@ export function buildServices(opts: {
     instanceName: topology.instanceName,
     topology,
     internal: new InternalClient(topology),
+    replication: undefined, // started with the background work (startBackground)
     extensions,
     commits: undefined as unknown as CommitFeed, // set below: they need the services
     consumers: undefined as unknown as ConsumerRunner,
@@ -324,6 +328,12 @@ export function buildServices(opts: {
  * (before storage).
  */
 export async function startBackground(s: Services): Promise<void> {
+  // Replication first (with redis.enabled): consumers and tasks then start from positions it keeps.
+  const replication = await Replication.start(s);
+  if (replication) {
+    s.replication = replication;
+    s.onClose.push(() => replication.stop());
+  }
   for (const task of s.extensions.background) s.onClose.push(task(s));
   await startLeasedWork(s, s.extensions.leased);
   s.onClose.push(() => s.consumers.stop());

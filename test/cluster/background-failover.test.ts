@@ -24,6 +24,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends, freePort, makePgDatabase, readJsonResponse, TEST_DEFAULTS, type JsonResponse, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
+import { RedisServer } from "../helpers/redis.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { RecordingGateway } from "../helpers/push-gateway.ts";
 import { RecordingAppService, writeRegistration } from "../helpers/appservice.ts";
@@ -97,6 +98,7 @@ for (const backend of backends().filter((b) => b === "postgres")) {
     let gateway: RecordingGateway;
     let service: RecordingAppService;
     let peer: RecordingPeer;
+    let redis: RedisServer;
     let main: WeftProcess;
     let w2: WeftProcess;
     let alice: Session;
@@ -169,8 +171,9 @@ for (const backend of backends().filter((b) => b === "postgres")) {
       peer = await startRecordingPeer();
       const registration = writeRegistration(service.registration({ id: "bridge", as_token: "bridge-as", sender_localpart: "bridgebot", namespaces: { rooms: [{ exclusive: false, regex: ".*" }] } }));
       const [mainPort, w2Port] = [await freePort(), await freePort()];
-      // Replication between the two is not what this file tests; the config asks for Redis with several instances.
-      const redisPort = await freePort();
+      // Replication between the two (a real redis-server): each holder is woken by the other's commits too.
+      redis = await RedisServer.start();
+      const redisPort = redis.port;
       const candidates = ["master", "w2"];
       const config = (port: number, extra: Record<string, unknown>) => ({
         ...TEST_DEFAULTS,
@@ -243,6 +246,7 @@ for (const backend of backends().filter((b) => b === "postgres")) {
       for (const p of [main, w2]) if (p?.running) await p.kill("SIGKILL");
       await pgc?.end();
       await db?.drop();
+      await redis?.kill();
       await gateway?.stop();
       await service?.stop();
       await peer?.close();

@@ -3,12 +3,14 @@
 // internal requests between them on `instance_map` with a shared worker_replication_secret. With
 // `federation`, each serves TLS for clients and federation (the server is named after master's port) and
 // plain HTTP on a `replication` listener of its own, which instance_map names. Also: a spy on each
-// process's commits and internal requests, read by the tests.
+// process's commits and internal requests, read by the tests. Replication goes through a real redis-server
+// (test/helpers/redis.ts) started with the layout.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { freePort, makePgDatabase, startTestServer, type TestServer } from "./server.ts";
 import { federationTestConfig } from "./federation.ts";
+import { RedisServer } from "./redis.ts";
 import type { Commit } from "../../src/domain/consumers/commit-feed.ts";
 
 export const CLUSTER_SECRET = "cluster-test-secret";
@@ -36,6 +38,8 @@ export interface ClusterLayout {
   repl: { master: number; worker1: number };
   serverName: string;
   federation: boolean;
+  /** The redis-server replication goes through (started with the layout, killed by `drop`). */
+  redisPort: number;
 }
 
 /** The homeserver.yaml options (over the test defaults) of one process of the cluster. */
@@ -55,7 +59,7 @@ export function clusterConfig(layout: ClusterLayout, name: "master" | "worker1",
     signing_key_path: path.join(layout.keyDir, "signing.key"),
     instance_map: { main: { host: "127.0.0.1", port: repl.master }, worker1: { host: "127.0.0.1", port: repl.worker1 } },
     stream_writers: { events: ["master", "worker1"], ...(extra.streamWriters ?? {}) },
-    redis: { enabled: true },
+    redis: { enabled: true, host: "127.0.0.1", port: layout.redisPort },
     worker_replication_secret: CLUSTER_SECRET,
     ...(extra.config ?? {}),
   };
@@ -64,6 +68,7 @@ export function clusterConfig(layout: ClusterLayout, name: "master" | "worker1",
 /** A new database, key folder and ports for a cluster (`drop` removes the first two). */
 export async function clusterLayout(federation = false): Promise<ClusterLayout & { drop(): Promise<void> }> {
   const db = await makePgDatabase();
+  const redis = await RedisServer.start();
   const keyDir = mkdtempSync(path.join(tmpdir(), "weft-cluster-"));
   const ports = { master: await freePort(), worker1: await freePort() };
   const repl = federation ? { master: await freePort(), worker1: await freePort() } : ports;
@@ -74,7 +79,9 @@ export async function clusterLayout(federation = false): Promise<ClusterLayout &
     repl,
     serverName: federation ? `127.0.0.1:${ports.master}` : "weft.test",
     federation,
+    redisPort: redis.port,
     async drop() {
+      await redis.kill();
       await db.drop();
       rmSync(keyDir, { recursive: true, force: true });
     },

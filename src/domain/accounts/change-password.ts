@@ -37,7 +37,7 @@ export async function changePassword(s: Services, r: Requester, req: UiaRequest)
       await s.sessions.deleteAccessTokensOfUser(tx, r.userId, r.accessTokenId ?? undefined);
       await s.sessions.deleteRefreshTokensOfUser(tx, r.userId, r.deviceId ?? undefined);
     });
-    invalidateUserTokens(s, r.userId);
+    await invalidateUserTokens(s, r.userId);
   }
   await finishUia(s, uia);
 }

@@ -25,7 +25,7 @@ export async function deactivateAccount(s: Services, userId: string, erase: bool
     // deactivation, and serves a deactivated user's profile as 404 anyway).
     await s.profileFields.deleteAll(tx, userId);
   });
-  invalidateUserTokens(s, userId);
+  await invalidateUserTokens(s, userId);
   s.invalidations.publish({ kind: "profile", userId });
   for (const hook of s.extensions.deactivated) await hook(s, userId, erase);
 }

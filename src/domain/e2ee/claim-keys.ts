@@ -70,5 +70,6 @@ export async function claimKeys(s: Services, input: KeysClaimInput): Promise<{ o
     (m[c.userId] ??= {})[c.deviceId] = c.algorithm;
   }
   const [local, fromRemote] = await Promise.all([claimLocalKeys(s, claims), remote.size > 0 ? claimRemoteKeys(s, remote, requestTimeout(input.timeout)) : undefined]);
+  await s.invalidations.delivered(); // several processes: the claimed devices' counts dropped everywhere first
   return { one_time_keys: { ...local, ...fromRemote?.one_time_keys }, failures: fromRemote?.failures ?? {} };
 }

@@ -61,5 +61,7 @@ export async function uploadKeys(s: Services, r: Requester, input: KeysUploadInp
     return keysChanged ? recordDeviceListChange(s, tx, userId, [deviceId]) : undefined;
   });
   if (position !== undefined) await announceDeviceListChange(s, userId, position);
+  // Several processes: answered once the others were told to drop this device's cached key counts.
+  await s.invalidations.delivered();
   return { one_time_key_counts: await oneTimeKeyCounts(s, userId, deviceId) };
 }

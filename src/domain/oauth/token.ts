@@ -104,7 +104,7 @@ async function issueTokens(s: Services, client: ClientMetadata, userId: string, 
     await s.oauth.setGrant(tx, { userId, deviceId, clientId: client.client_id, scope }, now);
     return t;
   });
-  invalidateUserTokens(s, userId);
+  await invalidateUserTokens(s, userId);
   await runDeviceUpdateHooks(s, userId, tokens.device_id, true);
   return {
     access_token: tokens.access_token,

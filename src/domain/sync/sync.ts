@@ -94,7 +94,7 @@ export function newContext(s: Services, r: Requester, req: SyncRequest, since: S
 
 /** Runs every provider once over (since, now]; returns the context and whether anything was added. */
 export async function collectOnce(s: Services, r: Requester, req: SyncRequest, since: SyncToken | undefined): Promise<{ ctx: SyncContext; added: boolean }> {
-  const ctx = newContext(s, r, req, since, await s.sync.currentToken(s));
+  const ctx = newContext(s, r, req, since, await s.sync.currentToken(s, since));
   let added = false;
   for (const p of s.sync.providers()) if (await p.collect(ctx, since?.[p.stream], ctx.to[p.stream])) added = true;
   for (const d of s.sync.decorators) await d(ctx);
@@ -140,7 +140,7 @@ export async function sync(s: Services, r: Requester, req: SyncRequest): Promise
     // what every answer does, e.g. the one-time key counts). The rooms it listens to are all the user's
     // joined rooms: a notice of one the providers would not show only makes it read and wait again.
     if (since !== undefined && !req.fullState && deadline > Date.now()) {
-      const now = await s.sync.currentToken(s);
+      const now = await s.sync.currentToken(s, since);
       if (STREAMS.every((name) => now[name] === since[name]) && !cancelsOf().some((x) => x.aborted)) {
         waiter.rooms = new Set(await s.sync.streamCache.joinedRoomIds(s, r.userId));
         await waiter.until(now, deadline - Date.now(), cancelsOf());

@@ -29,7 +29,7 @@ export async function resetPasswordByEmail(s: Services, req: UiaRequest): Promis
       await s.sessions.deleteAccessTokensOfUser(tx, userId);
       await s.sessions.deleteRefreshTokensOfUser(tx, userId);
     });
-    invalidateUserTokens(s, userId);
+    await invalidateUserTokens(s, userId);
   }
   await s.threepids.deleteSession(proven.sid);
   await finishUia(s, uia);

@@ -18,7 +18,9 @@ import { renewalMailJob } from "../../../src/domain/accounts/account-validity.ts
 import { typingNotices } from "../../../src/domain/ephemeral/tasks.ts";
 import { resumePartialStateRooms } from "../../../src/domain/federation/partial-state/resync.ts";
 
-const parse = (extra: Record<string, unknown>) => parseConfig({ server_name: "example.org", ...extra }, "/srv/weft");
+// Several processes need PostgreSQL (SQLite is refused with them: see the test at the end).
+const postgres = { name: "psycopg2", args: { url: "postgresql://weft@localhost/weft" } };
+const parse = (extra: Record<string, unknown>) => parseConfig({ server_name: "example.org", database: postgres, ...extra }, "/srv/weft");
 
 function configError(fn: () => unknown): ConfigError {
   try {
@@ -151,7 +153,7 @@ describe("worker options", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "weft-redis-"));
     try {
       writeFileSync(path.join(dir, "redis.pw"), "s3cret\n");
-      expect(parseConfig({ server_name: "example.org", redis: { enabled: true, password_path: "redis.pw" } }, dir).redis.password).toBe("s3cret");
+      expect(parseConfig({ server_name: "example.org", database: postgres, redis: { enabled: true, password_path: "redis.pw" } }, dir).redis.password).toBe("s3cret");
       let e = configError(() => parseConfig({ server_name: "example.org", redis: { password: "x", password_path: "redis.pw" } }, dir));
       expect(e.message).toContain("You have configured both `redis.password` and `redis.password_path`.");
       e = configError(() => parseConfig({ server_name: "example.org", redis: { password_path: "missing.pw" } }, dir));
@@ -233,5 +235,18 @@ describe("background work starts only on its configured owner", () => {
     // The main process gives up what it hands over.
     expect(started(parse({ ...options, worker_name: undefined, pusher_instances: ["w1"], federation_sender_instances: [] })).tasks).not.toContain("pushGateways");
     expect(started(parse({ ...options, worker_name: undefined, federation_sender_instances: [] })).federationConsumer).toBe(false);
+  });
+
+  it("refuse several processes on SQLite (one file, one process), with a message naming PostgreSQL", () => {
+    const sqlite = { name: "sqlite3", args: { database: "weft.db" } };
+    let e = configError(() => parseConfig({ server_name: "example.org", database: sqlite, redis: { enabled: true } }, "/srv/weft"));
+    expect(e.message).toContain("redis.enabled");
+    expect(e.message).toContain("PostgreSQL");
+    e = configError(() => parseConfig({ server_name: "example.org", database: sqlite, ...twoWriters }, "/srv/weft"));
+    expect(e.message).toContain("PostgreSQL");
+    e = configError(() => parseConfig({ server_name: "example.org", database: sqlite, worker_name: "worker1", instance_map: { main: { host: "127.0.0.1", port: 9100 } }, redis: { enabled: false } }, "/srv/weft"));
+    expect(e.message).toContain("PostgreSQL");
+    // One process on SQLite stays as it was.
+    expect(parseConfig({ server_name: "example.org", database: sqlite }, "/srv/weft").redis.enabled).toBe(false);
   });
 });

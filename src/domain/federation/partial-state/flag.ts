@@ -171,3 +171,22 @@ export async function awaitFullState(s: Services, roomId: string): Promise<void>
     f.waiters.set(roomId, list);
   });
 }
+
+/**
+ * Another process changed partial_state_rooms (a join with partial state, a completion: cluster/
+ * replication.ts hears it from their commits): the flags are read again, and reads here waiting for a
+ * room that is now complete resume.
+ */
+export async function reloadPartialStateFlags(s: Services): Promise<void> {
+  const old = s.processState.partialStateFlags;
+  if (!old) return;
+  s.processState.partialStateFlags = undefined;
+  const f = flags(s);
+  for (const [roomId, waiting] of old.waiters) f.waiters.set(roomId, waiting);
+  const rooms = await f.rooms;
+  for (const [roomId, waiting] of [...f.waiters]) {
+    if (rooms.has(roomId)) continue;
+    f.waiters.delete(roomId);
+    for (const wake of waiting) wake();
+  }
+}
