@@ -92,7 +92,11 @@ export async function clusterLayout(federation = false): Promise<ClusterLayout &
 export function spyOn(t: TestServer, committed: Record<string, string[]>, sent: Record<string, string[]>): void {
   const s = t.hs.services;
   const publish = s.commits.publish.bind(s.commits);
-  s.commits.publish = (c: Commit) => ((committed[s.instanceName] ??= []).push(...c.notice.eventIds), publish(c));
+  // Its own commits only: with replication, another writer's commits are published here too (CommitFeed.receive).
+  s.commits.publish = (c: Commit) => {
+    if (c.notice.writer === s.instanceName) (committed[s.instanceName] ??= []).push(...c.notice.eventIds);
+    publish(c);
+  };
   const request = s.internal.request.bind(s.internal);
   s.internal.request = (instance, req) => ((sent[s.instanceName] ??= []).push(`${instance} ${req.path}`), request(instance, req));
 }

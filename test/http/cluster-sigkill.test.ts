@@ -120,6 +120,16 @@ clusterDescribe.each(pgOnly)("the writer of a shard killed during sends, on %s",
     expect(down.headers.get("retry-after")).toBe("1");
     const mine = await send(roomM, "during", "during");
     expect(mine.status).toBe(200);
+    // Readers on master are not held back by the dead writer's last position: once its liveness lock is
+    // gone (PostgreSQL closed its connection), master's own room reads and syncs on (cluster/liveness.ts).
+    const stored = (await main.hs.services.rooms.events.getMany([mine.json.event_id as string])).get(mine.json.event_id as string)!;
+    const covered = new Promise<boolean>((resolve) => main.hs.services.rooms.events.streamIds.whenPersisted(stored.streamOrdering, () => resolve(true)));
+    const deadline = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 15_000).unref());
+    expect(await Promise.race([covered, deadline]), "master's position passes its own event while worker1 is dead").toBe(true);
+    const page = await main.call("GET", `${V3}/rooms/${enc(roomM)}/messages?dir=b&limit=5`, { token: alice.access_token });
+    expect((page.json.chunk as { event_id: string }[]).map((e) => e.event_id)).toContain(mine.json.event_id);
+    const synced = await main.call("GET", `${V3}/sync?timeout=0`, { token: alice.access_token });
+    expect(JSON.stringify(synced.json.rooms?.join?.[roomM]?.timeline ?? {})).toContain(mine.json.event_id as string);
     const joined = await main.call("GET", `${V3}/joined_rooms`, { token: alice.access_token });
     expect(joined.status).toBe(200);
 

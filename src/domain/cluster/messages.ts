@@ -15,7 +15,9 @@ export type ReplicationMessage =
   /** A stream other than room events moved on `from` (what its Notifier released). */
   | { t: "notify"; from: string; notice: StreamNotice }
   /** A cache invalidation published on `from`'s InvalidationBus. */
-  | { t: "invalidate"; from: string; m: Invalidation };
+  | { t: "invalidate"; from: string; m: Invalidation }
+  /** `from` is shutting down cleanly: everything it wrote is committed, it writes nothing more until it speaks again. */
+  | { t: "retire"; from: string };
 
 /** The channel of one server's processes (Redis may be shared by several servers). */
 export function replicationChannel(serverName: string): string {
@@ -27,7 +29,7 @@ export function parseMessage(text: string): ReplicationMessage | undefined {
   try {
     const m = JSON.parse(text) as ReplicationMessage;
     if (typeof m !== "object" || m === null || typeof m.from !== "string") return undefined;
-    if (m.t === "commit" || m.t === "positions" || m.t === "notify" || m.t === "invalidate") return m;
+    if (m.t === "commit" || m.t === "positions" || m.t === "notify" || m.t === "invalidate" || m.t === "retire") return m;
   } catch {
     // not JSON: ignored
   }

@@ -37,10 +37,15 @@ import type { ReplicationMessage } from "./messages.ts";
 import { RedisTransport } from "./redis-transport.ts";
 import { EventApplier } from "./event-apply.ts";
 import { StreamPositionStore } from "./positions.ts";
+import { WriterLiveness } from "./liveness.ts";
 import { REPLICATED_STREAMS, streamEntry, type ReplicatedStream, type StreamEntry } from "./streams.ts";
 
 /** How often a process re-reads positions from PostgreSQL whatever Redis says. */
 export const SAFETY_NET_MS = 5000;
+/** How long a writer may be silent before this process asks PostgreSQL whether it is alive (liveness.ts). */
+export const SILENCE_MS = 2000;
+/** How often silent writers are checked. */
+const LIVENESS_CHECK_MS = 1000;
 /** How soon after its position moved a writer records it in stream_positions. */
 const RECORD_DELAY_MS = 50;
 
@@ -64,10 +69,18 @@ export class Replication {
   private safetyNet: NodeJS.Timeout | undefined;
   private readonly offs: (() => void)[] = [];
   private stopped = false;
+  /** This process's lock that says it is alive, and the question whether another one is (liveness.ts). */
+  private readonly liveness: WriterLiveness;
+  /** When each other writer was last heard from (any message). */
+  private readonly lastHeard = new Map<string, number>();
+  /** Writers that stopped or died: their positions bound nothing here until they speak again. */
+  private readonly retired = new Set<string>();
+  private livenessTimer: NodeJS.Timeout | undefined;
 
   private constructor(private readonly s: Services) {
     this.self = s.instanceName;
     this.store = new StreamPositionStore(s.storage.sql);
+    this.liveness = new WriterLiveness(s);
     this.transport = new RedisTransport(s.config.redis, s.config.server_name, this.self, s.log, {
       message: (m) => this.onMessage(m),
       connected: (afterOutage) => this.onConnected(afterOutage),
@@ -79,6 +92,7 @@ export class Replication {
     if (!s.config.redis.enabled) return undefined;
     const r = new Replication(s);
     await r.wire();
+    if (r.writesAnything()) await r.liveness.hold();
     await r.transport.start();
     return r;
   }
@@ -114,6 +128,80 @@ export class Replication {
     this.offs.push(s.invalidations.subscribe((m) => m.kind === "key_summaries" && s.e2ee.forgetKeySummaries(m.userId, m.deviceIds)));
     this.safetyNet = setInterval(() => this.serially(() => this.catchUp()), SAFETY_NET_MS);
     this.safetyNet.unref();
+    const now = Date.now();
+    for (const w of this.otherWriters()) this.lastHeard.set(w, now);
+    if (this.lastHeard.size > 0) {
+      this.livenessTimer = setInterval(() => void this.checkSilent(), LIVENESS_CHECK_MS);
+      this.livenessTimer.unref();
+    }
+  }
+
+  /** Whether this process writes any replicated stream (then others' positions wait on it: it holds a liveness lock). */
+  private writesAnything(): boolean {
+    return REPLICATED_STREAMS.some((e) => e.tracker && this.s.topology.isWriter(e.writers));
+  }
+
+  /** Every other instance that writes a replicated stream. */
+  private otherWriters(): Set<string> {
+    const out = new Set<string>();
+    for (const e of REPLICATED_STREAMS) if (e.tracker) for (const w of this.othersOf(e)) out.add(w);
+    return out;
+  }
+
+  /** Writers silent for SILENCE_MS whose liveness lock is gone are retired (a killed writer must not stall every reader). */
+  private async checkSilent(): Promise<void> {
+    if (this.stopped) return;
+    const now = Date.now();
+    for (const [w, heard] of this.lastHeard) {
+      if (this.retired.has(w) || now - heard < SILENCE_MS) continue;
+      try {
+        if (await this.liveness.alive(w)) {
+          this.lastHeard.set(w, Date.now()); // alive and idle: asked again after another silence
+          continue;
+        }
+      } catch (err) {
+        this.s.log.warn({ err, instance: w }, "replication: could not ask PostgreSQL whether a writer is alive");
+        continue;
+      }
+      if (!this.stopped && !this.retired.has(w)) {
+        this.s.log.warn({ instance: w }, "replication: writer is gone (its PostgreSQL connection closed); its streams no longer hold this process's positions back until it returns");
+        await this.retire(w);
+      }
+    }
+  }
+
+  /**
+   * `w` stopped or died: everything it could commit is committed (a dead process's transactions rolled back
+   * with its connection). Each stream it writes is applied up to what the tables hold, and it bounds no
+   * position here any more.
+   */
+  private async retire(w: string): Promise<void> {
+    if (this.retired.has(w)) return;
+    this.retired.add(w);
+    for (const e of REPLICATED_STREAMS) {
+      if (!e.tracker || !this.othersOf(e).includes(w)) continue;
+      const tracker = e.tracker(this.s);
+      const upTo = await tracker.storedMax();
+      if (e.name === "events") {
+        if (upTo > (this.eventPositions.get(w) ?? -Infinity)) this.eventPositions.set(w, upTo);
+        this.serially(async () => {
+          await this.applyEvents();
+          if (this.retired.has(w)) tracker.retire(w, upTo);
+        });
+        continue;
+      }
+      const before = tracker.peek();
+      tracker.retire(w, upTo);
+      const after = tracker.peek();
+      if (after !== undefined && after !== before) this.s.rooms.notifier.notifyRemote({ stream: e.name, position: after });
+    }
+  }
+
+  /** A retired writer spoke again (it restarted): its positions bound this process's once more. */
+  private unretire(w: string): void {
+    if (!this.retired.delete(w)) return;
+    this.s.log.info({ instance: w }, "replication: writer is back");
+    for (const e of REPLICATED_STREAMS) if (e.tracker && this.othersOf(e).includes(w)) e.tracker(this.s).unretire(w);
   }
 
   /** Runs `fn` after everything queued before it; an error is logged, the chain goes on. */
@@ -125,6 +213,13 @@ export class Replication {
 
   private onMessage(m: ReplicationMessage): void {
     if (this.stopped) return;
+    if (this.lastHeard.has(m.from)) this.lastHeard.set(m.from, Date.now());
+    if (m.t === "retire") {
+      this.s.log.info({ instance: m.from }, "replication: writer stopped");
+      void this.retire(m.from);
+      return;
+    }
+    this.unretire(m.from);
     switch (m.t) {
       case "commit":
         if (this.events.heard(m.notice)) this.serially(() => this.applyEvents());
@@ -184,8 +279,13 @@ export class Replication {
     if (others.length === 0) return;
     // The positions as they are now (more may arrive while the events are read: they wait for the next round).
     const heard = new Map(this.eventPositions);
-    let target = Infinity;
-    for (const w of others) target = Math.min(target, heard.get(w) ?? tracker.positionOf(w) ?? tracker.seedPosition() ?? 0);
+    const at = (w: string) => heard.get(w) ?? tracker.positionOf(w) ?? tracker.seedPosition() ?? 0;
+    const alive = others.filter((w) => !this.retired.has(w));
+    // Retired writers (stopped, or dead) bound nothing: their events up to what they left are read once the
+    // living writers' positions pass them, or at once when no writer is left alive.
+    let target = alive.length > 0 ? Infinity : -Infinity;
+    if (alive.length > 0) for (const w of alive) target = Math.min(target, at(w));
+    else for (const w of others) target = Math.max(target, at(w));
     // (Also when nothing new: notices without new events — a restatement — wait for a position reached.)
     await this.events.applyUpTo(Math.max(target, this.events.applied), others[0]!);
     // Every writer of `heard` is at or above `target`, now applied: the minimum the tracker takes is what was applied.
@@ -244,7 +344,7 @@ export class Replication {
     if (this.stopped) return;
     const s = this.s;
     for (const row of await this.store.all()) {
-      if (row.instance === this.self) continue;
+      if (row.instance === this.self || this.retired.has(row.instance)) continue;
       const e = streamEntry(row.stream);
       if (!e?.tracker) continue;
       if (e.name === "events") {
@@ -294,6 +394,7 @@ export class Replication {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.safetyNet) clearInterval(this.safetyNet);
+    if (this.livenessTimer) clearInterval(this.livenessTimer);
     if (this.recordTimer) clearTimeout(this.recordTimer);
     this.recordTimer = undefined;
     for (const off of this.offs) off();
@@ -302,6 +403,9 @@ export class Replication {
     this.s.e2ee.onKeysChanged = undefined;
     await this.chain;
     await this.recordOwn().catch(() => {});
+    // Everything this process wrote is committed and recorded: the others stop waiting on its positions.
+    if (this.writesAnything()) await this.send({ t: "retire", from: this.self }).catch(() => {});
     await this.transport.close();
+    await this.liveness.release();
   }
 }

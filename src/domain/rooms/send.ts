@@ -5,6 +5,7 @@
 // An application service may set a message's or state event's origin_server_ts (`ts`).
 // Spec: Client-Server API "Sending events to a room", "Redactions", "Transaction identifiers";
 // Application Service API "Timestamp massaging".
+import { visibleHere } from "../cluster/read-your-writes.ts";
 import { hash } from "node:crypto";
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -132,6 +133,7 @@ export async function sendMessage(
       const draft: EventDraft = originServerTs === undefined ? { type, sender: r.userId, content } : { type, sender: r.userId, content, originServerTs };
       if (sticky !== undefined) draft.sticky = sticky;
       const e = await appendEvent(s, roomId, draft, { txn, admit: () => rateLimit(s, r) });
+      await visibleHere(s, e.streamOrdering);
       return e.eventId;
     },
     !redaction,
@@ -169,6 +171,7 @@ export async function sendStateEvent(
   });
   // Several processes: answered once the commit notice reached Redis (the others' room state is fresh then).
   await s.replication?.delivered();
+  await visibleHere(s, e.streamOrdering);
   return { event_id: e.eventId };
 }
 

@@ -64,6 +64,8 @@ export class StreamIdTracker implements PositionGate {
   /** Several processes: the stream's other writers (their positions bound `current()`), what each announced. */
   private others: readonly string[] = [];
   private readonly remote = new Map<string, number>();
+  /** Writers that stopped (a clean shutdown, or dead by cluster/liveness.ts): they bound nothing until heard again. */
+  private readonly retired = new Set<string>();
   /** The highest position any other process announced (0: none). */
   private remoteMax = 0;
   /** Called when this process's own position (`ownPosition`) moves (replication publishes it). */
@@ -175,7 +177,7 @@ export class StreamIdTracker implements PositionGate {
   private advance(): void {
     const own = this.ownPosition();
     let now = own;
-    for (const w of this.others) now = Math.min(now, this.remote.get(w) ?? this.seedValue);
+    for (const w of this.others) if (!this.retired.has(w)) now = Math.min(now, this.remote.get(w) ?? this.seedValue);
     if (this.onOwnAdvance && own > this.ownLast) {
       this.ownLast = own;
       this.onOwnAdvance(own);
@@ -225,6 +227,33 @@ export class StreamIdTracker implements PositionGate {
       if (this.reserved.length > 0 && this.reserved[0]! <= pos) this.reserved = this.reserved.filter((id) => id > pos);
     }
     this.advance();
+  }
+
+  /**
+   * Writer `instance` stopped, having committed everything up to `upTo` (or died: its open transactions
+   * rolled back with its connection). It no longer bounds this process's position until it is heard again.
+   */
+  retire(instance: string, upTo: number): void {
+    if (!this.seeded || !this.others.includes(instance)) return;
+    this.retired.add(instance);
+    this.observe(instance, upTo);
+    this.advance();
+  }
+
+  /** Writer `instance` was heard again (restarted): it bounds this process's position once more. */
+  unretire(instance: string): void {
+    this.retired.delete(instance);
+  }
+
+  /** The highest position stored in the stream's table now (what a stopped writer left). */
+  async storedMax(): Promise<number> {
+    const row = await this.sql.get<{ m: number | string | bigint | null }>(this.opts.seedSql);
+    return Number(row?.m ?? 0);
+  }
+
+  /** Whether `instance` is retired here (see `retire`). */
+  isRetired(instance: string): boolean {
+    return this.retired.has(instance);
   }
 
   /** What writer `instance` last announced (undefined: nothing yet). */

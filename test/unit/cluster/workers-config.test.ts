@@ -139,10 +139,10 @@ describe("worker options", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "weft-secret-"));
     try {
       writeFileSync(path.join(dir, "replication.secret"), "from a file\n");
-      expect(parseConfig({ server_name: "example.org", ...noSecret, worker_replication_secret_path: "replication.secret" }, dir).worker_replication_secret).toBe("from a file");
-      e = configError(() => parseConfig({ server_name: "example.org", ...twoWriters, worker_replication_secret_path: "replication.secret" }, dir));
+      expect(parseConfig({ server_name: "example.org", database: postgres, ...noSecret, worker_replication_secret_path: "replication.secret" }, dir).worker_replication_secret).toBe("from a file");
+      e = configError(() => parseConfig({ server_name: "example.org", database: postgres, ...twoWriters, worker_replication_secret_path: "replication.secret" }, dir));
       expect(e.message).toContain("mutually incompatible");
-      e = configError(() => parseConfig({ server_name: "example.org", ...noSecret, worker_replication_secret_path: "missing.secret" }, dir));
+      e = configError(() => parseConfig({ server_name: "example.org", database: postgres, ...noSecret, worker_replication_secret_path: "missing.secret" }, dir));
       expect(e.message).toContain("worker_replication_secret_path");
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -13,6 +13,7 @@ const cluster = (worker: string, writers: Record<string, unknown>) =>
       parseConfig(
         {
           server_name: "example.org",
+          database: { name: "psycopg2", args: { url: "postgresql://weft@localhost/weft" } },
           ...(worker === "master" ? {} : { worker_name: worker }),
           instance_map: { main: { host: "127.0.0.1", port: 9093 }, w1: { host: "127.0.0.1", port: 9094 }, w2: { host: "127.0.0.1", port: 9095 } },
           stream_writers: writers,
