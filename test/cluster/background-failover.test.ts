@@ -283,7 +283,7 @@ for (const backend of backends().filter((b) => b === "postgres")) {
       const killedAt = Date.now();
       await main.kill("SIGKILL");
       await flowing;
-      expect(acknowledged.size).toBeGreaterThan(15);
+      expect(acknowledged.size).toBeGreaterThanOrEqual(15); // 10 before, at least 5 pushed before the kill
       // Taken over once the lease expired (never before: no release on a kill).
       await eventually(async () => JSON.stringify(await holders()) === JSON.stringify(allHeldBy("w2")), "w2 to hold every lease", 30_000);
       // (The lease was last renewed up to a third of its time before the kill.)
