@@ -126,4 +126,9 @@ export class ProcessState {
    *  (compat/oauth-pages/theme.ts, which types it: the domain knows no page types).
    *  → nothing shared: every process reads the same directory. */
   oauthPageTheme: object | undefined = undefined;
+
+  /** Remote events refused (rejected, soft-failed, dropped, redacted) since start, by rule (federation/refusals.ts),
+   *  read by weft_federation_rejected_events_total.
+   *  → nothing shared: a counter per process; Prometheus sums the processes. */
+  readonly refusedEvents = new Map<string, number>();
 }

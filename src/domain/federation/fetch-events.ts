@@ -143,7 +143,7 @@ export class RemoteRoomFetcher {
   /** Stores events as outliers (checked by the pipeline; those failing are dropped or rejected there). */
   async storeOutliers(events: readonly ParsedPdu[]): Promise<RemoteOutcome[]> {
     if (events.length === 0) return [];
-    return receiveRemoteEvents(this.s, this.room.roomId, events.map((e) => ({ pdu: e.pdu, outlier: true })));
+    return receiveRemoteEvents(this.s, this.room.roomId, events.map((e) => ({ pdu: e.pdu, outlier: true })), { origin: this.server });
   }
 
   /** The auth chain of `eventId` (GET /event_auth), stored as outliers where missing. */
@@ -256,6 +256,6 @@ export class RemoteRoomFetcher {
       }
     }
     if (inputs.length === 0) return [];
-    return receiveRemoteEvents(this.s, this.room.roomId, inputs, { backfill: opts.backfill });
+    return receiveRemoteEvents(this.s, this.room.roomId, inputs, { backfill: opts.backfill, origin: this.server });
   }
 }

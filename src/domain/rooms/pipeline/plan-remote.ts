@@ -28,6 +28,7 @@ import { redactsOf } from "../../events/redaction.ts";
 import { overlongField } from "../../events/size.ts";
 import { mayUsePolicyServer } from "../policy-server.ts";
 import { checkReceivedEvent } from "../policy-check.ts";
+import type { RefusalRule } from "../../federation/refusals.ts";
 
 export interface RemoteEventInput {
   /** The PDU as received (untrusted JSON). */
@@ -58,6 +59,8 @@ export interface RemotePlannerOptions {
    * from the event's own auth events (as Synapse does until the full state is known).
    */
   partialState?: boolean;
+  /** The server the events came from (named in the log line of each refused one; default: the sender's). */
+  origin?: string;
   /**
    * Completes a partial state: entries of the full state at the join for keys current state lacks (the
    * state groups are completed by the caller, in the same commit).
@@ -66,12 +69,16 @@ export interface RemotePlannerOptions {
 }
 
 export type RemoteOutcome =
-  | { status: "accepted" | "soft_failed" | "outlier"; eventId: string }
+  /** `redacted`: accepted in its redacted form (its content hash did not match). */
+  | { status: "accepted"; eventId: string; redacted?: true }
+  | { status: "outlier"; eventId: string }
+  /** Soft-failed against current state's auth rules. */
+  | { status: "soft_failed"; eventId: string; rule: RefusalRule }
   /** Soft-failed for a stated reason other than current state's auth rules (the room's policy server). */
-  | { status: "soft_failed"; eventId: string; reason: string }
-  | { status: "rejected"; eventId: string; reason: string }
+  | { status: "soft_failed"; eventId: string; reason: string; rule: RefusalRule }
+  | { status: "rejected"; eventId: string; reason: string; rule: RefusalRule }
   /** Not stored: a bad format or signature, another room, or a state that cannot be resolved yet. */
-  | { status: "dropped"; eventId?: string; reason: string }
+  | { status: "dropped"; eventId?: string; reason: string; rule: RefusalRule }
   /** Already stored (or twice in the input): nothing done. */
   | { status: "duplicate"; eventId: string };
 
@@ -175,9 +182,9 @@ export class RemotePlanner {
       pdu = validatePduFormat(input.pdu, v);
       eventId = eventIdOf(pdu, v);
     } catch (err) {
-      return { status: "dropped", reason: reasonOf(err) };
+      return { status: "dropped", reason: reasonOf(err), rule: "format" };
     }
-    if (roomIdOf(pdu, v) !== this.room.roomId) return { status: "dropped", eventId, reason: "The event belongs to another room" };
+    if (roomIdOf(pdu, v) !== this.room.roomId) return { status: "dropped", eventId, reason: "The event belongs to another room", rule: "wrong_room" };
     return { pdu, eventId };
   }
 
@@ -190,7 +197,7 @@ export class RemotePlanner {
     try {
       signers = await checkSignatures(s, p.pdu, v);
     } catch (err) {
-      return { status: "dropped", eventId, reason: reasonOf(err) };
+      return { status: "dropped", eventId, reason: reasonOf(err), rule: "signature" };
     }
     const hashed = checkHashOrRedact(p.pdu, v);
     const { unsigned: _unsigned, ...received } = hashed.pdu;
@@ -202,6 +209,7 @@ export class RemotePlanner {
     // the format check: such an event is kept rejected, as Synapse keeps it, so the room does not break.)
     const overlong = v.strictEventByteLimits ? undefined : overlongField(pdu);
     let rejectedReason = overlong ? `'${overlong}' is longer than 255 bytes` : await this.checkAuthEvents(pdu, signedBy);
+    let rejectedRule: RefusalRule = overlong ? "format" : "auth_events";
 
     // The state before it: from its prev_events (an outlier when one of them has no known state).
     let outlier = p.input.outlier === true;
@@ -210,7 +218,7 @@ export class RemotePlanner {
       try {
         before = p.input.stateBefore ? { state: await this.usableState(p.input.stateBefore), basis: undefined } : await this.stateFromPrevs(prevIds, p.input.prevStates);
       } catch (err) {
-        return { status: "dropped", eventId, reason: `The state before the event cannot be resolved: ${reasonOf(err)}` };
+        return { status: "dropped", eventId, reason: `The state before the event cannot be resolved: ${reasonOf(err)}`, rule: "unresolvable_state" };
       }
       outlier = before === undefined;
     }
@@ -224,6 +232,7 @@ export class RemotePlanner {
         await authorizeWithState(room, pdu, await this.forAuth(before.state, pdu), signedBy, (ids) => this.pdus(ids));
       } catch (err) {
         rejectedReason = reasonOf(err);
+        rejectedRule = "state_before";
       }
       const atTips = prevIds.length === this.cur.extremities.length && prevIds.every((id) => this.cur.extremities.includes(id));
       // Nothing to soft-fail against in a room with no tips yet (one being joined) or in backfilled history.
@@ -249,7 +258,8 @@ export class RemotePlanner {
 
     // A redaction naming an event of another room can never take effect: it is ignored — soft-failed, so
     // stored but never served to clients (Synapse withholds it from them).
-    if (before && rejectedReason === null && !softFailed && (await this.redactsElsewhere(pdu))) softFailed = true;
+    let redactsElsewhere = false;
+    if (before && rejectedReason === null && !softFailed && (await this.redactsElsewhere(pdu))) redactsElsewhere = softFailed = true;
 
     const key = isStateEvent(pdu) ? stateKeyOf(pdu.type, pdu.state_key!) : undefined;
     const stateBefore = before?.state;
@@ -270,19 +280,21 @@ export class RemotePlanner {
     };
     if (outlier || rejectedReason !== null || softFailed) {
       this.keep(planned);
-      if (rejectedReason !== null) return { status: "rejected", eventId, reason: rejectedReason };
-      if (policyRefused) return { status: "soft_failed", eventId, reason: "Not recommended by the room's policy server" };
-      return { status: outlier ? "outlier" : "soft_failed", eventId };
+      if (rejectedReason !== null) return { status: "rejected", eventId, reason: rejectedReason, rule: rejectedRule };
+      if (policyRefused) return { status: "soft_failed", eventId, reason: "Not recommended by the room's policy server", rule: "policy_server" };
+      if (outlier) return { status: "outlier", eventId };
+      return { status: "soft_failed", eventId, rule: redactsElsewhere ? "redaction_elsewhere" : "current_state" };
     }
     // Accepted: a forward extremity in place of its prev_events (unless a stored event already follows it:
     // history arriving late); current state resolved at the tips.
     // Backfilled history is all before events the room has: it never moves the tips.
+    const accepted: RemoteOutcome = hashed.redacted ? { status: "accepted", eventId, redacted: true } : { status: "accepted", eventId };
     const extremities = this.opts.backfill ? this.cur.extremities : this.cur.extremities.filter((id) => !prevIds.includes(id));
     if (!this.opts.backfill && !this.followed.has(eventId)) extremities.push(eventId);
     this.keep(planned);
     if (extremities.length === this.cur.extremities.length && extremities.every((id, i) => id === this.cur.extremities[i])) {
       this.cur = { state: this.cur.state, group: this.cur.group, extremities: this.cur.extremities, maxDepth: Math.max(this.cur.maxDepth, pdu.depth) };
-      return { status: "accepted", eventId };
+      return accepted;
     }
     let current: { state: StateMap; group: GroupBasis | undefined };
     try {
@@ -291,10 +303,10 @@ export class RemotePlanner {
     } catch (err) {
       this.events.pop();
       this.pending.delete(eventId);
-      return { status: "dropped", eventId, reason: `Current state cannot be resolved: ${reasonOf(err)}` };
+      return { status: "dropped", eventId, reason: `Current state cannot be resolved: ${reasonOf(err)}`, rule: "unresolvable_state" };
     }
     this.cur = { state: current.state, group: current.group, extremities, maxDepth: Math.max(this.cur.maxDepth, pdu.depth) };
-    return { status: "accepted", eventId };
+    return accepted;
   }
 
   /**

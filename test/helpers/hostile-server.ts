@@ -1,0 +1,225 @@
+// A scripted hostile homeserver for attack tests (test/federation/hostile): a fake origin (fake-origin.ts:
+// its own Ed25519 key, HTTPS on loopback, its key document served) that joins a Weft server's rooms as a
+// normal server would — make_join, the template signed, send_join — and then misbehaves: it crafts
+// correctly signed and hashed events of the room's version (v1–v12) on the prev_events and auth_events it
+// chooses, breaks them on purpose (signature, content hash, event id, room id, format), pushes them and
+// EDUs in /send transactions, and answers Weft's pulls (/event, /state_ids, /state, /backfill,
+// /get_missing_events, /event_auth) from the events it holds or with whatever the test's `plan` says.
+// Also the victim's view as its local members see it: current state (/state), timeline (/messages),
+// live /sync, notifications (push), each through the client API.
+import { expect } from "vitest";
+import type { Pdu } from "../../src/domain/events/types.ts";
+import { referencedIds } from "../../src/domain/events/types.ts";
+import { eventIdOf, referenceHash } from "../../src/domain/events/hashes.ts";
+import { buildEvent, sealEvent, type BuiltEvent, type EventDraft } from "../../src/domain/rooms/build-event.ts";
+import { getRoomVersion, type RoomVersion } from "../../src/domain/rooms/room-versions.ts";
+import { loadRoom } from "../../src/domain/rooms/room-cache.ts";
+import { stateKeyOf } from "../../src/domain/store/state-groups.ts";
+import { KNOWN_ROOM_VERSIONS } from "../../src/domain/rooms/room-versions.ts";
+import { startFakeOrigin, type FakeAnswer, type FakeOrigin, type FakeRequest } from "./fake-origin.ts";
+import type { FederatedServer } from "./federation.ts";
+import { sendTransaction, signedCall, syncUntil } from "./by-hand.ts";
+import type { JsonResponse } from "./server.ts";
+
+const enc = encodeURIComponent;
+const FED = "/_matrix/federation";
+const V3 = "/_matrix/client/v3";
+
+/** How an event is crafted: on the victim's room as it is now unless told otherwise. */
+export interface CraftOptions {
+  /** prev_events (default: the victim's forward extremities). */
+  prev?: string[];
+  /** auth_events, exactly (default: selected by the auth rules from `authState`). */
+  auth?: string[];
+  /** The state auth events are selected from (default: the victim's current state). */
+  authState?: ReadonlyMap<string, string>;
+  /** depth (default: one more than the deepest prev known). */
+  depth?: number;
+  /** Changes to the PDU before it is hashed and signed. */
+  edit?: (pdu: Pdu) => void;
+  /** Signs as another server (its name in `origin`, its key) — a forgery when that is not us. */
+  signer?: { serverName: string; key: FakeOrigin["key"] };
+}
+
+export interface HostileServer extends FakeOrigin {
+  readonly victim: FederatedServer;
+  /** Every event this server holds (crafted, or received from the victim), by id: what its pulls serve. */
+  readonly events: Map<string, Pdu>;
+  /** The test's answer to a request, before the honest defaults (undefined: the default). */
+  plan: (req: FakeRequest) => FakeAnswer | Promise<FakeAnswer> | "default";
+  /** The room's version as the victim has it. */
+  version(roomId: string): Promise<RoomVersion>;
+  /** Joins `localpart` to `roomId` through the victim's make_join / send_join; the join's id. */
+  join(roomId: string, localpart: string, content?: Record<string, unknown>): Promise<string>;
+  /** A correctly hashed and signed event of the room's version, built as `opts` says; kept in `events`. */
+  craft(roomId: string, draft: EventDraft, opts?: CraftOptions): Promise<BuiltEvent>;
+  /** Pushes PDUs (and EDUs) in one /send transaction, signed by this server. */
+  send(pdus: unknown[], edus?: unknown[]): Promise<JsonResponse>;
+  /** A signed federation request of this server to the victim. */
+  call(method: "GET" | "PUT" | "POST", path: string, body?: unknown): Promise<JsonResponse>;
+}
+
+/** The honest answer of a server holding `events`, for the pulls Weft makes. */
+function honest(h: HostileServer, req: FakeRequest): FakeAnswer {
+  const parts = req.path.split("/");
+  const pdu = (id: string) => h.events.get(id);
+  const origin = { origin: h.serverName, origin_server_ts: Date.now() };
+  if (req.method === "PUT" && req.path.startsWith(`${FED}/v1/send/`)) {
+    for (const p of ((req.body as { pdus?: Pdu[] }).pdus ?? [])) void h.version(p.room_id!).then((v) => h.events.set(eventIdOf(p, v), p)).catch(() => {});
+    return { status: 200, json: { pdus: {} } };
+  }
+  if (req.path.startsWith(`${FED}/v1/event/`)) {
+    const p = pdu(parts[5]!);
+    return p ? { status: 200, json: { ...origin, pdus: [p] } } : { status: 404, json: { errcode: "M_NOT_FOUND", error: "no such event" } };
+  }
+  if (req.path.startsWith(`${FED}/v1/get_missing_events/`) || req.path.startsWith(`${FED}/v1/backfill/`)) return { status: 200, json: { events: [], pdus: [], ...origin } };
+  return undefined;
+}
+
+export async function startHostileServer(victim: FederatedServer): Promise<HostileServer> {
+  const origin = await startFakeOrigin();
+  const versions = new Map<string, RoomVersion>();
+  const h = origin as HostileServer;
+  Object.assign(h, {
+    victim,
+    events: new Map<string, Pdu>(),
+    plan: () => "default",
+  });
+  origin.handler = async (req) => {
+    const planned = await h.plan(req);
+    return planned === "default" ? honest(h, req) : planned;
+  };
+  h.version = async (roomId) => {
+    let v = versions.get(roomId);
+    if (!v) {
+      const row = await victim.hs.services.rooms.store.getRoom(roomId);
+      v = getRoomVersion(row!.roomVersion)!;
+      versions.set(roomId, v);
+    }
+    return v;
+  };
+  h.call = (method, path, body) => signedCall(h, victim, method, path, body);
+  h.send = (pdus, edus) => sendTransaction(h, victim, pdus, edus);
+  h.join = async (roomId, localpart, content = {}) => {
+    const userId = h.user(localpart);
+    const t = await h.call("GET", `${FED}/v1/make_join/${enc(roomId)}/${enc(userId)}?${KNOWN_ROOM_VERSIONS.map((v) => `ver=${v}`).join("&")}`);
+    expect(t.status, JSON.stringify(t.json)).toBe(200);
+    const v = getRoomVersion(t.json.room_version)!;
+    const pdu = { ...t.json.event, content: { ...t.json.event.content, ...content }, origin_server_ts: Date.now(), hashes: { sha256: "" }, signatures: {} } as Pdu;
+    if (v.eventIdFormat === "server-assigned") pdu.event_id = `$join${Math.random().toString(36).slice(2)}:${h.serverName}`;
+    const join = sealEvent(pdu, v, h);
+    const res = await h.call("PUT", `${FED}/v2/send_join/${enc(roomId)}/${enc(join.eventId)}`, join.pdu);
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    for (const p of [...res.json.state, ...res.json.auth_chain] as Pdu[]) h.events.set(eventIdOf(p, v), p);
+    h.events.set(join.eventId, join.pdu);
+    return join.eventId;
+  };
+  h.craft = async (roomId, draft, opts = {}) => {
+    const s = victim.hs.services;
+    const v = await h.version(roomId);
+    const room = (await loadRoom(s, roomId))!;
+    const lookup = async (id: string) => h.events.get(id) ?? (await s.rooms.events.get(id))?.pdu;
+    const prev = opts.prev ?? room.extremities;
+    let maxDepth = 0;
+    for (const id of prev) maxDepth = Math.max(maxDepth, (await lookup(id))?.depth ?? 0);
+    const signer = opts.signer ?? h;
+    const built = await buildEvent(s, { roomId, version: v, state: opts.authState ?? room.state, extremities: prev, maxDepth, lookup }, draft, Date.now(), signer);
+    const pdu = built.pdu;
+    if (opts.auth || opts.depth !== undefined || opts.edit) {
+      if (opts.auth) pdu.auth_events = v.eventIdFormat === "server-assigned" ? await references(opts.auth, v, lookup) : opts.auth;
+      if (opts.depth !== undefined) pdu.depth = opts.depth;
+      opts.edit?.(pdu);
+      pdu.hashes = { sha256: "" };
+      const resealed = sealEvent(pdu, v, signer);
+      h.events.set(resealed.eventId, resealed.pdu);
+      return resealed;
+    }
+    h.events.set(built.eventId, pdu);
+    return built;
+  };
+  return h;
+}
+
+async function references(ids: string[], v: RoomVersion, lookup: (id: string) => Promise<Pdu | undefined>): Promise<Pdu["auth_events"]> {
+  const out: [string, { sha256: string }][] = [];
+  for (const id of ids) {
+    const e = await lookup(id);
+    out.push([id, { sha256: e ? referenceHash(e, v).toString("base64").replace(/=+$/, "") : "AAAA" }]);
+  }
+  return out as Pdu["auth_events"];
+}
+
+// ---- Deliberately broken events -------------------------------------------------------------------
+
+/** The same event with its signature's bytes changed (still well-formed base64). */
+export function withBadSignature(e: BuiltEvent, server: string): Pdu {
+  const pdu = structuredClone(e.pdu);
+  const sigs = pdu.signatures![server]!;
+  const keyId = Object.keys(sigs)[0]!;
+  const sig = sigs[keyId]!;
+  sigs[keyId] = (sig[0] === "A" ? "B" : "A") + sig.slice(1);
+  return pdu;
+}
+
+/** The same event with content changed after hashing and signing: its content hash no longer matches. */
+export function withBadContentHash(e: BuiltEvent, content: Record<string, unknown>): Pdu {
+  return { ...structuredClone(e.pdu), content };
+}
+
+// ---- The victim's room as a local member sees it --------------------------------------------------
+
+export interface MemberView {
+  /** Current state: "type|state_key" → the event (GET /rooms/{id}/state). */
+  state: Map<string, { event_id: string; sender: string; content: Record<string, any> }>;
+  /** The timeline's event ids, newest first (GET /messages?dir=b). */
+  timeline: string[];
+}
+
+export async function memberView(t: FederatedServer, token: string, roomId: string): Promise<MemberView> {
+  const st = await t.call("GET", `${V3}/rooms/${enc(roomId)}/state`, { token });
+  expect(st.status, JSON.stringify(st.json)).toBe(200);
+  const state = new Map<string, any>();
+  for (const e of st.json as any[]) state.set(stateKeyOf(e.type, e.state_key), e);
+  const msgs = await t.call("GET", `${V3}/rooms/${enc(roomId)}/messages?dir=b&limit=200`, { token });
+  expect(msgs.status, JSON.stringify(msgs.json)).toBe(200);
+  return { state, timeline: (msgs.json.chunk as any[]).map((e) => e.event_id) };
+}
+
+/** The member's power level in the current state as the client API shows it. */
+export function powerOf(view: MemberView, userId: string): number {
+  const pl = view.state.get(stateKeyOf("m.room.power_levels", ""))?.content ?? {};
+  return pl.users?.[userId] ?? pl.users_default ?? 0;
+}
+
+export function membershipOf(view: MemberView, userId: string): string | undefined {
+  return view.state.get(stateKeyOf("m.room.member", userId))?.content.membership;
+}
+
+/**
+ * What a local member's live /sync shows until a sentinel message the member sends now arrives: every
+ * event seen on the way (so an event not among them was not sent live).
+ */
+export async function liveUntilSentinel(t: FederatedServer, token: string, roomId: string, since?: string): Promise<string[]> {
+  const res = await t.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/sentinel${Math.random()}`, { token, body: { msgtype: "m.text", body: "sentinel" } });
+  expect(res.status, JSON.stringify(res.json)).toBe(200);
+  void since;
+  const seen = await syncUntil(t, token, roomId, (evs) => evs.some((e) => e.event_id === res.json.event_id));
+  return seen.map((e) => e.event_id);
+}
+
+/** Event ids of the member's notifications (push rules' results, GET /notifications). */
+export async function notifiedIds(t: FederatedServer, token: string): Promise<string[]> {
+  const res = await t.call("GET", `${V3}/notifications?limit=100`, { token });
+  expect(res.status, JSON.stringify(res.json)).toBe(200);
+  return (res.json.notifications as any[]).map((n) => n.event.event_id);
+}
+
+/** The auth-event ids of a PDU of any version. */
+export const authIds = (pdu: Pdu) => referencedIds(pdu.auth_events);
+
+// ---- What the operator sees ------------------------------------------------------------------------
+
+/** The refusal log lines (federation/refusals.ts) naming `eventId`. */
+export function refusalLines(lines: Record<string, any>[], eventId: string): Record<string, any>[] {
+  return lines.filter((l) => l.eventId === eventId && typeof l.rule === "string" && typeof l.origin === "string");
+}
