@@ -31,7 +31,7 @@ export interface CraftOptions {
   prev?: string[];
   /** auth_events, exactly (default: selected by the auth rules from `authState`). */
   auth?: string[];
-  /** The state auth events are selected from (default: the victim's current state). */
+  /** The state auth events are selected from (default: the victim's state after the first of `prev`, else its current state). */
   authState?: ReadonlyMap<string, string>;
   /** depth (default: one more than the deepest prev known). */
   depth?: number;
@@ -123,7 +123,13 @@ export async function startHostileServer(victim: FederatedServer): Promise<Hosti
     let maxDepth = 0;
     for (const id of prev) maxDepth = Math.max(maxDepth, (await lookup(id))?.depth ?? 0);
     const signer = opts.signer ?? h;
-    const built = await buildEvent(s, { roomId, version: v, state: opts.authState ?? room.state, extremities: prev, maxDepth, lookup }, draft, Date.now(), signer);
+    // Auth events from the state after the first prev event (the victim's, when it has it), like an honest server.
+    let authState = opts.authState;
+    if (!authState && opts.prev?.[0]) {
+      const at = await s.rooms.events.get(opts.prev[0]);
+      if (at?.stateGroup != null) authState = await s.rooms.stateGroups.get(at.stateGroup);
+    }
+    const built = await buildEvent(s, { roomId, version: v, state: authState ?? room.state, extremities: prev, maxDepth, lookup }, draft, Date.now(), signer);
     const pdu = built.pdu;
     if (opts.auth || opts.depth !== undefined || opts.edit) {
       if (opts.auth) pdu.auth_events = v.eventIdFormat === "server-assigned" ? await references(opts.auth, v, lookup) : opts.auth;
