@@ -16,6 +16,7 @@ import { getRoomVersion, type RoomVersion } from "../../src/domain/rooms/room-ve
 import { loadRoom } from "../../src/domain/rooms/room-cache.ts";
 import { stateKeyOf } from "../../src/domain/store/state-groups.ts";
 import { KNOWN_ROOM_VERSIONS } from "../../src/domain/rooms/room-versions.ts";
+import { Dag } from "./dag.ts";
 import { startFakeOrigin, type FakeAnswer, type FakeOrigin, type FakeRequest } from "./fake-origin.ts";
 import type { FederatedServer } from "./federation.ts";
 import { sendTransaction, signedCall, syncUntil } from "./by-hand.ts";
@@ -55,13 +56,49 @@ export interface HostileServer extends FakeOrigin {
   craft(roomId: string, draft: EventDraft, opts?: CraftOptions): Promise<BuiltEvent>;
   /** Pushes PDUs (and EDUs) in one /send transaction, signed by this server. */
   send(pdus: unknown[], edus?: unknown[]): Promise<JsonResponse>;
+  /**
+   * A room this server hosts (mallory its creator, public): Weft's users join it through this server's
+   * make_join / send_join; its events are kept in `events`. Returns its id.
+   */
+  host(version: string): Promise<string>;
+  /** The hosted room's DAG so far: its tip, depth and state (what make_join builds on). */
+  hosted: Map<string, HostedRoom>;
+  /** `n` messages of mallory's in a chain on `prev` (auth events from `state`); not sent. */
+  chain(roomId: string, n: number, prev: string, state: ReadonlyMap<string, string>, depth: number): Promise<BuiltEvent[]>;
   /** A signed federation request of this server to the victim. */
   call(method: "GET" | "PUT" | "POST", path: string, body?: unknown): Promise<JsonResponse>;
 }
 
+export interface HostedRoom {
+  version: RoomVersion;
+  tip: string;
+  depth: number;
+  state: Map<string, string>;
+}
+
 /** The honest answer of a server holding `events`, for the pulls Weft makes. */
-function honest(h: HostileServer, req: FakeRequest): FakeAnswer {
+async function honest(h: HostileServer, req: FakeRequest): Promise<FakeAnswer> {
   const parts = req.path.split("/");
+  const hosted = h.hosted.get(parts[5] ?? "");
+  if (hosted && req.method === "GET" && req.path.startsWith(`${FED}/v1/make_join/`)) {
+    const draft = { type: "m.room.member", stateKey: parts[6]!, sender: parts[6]!, content: { membership: "join" } };
+    const ctx = { roomId: parts[5]!, version: hosted.version, state: hosted.state, extremities: [hosted.tip], maxDepth: hosted.depth, lookup: async (id: string) => h.events.get(id) };
+    const { unsignedPdu } = await import("../../src/domain/rooms/build-event.ts");
+    const event = await unsignedPdu(h.victim.hs.services, ctx, draft, Date.now(), h.victim.serverName);
+    delete (event as Partial<Pdu>).hashes;
+    delete (event as Partial<Pdu>).signatures;
+    return { status: 200, json: { room_version: hosted.version.id, event } };
+  }
+  if (hosted && req.method === "PUT" && req.path.startsWith(`${FED}/v2/send_join/`)) {
+    const join = req.body as Pdu;
+    const stateBefore = [...hosted.state.values()].map((id) => h.events.get(id)!);
+    const id = eventIdOf(join, hosted.version);
+    h.events.set(id, join);
+    hosted.state.set(stateKeyOf("m.room.member", join.state_key!), id);
+    hosted.tip = id;
+    hosted.depth = join.depth;
+    return { status: 200, json: { origin: h.serverName, state: stateBefore, auth_chain: stateBefore, event: join, members_omitted: false } };
+  }
   const pdu = (id: string) => h.events.get(id);
   const origin = { origin: h.serverName, origin_server_ts: Date.now() };
   if (req.method === "PUT" && req.path.startsWith(`${FED}/v1/send/`)) {
@@ -83,6 +120,7 @@ export async function startHostileServer(victim: FederatedServer): Promise<Hosti
   Object.assign(h, {
     victim,
     events: new Map<string, Pdu>(),
+    hosted: new Map<string, HostedRoom>(),
     plan: () => "default",
   });
   origin.handler = async (req) => {
@@ -92,6 +130,7 @@ export async function startHostileServer(victim: FederatedServer): Promise<Hosti
   h.version = async (roomId) => {
     let v = versions.get(roomId);
     if (!v) {
+      if (!(await victim.hs.services.rooms.store.getRoom(roomId))) throw new Error(`unknown room ${roomId}`);
       const row = await victim.hs.services.rooms.store.getRoom(roomId);
       v = getRoomVersion(row!.roomVersion)!;
       versions.set(roomId, v);
@@ -113,6 +152,32 @@ export async function startHostileServer(victim: FederatedServer): Promise<Hosti
     for (const p of [...res.json.state, ...res.json.auth_chain] as Pdu[]) h.events.set(eventIdOf(p, v), p);
     h.events.set(join.eventId, join.pdu);
     return join.eventId;
+  };
+  h.host = async (version) => {
+    const dag = new Dag(victim.hs.services, version);
+    const mallory = h.user("mallory");
+    const first = await dag.create(h, mallory);
+    const state = new Map<string, string>();
+    for (const e of first) {
+      h.events.set(e.eventId, e.pdu);
+      state.set(stateKeyOf(e.pdu.type, e.pdu.state_key!), e.eventId);
+    }
+    const last = first[first.length - 1]!;
+    h.hosted.set(dag.roomId, { version: dag.v, tip: last.eventId, depth: last.pdu.depth, state });
+    versions.set(dag.roomId, dag.v);
+    return dag.roomId;
+  };
+  h.chain = async (roomId, n, prev, state, depth) => {
+    const v = await h.version(roomId);
+    const out: BuiltEvent[] = [];
+    const lookup = async (id: string) => h.events.get(id) ?? (await victim.hs.services.rooms.events.get(id))?.pdu;
+    for (let i = 0; i < n; i++) {
+      const e = await buildEvent(victim.hs.services, { roomId, version: v, state, extremities: [prev], maxDepth: depth + i, lookup }, { type: "m.room.message", sender: h.user("mallory"), content: { msgtype: "m.text", body: `flood ${i}` } }, Date.now(), h);
+      h.events.set(e.eventId, e.pdu);
+      out.push(e);
+      prev = e.eventId;
+    }
+    return out;
   };
   h.craft = async (roomId, draft, opts = {}) => {
     const s = victim.hs.services;

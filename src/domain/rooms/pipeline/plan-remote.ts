@@ -91,6 +91,10 @@ interface Parsed {
   promote?: boolean;
 }
 
+/** Events checked between two turns given to the event loop. */
+const YIELD_EVERY = 32;
+const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** Orders parsed events so that each comes after the batch's events it references (stable otherwise). */
@@ -144,6 +148,7 @@ export class RemotePlanner {
     const parsed: Parsed[] = [];
     const seen = new Set<string>();
     for (const [index, input] of inputs.entries()) {
+      if (index % YIELD_EVERY === YIELD_EVERY - 1) await yieldTurn();
       const p = this.parse(input);
       if ("status" in p) outcomes[index] = p;
       else if (seen.has(p.eventId)) outcomes[index] = { status: "duplicate", eventId: p.eventId };
@@ -169,7 +174,13 @@ export class RemotePlanner {
     }
     const placed = fresh.filter((p) => p.input.outlier !== true);
     if (placed.length > 0) this.followed = await this.s.rooms.events.withChildren(placed.map((p) => p.eventId));
-    for (const p of topological(fresh)) outcomes[p.index] = await this.add(p);
+    // A long batch (an auth chain of thousands) gives the event loop a turn now and then: checking it is
+    // synchronous work, and other rooms' requests must not wait for all of it (hostile auth chains, issue 40).
+    let n = 0;
+    for (const p of topological(fresh)) {
+      if (++n % YIELD_EVERY === 0) await yieldTurn();
+      outcomes[p.index] = await this.add(p);
+    }
     return outcomes;
   }
 
