@@ -57,10 +57,12 @@ export interface HostileServer extends FakeOrigin {
   /** Pushes PDUs (and EDUs) in one /send transaction, signed by this server. */
   send(pdus: unknown[], edus?: unknown[]): Promise<JsonResponse>;
   /**
-   * A room this server hosts (mallory its creator, public): Weft's users join it through this server's
-   * make_join / send_join; its events are kept in `events`. Returns its id.
+   * A room this server hosts (mallory its creator, public): Weft's users join or knock on it through this
+   * server's make_join / send_join, make_knock / send_knock; its events are kept in `events`. Returns its id.
    */
   host(version: string): Promise<string>;
+  /** An event of mallory's (or `draft.sender`'s) in a hosted room, on its tip; the room's state and tip move. */
+  hostedEvent(roomId: string, draft: EventDraft): Promise<BuiltEvent>;
   /** The hosted room's DAG so far: its tip, depth and state (what make_join builds on). */
   hosted: Map<string, HostedRoom>;
   /** `n` messages of mallory's in a chain on `prev` (auth events from `state`); not sent. */
@@ -80,8 +82,9 @@ export interface HostedRoom {
 async function honest(h: HostileServer, req: FakeRequest): Promise<FakeAnswer> {
   const parts = req.path.split("/");
   const hosted = h.hosted.get(parts[5] ?? "");
-  if (hosted && req.method === "GET" && req.path.startsWith(`${FED}/v1/make_join/`)) {
-    const draft = { type: "m.room.member", stateKey: parts[6]!, sender: parts[6]!, content: { membership: "join" } };
+  const make = /^\/_matrix\/federation\/v1\/make_(join|knock)\//.exec(req.path);
+  if (hosted && req.method === "GET" && make) {
+    const draft = { type: "m.room.member", stateKey: parts[6]!, sender: parts[6]!, content: { membership: make[1]! } };
     const ctx = { roomId: parts[5]!, version: hosted.version, state: hosted.state, extremities: [hosted.tip], maxDepth: hosted.depth, lookup: async (id: string) => h.events.get(id) };
     const { unsignedPdu } = await import("../../src/domain/rooms/build-event.ts");
     const event = await unsignedPdu(h.victim.hs.services, ctx, draft, Date.now(), h.victim.serverName);
@@ -98,6 +101,12 @@ async function honest(h: HostileServer, req: FakeRequest): Promise<FakeAnswer> {
     hosted.tip = id;
     hosted.depth = join.depth;
     return { status: 200, json: { origin: h.serverName, state: stateBefore, auth_chain: stateBefore, event: join, members_omitted: false } };
+  }
+  if (hosted && req.method === "PUT" && req.path.startsWith(`${FED}/v1/send_knock/`)) {
+    const knock = req.body as Pdu;
+    const stateBefore = [...hosted.state.values()].map((id) => h.events.get(id)!);
+    h.events.set(eventIdOf(knock, hosted.version), knock);
+    return { status: 200, json: { knock_room_state: stateBefore } };
   }
   const pdu = (id: string) => h.events.get(id);
   const origin = { origin: h.serverName, origin_server_ts: Date.now() };
@@ -166,6 +175,16 @@ export async function startHostileServer(victim: FederatedServer): Promise<Hosti
     h.hosted.set(dag.roomId, { version: dag.v, tip: last.eventId, depth: last.pdu.depth, state });
     versions.set(dag.roomId, dag.v);
     return dag.roomId;
+  };
+  h.hostedEvent = async (roomId, draft) => {
+    const hosted = h.hosted.get(roomId)!;
+    const ctx = { roomId, version: hosted.version, state: hosted.state, extremities: [hosted.tip], maxDepth: hosted.depth, lookup: async (id: string) => h.events.get(id) };
+    const e = await buildEvent(victim.hs.services, ctx, draft, Date.now(), h);
+    h.events.set(e.eventId, e.pdu);
+    if (draft.stateKey !== undefined) hosted.state.set(stateKeyOf(draft.type, draft.stateKey), e.eventId);
+    hosted.tip = e.eventId;
+    hosted.depth = e.pdu.depth;
+    return e;
   };
   h.chain = async (roomId, n, prev, state, depth) => {
     const v = await h.version(roomId);

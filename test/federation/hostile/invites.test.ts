@@ -1,8 +1,9 @@
-// Hostile servers, invites (issue 40): a hostile server hosting its own rooms (a hand-built DAG signed
+// Hostile servers, invites and knocks (issue 40): a hostile server hosting its own rooms (a hand-built DAG signed
 // with its key) invites Weft's alice with forged stripped state — another room's create event, an entry
 // claiming alice as sender with no valid signature, a name that is not the room's — or invites a user of
-// a third server, or signs an invite whose sender is a third server's user. Judged by alice's /sync: the
-// invites she is shown and the stripped state she is shown with them. SQLite and PostgreSQL.
+// a third server, or signs an invite whose sender is a third server's user; and a hostile server whose
+// room alice knocks on answers send_knock with forged knock_room_state. Judged by alice's /sync: the
+// invites and knocks she is shown and the stripped state she is shown with them. SQLite and PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../../helpers/server.ts";
 import { startFederatedServer, type FederatedServer } from "../../helpers/federation.ts";
@@ -83,5 +84,60 @@ describe.each(backends())("hostile invites on %s", (backend) => {
     const res = await sendInvite(r.roomId, r.invite, "11", [r.create.pdu]);
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(Object.keys(await invitesOfAlice())).not.toContain(r.roomId);
+  });
+});
+
+describe.each(backends())("hostile knock answers on %s", (backend) => {
+  let a: FederatedServer;
+  let h: HostileServer;
+  let alice: Session;
+
+  beforeAll(async () => {
+    a = await startFederatedServer({ backend });
+    [h, alice] = await Promise.all([startHostileServer(a), registerUser(a, "alice")]);
+  });
+  afterAll(async () => {
+    h.plan = () => "default";
+    await Promise.all([a?.close(), h?.close()]);
+  });
+
+  /** A knockable room the hostile server hosts, named "mallory's room". */
+  async function knockRoom(version: string): Promise<string> {
+    const roomId = await h.host(version);
+    await h.hostedEvent(roomId, { type: "m.room.join_rules", stateKey: "", sender: h.user("mallory"), content: { join_rule: "knock" } });
+    await h.hostedEvent(roomId, { type: "m.room.name", stateKey: "", sender: h.user("mallory"), content: { name: "mallory's room" } });
+    return roomId;
+  }
+  const knock = (roomId: string) => a.call("POST", `${V3}/knock/${enc(roomId)}?server_name=${enc(h.serverName)}`, { token: alice.access_token, body: {} });
+  /** The knocks alice's initial /sync shows: room id → stripped state. */
+  const knocksOfAlice = async (): Promise<Record<string, any[]>> => {
+    const res = await a.call("GET", `${V3}/sync`, { token: alice.access_token });
+    return Object.fromEntries(Object.entries(res.json.rooms?.knock ?? {}).map(([id, r]: [string, any]) => [id, r.knock_state.events]));
+  };
+
+  it("control: an honest knock shows in alice's /sync with the room's name", async () => {
+    const roomId = await knockRoom("11");
+    const res = await knock(roomId);
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    expect((await knocksOfAlice())[roomId]!.find((e) => e.type === "m.room.name")?.content.name).toBe("mallory's room");
+  });
+
+  it("knock_room_state with a badly signed entry claiming a local sender, and another room's name: both left out", async () => {
+    const roomId = await knockRoom("11");
+    const other = await knockRoom("11");
+    const forged = await h.hostedEvent(roomId, { type: "m.room.topic", stateKey: "", sender: alice.user_id, content: { topic: "Alice vouches for this room" } });
+    const otherName = await h.hostedEvent(other, { type: "m.room.name", stateKey: "", sender: h.user("mallory"), content: { name: "Another room's name" } });
+    h.plan = (req) => {
+      if (!req.path.startsWith("/_matrix/federation/v1/send_knock/")) return "default";
+      const state = [...h.hosted.get(roomId)!.state.values()].filter((id) => id !== forged.eventId).map((id) => h.events.get(id)!);
+      return { status: 200, json: { knock_room_state: [...state, withBadSignature(forged, h.serverName), otherName.pdu] } };
+    };
+    const res = await knock(roomId);
+    h.plan = () => "default";
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    const shown = JSON.stringify((await knocksOfAlice())[roomId]);
+    expect(shown).toContain("mallory's room");
+    expect(shown).not.toContain("Alice vouches");
+    expect(shown).not.toContain("Another room's name");
   });
 });
