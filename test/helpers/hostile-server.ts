@@ -63,6 +63,8 @@ export interface HostileServer extends FakeOrigin {
   host(version: string): Promise<string>;
   /** An event of mallory's (or `draft.sender`'s) in a hosted room, on its tip; the room's state and tip move. */
   hostedEvent(roomId: string, draft: EventDraft): Promise<BuiltEvent>;
+  /** Rooms of the victim this server joined: the state and tip its last join left (what it knows without the victim's storage). */
+  joined: Map<string, HostedRoom>;
   /** The hosted room's DAG so far: its tip, depth and state (what make_join builds on). */
   hosted: Map<string, HostedRoom>;
   /** `n` messages of mallory's in a chain on `prev` (auth events from `state`); not sent. */
@@ -122,7 +124,14 @@ async function honest(h: HostileServer, req: FakeRequest): Promise<FakeAnswer> {
   return undefined;
 }
 
-export async function startHostileServer(victim: FederatedServer): Promise<HostileServer> {
+/**
+ * Starts the hostile server against `victim` (a Weft server: its storage gives the room's tips and state
+ * to build on). `target`: another homeserver (a live Synapse) to attack instead — then `victim` only lends
+ * its event builder, and events are built on what this server learnt of the room (its join and the
+ * events the target sent it since).
+ */
+export async function startHostileServer(victim: FederatedServer, opts: { target?: { baseUrl: string; serverName: string } } = {}): Promise<HostileServer> {
+  const target = opts.target ?? victim;
   const origin = await startFakeOrigin();
   const versions = new Map<string, RoomVersion>();
   const h = origin as HostileServer;
@@ -130,6 +139,7 @@ export async function startHostileServer(victim: FederatedServer): Promise<Hosti
     victim,
     events: new Map<string, Pdu>(),
     hosted: new Map<string, HostedRoom>(),
+    joined: new Map<string, HostedRoom>(),
     plan: () => "default",
   });
   origin.handler = async (req) => {
@@ -146,8 +156,8 @@ export async function startHostileServer(victim: FederatedServer): Promise<Hosti
     }
     return v;
   };
-  h.call = (method, path, body) => signedCall(h, victim, method, path, body);
-  h.send = (pdus, edus) => sendTransaction(h, victim, pdus, edus);
+  h.call = (method, path, body) => signedCall(h, target, method, path, body);
+  h.send = (pdus, edus) => sendTransaction(h, target, pdus, edus);
   h.join = async (roomId, localpart, content = {}) => {
     const userId = h.user(localpart);
     const t = await h.call("GET", `${FED}/v1/make_join/${enc(roomId)}/${enc(userId)}?${KNOWN_ROOM_VERSIONS.map((v) => `ver=${v}`).join("&")}`);
@@ -160,6 +170,10 @@ export async function startHostileServer(victim: FederatedServer): Promise<Hosti
     expect(res.status, JSON.stringify(res.json)).toBe(200);
     for (const p of [...res.json.state, ...res.json.auth_chain] as Pdu[]) h.events.set(eventIdOf(p, v), p);
     h.events.set(join.eventId, join.pdu);
+    versions.set(roomId, v);
+    const state = h.joined.get(roomId)?.state ?? new Map((res.json.state as Pdu[]).map((p) => [stateKeyOf(p.type, p.state_key!), eventIdOf(p, v)]));
+    state.set(stateKeyOf("m.room.member", userId), join.eventId);
+    h.joined.set(roomId, { version: v, tip: join.eventId, depth: join.pdu.depth, state });
     return join.eventId;
   };
   h.host = async (version) => {
@@ -201,7 +215,8 @@ export async function startHostileServer(victim: FederatedServer): Promise<Hosti
   h.craft = async (roomId, draft, opts = {}) => {
     const s = victim.hs.services;
     const v = await h.version(roomId);
-    const room = (await loadRoom(s, roomId))!;
+    const joined = h.joined.get(roomId);
+    const room = (await loadRoom(s, roomId)) ?? { state: joined!.state, extremities: [joined!.tip] };
     const lookup = async (id: string) => h.events.get(id) ?? (await s.rooms.events.get(id))?.pdu;
     const prev = opts.prev ?? room.extremities;
     let maxDepth = 0;

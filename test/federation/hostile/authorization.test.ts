@@ -228,7 +228,11 @@ describe.each(backends())("authorization of a hostile server's events on %s", (b
       expect(await liveUntilSentinel(a, alice.access_token, roomId)).not.toContain(m.eventId);
       expect(await notifiedIds(a, alice.access_token)).not.toContain(m.eventId);
       expect(await aliceBuildsOn(roomId)).not.toContain(m.eventId);
-      expect(membershipOf(await view(roomId), mallory)).toBe("ban");
+      const v = await view(roomId);
+      expect(membershipOf(v, mallory)).toBe("ban");
+      // Nor in the timeline read back (Synapse withholds soft-failed events from clients everywhere).
+      expect(v.timeline).not.toContain(m.eventId);
+      expect((await a.call("GET", `${V3}/rooms/${enc(roomId)}/event/${enc(m.eventId)}`, { token: alice.access_token })).status).toBe(404);
       expect(refusalLines(log.lines, m.eventId).map((l) => [l.rule, l.outcome])).toEqual([["current_state", "soft_failed"]]);
     });
 
@@ -243,6 +247,7 @@ describe.each(backends())("authorization of a hostile server's events on %s", (b
       expect((await stored(t.eventId))!.softFailed).toBe(true);
       const v = await view(roomId);
       expect(v.state.get(stateKeyOf("m.room.topic", ""))!.content.topic).toBe("alice's topic");
+      expect(v.timeline).not.toContain(t.eventId);
       expect(await liveUntilSentinel(a, alice.access_token, roomId)).not.toContain(t.eventId);
       expect(await aliceBuildsOn(roomId)).not.toContain(t.eventId);
     });
