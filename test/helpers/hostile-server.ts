@@ -7,7 +7,7 @@
 // /get_missing_events, /event_auth) from the events it holds or with whatever the test's `plan` says.
 // Also the victim's view as its local members see it: current state (/state), timeline (/messages),
 // live /sync, notifications (push), each through the client API.
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import type { Pdu } from "../../src/domain/events/types.ts";
 import { referencedIds } from "../../src/domain/events/types.ts";
 import { eventIdOf, referenceHash } from "../../src/domain/events/hashes.ts";
@@ -18,7 +18,10 @@ import { stateKeyOf } from "../../src/domain/store/state-groups.ts";
 import { KNOWN_ROOM_VERSIONS } from "../../src/domain/rooms/room-versions.ts";
 import { Dag } from "./dag.ts";
 import { startFakeOrigin, type FakeAnswer, type FakeOrigin, type FakeRequest } from "./fake-origin.ts";
-import type { FederatedServer } from "./federation.ts";
+import { startFederatedServer, type FederatedServer } from "./federation.ts";
+import { capturedLog, type CapturedLog } from "./captured-log.ts";
+import { registerUser, type Session } from "./users.ts";
+import type { Backend } from "./server.ts";
 import { sendTransaction, signedCall, syncUntil } from "./by-hand.ts";
 import type { JsonResponse } from "./server.ts";
 
@@ -327,4 +330,35 @@ export const authIds = (pdu: Pdu) => referencedIds(pdu.auth_events);
 /** The refusal log lines (federation/refusals.ts) naming `eventId`. */
 export function refusalLines(lines: Record<string, any>[], eventId: string): Record<string, any>[] {
   return lines.filter((l) => l.eventId === eventId && typeof l.rule === "string" && typeof l.origin === "string");
+}
+
+// ---- One victim and one attacker per test file -----------------------------------------------------
+
+export interface HostileFixture {
+  /** The victim Weft server (its log captured at info level). */
+  a: FederatedServer;
+  h: HostileServer;
+  /** A local user of the victim. */
+  alice: Session;
+  /** mallory of the hostile server. */
+  mallory: string;
+  log: CapturedLog;
+}
+
+/**
+ * Registers the file's beforeAll/afterAll: a Weft server on `backend` (with `config`), alice on it, and
+ * a hostile server attacking it. Returns the fixture, filled in once beforeAll ran.
+ */
+export function hostileFixture(backend: Backend, config: Record<string, unknown> = {}): HostileFixture {
+  const f = { log: capturedLog("info") } as HostileFixture;
+  beforeAll(async () => {
+    f.a = await startFederatedServer({ backend, log: f.log.logger, config });
+    [f.h, f.alice] = await Promise.all([startHostileServer(f.a), registerUser(f.a, "alice")]);
+    f.mallory = f.h.user("mallory");
+  });
+  afterAll(async () => {
+    if (f.h) f.h.plan = () => "default";
+    await Promise.all([f.a?.close(), f.h?.close()]);
+  });
+  return f;
 }

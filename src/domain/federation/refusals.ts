@@ -24,8 +24,7 @@ export type RefusalRule =
   | "prev_events_withheld"
   | "auth_events_missing"
   | "server_acl"
-  | "not_in_room"
-  | "too_many_references";
+  | "not_in_room";
 
 export interface Refusal {
   origin: string;

@@ -5,10 +5,8 @@
 // stays responsive while it runs: her send latency is measured during the attack. SQLite and PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../../helpers/server.ts";
-import { startFederatedServer, type FederatedServer } from "../../helpers/federation.ts";
-import { registerUser, type Session } from "../../helpers/users.ts";
 import { createRoom } from "../../helpers/rooms.ts";
-import { memberView, startHostileServer, type HostileServer } from "../../helpers/hostile-server.ts";
+import { hostileFixture, memberView } from "../../helpers/hostile-server.ts";
 import type { BuiltEvent } from "../../../src/domain/rooms/build-event.ts";
 import { stateKeyOf } from "../../../src/domain/store/state-groups.ts";
 import { loadRoom } from "../../../src/domain/rooms/room-cache.ts";
@@ -17,33 +15,23 @@ const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
 
 describe.each(backends())("exhaustion attacks by a hostile server on %s", (backend) => {
-  let a: FederatedServer;
-  let h: HostileServer;
-  let alice: Session;
-  let mallory: string;
   /** alice's room nobody else is in: its send latency is measured during each attack. */
   let quiet: string;
+  const f = hostileFixture(backend);
 
   beforeAll(async () => {
-    a = await startFederatedServer({ backend });
-    [h, alice] = await Promise.all([startHostileServer(a), registerUser(a, "alice")]);
-    mallory = h.user("mallory");
-    quiet = await createRoom(a, alice, { preset: "private_chat" });
-  });
-  afterAll(async () => {
-    h.plan = () => "default";
-    await Promise.all([a?.close(), h?.close()]);
+    quiet = await createRoom(f.a, f.alice, { preset: "private_chat" });
   });
 
   async function room(version = "10"): Promise<string> {
-    const roomId = await createRoom(a, alice, { preset: "public_chat", room_version: version });
-    await h.join(roomId, "mallory");
+    const roomId = await createRoom(f.a, f.alice, { preset: "public_chat", room_version: version });
+    await f.h.join(roomId, "mallory");
     return roomId;
   }
-  const rows = async (roomId: string) => (await a.hs.services.storage.sql.all<{ n: number }>("SELECT COUNT(*) AS n FROM events WHERE room_id = ?", [roomId]))[0]!.n;
+  const rows = async (roomId: string) => (await f.a.hs.services.storage.sql.all<{ n: number }>("SELECT COUNT(*) AS n FROM events WHERE room_id = ?", [roomId]))[0]!.n;
   const say = async (roomId: string) => {
     const t0 = performance.now();
-    const res = await a.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/l${Math.random()}`, { token: alice.access_token, body: { msgtype: "m.text", body: "still responsive" } });
+    const res = await f.a.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/l${Math.random()}`, { token: f.alice.access_token, body: { msgtype: "m.text", body: "still responsive" } });
     expect(res.status).toBe(200);
     return performance.now() - t0;
   };
@@ -67,45 +55,45 @@ describe.each(backends())("exhaustion attacks by a hostile server on %s", (backe
 
   /** The victim's state, tip and depth in `roomId` (where a flood starts from). */
   const at = async (roomId: string) => {
-    const r = (await loadRoom(a.hs.services, roomId))!;
+    const r = (await loadRoom(f.a.hs.services, roomId))!;
     return { state: r.state, tip: r.extremities[0]!, depth: r.maxDepth };
   };
 
   it("a get_missing_events answer of 10,000 events: at most the asked-for few are taken, quickly", async () => {
     const roomId = await room();
     const { state, tip, depth } = await at(roomId);
-    const flood = await h.chain(roomId, 10_000, tip, state, depth);
+    const flood = await f.h.chain(roomId, 10_000, tip, state, depth);
     const pushed = flood[flood.length - 1]!;
-    h.plan = (req) => (req.path.includes("/get_missing_events/") ? { status: 200, json: { events: flood.slice(0, -1).map((e) => e.pdu) } } : "default");
+    f.h.plan = (req) => (req.path.includes("/get_missing_events/") ? { status: 200, json: { events: flood.slice(0, -1).map((e) => e.pdu) } } : "default");
     const before = await rows(roomId);
-    const { result, ms, worstQuiet, worstRoom } = await underAttack(() => h.send([pushed.pdu]), roomId);
-    h.plan = () => "default";
+    const { result, ms, worstQuiet, worstRoom } = await underAttack(() => f.h.send([pushed.pdu]), roomId);
+    f.h.plan = () => "default";
     expect(result.status).toBe(200);
     expect(ms).toBeLessThan(15_000);
     expect(worstQuiet).toBeLessThan(2_000);
     expect(worstRoom).toBeLessThan(2_000);
     expect((await rows(roomId)) - before).toBeLessThanOrEqual(60);
-    expect((await memberView(a, alice.access_token, roomId)).timeline).not.toContain(pushed.eventId);
+    expect((await memberView(f.a, f.alice.access_token, roomId)).timeline).not.toContain(pushed.eventId);
   }, 120_000);
 
   it("a backfill answer of 10,000 events: at most the asked-for hundred are taken", async () => {
     // Weft joins a room the hostile server hosts (its history before the join unknown), then reads back.
-    const roomId = await h.host("10");
-    const hosted = h.hosted.get(roomId)!;
-    const history = await h.chain(roomId, 10_000, hosted.tip, hosted.state, hosted.depth);
+    const roomId = await f.h.host("10");
+    const hosted = f.h.hosted.get(roomId)!;
+    const history = await f.h.chain(roomId, 10_000, hosted.tip, hosted.state, hosted.depth);
     hosted.tip = history[history.length - 1]!.eventId;
     hosted.depth = history[history.length - 1]!.pdu.depth;
-    const joined = await a.call("POST", `${V3}/join/${enc(roomId)}?server_name=${enc(h.serverName)}`, { token: alice.access_token, body: {} });
+    const joined = await f.a.call("POST", `${V3}/join/${enc(roomId)}?server_name=${enc(f.h.serverName)}`, { token: f.alice.access_token, body: {} });
     expect(joined.status, JSON.stringify(joined.json)).toBe(200);
     let asked = 0;
-    h.plan = (req) => {
+    f.h.plan = (req) => {
       if (!req.path.includes("/backfill/")) return "default";
       asked++;
-      return { status: 200, json: { origin: h.serverName, origin_server_ts: Date.now(), pdus: [...history].reverse().map((e) => e.pdu) } };
+      return { status: 200, json: { origin: f.h.serverName, origin_server_ts: Date.now(), pdus: [...history].reverse().map((e) => e.pdu) } };
     };
     const before = await rows(roomId);
-    const { result, ms, worstQuiet } = await underAttack(() => a.call("GET", `${V3}/rooms/${enc(roomId)}/messages?dir=b&limit=50`, { token: alice.access_token }));
-    h.plan = () => "default";
+    const { result, ms, worstQuiet } = await underAttack(() => f.a.call("GET", `${V3}/rooms/${enc(roomId)}/messages?dir=b&limit=50`, { token: f.alice.access_token }));
+    f.h.plan = () => "default";
     expect(result.status, JSON.stringify(result.json)).toBe(200);
     expect(asked).toBeGreaterThan(0);
     expect(ms).toBeLessThan(20_000);
@@ -116,22 +104,22 @@ describe.each(backends())("exhaustion attacks by a hostile server on %s", (backe
   it("prev_events past the spec's 20: dropped, nothing stored", async () => {
     const roomId = await room();
     const { state, tip, depth } = await at(roomId);
-    const branches = await Promise.all(Array.from({ length: 21 }, () => h.chain(roomId, 1, tip, state, depth)));
-    const m = await h.craft(roomId, { type: "m.room.message", sender: mallory, content: { msgtype: "m.text", body: "wide" } }, { prev: branches.map((b) => b[0]!.eventId) });
-    const res = await h.send([m.pdu]);
+    const branches = await Promise.all(Array.from({ length: 21 }, () => f.h.chain(roomId, 1, tip, state, depth)));
+    const m = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: "wide" } }, { prev: branches.map((b) => b[0]!.eventId) });
+    const res = await f.h.send([m.pdu]);
     expect(res.json.pdus[m.eventId]?.error ?? "not answered").toBeDefined();
-    expect(await a.hs.services.rooms.events.get(m.eventId)).toBeUndefined();
-    expect((await memberView(a, alice.access_token, roomId)).timeline).not.toContain(m.eventId);
+    expect(await f.a.hs.services.rooms.events.get(m.eventId)).toBeUndefined();
+    expect((await memberView(f.a, f.alice.access_token, roomId)).timeline).not.toContain(m.eventId);
   });
 
   it("auth_events past the spec's 10: dropped, nothing stored", async () => {
     const roomId = await room();
     const padding = Array.from({ length: 11 }, (_, i) => `$${String(i).padStart(43, "p")}`);
-    const m = await h.craft(roomId, { type: "m.room.message", sender: mallory, content: { msgtype: "m.text", body: "heavy" } }, { edit: (p) => void (p.auth_events = [...(p.auth_events as string[]), ...padding].slice(0, 11)) });
+    const m = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: "heavy" } }, { edit: (p) => void (p.auth_events = [...(p.auth_events as string[]), ...padding].slice(0, 11)) });
     expect((m.pdu.auth_events as string[]).length).toBe(11);
-    const res = await h.send([m.pdu]);
+    const res = await f.h.send([m.pdu]);
     expect(res.json.pdus[m.eventId]?.error ?? "not answered").toBeDefined();
-    expect(await a.hs.services.rooms.events.get(m.eventId)).toBeUndefined();
+    expect(await f.a.hs.services.rooms.events.get(m.eventId)).toBeUndefined();
   });
 
   it("an event on an auth chain 5,000 deep (mallory's membership changed 5,000 times): bounded, the room responsive", async () => {
@@ -142,14 +130,14 @@ describe.each(backends())("exhaustion attacks by a hostile server on %s", (backe
     const st = new Map(state);
     let prev = tip;
     for (let i = 0; i < 5_000; i++) {
-      const e = await h.craft(roomId, { type: "m.room.member", stateKey: mallory, sender: mallory, content: { membership: "join", displayname: `m${i}` } }, { prev: [prev], authState: st, depth: depth + i + 1 });
-      st.set(stateKeyOf("m.room.member", mallory), e.eventId);
+      const e = await f.h.craft(roomId, { type: "m.room.member", stateKey: f.mallory, sender: f.mallory, content: { membership: "join", displayname: `m${i}` } }, { prev: [prev], authState: st, depth: depth + i + 1 });
+      st.set(stateKeyOf("m.room.member", f.mallory), e.eventId);
       chain.push(e);
       prev = e.eventId;
     }
-    const pushed = await h.craft(roomId, { type: "m.room.message", sender: mallory, content: { msgtype: "m.text", body: "on top" } }, { prev: [tip], authState: st });
+    const pushed = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: "on top" } }, { prev: [tip], authState: st });
     let asked = 0;
-    h.plan = (req) => {
+    f.h.plan = (req) => {
       if (req.path.includes("/event_auth/")) {
         asked++;
         return { status: 200, json: { auth_chain: chain.map((e) => e.pdu) } };
@@ -158,8 +146,8 @@ describe.each(backends())("exhaustion attacks by a hostile server on %s", (backe
       return "default";
     };
     const before = await rows(roomId);
-    const { result, ms, worstQuiet, worstRoom } = await underAttack(() => h.send([pushed.pdu]), roomId);
-    h.plan = () => "default";
+    const { result, ms, worstQuiet, worstRoom } = await underAttack(() => f.h.send([pushed.pdu]), roomId);
+    f.h.plan = () => "default";
     expect(result.status).toBe(200);
     expect(asked).toBe(1);
     expect(ms).toBeLessThan(60_000);
@@ -168,37 +156,37 @@ describe.each(backends())("exhaustion attacks by a hostile server on %s", (backe
     expect(worstQuiet).toBeLessThan(1_000);
     expect(worstRoom).toBeLessThan(20_000);
     // The chain is stored (outliers), the event on it accepted: alice sees it.
-    expect((await memberView(a, alice.access_token, roomId)).timeline).toContain(pushed.eventId);
+    expect((await memberView(f.a, f.alice.access_token, roomId)).timeline).toContain(pushed.eventId);
     expect((await rows(roomId)) - before).toBeLessThanOrEqual(5_000 + 50);
   }, 180_000);
 
   it("a transaction of 51 PDUs or 101 EDUs: refused whole, the room unchanged", async () => {
     const roomId = await room();
     const { state, tip, depth } = await at(roomId);
-    const many = await h.chain(roomId, 51, tip, state, depth);
-    const before = await memberView(a, alice.access_token, roomId);
-    const pdus = await h.send(many.map((e) => e.pdu));
+    const many = await f.h.chain(roomId, 51, tip, state, depth);
+    const before = await memberView(f.a, f.alice.access_token, roomId);
+    const pdus = await f.h.send(many.map((e) => e.pdu));
     expect([pdus.status, pdus.json.errcode]).toEqual([400, "M_TOO_LARGE"]);
-    const edus = await h.send([many[0]!.pdu], Array.from({ length: 101 }, () => ({ edu_type: "m.typing", content: { room_id: roomId, user_id: mallory, typing: true } })));
+    const edus = await f.h.send([many[0]!.pdu], Array.from({ length: 101 }, () => ({ edu_type: "m.typing", content: { room_id: roomId, user_id: f.mallory, typing: true } })));
     expect([edus.status, edus.json.errcode]).toEqual([400, "M_TOO_LARGE"]);
-    const after = await memberView(a, alice.access_token, roomId);
+    const after = await memberView(f.a, f.alice.access_token, roomId);
     expect(after.timeline).toEqual(before.timeline);
-    for (const e of many) expect(await a.hs.services.rooms.events.get(e.eventId)).toBeUndefined();
+    for (const e of many) expect(await f.a.hs.services.rooms.events.get(e.eventId)).toBeUndefined();
   });
 
   it("a remote that never answers (get_missing_events hangs): the transaction ends in bounded time, the rooms stay responsive", async () => {
     const roomId = await room();
     const { state, tip, depth } = await at(roomId);
-    const [hidden, pushed] = await h.chain(roomId, 2, tip, state, depth);
+    const [hidden, pushed] = await f.h.chain(roomId, 2, tip, state, depth);
     void hidden;
-    h.plan = (req) => (req.path.includes("/get_missing_events/") || req.path.includes("/state_ids/") || req.path.includes("/event/") ? new Promise(() => {}) : "default");
-    const { result, ms, worstQuiet, worstRoom } = await underAttack(() => h.send([pushed!.pdu]), roomId);
-    h.plan = () => "default";
+    f.h.plan = (req) => (req.path.includes("/get_missing_events/") || req.path.includes("/state_ids/") || req.path.includes("/event/") ? new Promise(() => {}) : "default");
+    const { result, ms, worstQuiet, worstRoom } = await underAttack(() => f.h.send([pushed!.pdu]), roomId);
+    f.h.plan = () => "default";
     expect(result.status).toBe(200);
     expect(result.json.pdus[pushed!.eventId].error).toBeDefined();
     expect(ms).toBeLessThan(45_000);
     expect(worstQuiet).toBeLessThan(2_000);
     expect(worstRoom).toBeLessThan(2_000);
-    expect(await a.hs.services.rooms.events.get(pushed!.eventId)).toBeUndefined();
+    expect(await f.a.hs.services.rooms.events.get(pushed!.eventId)).toBeUndefined();
   }, 90_000);
 });

@@ -6,11 +6,8 @@
 // SQLite and PostgreSQL, one Weft server per backend, a fresh room per attack.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../../helpers/server.ts";
-import { startFederatedServer, type FederatedServer } from "../../helpers/federation.ts";
-import { registerUser, type Session } from "../../helpers/users.ts";
 import { createRoom } from "../../helpers/rooms.ts";
-import { liveUntilSentinel, memberView, notifiedIds, refusalLines, startHostileServer, withBadContentHash, withBadSignature, type HostileServer } from "../../helpers/hostile-server.ts";
-import { capturedLog } from "../../helpers/captured-log.ts";
+import { hostileFixture, liveUntilSentinel, memberView, notifiedIds, refusalLines, withBadContentHash, withBadSignature } from "../../helpers/hostile-server.ts";
 import { parsePrometheusText, sampleValue } from "../../helpers/prometheus.ts";
 import { generateSigningKey } from "../../../src/domain/signing-key.ts";
 import { KNOWN_ROOM_VERSIONS } from "../../../src/domain/rooms/room-versions.ts";
@@ -19,96 +16,84 @@ const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
 
 describe.each(backends())("forged events from a hostile server on %s", (backend) => {
-  let a: FederatedServer;
-  let h: HostileServer;
-  let alice: Session;
-  let mallory: string;
-  const log = capturedLog("info");
-
-  beforeAll(async () => {
-    a = await startFederatedServer({ backend, log: log.logger, config: { enable_metrics: true } });
-    [h, alice] = await Promise.all([startHostileServer(a), registerUser(a, "alice")]);
-    mallory = h.user("mallory");
-  });
-  afterAll(async () => {
-    await Promise.all([a?.close(), h?.close()]);
-  });
+  const f = hostileFixture(backend, { enable_metrics: true });
+  const { log } = f;
 
   /** A public room of alice's that mallory of the hostile server has joined. */
   async function room(version = "10"): Promise<string> {
-    const roomId = await createRoom(a, alice, { preset: "public_chat", room_version: version });
-    await h.join(roomId, "mallory");
+    const roomId = await createRoom(f.a, f.alice, { preset: "public_chat", room_version: version });
+    await f.h.join(roomId, "mallory");
     return roomId;
   }
 
-  const say = (roomId: string, body: string, sender = mallory) => h.craft(roomId, { type: "m.room.message", sender, content: { msgtype: "m.text", body } });
-  const eventOf = (roomId: string, id: string) => a.call("GET", `${V3}/rooms/${enc(roomId)}/event/${enc(id)}`, { token: alice.access_token });
+  const say = (roomId: string, body: string, sender = f.mallory) => f.h.craft(roomId, { type: "m.room.message", sender, content: { msgtype: "m.text", body } });
+  const eventOf = (roomId: string, id: string) => f.a.call("GET", `${V3}/rooms/${enc(roomId)}/event/${enc(id)}`, { token: f.alice.access_token });
 
   it("control: an honest message of the joined server is accepted and shown", async () => {
     const roomId = await room();
     const m = await say(roomId, "hello");
-    expect((await h.send([m.pdu])).json).toEqual({ pdus: { [m.eventId]: {} } });
-    expect((await memberView(a, alice.access_token, roomId)).timeline[0]).toBe(m.eventId);
+    expect((await f.h.send([m.pdu])).json).toEqual({ pdus: { [m.eventId]: {} } });
+    expect((await memberView(f.a, f.alice.access_token, roomId)).timeline[0]).toBe(m.eventId);
   });
 
   it("a local user as sender (signed by the hostile server): dropped, never shown, no notification", async () => {
     const roomId = await room();
-    const forged = await say(roomId, `alice says: ${alice.user_id} is an admin`, alice.user_id);
-    const res = await h.send([forged.pdu]);
+    const forged = await say(roomId, `alice says: ${f.alice.user_id} is an admin`, f.alice.user_id);
+    const res = await f.h.send([forged.pdu]);
     expect(res.json.pdus[forged.eventId].error).toMatch(/signature/i);
-    const view = await memberView(a, alice.access_token, roomId);
+    const view = await memberView(f.a, f.alice.access_token, roomId);
     expect(view.timeline).not.toContain(forged.eventId);
     expect((await eventOf(roomId, forged.eventId)).status).toBe(404);
-    expect(await liveUntilSentinel(a, alice.access_token, roomId)).not.toContain(forged.eventId);
+    expect(await liveUntilSentinel(f.a, f.alice.access_token, roomId)).not.toContain(forged.eventId);
   });
 
   it("a third server's user as sender, signed by the hostile server: dropped", async () => {
     const roomId = await room();
     const forged = await say(roomId, "from afar", "@carol:elsewhere.example");
-    const res = await h.send([forged.pdu]);
+    const res = await f.h.send([forged.pdu]);
     expect(res.json.pdus[forged.eventId].error).toBeDefined();
-    expect((await memberView(a, alice.access_token, roomId)).timeline).not.toContain(forged.eventId);
-    expect(await a.hs.services.rooms.events.get(forged.eventId)).toBeUndefined();
+    expect((await memberView(f.a, f.alice.access_token, roomId)).timeline).not.toContain(forged.eventId);
+    expect(await f.a.hs.services.rooms.events.get(forged.eventId)).toBeUndefined();
   });
 
   it("a third server's user as sender, signed with a key the claimed server never had: dropped", async () => {
     const roomId = await room();
-    const forged = await h.craft(roomId, { type: "m.room.message", sender: "@carol:127.0.0.1:1", content: { msgtype: "m.text", body: "x" } }, { signer: { serverName: "127.0.0.1:1", key: generateSigningKey() } });
-    const res = await h.send([forged.pdu]);
+    const forged = await f.h.craft(roomId, { type: "m.room.message", sender: "@carol:127.0.0.1:1", content: { msgtype: "m.text", body: "x" } }, { signer: { serverName: "127.0.0.1:1", key: generateSigningKey() } });
+    const res = await f.h.send([forged.pdu]);
     expect(res.json.pdus[forged.eventId].error).toBeDefined();
-    expect(await a.hs.services.rooms.events.get(forged.eventId)).toBeUndefined();
+    expect(await f.a.hs.services.rooms.events.get(forged.eventId)).toBeUndefined();
   });
 
   it("a bad signature: dropped, never shown, no notification", async () => {
     const roomId = await room();
-    const m = await say(roomId, `hey ${alice.user_id} alice`);
-    const res = await h.send([withBadSignature(m, h.serverName)]);
+    const m = await say(roomId, `hey ${f.alice.user_id} alice`);
+    const res = await f.h.send([withBadSignature(m, f.h.serverName)]);
     expect(res.json.pdus[m.eventId].error).toMatch(/signature/i);
-    expect((await memberView(a, alice.access_token, roomId)).timeline).not.toContain(m.eventId);
-    expect(await notifiedIds(a, alice.access_token)).not.toContain(m.eventId);
-    expect(await a.hs.services.rooms.events.get(m.eventId)).toBeUndefined();
+    expect((await memberView(f.a, f.alice.access_token, roomId)).timeline).not.toContain(m.eventId);
+    expect(await notifiedIds(f.a, f.alice.access_token)).not.toContain(m.eventId);
+    expect(await f.a.hs.services.rooms.events.get(m.eventId)).toBeUndefined();
   });
 
   it("a bad content hash: stored redacted — shown with its content stripped, nothing of the changed body", async () => {
     const roomId = await room();
     const m = await say(roomId, "the signed body");
-    const res = await h.send([withBadContentHash(m, { msgtype: "m.text", body: `changed after signing, ${alice.user_id}` })]);
+    const res = await f.h.send([withBadContentHash(m, { msgtype: "m.text", body: `changed after signing, ${f.alice.user_id}` })]);
     expect(res.json).toEqual({ pdus: { [m.eventId]: {} } });
-    const view = await memberView(a, alice.access_token, roomId);
+    const view = await memberView(f.a, f.alice.access_token, roomId);
     expect(view.timeline[0]).toBe(m.eventId);
     const shown = await eventOf(roomId, m.eventId);
     expect([shown.status, shown.json.content]).toEqual([200, {}]);
     // Pushed as it is stored: redacted (a message in a room of two notifies, whatever its body).
-    const notes = await a.call("GET", `${V3}/notifications?limit=100`, { token: alice.access_token });
+    const notes = await f.a.call("GET", `${V3}/notifications?limit=100`, { token: f.alice.access_token });
     for (const n of notes.json.notifications as any[]) if (n.event.event_id === m.eventId) expect(n.event.content).toEqual({});
     expect(JSON.stringify(notes.json)).not.toContain("changed after signing");
   });
 
   it("a bad content hash on a state event: the redacted form takes effect (a topic without its text)", async () => {
     const roomId = await room();
-    const t = await h.craft(roomId, { type: "m.room.topic", stateKey: "", sender: mallory, content: { topic: "signed" } });
-    await h.send([withBadContentHash(t, { topic: "swapped after signing" })]);
-    const view = await memberView(a, alice.access_token, roomId);
+    const t = await f.h.craft(roomId, { type: "m.room.topic", stateKey: "", sender: f.mallory, content: { topic: "signed" } });
+    await f.h.send([withBadContentHash(t, { topic: "swapped after signing" })]);
+    const view = await memberView(f.a, f.alice.access_token, roomId);
     expect(view.state.get("m.room.topic\u0000")?.content.topic).not.toBe("swapped after signing");
   });
 
@@ -116,13 +101,13 @@ describe.each(backends())("forged events from a hostile server on %s", (backend)
     // Signed with the false event_id inside: a valid event, whose id is the hash of all that.
     const roomId = await room();
     const fake = `$${"f".repeat(43)}`;
-    const m = await h.craft(roomId, { type: "m.room.message", sender: mallory, content: { msgtype: "m.text", body: "named falsely" } }, { edit: (p) => void (p.event_id = fake) });
+    const m = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: "named falsely" } }, { edit: (p) => void (p.event_id = fake) });
     expect(m.eventId).not.toBe(fake);
-    const res = await h.send([m.pdu]);
+    const res = await f.h.send([m.pdu]);
     expect(res.json).toEqual({ pdus: { [m.eventId]: {} } });
     expect((await eventOf(roomId, fake)).status).toBe(404);
-    expect(await a.hs.services.rooms.events.get(fake)).toBeUndefined();
-    const view = await memberView(a, alice.access_token, roomId);
+    expect(await f.a.hs.services.rooms.events.get(fake)).toBeUndefined();
+    const view = await memberView(f.a, f.alice.access_token, roomId);
     expect(view.timeline[0]).toBe(m.eventId);
     expect(view.timeline).not.toContain(fake);
   });
@@ -131,67 +116,67 @@ describe.each(backends())("forged events from a hostile server on %s", (backend)
     const roomId = await room();
     const hidden = await say(roomId, "the real missing event");
     const decoy = await say(roomId, "a decoy");
-    const after = await h.craft(roomId, { type: "m.room.message", sender: mallory, content: { msgtype: "m.text", body: "after the gap" } }, { prev: [hidden.eventId] });
-    h.plan = (req) => {
+    const after = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: "after the gap" } }, { prev: [hidden.eventId] });
+    f.h.plan = (req) => {
       if (req.path.includes("/get_missing_events/")) return { status: 200, json: { events: [decoy.pdu] } };
-      if (req.path.includes("/event/")) return { status: 200, json: { origin: h.serverName, origin_server_ts: 0, pdus: [decoy.pdu] } };
+      if (req.path.includes("/event/")) return { status: 200, json: { origin: f.h.serverName, origin_server_ts: 0, pdus: [decoy.pdu] } };
       return "default";
     };
     try {
-      const res = await h.send([after.pdu]);
+      const res = await f.h.send([after.pdu]);
       expect(res.json.pdus[after.eventId].error).toBeDefined();
     } finally {
-      h.plan = () => "default";
+      f.h.plan = () => "default";
     }
-    expect(await a.hs.services.rooms.events.get(hidden.eventId)).toBeUndefined();
-    expect(await a.hs.services.rooms.events.get(after.eventId)).toBeUndefined();
-    expect((await memberView(a, alice.access_token, roomId)).timeline).not.toContain(after.eventId);
+    expect(await f.a.hs.services.rooms.events.get(hidden.eventId)).toBeUndefined();
+    expect(await f.a.hs.services.rooms.events.get(after.eventId)).toBeUndefined();
+    expect((await memberView(f.a, f.alice.access_token, roomId)).timeline).not.toContain(after.eventId);
   });
 
   it("an event of this room under another room's id: rejected, shown in neither room", async () => {
     const roomId = await room();
     const other = await room();
     // Built and signed for `other`, on roomId's prev_events and auth events.
-    const m = await h.craft(roomId, { type: "m.room.message", sender: mallory, content: { msgtype: "m.text", body: "cross-room" } }, { edit: (p) => void (p.room_id = other) });
-    await h.send([m.pdu]);
+    const m = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: "cross-room" } }, { edit: (p) => void (p.room_id = other) });
+    await f.h.send([m.pdu]);
     for (const r of [roomId, other]) {
-      expect((await memberView(a, alice.access_token, r)).timeline).not.toContain(m.eventId);
+      expect((await memberView(f.a, f.alice.access_token, r)).timeline).not.toContain(m.eventId);
       expect((await eventOf(r, m.eventId)).status).toBe(404);
     }
     // Kept rejected (as Synapse: answered {}), never part of the DAG's tips.
-    expect((await a.hs.services.rooms.events.get(m.eventId))?.rejectedReason).toMatch(/another room/);
-    expect(await a.hs.services.rooms.events.extremities(other)).not.toContain(m.eventId);
+    expect((await f.a.hs.services.rooms.events.get(m.eventId))?.rejectedReason).toMatch(/another room/);
+    expect(await f.a.hs.services.rooms.events.extremities(other)).not.toContain(m.eventId);
   });
 
   it("an event in another room version's format (v1 shape in a v10 room): dropped", async () => {
     const roomId = await room("10");
     const m = await say(roomId, "old format");
-    const v1Shaped = { ...m.pdu, event_id: `$old:${h.serverName}`, prev_events: m.pdu.prev_events.map((id) => [id, { sha256: "x" }]) };
-    const res = await h.send([v1Shaped]);
+    const v1Shaped = { ...m.pdu, event_id: `$old:${f.h.serverName}`, prev_events: m.pdu.prev_events.map((id) => [id, { sha256: "x" }]) };
+    const res = await f.h.send([v1Shaped]);
     expect(Object.values(res.json.pdus).every((r: any) => r.error !== undefined)).toBe(true);
-    expect((await memberView(a, alice.access_token, roomId)).timeline).not.toContain(m.eventId);
+    expect((await memberView(f.a, f.alice.access_token, roomId)).timeline).not.toContain(m.eventId);
   });
 
   it("a v12 room: an event naming the create event among its auth_events (a v11 shape) is rejected", async () => {
     const roomId = await room("12");
-    const create = (await a.hs.services.rooms.events.get(roomId.replace(/^!/, "$")))!;
-    const m = await h.craft(roomId, { type: "m.room.message", sender: mallory, content: { msgtype: "m.text", body: "v11 shaped" } }, { edit: (p) => void (p.auth_events = [create.eventId, ...(p.auth_events as string[])]) });
-    await h.send([m.pdu]);
-    const stored = await a.hs.services.rooms.events.get(m.eventId);
+    const create = (await f.a.hs.services.rooms.events.get(roomId.replace(/^!/, "$")))!;
+    const m = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: "v11 shaped" } }, { edit: (p) => void (p.auth_events = [create.eventId, ...(p.auth_events as string[])]) });
+    await f.h.send([m.pdu]);
+    const stored = await f.a.hs.services.rooms.events.get(m.eventId);
     expect(stored === undefined || stored.rejectedReason !== null).toBe(true);
-    expect((await memberView(a, alice.access_token, roomId)).timeline).not.toContain(m.eventId);
+    expect((await memberView(f.a, f.alice.access_token, roomId)).timeline).not.toContain(m.eventId);
   });
 
   it("the operator's view: one log line per refused event naming origin, event id and rule, and the metric by reason", async () => {
     const roomId = await room();
-    const metric = async (reason: string) => sampleValue(parsePrometheusText(await a.hs.metrics!.text()), "weft_federation_rejected_events_total", { reason }) ?? 0;
+    const metric = async (reason: string) => sampleValue(parsePrometheusText(await f.a.hs.metrics!.text()), "weft_federation_rejected_events_total", { reason }) ?? 0;
     const [sigBefore, hashBefore] = [await metric("signature"), await metric("content_hash")];
     const bad = await say(roomId, "bad signature");
     const hashed = await say(roomId, "bad hash");
-    await h.send([withBadSignature(bad, h.serverName)]);
-    await h.send([withBadContentHash(hashed, { body: "swapped" })]);
-    expect(refusalLines(log.lines, bad.eventId).map((l) => [l.origin, l.rule, l.outcome])).toEqual([[h.serverName, "signature", "dropped"]]);
-    expect(refusalLines(log.lines, hashed.eventId).map((l) => [l.origin, l.rule, l.outcome])).toEqual([[h.serverName, "content_hash", "redacted"]]);
+    await f.h.send([withBadSignature(bad, f.h.serverName)]);
+    await f.h.send([withBadContentHash(hashed, { body: "swapped" })]);
+    expect(refusalLines(log.lines, bad.eventId).map((l) => [l.origin, l.rule, l.outcome])).toEqual([[f.h.serverName, "signature", "dropped"]]);
+    expect(refusalLines(log.lines, hashed.eventId).map((l) => [l.origin, l.rule, l.outcome])).toEqual([[f.h.serverName, "content_hash", "redacted"]]);
     expect(await metric("signature")).toBe(sigBefore + 1);
     expect(await metric("content_hash")).toBe(hashBefore + 1);
     log.expectClean();
@@ -201,10 +186,10 @@ describe.each(backends())("forged events from a hostile server on %s", (backend)
     for (const version of KNOWN_ROOM_VERSIONS) {
       const roomId = await room(version);
       const good = await say(roomId, `v${version}`);
-      const bad = await h.craft(roomId, { type: "m.room.message", sender: mallory, content: { msgtype: "m.text", body: `forged v${version}` } }, { prev: [good.eventId] });
-      expect((await h.send([good.pdu])).json, version).toEqual({ pdus: { [good.eventId]: {} } });
-      expect((await h.send([withBadSignature(bad, h.serverName)])).json.pdus[bad.eventId].error, version).toMatch(/signature/i);
-      const view = await memberView(a, alice.access_token, roomId);
+      const bad = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: `forged v${version}` } }, { prev: [good.eventId] });
+      expect((await f.h.send([good.pdu])).json, version).toEqual({ pdus: { [good.eventId]: {} } });
+      expect((await f.h.send([withBadSignature(bad, f.h.serverName)])).json.pdus[bad.eventId].error, version).toMatch(/signature/i);
+      const view = await memberView(f.a, f.alice.access_token, roomId);
       expect(view.timeline[0], version).toBe(good.eventId);
       expect(view.timeline, version).not.toContain(bad.eventId);
     }
