@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../../helpers/server.ts";
 import { createRoom } from "../../helpers/rooms.ts";
-import { hostileFixture, memberView } from "../../helpers/hostile-server.ts";
+import { startHostileServer, hostileFixture, memberView } from "../../helpers/hostile-server.ts";
 import type { BuiltEvent } from "../../../src/domain/rooms/build-event.ts";
 import { stateKeyOf } from "../../../src/domain/store/state-groups.ts";
 import { loadRoom } from "../../../src/domain/rooms/room-cache.ts";
@@ -174,19 +174,35 @@ describe.each(backends())("exhaustion attacks by a hostile server on %s", (backe
     for (const e of many) expect(await f.a.hs.services.rooms.events.get(e.eventId)).toBeUndefined();
   });
 
-  it("a remote that never answers (get_missing_events hangs): the transaction ends in bounded time, the rooms stay responsive", async () => {
-    const roomId = await room();
-    const { state, tip, depth } = await at(roomId);
-    const [hidden, pushed] = await f.h.chain(roomId, 2, tip, state, depth);
-    void hidden;
-    f.h.plan = (req) => (req.path.includes("/get_missing_events/") || req.path.includes("/state_ids/") || req.path.includes("/event/") ? new Promise(() => {}) : "default");
-    const { result, ms, worstQuiet, worstRoom } = await underAttack(() => f.h.send([pushed!.pdu]), roomId);
-    f.h.plan = () => "default";
-    expect(result.status).toBe(200);
-    expect(result.json.pdus[pushed!.eventId].error).toBeDefined();
-    expect(ms).toBeLessThan(45_000);
-    expect(worstQuiet).toBeLessThan(2_000);
-    expect(worstRoom).toBeLessThan(2_000);
-    expect(await f.a.hs.services.rooms.events.get(pushed!.eventId)).toBeUndefined();
+  it("a remote that never answers, and one that answers a byte a second forever: both transactions end in bounded time, the rooms stay responsive", async () => {
+    // A second hostile server drips its answers (each origin's transactions are taken one at a time:
+    // the two attacks run side by side).
+    const dripper = await startHostileServer(f.a);
+    try {
+      const roomId = await room();
+      const dripRoom = await room();
+      await dripper.join(dripRoom, "dripper");
+      const [, pushed] = await (async () => {
+        const { state, tip, depth } = await at(roomId);
+        return f.h.chain(roomId, 2, tip, state, depth);
+      })();
+      const dripAt = await at(dripRoom);
+      const dripped = (await dripper.chain(dripRoom, 2, dripAt.tip, dripAt.state, dripAt.depth))[1]!;
+      const pulls = (path: string) => path.includes("/get_missing_events/") || path.includes("/state_ids/") || path.includes("/event/") || path.includes("/event_auth/");
+      f.h.plan = (req) => (pulls(req.path) ? new Promise(() => {}) : "default");
+      dripper.plan = (req) => (pulls(req.path) ? { status: 200, json: { events: [], padding: "x".repeat(10_000) }, dripMs: 1000 } : "default");
+      const { result, ms, worstQuiet, worstRoom } = await underAttack(() => Promise.all([f.h.send([pushed!.pdu]), dripper.send([dripped.pdu])]), roomId);
+      f.h.plan = () => "default";
+      const [hung, slow] = result;
+      expect([hung.status, slow.status]).toEqual([200, 200]);
+      expect(hung.json.pdus[pushed!.eventId].error).toBeDefined();
+      expect(slow.json.pdus[dripped.eventId].error).toBeDefined();
+      expect(ms).toBeLessThan(45_000);
+      expect(worstQuiet).toBeLessThan(2_000);
+      expect(worstRoom).toBeLessThan(2_000);
+      for (const id of [pushed!.eventId, dripped.eventId]) expect(await f.a.hs.services.rooms.events.get(id)).toBeUndefined();
+    } finally {
+      await dripper.close();
+    }
   }, 90_000);
 });
