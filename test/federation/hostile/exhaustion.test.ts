@@ -1,8 +1,10 @@
 // Hostile servers, exhaustion (issue 40): a joined hostile server answers Weft's pulls with floods — a
 // get_missing_events answer of 10,000 events, a backfill answer of 10,000 — pushes events with
 // prev_events and auth_events past the spec's limits, an event on an auth chain thousands deep, oversize
-// transactions, and never answers at all. Each is bounded in time and stored rows, and alice's own room
-// stays responsive while it runs: her send latency is measured during the attack. SQLite and PostgreSQL.
+// transactions, never answers at all or answers a byte a second; and it asks Weft for floods itself
+// (/backfill, /get_missing_events of 100,000) and for rooms it is not in. Each is bounded in time and
+// stored rows, and alice's own rooms stay responsive while it runs: her send latency is measured during
+// the attack. SQLite and PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../../helpers/server.ts";
 import { createRoom } from "../../helpers/rooms.ts";
@@ -205,4 +207,33 @@ describe.each(backends())("exhaustion attacks by a hostile server on %s", (backe
       await dripper.close();
     }
   }, 90_000);
+
+  describe("pulls by the hostile server", () => {
+    it("a /backfill of 100,000 events and a /get_missing_events of 100,000: Weft answers at most 100 and 20", async () => {
+      const roomId = await room();
+      const ids = [];
+      for (let i = 0; i < 3; i++) ids.push(...(await Promise.all(Array.from({ length: 40 }, (_, j) => f.a.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/b${i}.${j}`, { token: f.alice.access_token, body: { msgtype: "m.text", body: `m${i}.${j}` } })))).map((r) => r.json.event_id as string));
+      const tip = (await f.a.hs.services.rooms.events.extremities(roomId))[0]!;
+      const bf = await f.h.call("GET", `/_matrix/federation/v1/backfill/${enc(roomId)}?v=${enc(tip)}&limit=100000`);
+      expect(bf.status, JSON.stringify(bf.json)).toBe(200);
+      expect(bf.json.pdus.length).toBeGreaterThan(0);
+      expect(bf.json.pdus.length).toBeLessThanOrEqual(100);
+      const join = f.h.joined.get(roomId)!.tip;
+      const gme = await f.h.call("POST", `/_matrix/federation/v1/get_missing_events/${enc(roomId)}`, { earliest_events: [join], latest_events: [tip], limit: 100_000, min_depth: 0 });
+      expect(gme.status, JSON.stringify(gme.json)).toBe(200);
+      expect(gme.json.events.length).toBeGreaterThan(0);
+      expect(gme.json.events.length).toBeLessThanOrEqual(20);
+    });
+
+    it("reads of a room the hostile server is not in: refused, nothing of it given", async () => {
+      const secret = await createRoom(f.a, f.alice, { preset: "private_chat" });
+      const sent = await f.a.call("PUT", `${V3}/rooms/${enc(secret)}/send/m.room.message/s${Math.random()}`, { token: f.alice.access_token, body: { msgtype: "m.text", body: "secret" } });
+      const id = sent.json.event_id as string;
+      for (const path of [`/_matrix/federation/v1/event/${enc(id)}`, `/_matrix/federation/v1/state_ids/${enc(secret)}?event_id=${enc(id)}`, `/_matrix/federation/v1/state/${enc(secret)}?event_id=${enc(id)}`, `/_matrix/federation/v1/backfill/${enc(secret)}?v=${enc(id)}&limit=10`, `/_matrix/federation/v1/event_auth/${enc(secret)}/${enc(id)}`]) {
+        const res = await f.h.call("GET", path);
+        expect(res.status, path).toBeGreaterThanOrEqual(403);
+        expect(JSON.stringify(res.json), path).not.toContain("secret\"");
+      }
+    });
+  });
 });

@@ -49,8 +49,8 @@ describe("hostile server attacks on a live Synapse", () => {
   };
   const say = (roomId: string, body: string, prev?: string[]) => h.craft(roomId, { type: "m.room.message", sender: mallory, content: { msgtype: "m.text", body } }, prev ? { prev } : {});
   /** Waits for sam to see an honest sentinel of mallory's, sent after the attack. */
-  const sentinel = async (roomId: string, prev: string) => {
-    const s = await say(roomId, "sentinel", [prev]);
+  const sentinel = async (roomId: string, prev: string, sender = mallory) => {
+    const s = await h.craft(roomId, { type: "m.room.message", sender, content: { msgtype: "m.text", body: "sentinel" } }, { prev: [prev] });
     await h.send([s.pdu]);
     await eventually(async () => (await timeline(roomId)).some((e) => e.event_id === s.eventId), "the sentinel in Synapse's timeline", 20_000);
   };
@@ -99,6 +99,24 @@ describe("hostile server attacks on a live Synapse", () => {
     expect(h.events.get(next.json.event_id)!.prev_events).not.toContain(m.eventId);
     expect((await timeline(roomId)).map((e) => e.event_id)).not.toContain(m.eventId);
     expect((await state(roomId)).get(stateKeyOf("m.room.member", mallory))!.content.membership).toBe("ban");
+  }, 60_000);
+
+  it("a fork from before a ban (eve's message on the old state) does not undo the ban", async () => {
+    const roomId = await room();
+    await h.join(roomId, "eve");
+    const beforeBan = h.joined.get(roomId)!.tip;
+    const ban = await syn.call("POST", `${V3}/rooms/${enc(roomId)}/ban`, { token: sam.access_token, body: { user_id: mallory } });
+    expect(ban.status, JSON.stringify(ban.json)).toBe(200);
+    const fork = await h.craft(roomId, { type: "m.room.message", sender: h.user("eve"), content: { msgtype: "m.text", body: "fork" } }, { prev: [beforeBan] });
+    await h.send([fork.pdu]);
+    // The fork is accepted (eve is in good standing): sam sees it, and the ban holds.
+    await eventually(async () => (await timeline(roomId)).some((e) => e.event_id === fork.eventId), "eve's fork in Synapse's timeline", 20_000);
+    expect((await state(roomId)).get(stateKeyOf("m.room.member", mallory))!.content.membership).toBe("ban");
+    const onFork = await h.craft(roomId, { type: "m.room.topic", stateKey: "", sender: mallory, content: { topic: "mallory rules" } }, { prev: [fork.eventId] });
+    await h.send([onFork.pdu]);
+    await sentinel(roomId, fork.eventId, h.user("eve"));
+    expect((await state(roomId)).get(stateKeyOf("m.room.topic", ""))?.content.topic).not.toBe("mallory rules");
+    expect((await timeline(roomId)).map((e) => e.event_id)).not.toContain(onFork.eventId);
   }, 60_000);
 
   it("typing for a user of the victim (sam made to type): never shown", async () => {
