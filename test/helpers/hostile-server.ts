@@ -4,26 +4,26 @@
 // correctly signed and hashed events of the room's version (v1–v12) on the prev_events and auth_events it
 // chooses, breaks them on purpose (signature, content hash, event id, room id, format), pushes them and
 // EDUs in /send transactions, and answers Weft's pulls (/event, /state_ids, /state, /backfill,
-// /get_missing_events, /event_auth) from the events it holds or with whatever the test's `plan` says.
-// Also the victim's view as its local members see it: current state (/state), timeline (/messages),
-// live /sync, notifications (push), each through the client API.
+// /get_missing_events, /event_auth) from the events it holds or with whatever the test's `plan` says
+// (any status and JSON, late, never, or dripped a byte at a time). It can also host rooms of its own that
+// Weft's users join or knock on (make_join/send_join, make_knock/send_knock answered), and attack another
+// homeserver than Weft (`target`: a live Synapse). Also the victim's view as its local members see it:
+// current state (/state), timeline (/messages), live /sync, notifications (push), each through the client
+// API; the refusal log lines; and `hostileFixture`, one victim and one attacker per test file.
 import { afterAll, beforeAll, expect } from "vitest";
 import type { Pdu } from "../../src/domain/events/types.ts";
-import { referencedIds } from "../../src/domain/events/types.ts";
 import { eventIdOf, referenceHash } from "../../src/domain/events/hashes.ts";
-import { buildEvent, sealEvent, type BuiltEvent, type EventDraft } from "../../src/domain/rooms/build-event.ts";
-import { getRoomVersion, type RoomVersion } from "../../src/domain/rooms/room-versions.ts";
+import { buildEvent, sealEvent, unsignedPdu, type BuiltEvent, type EventDraft } from "../../src/domain/rooms/build-event.ts";
+import { getRoomVersion, KNOWN_ROOM_VERSIONS, type RoomVersion } from "../../src/domain/rooms/room-versions.ts";
 import { loadRoom } from "../../src/domain/rooms/room-cache.ts";
 import { stateKeyOf } from "../../src/domain/store/state-groups.ts";
-import { KNOWN_ROOM_VERSIONS } from "../../src/domain/rooms/room-versions.ts";
 import { Dag } from "./dag.ts";
 import { startFakeOrigin, type FakeAnswer, type FakeOrigin, type FakeRequest } from "./fake-origin.ts";
 import { startFederatedServer, type FederatedServer } from "./federation.ts";
 import { capturedLog, type CapturedLog } from "./captured-log.ts";
 import { registerUser, type Session } from "./users.ts";
-import type { Backend } from "./server.ts";
 import { sendTransaction, signedCall, syncUntil } from "./by-hand.ts";
-import type { JsonResponse } from "./server.ts";
+import type { Backend, JsonResponse } from "./server.ts";
 
 const enc = encodeURIComponent;
 const FED = "/_matrix/federation";
@@ -91,7 +91,6 @@ async function honest(h: HostileServer, req: FakeRequest): Promise<FakeAnswer> {
   if (hosted && req.method === "GET" && make) {
     const draft = { type: "m.room.member", stateKey: parts[6]!, sender: parts[6]!, content: { membership: make[1]! } };
     const ctx = { roomId: parts[5]!, version: hosted.version, state: hosted.state, extremities: [hosted.tip], maxDepth: hosted.depth, lookup: async (id: string) => h.events.get(id) };
-    const { unsignedPdu } = await import("../../src/domain/rooms/build-event.ts");
     const event = await unsignedPdu(h.victim.hs.services, ctx, draft, Date.now(), h.victim.serverName);
     delete (event as Partial<Pdu>).hashes;
     delete (event as Partial<Pdu>).signatures;
@@ -152,9 +151,9 @@ export async function startHostileServer(victim: FederatedServer, opts: { target
   h.version = async (roomId) => {
     let v = versions.get(roomId);
     if (!v) {
-      if (!(await victim.hs.services.rooms.store.getRoom(roomId))) throw new Error(`unknown room ${roomId}`);
       const row = await victim.hs.services.rooms.store.getRoom(roomId);
-      v = getRoomVersion(row!.roomVersion)!;
+      if (!row) throw new Error(`unknown room ${roomId}`);
+      v = getRoomVersion(row.roomVersion)!;
       versions.set(roomId, v);
     }
     return v;
@@ -307,10 +306,9 @@ export function membershipOf(view: MemberView, userId: string): string | undefin
  * What a local member's live /sync shows until a sentinel message the member sends now arrives: every
  * event seen on the way (so an event not among them was not sent live).
  */
-export async function liveUntilSentinel(t: FederatedServer, token: string, roomId: string, since?: string): Promise<string[]> {
+export async function liveUntilSentinel(t: FederatedServer, token: string, roomId: string): Promise<string[]> {
   const res = await t.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/sentinel${Math.random()}`, { token, body: { msgtype: "m.text", body: "sentinel" } });
   expect(res.status, JSON.stringify(res.json)).toBe(200);
-  void since;
   const seen = await syncUntil(t, token, roomId, (evs) => evs.some((e) => e.event_id === res.json.event_id));
   return seen.map((e) => e.event_id);
 }
@@ -321,9 +319,6 @@ export async function notifiedIds(t: FederatedServer, token: string): Promise<st
   expect(res.status, JSON.stringify(res.json)).toBe(200);
   return (res.json.notifications as any[]).map((n) => n.event.event_id);
 }
-
-/** The auth-event ids of a PDU of any version. */
-export const authIds = (pdu: Pdu) => referencedIds(pdu.auth_events);
 
 // ---- What the operator sees ------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@
 // their prev_events but fail at current state (soft failure: current state unchanged, never sent live to
 // clients nor pushed, never a prev_event of a local event). Each judged by what alice, a local member,
 // sees afterwards. SQLite and PostgreSQL, one Weft server per backend, a fresh room per attack.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { backends } from "../../helpers/server.ts";
 import { createRoom } from "../../helpers/rooms.ts";
 import { hostileFixture, liveUntilSentinel, memberView, membershipOf, notifiedIds, powerOf, refusalLines } from "../../helpers/hostile-server.ts";

@@ -4,7 +4,7 @@
 // typing and receipts for rooms it is not in. Each transaction ends with an honest EDU of its own (the
 // sentinel): once alice's /sync shows the sentinel, the forged EDUs before it were handled, and what
 // alice sees (her /sync, /presence, /keys/query) must show nothing of them. SQLite and PostgreSQL.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../../helpers/server.ts";
 import { createRoom } from "../../helpers/rooms.ts";
 import { hostileFixture } from "../../helpers/hostile-server.ts";

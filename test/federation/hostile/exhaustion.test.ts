@@ -5,7 +5,7 @@
 // (/backfill, /get_missing_events of 100,000) and for rooms it is not in. Each is bounded in time and
 // stored rows, and alice's own rooms stay responsive while it runs: her send latency is measured during
 // the attack. SQLite and PostgreSQL.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../../helpers/server.ts";
 import { createRoom } from "../../helpers/rooms.ts";
 import { startHostileServer, hostileFixture, memberView } from "../../helpers/hostile-server.ts";

@@ -4,7 +4,7 @@
 // id, another room version's format, in every room version v1–v12. Each attack is judged by what alice,
 // a local member, sees afterwards: the room's current state, its timeline, /sync and her notifications.
 // SQLite and PostgreSQL, one Weft server per backend, a fresh room per attack.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { backends } from "../../helpers/server.ts";
 import { createRoom } from "../../helpers/rooms.ts";
 import { hostileFixture, liveUntilSentinel, memberView, notifiedIds, refusalLines, withBadContentHash, withBadSignature } from "../../helpers/hostile-server.ts";

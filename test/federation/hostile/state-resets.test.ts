@@ -6,7 +6,7 @@
 // where the spec says it must not: the ban, the kick and the demotion hold, and mallory's events built on
 // the fork are soft-failed. Room versions 2, 10, 11 (state resolution v2) and 12 (v2.1, creators
 // privileged). Judged by what alice, a local member, sees. SQLite and PostgreSQL.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../../helpers/server.ts";
 import { createRoom } from "../../helpers/rooms.ts";
 import { hostileFixture, liveUntilSentinel, memberView, membershipOf, powerOf } from "../../helpers/hostile-server.ts";
