@@ -11,6 +11,7 @@ import { hostileFixture, liveUntilSentinel, memberView, notifiedIds, refusalLine
 import { parsePrometheusText, sampleValue } from "../../helpers/prometheus.ts";
 import { generateSigningKey } from "../../../src/domain/signing-key.ts";
 import { KNOWN_ROOM_VERSIONS } from "../../../src/domain/rooms/room-versions.ts";
+import { loadRoom } from "../../../src/domain/rooms/room-cache.ts";
 
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
@@ -133,19 +134,50 @@ describe.each(backends())("forged events from a hostile server on %s", (backend)
     expect((await memberView(f.a, f.alice.access_token, roomId)).timeline).not.toContain(after.eventId);
   });
 
-  it("an event of this room under another room's id: rejected, shown in neither room", async () => {
+  it("an event of this room under another room's id: dropped, shown in neither room", async () => {
     const roomId = await room();
     const other = await room();
     // Built and signed for `other`, on roomId's prev_events and auth events.
     const m = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: "cross-room" } }, { edit: (p) => void (p.room_id = other) });
-    await f.h.send([m.pdu]);
+    const res = await f.h.send([m.pdu]);
     for (const r of [roomId, other]) {
       expect((await memberView(f.a, f.alice.access_token, r)).timeline).not.toContain(m.eventId);
       expect((await eventOf(r, m.eventId)).status).toBe(404);
     }
-    // Kept rejected (as Synapse: answered {}), never part of the DAG's tips.
-    expect((await f.a.hs.services.rooms.events.get(m.eventId))?.rejectedReason).toMatch(/another room/);
+    // Its prev_events are of another room: dropped (before, kept rejected for its auth events).
+    expect(res.json.pdus[m.eventId].error).toMatch(/another room/);
+    expect(await f.a.hs.services.rooms.events.get(m.eventId)).toBeUndefined();
     expect(await f.a.hs.services.rooms.events.extremities(other)).not.toContain(m.eventId);
+  });
+
+  it("prev_events naming another room's events (where mallory is an admin): dropped, the room's state untouched (v10, v12)", async () => {
+    for (const version of ["10", "12"]) {
+    const roomId = await room(version);
+    const other = await room(version);
+    // In `other`, alice made mallory an admin and set a topic of her own.
+    const pl = await f.a.call("PUT", `${V3}/rooms/${enc(other)}/state/m.room.power_levels/`, { token: f.alice.access_token, body: { users: version === "12" ? { [f.mallory]: 100 } : { [f.alice.user_id]: 100, [f.mallory]: 100 } } });
+    expect(pl.status).toBe(200);
+    await f.a.call("PUT", `${V3}/rooms/${enc(other)}/state/m.room.topic/`, { token: f.alice.access_token, body: { topic: "the other room's topic" } });
+    const otherTip = (await f.a.hs.services.rooms.events.extremities(other))[0]!;
+    const before = await memberView(f.a, f.alice.access_token, roomId);
+    // A message of this room on both rooms' tips (auth events of this room: it passes them).
+    const m = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: "bridging rooms" } }, { prev: [...(await f.a.hs.services.rooms.events.extremities(roomId)), otherTip], authState: (await loadRoom(f.a.hs.services, roomId))!.state });
+    const r1 = await f.h.send([m.pdu]);
+    // Dropped (before the fix, in v12, accepted: room A's current state became room B's, mallory an admin).
+    expect(r1.json.pdus[m.eventId].error, version).toMatch(/belongs to another room/);
+    expect(await f.a.hs.services.rooms.events.get(m.eventId), version).toBeUndefined();
+    const after = await memberView(f.a, f.alice.access_token, roomId);
+    expect([...after.state.keys()].sort()).toEqual([...before.state.keys()].sort());
+    for (const [k, e] of before.state) expect(after.state.get(k)!.event_id, k).toBe(e.event_id);
+    expect(after.state.get("m.room.topic\u0000")?.content.topic).not.toBe("the other room's topic");
+    expect(await f.a.hs.services.rooms.events.extremities(roomId)).not.toContain(m.eventId);
+    // And a power-level change of mallory's built the same way on the other room's state: no power here.
+    const cur = (await memberView(f.a, f.alice.access_token, roomId)).state.get("m.room.power_levels\u0000")!.content;
+    const esc = await f.h.craft(roomId, { type: "m.room.power_levels", stateKey: "", sender: f.mallory, content: { ...cur, users: { ...cur.users, [f.mallory]: 100 } } }, { prev: [otherTip], authState: (await loadRoom(f.a.hs.services, roomId))!.state });
+    await f.h.send([esc.pdu]);
+    const last = await memberView(f.a, f.alice.access_token, roomId);
+    expect(last.state.get("m.room.power_levels\u0000")!.event_id, version).toBe(before.state.get("m.room.power_levels\u0000")!.event_id);
+    }
   });
 
   it("an event in another room version's format (v1 shape in a v10 room): dropped", async () => {

@@ -9,6 +9,7 @@
 // them: history arriving late); current state is the resolved state at them. Backfilled history (older
 // than the room's state) is not soft-failed and takes positions below the stream (commit.ts). A redaction
 // naming an event of another room is soft-failed (ignored: it never takes effect, and clients never see it),
+// and one whose prev_events are another room's events is dropped (it would take that room's state),
 // and so is an event the room's Policy Server does not recommend (policy-check.ts; backfilled too, as Synapse).
 // Spec: Server-Server API "Checks performed on receipt of a PDU", "Rejection", "Soft failure",
 // "Backfilling and retrieving missing events", "Policy Servers"; Room Versions "Authorization rules".
@@ -166,6 +167,14 @@ export class RemotePlanner {
     if (this.opts.fillState) for (const e of await this.s.rooms.events.getMany([...this.opts.fillState.values()]).then((m) => m.values())) this.stored.add(e.eventId);
     const fresh: Parsed[] = [];
     for (const p of parsed) {
+      // prev_events of another room: the event would take that room's state as its own (a state reset
+      // into another room, found by the hostile-server catalogue, issue 40). Dropped, as Synapse drops
+      // pulled events of another room.
+      const foreign = prevEventIds(p.pdu).find((id) => { const e = known.get(id); return e !== undefined && e.roomId !== this.room.roomId; });
+      if (foreign !== undefined) {
+        outcomes[p.index] = { status: "dropped", eventId: p.eventId, reason: `The prev_event ${foreign} belongs to another room`, rule: "wrong_room" };
+        continue;
+      }
       const stored = known.get(p.eventId);
       // An outlier received again, not as an outlier: its state may be known now.
       if (stored && stored.outlier && stored.rejectedReason === null && p.input.outlier !== true) p.promote = true;
