@@ -56,6 +56,17 @@ describe.each(backends())("authorization of a hostile server's events on %s", (b
       expect(powerOf(v, f.alice.user_id)).toBe(100);
     });
 
+    it("a moderator allowed to change power levels raising users_default above her own level, or demoting alice: rejected", async () => {
+      const roomId = await room();
+      await stateEvent(roomId, "m.room.power_levels", { users: { [f.alice.user_id]: 100, [f.mallory]: 50 }, events: { "m.room.power_levels": 50 } });
+      const pl = (await view(roomId)).state.get(stateKeyOf("m.room.power_levels", ""))!.content;
+      for (const content of [{ ...pl, users_default: 100 }, { ...pl, users: { ...pl.users, [f.alice.user_id]: 0 } }, { ...pl, ban: 100, kick: 100, users: { ...pl.users } }]) {
+        const v = await refusedState(roomId, { type: "m.room.power_levels", stateKey: "", sender: f.mallory, content });
+        expect(powerOf(v, f.alice.user_id)).toBe(100);
+        expect(v.state.get(stateKeyOf("m.room.power_levels", ""))!.content.users_default ?? 0).toBe(0);
+      }
+    });
+
     it("banning a higher-power user: rejected, alice still joined", async () => {
       const roomId = await room();
       await stateEvent(roomId, "m.room.power_levels", { users: { [f.alice.user_id]: 100, [f.mallory]: 50 } });

@@ -180,6 +180,34 @@ describe.each(backends())("forged events from a hostile server on %s", (backend)
     }
   });
 
+  it("an edit of a local user's message by mallory (m.replace from another sender): never applied", async () => {
+    const roomId = await room();
+    const sent = await f.a.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/o${Math.random()}`, { token: f.alice.access_token, body: { msgtype: "m.text", body: "alice's original" } });
+    const target = sent.json.event_id as string;
+    const edit = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: "* forged", "m.new_content": { msgtype: "m.text", body: "alice agrees with mallory" }, "m.relates_to": { rel_type: "m.replace", event_id: target } } });
+    expect((await f.h.send([edit.pdu])).json).toEqual({ pdus: { [edit.eventId]: {} } });
+    const shown = await eventOf(roomId, target);
+    expect(JSON.stringify(shown.json)).not.toContain("alice agrees with mallory");
+    const msgs = await f.a.call("GET", `${V3}/rooms/${enc(roomId)}/messages?dir=b&limit=50`, { token: f.alice.access_token });
+    const original = (msgs.json.chunk as any[]).find((e) => e.event_id === target);
+    expect(JSON.stringify(original)).not.toContain("alice agrees with mallory");
+  });
+
+  it("an edit and a reaction in one room aimed at mallory's own message in another room: not applied there", async () => {
+    const roomId = await room();
+    const other = await room();
+    const own = await say(other, "mallory in the other room");
+    await f.h.send([own.pdu]);
+    const edit = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: "* cross", "m.new_content": { msgtype: "m.text", body: "edited from elsewhere" }, "m.relates_to": { rel_type: "m.replace", event_id: own.eventId } } });
+    const react = await f.h.craft(roomId, { type: "m.reaction", sender: f.mallory, content: { "m.relates_to": { rel_type: "m.annotation", event_id: own.eventId, key: "👎" } } }, { prev: [edit.eventId] });
+    await f.h.send([edit.pdu, react.pdu]);
+    const shown = await eventOf(other, own.eventId);
+    expect(shown.status).toBe(200);
+    expect(JSON.stringify(shown.json)).not.toContain("edited from elsewhere");
+    const relations = await f.a.call("GET", `/_matrix/client/v1/rooms/${enc(other)}/relations/${enc(own.eventId)}`, { token: f.alice.access_token });
+    expect((relations.json.chunk ?? []).map((e: any) => e.event_id)).toEqual([]);
+  });
+
   it("an event in another room version's format (v1 shape in a v10 room): dropped", async () => {
     const roomId = await room("10");
     const m = await say(roomId, "old format");
