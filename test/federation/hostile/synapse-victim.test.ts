@@ -32,8 +32,8 @@ describe("hostile server attacks on a live Synapse", () => {
     await Promise.all([builder?.close(), syn?.close(), h?.close()]);
   });
 
-  async function room(): Promise<string> {
-    const created = await syn.call("POST", `${V3}/createRoom`, { token: sam.access_token, body: { preset: "public_chat", room_version: "10" } });
+  async function room(version = "10"): Promise<string> {
+    const created = await syn.call("POST", `${V3}/createRoom`, { token: sam.access_token, body: { preset: "public_chat", room_version: version } });
     expect(created.status, JSON.stringify(created.json)).toBe(200);
     await h.join(created.json.room_id, "mallory");
     return created.json.room_id;
@@ -118,6 +118,24 @@ describe("hostile server attacks on a live Synapse", () => {
     expect((await state(roomId)).get(stateKeyOf("m.room.topic", ""))?.content.topic).not.toBe("mallory rules");
     expect((await timeline(roomId)).map((e) => e.event_id)).not.toContain(onFork.eventId);
   }, 60_000);
+
+  it("prev_events naming another room's events (where mallory is an admin): sam's room keeps its own state (v10, v12)", async () => {
+    for (const version of ["10", "12"]) {
+    const roomId = await room(version);
+    const other = await room(version);
+    const pl = await syn.call("PUT", `${V3}/rooms/${enc(other)}/state/m.room.power_levels/`, { token: sam.access_token, body: { users: version === "12" ? { [mallory]: 100 } : { [sam.user_id]: 100, [mallory]: 100 } } });
+    expect(pl.status, JSON.stringify(pl.json)).toBe(200);
+    await eventually(() => h.events.has(pl.json.event_id), "the other room's power levels reaching the hostile server", 20_000);
+    const before = await state(roomId);
+    const m = await h.craft(roomId, { type: "m.room.message", sender: mallory, content: { msgtype: "m.text", body: "bridging rooms" } }, { prev: [h.joined.get(roomId)!.tip, pl.json.event_id] });
+    await h.send([m.pdu]);
+    await sentinel(roomId, h.joined.get(roomId)!.tip);
+    const after = await state(roomId);
+    expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+    for (const [k, e] of before) expect(after.get(k)!.event_id, `${version} ${k}`).toBe(e.event_id);
+    expect((await timeline(roomId)).map((e) => e.event_id), version).not.toContain(m.eventId);
+    }
+  }, 90_000);
 
   it("typing for a user of the victim (sam made to type): never shown", async () => {
     const roomId = await room();
