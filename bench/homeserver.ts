@@ -114,6 +114,8 @@ export interface BenchServerOptions {
   env?: Record<string, string>;
   /** Options merged over the generated homeserver.yaml. */
   config?: Record<string, unknown>;
+  /** Metrics on (enable_metrics), scraped at `${base}/_synapse/metrics` (the http listener's resource). */
+  metrics?: boolean;
 }
 
 export async function startBenchServer(backend: Backend, opts: BenchServerOptions = {}): Promise<BenchServer> {
@@ -132,6 +134,10 @@ export async function startBenchServer(backend: Backend, opts: BenchServerOption
     password_config: { scrypt_log_n: 4 },
     ...opts.config,
   });
+  if (opts.metrics) {
+    cfg.enable_metrics = true;
+    cfg.listeners[0].resources[0].names.push("metrics");
+  }
   writeFileSync(generated.configPath, YAML.stringify(cfg));
   const nodeArgs = [...SERVER_NODE_ARGS, ...(process.env.WEFT_BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []), ...(opts.nodeArgs ?? [])];
   const child: ChildProcess = spawn(process.execPath, [...serverCommand(nodeArgs), "start", "-c", generated.configPath], {

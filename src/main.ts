@@ -14,6 +14,7 @@ import { loadOrCreateSigningKeys } from "./domain/signing-key.ts";
 import { buildServices, startBackground, type Clock, type Services } from "./domain/services.ts";
 import { ClusterTopology, topologyOf } from "./domain/cluster/topology.ts";
 import type { Extensions } from "./domain/extensions.ts";
+import type { LeasedWork } from "./domain/cluster/leased-work.ts";
 import type { DurableConsumer } from "./domain/consumers/durable.ts";
 import { createHttpServer } from "./compat/server.ts";
 import { ROUTE_GROUPS } from "./compat/routes.ts";
@@ -130,10 +131,9 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     // Fed each commit notice at settle, after the room and event caches, before the notifier.
     // Metrics last: they count what committed.
     commitListeners: [recordSyncCommits, forgetChangedRemoteProfiles, forgetRejoinedDeviceLists, kickGuestsOnRevocation, forgetRoomsOnLeave, carryOverOnTombstone, mergeForwardExtremities, ...(extra.metrics ? [extra.metrics.countCommit] : [])],
-    // After the commit, from their own persisted positions. Application services: events into each
-    // interested service's persistent queue. Search: the full-text index, in batches.
-    // Delayed events: state changes cancel other users' delayed events for the same state.
-    consumers: [...(t.runsFederationSender ? [federationSenderConsumer] : []), searchIndexer, ...(appServices && t.notifiesAppservices ? [appServiceEvents] : []), ...(delayedEvents ? [delayedStateOverrides] : []), ...(extra.consumers ?? [])],
+    // After the commit, from their own persisted positions: the embedder's here; those of the pieces of
+    // background work (the federation sender, search, application services...) are in `leased` below.
+    consumers: extra.consumers ?? [],
     unsigned: [bundleAggregations],
     createRoom: [aliasOnCreate, encryptionByDefault],
     stateEventChecks: [canonicalAliasCheck, serverAclCheck],
@@ -161,22 +161,34 @@ export function capabilities(extra: { consumers?: DurableConsumer[]; config?: Co
     // ours to the servers that missed them.
     partialStateCompleted: [deviceListsOnFullState],
     invalidationListeners: [invalidateTokenCache, invalidateIgnoredUsers, invalidateErasedUsers],
-    // The federation sender first: the EDU producers after it hand it what they send. Each piece runs
-    // only on the instance the worker options name for it (cluster/topology.ts; all here by default).
-    background: [
-      ...(t.isWriter("typing") ? [typingNotices] : []),
-      ...(t.isWriter("presence") ? [presenceSweeper] : []),
-      ...(t.runsPushers ? [pushGateways] : []),
-      ...(t.runsMediaJobs ? [startMediaRetention] : []),
-      ...(t.runsFederationSender ? [federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation] : []),
-      ...(t.runsBackgroundTasks ? [expireReceivedTransactions, expireSeenToDevice] : []),
-      ...(t.notifiesAppservices ? [appServiceSenders, appServiceEphemeral] : []),
-      ...(t.runsBackgroundTasks ? [resumeRoomDeletions, renewalMailJob] : []),
-      // Resyncs of this process's partial-state joins (and their stop at shutdown): wherever the join was made.
-      resumePartialStateRooms,
-      ...(t.runsBackgroundTasks ? [delayedEventSender, oauthHousekeeping, ...(sticky ? [stickyEventsSweeper] : [])] : []),
-    ],
+    // Started by every process: typing expiry and the presence sweeper with their stream's writer, and
+    // the resyncs of this process's partial-state joins (and their stop at shutdown), wherever the join was made.
+    background: [...(t.isWriter("typing") ? [typingNotices] : []), ...(t.isWriter("presence") ? [presenceSweeper] : []), resumePartialStateRooms],
+    // Each piece of background work on one of the instances the worker options name for it at a time
+    // (cluster/leased-work.ts; all here by default). The federation sender first: the EDU producers after
+    // it hand it what they send.
+    leased: leasedWork(t, { appServices, delayedEvents, sticky }),
   };
+}
+
+/** The pieces of background work, each with its candidate instances; only those this instance may run. */
+function leasedWork(t: ClusterTopology, on: { appServices: boolean; delayedEvents: boolean; sticky: boolean }): LeasedWork[] {
+  const work: LeasedWork[] = [
+    { name: "federation_sender", candidates: t.candidatesFor("federation_sender"), background: [federationSending, typingToFederation, receiptsToFederation, presenceToFederation, deviceListsToFederation], consumers: [federationSenderConsumer] },
+    { name: "pushers", candidates: t.candidatesFor("pushers"), background: [pushGateways], consumers: [] },
+    { name: "media_jobs", candidates: t.candidatesFor("media_jobs"), background: [startMediaRetention], consumers: [] },
+    {
+      name: "background_tasks",
+      candidates: t.candidatesFor("background_tasks"),
+      background: [expireReceivedTransactions, expireSeenToDevice, resumeRoomDeletions, renewalMailJob, delayedEventSender, oauthHousekeeping, ...(on.sticky ? [stickyEventsSweeper] : [])],
+      // Search: the full-text index, in batches. Delayed events: state changes cancel other users'
+      // delayed events for the same state.
+      consumers: [searchIndexer, ...(on.delayedEvents ? [delayedStateOverrides] : [])],
+    },
+    // Application services: events into each interested service's persistent queue, and its senders.
+    { name: "appservices", candidates: t.candidatesFor("appservices"), background: [appServiceSenders, appServiceEphemeral], consumers: on.appServices ? [appServiceEvents] : [] },
+  ];
+  return work.filter((w) => w.candidates.includes(t.instanceName));
 }
 
 export async function startHomeserver(config: Config, opts: StartOptions = {}): Promise<Homeserver> {

@@ -13,6 +13,8 @@ import { parseJsonText } from "../domain/json-limits.ts";
 import { parseIntText, type IntRange } from "../domain/numbers.ts";
 import { noteRequester } from "../observability/request-context.ts";
 import { ALIASES, canonicalRoute, type AliasConfig } from "./path-aliases.ts";
+import { writeRuleOf } from "../domain/cluster/write-routes.ts";
+import { clientIpOf, routedHandler } from "./cluster.ts";
 
 export const BRANDS = ["_matrix", "_proto"] as const;
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
@@ -96,7 +98,7 @@ async function makeCall(s: Services, spec: RouteSpec<never>, req: FastifyRequest
   const params = req.params as Record<string, string | undefined>;
   for (const name of NAMING_PARAMS) if (params[name] === "") throw new MatrixError("M_UNRECOGNIZED", "Unrecognized request", 404);
   const token = bearerToken(req);
-  const clientIp = req.ip;
+  const clientIp = clientIpOf(req);
   let requester: Requester | undefined;
   if (spec.auth !== "none" && token) {
     const q = req.query as Record<string, unknown>;
@@ -138,6 +140,15 @@ async function makeCall(s: Services, spec: RouteSpec<never>, req: FastifyRequest
 }
 
 /**
+ * A route's handler as registered: `local` itself, or — when another instance may own the write (the
+ * table in domain/cluster/write-routes.ts, read only with several processes) — forwarded to its owner.
+ */
+function routed(s: Services, method: Method, url: string, local: (req: FastifyRequest, reply: FastifyReply) => unknown) {
+  const rule = s.topology.distributed ? writeRuleOf(method, url) : undefined;
+  return rule ? routedHandler(s, rule, local) : local;
+}
+
+/**
  * Registers `spec` at each full path; returns nothing. The handler's result is sent as JSON (200). Paths
  * that are aliases of one another (path-aliases.ts) make one route, which answers under each of them.
  */
@@ -154,7 +165,7 @@ export function route<C extends Call>(app: FastifyInstance, s: Services, fullPat
       method: spec.method,
       url,
       config: (prefixes.size > 0 ? { [ALIASES]: prefixes } : {}) as AliasConfig,
-      handler: (req, reply) =>
+      handler: routed(s, spec.method, url, (req, reply) =>
         s.inFlight.track(async () => {
           const call = await makeCall(s, spec as RouteSpec<never>, req, reply);
           const result = await spec.handler(call as C);
@@ -164,6 +175,7 @@ export function route<C extends Call>(app: FastifyInstance, s: Services, fullPat
           if (reply.sent || reply.raw.headersSent || result === reply) return reply;
           return reply.code(reply.statusCode || 200).send(result ?? {});
         }),
+      ),
     });
   }
 }

@@ -10,6 +10,7 @@ import type { Listener } from "../config/config.ts";
 import { httpListeners } from "../config/config.ts";
 import { readTlsFiles } from "../config/federation.ts";
 import type { Services } from "../domain/services.ts";
+import { internalMark } from "./internal-request.ts";
 
 /** The listener a request arrived on, kept on the raw request (and on upgrade requests). */
 const LISTENER = Symbol("weft.listener");
@@ -30,6 +31,8 @@ const FORWARDED_HEADERS = ["x-forwarded-for", "x-forwarded-proto", "x-forwarded-
 export function resourcesOf(url: string): readonly string[] | undefined {
   const path = url.split("?", 1)[0]!;
   if (path === "/health") return undefined;
+  // Internal requests (compat/cluster.ts) are served on every listener to whoever carries the secret.
+  if (path.startsWith("/_weft/replication/")) return undefined;
   if (path.startsWith("/_matrix/client/v1/media/")) return ["client", "media"];
   if (path.startsWith("/_matrix/federation/")) {
     if (path.startsWith("/_matrix/federation/v1/openid/userinfo")) return ["federation", "openid"];
@@ -51,6 +54,8 @@ export function listenerOf(req: FastifyRequest): Listener | undefined {
 /** Whether the listener a request arrived on serves its path. */
 export function listenerServes(req: FastifyRequest): boolean {
   const listener = listenerOf(req);
+  // A request another instance forwarded reached the listener instance_map names for it.
+  if (internalMark(req.raw)) return true;
   const needed = resourcesOf(req.url);
   return !listener || !needed || needed.some((name) => listener.resources.includes(name));
 }

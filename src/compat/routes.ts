@@ -51,6 +51,7 @@ import { oauthAuthorizeRoutes } from "./client/oauth-authorize.ts";
 import { oauthDeviceRoutes } from "./client/oauth-device.ts";
 import { oauthAccountRoutes } from "./client/oauth-account.ts";
 import { oauthSsoRoutes } from "./client/oauth-sso.ts";
+import { internalRoutes } from "./cluster.ts";
 
 export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   serverInfoRoutes,
@@ -110,4 +111,5 @@ export const ROUTE_GROUPS: ((app: FastifyInstance, s: Services) => void)[] = [
   oauthDeviceRoutes,
   oauthAccountRoutes,
   oauthSsoRoutes,
+  internalRoutes,
 ];

@@ -14,6 +14,7 @@ import { stringifyJson } from "../domain/json-limits.ts";
 import { toMatrixError } from "../shared/http-errors.ts";
 import { listenerServes, mainServerFactory } from "./listeners.ts";
 import { genReqId } from "../observability/http-observer.ts";
+import { internalRewrite } from "./cluster.ts";
 
 export const CORS_HEADERS = {
   "access-control-allow-origin": "*",
@@ -88,7 +89,8 @@ export function createHttpServer(s: Services, opts: { observe?: (app: FastifyIns
     routerOptions: { ignoreDuplicateSlashes: true, maxParamLength: 2048 },
     // Each route is registered once; /_proto, client r0, media r0/v1 and /_synapse/admin are rewritten to
     // it (path-aliases.ts). The URL as sent stays in req.originalUrl.
-    rewriteUrl: rewriteUrl as unknown as (req: RawRequestDefaultExpression) => string,
+    // With several processes, internal requests (/_weft/replication/) are checked and unwrapped first (cluster.ts).
+    rewriteUrl: (s.topology.distributed ? internalRewrite(s, rewriteUrl) : rewriteUrl) as unknown as (req: RawRequestDefaultExpression) => string,
     // On close, idle keep-alive connections go at once; requests being handled finish first (sync long
     // polls answer at once on shutdown), so no client sees its connection cut mid-request.
     forceCloseConnections: "idle",

@@ -16,6 +16,7 @@ import { readExperimentalConfig, type ExperimentalConfig } from "./experimental.
 import { readWorkersConfig, type WorkersConfig } from "./workers.ts";
 import { readClientDiscoveryConfig, type ClientDiscoveryConfig } from "./client-discovery.ts";
 import { readProfileConfig, type ProfileConfig } from "./profile.ts";
+import { readGraphqlConfig, type GraphqlConfig } from "./graphql.ts";
 import { authDelegatedInRaw, checkDelegationConflicts, readOAuthDelegationConfig, type OAuthDelegationSection } from "./oauth-delegation.ts";
 import { readOAuthServerConfig, type OAuthServerConfig } from "./oauth-server.ts";
 
@@ -50,7 +51,7 @@ export interface PasswordPolicy {
   require_uppercase: boolean;
 }
 
-export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig, ClientDiscoveryConfig, ProfileConfig, OAuthDelegationSection, OAuthServerConfig, WorkersConfig {
+export interface Config extends FederationConfig, MediaConfig, SsoConfig, ThreePidConfig, AccountsConfig, ServerNoticesConfig, ExperimentalConfig, ClientDiscoveryConfig, ProfileConfig, GraphqlConfig, OAuthDelegationSection, OAuthServerConfig, WorkersConfig {
   /** Where the file was read from; relative paths in it resolve against its folder. */
   configPath?: string;
   server_name: string;
@@ -358,6 +359,7 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     forget_rooms_on_leave: r.bool("forget_rooms_on_leave", false),
     enable_set_avatar_url: r.bool("enable_set_avatar_url", true),
     ...readProfileConfig(r),
+    ...readGraphqlConfig(r, baseDir),
     user_directory: { enabled: userDirectory.bool("enabled", true), search_all_users: userDirectory.bool("search_all_users", false) },
     default_room_version: r.string("default_room_version", "11"),
     allow_public_rooms_without_auth: r.bool("allow_public_rooms_without_auth", false),
@@ -386,10 +388,20 @@ export function parseConfig(raw: unknown, baseDir = process.cwd()): Config {
     },
   };
   checkDelegationConflicts(config);
+  checkClusterDatabase(config);
   config.app_services = loadAppServiceRegistrations(appFiles, server_name);
   for (const name of IGNORED_SYNAPSE_OPTIONS) r.value(name);
   config.warnings = r.unknownOptions().map(({ name, known }) => unknownOptionWarning(name, known));
   return config;
+}
+
+/** Several processes share one database only on PostgreSQL: SQLite is one file one process writes. */
+function checkClusterDatabase(config: Config): void {
+  if (config.database.provider !== "sqlite") return;
+  if (config.redis.enabled)
+    throw new ConfigError("redis.enabled", "needs PostgreSQL: several Weft processes share one PostgreSQL database (database.name: psycopg2); SQLite serves a single process");
+  if (Object.keys(config.instance_map).length > 1 || config.worker_name !== "master")
+    throw new ConfigError("instance_map", "several Weft processes need PostgreSQL (database.name: psycopg2); SQLite serves a single process");
 }
 
 /** Synapse options a copied homeserver.yaml may hold that mean nothing to Weft: accepted without a warning. */

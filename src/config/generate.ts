@@ -187,8 +187,11 @@ log_level: info
 # Synapse's worker options (worker_name, instance_map, stream_writers, federation_sender_instances,
 # pusher_instances, notify_appservices_from_worker, run_background_tasks_on,
 # media_instance_running_background_jobs, redis) are read and checked with Synapse's defaults: a process
-# runs only the background work they give it (README "Scaling out (groundwork)"). Several Weft processes
-# on one database are not supported yet: leave them out and this one process does everything.
+# runs only the background work they give it; naming several instances for a piece of it makes them
+# candidates, one running it at a time under a lease (worker_lease_duration, default 60s), another taking
+# over when it dies. Several Weft processes share one PostgreSQL database with redis.enabled (replication
+# between them; not on SQLite), each write forwarded to its writer (README "Scaling out"): leave them out
+# and this one process does everything.
 `;
 }
 

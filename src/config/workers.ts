@@ -1,13 +1,21 @@
 // Synapse's worker options, in its vocabulary, so an existing deployment's homeserver.yaml translates:
 // `worker_name`, `instance_map`, `stream_writers`, `federation_sender_instances`, `pusher_instances`,
-// `notify_appservices_from_worker`, `run_background_tasks_on`, `media_instance_running_background_jobs`
-// and the `redis` section — read with Synapse's defaults (everything on "master") and its validation
-// messages (synapse/config/workers.py, redis.py). What a process does with them is decided in
-// src/domain/cluster/topology.ts; several processes are not yet supported (README "Scaling out").
+// `notify_appservices_from_worker`, `run_background_tasks_on`, `media_instance_running_background_jobs`,
+// `worker_replication_secret` (or `_path`) and the `redis` section — read with Synapse's defaults
+// (everything on "master") and its validation messages (synapse/config/workers.py, redis.py). What a
+// process does with them is decided in src/domain/cluster/topology.ts; which request goes to which writer
+// in src/domain/cluster/write-routes.ts; replication between processes (redis.enabled) in src/domain/
+// cluster/replication.ts (README "Scaling out"). Weft's extension: each option naming who
+// runs background work may name several instances, the candidates of a lease (src/domain/cluster/
+// leased-work.ts): one of them runs the work at a time, another takes over when its holder dies;
+// `worker_lease_duration` sets the lease time.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "./errors.ts";
 import type { Reader } from "./config.ts";
+
+/** How long a lease on background work lasts unrenewed by default (renewed every third of it). */
+export const DEFAULT_LEASE_MS = 60_000;
 
 /** Synapse's name for the main process; `main` in `instance_map` names it too. */
 export const MAIN_PROCESS = "master";
@@ -52,13 +60,26 @@ export interface WorkersConfig {
   /** Instance name → where its HTTP replication listener is (`main` is read as "master"). */
   instance_map: Record<string, InstanceLocation>;
   stream_writers: Record<WriterStream, string[]>;
+  /**
+   * The candidates for each piece of background work (one: it runs there; several: on the one holding
+   * its lease). Synapse shards destinations and users over several federation senders and pushers; Weft
+   * runs all of it on the holder and keeps the others in standby.
+   */
   federation_sender_instances: string[];
   pusher_instances: string[];
-  notify_appservices_from_worker: string;
-  run_background_tasks_on: string;
-  /** The instance that runs media retention and other media jobs (Synapse: unset means the main process). */
-  media_instance_running_background_jobs: string;
+  /** Synapse: one instance name; Weft also takes a list of candidates. */
+  notify_appservices_from_worker: string[];
+  run_background_tasks_on: string[];
+  /** Media retention and other media jobs (Synapse: unset means the main process). */
+  media_instance_running_background_jobs: string[];
+  /** How long a lease on background work lasts unrenewed (ms): a killed holder's work waits this long. */
+  worker_lease_duration: number;
   redis: RedisConfig;
+  /**
+   * The shared secret internal requests between processes carry (`worker_replication_secret`, or a file
+   * named by `worker_replication_secret_path`); required when instance_map names more than one instance.
+   */
+  worker_replication_secret?: string;
 }
 
 function names(r: Reader, key: string, def: string[], prefix = ""): string[] {
@@ -74,6 +95,15 @@ function instanceName(r: Reader, key: string): string {
   if (v === undefined || v === null || v === "") return MAIN_PROCESS;
   if (typeof v !== "string") throw new ConfigError(key, "must be an instance name");
   return v;
+}
+
+/** An option naming one instance (Synapse) or several candidates for a lease (Weft): never none. */
+function candidates(r: Reader, key: string): string[] {
+  const v = r.value(key);
+  if (!Array.isArray(v)) return [instanceName(r, key)];
+  const list = names(r, key, [MAIN_PROCESS]);
+  if (list.length === 0) throw new ConfigError(key, "must name at least one instance");
+  return list;
 }
 
 function readInstanceMap(r: Reader): Record<string, InstanceLocation> {
@@ -116,6 +146,22 @@ function readRedis(r: Reader, baseDir: string): RedisConfig {
   };
 }
 
+function readReplicationSecret(r: Reader, baseDir: string): string | undefined {
+  const secret = r.optString("worker_replication_secret");
+  const secretPath = r.optString("worker_replication_secret_path");
+  if (secretPath === undefined) return secret;
+  if (secret !== undefined) throw new ConfigError("worker_replication_secret_path", "You have configured both `worker_replication_secret` and `worker_replication_secret_path`. These are mutually incompatible.");
+  const file = path.resolve(baseDir, secretPath);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8").trim();
+  } catch (err) {
+    throw new ConfigError("worker_replication_secret_path", `cannot read ${file}: ${(err as Error).message}`);
+  }
+  if (text === "") throw new ConfigError("worker_replication_secret_path", `${file} is empty`);
+  return text;
+}
+
 export function readWorkersConfig(r: Reader, baseDir: string): WorkersConfig {
   const worker_name = instanceName(r, "worker_name");
   const instance_map = readInstanceMap(r);
@@ -140,14 +186,22 @@ export function readWorkersConfig(r: Reader, baseDir: string): WorkersConfig {
     stream_writers,
     federation_sender_instances,
     pusher_instances,
-    notify_appservices_from_worker: instanceName(r, "notify_appservices_from_worker"),
-    run_background_tasks_on: instanceName(r, "run_background_tasks_on"),
-    media_instance_running_background_jobs: instanceName(r, "media_instance_running_background_jobs"),
+    notify_appservices_from_worker: candidates(r, "notify_appservices_from_worker"),
+    run_background_tasks_on: candidates(r, "run_background_tasks_on"),
+    media_instance_running_background_jobs: candidates(r, "media_instance_running_background_jobs"),
+    worker_lease_duration: r.duration("worker_lease_duration", DEFAULT_LEASE_MS)!,
     redis,
   };
+  const secret = readReplicationSecret(r, baseDir);
+  if (secret !== undefined) config.worker_replication_secret = secret;
+  if (config.worker_lease_duration < 300) throw new ConfigError("worker_lease_duration", "must be at least 300ms");
+  for (const key of ["federation_sender_instances", "pusher_instances", "notify_appservices_from_worker", "run_background_tasks_on", "media_instance_running_background_jobs"] as const)
+    if (new Set(config[key]).size !== config[key].length) throw new ConfigError(key, "names an instance twice");
   if (worker_name !== MAIN_PROCESS && !(MAIN_PROCESS in instance_map))
     throw new ConfigError("instance_map", "Missing data for a worker to connect to main process. Please include 'main' in the `instance_map`.");
   if (Object.keys(instance_map).length > 1 && !redis.enabled)
     throw new ConfigError("redis.enabled", "must be true when instance_map names more than one instance (Redis carries replication between them)");
+  if (Object.keys(instance_map).length > 1 && !config.worker_replication_secret)
+    throw new ConfigError("worker_replication_secret", "is required when instance_map names more than one instance (internal requests between processes carry it)");
   return config;
 }

@@ -93,7 +93,9 @@ export type OAuthErrorCode =
   | "invalid_client_metadata"
   | "authorization_pending"
   | "slow_down"
-  | "expired_token";
+  | "expired_token"
+  /** RFC 6750 §3.1: the token lacks the scope (OpenID Connect's userinfo without `openid`). */
+  | "insufficient_scope";
 
 /** Default HTTP status per errcode, where the spec gives one status for it. */
 const DEFAULT_STATUS: Partial<Record<ErrCode, number>> = {

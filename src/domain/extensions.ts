@@ -12,6 +12,8 @@
 import type { RenewalMailer } from "./accounts/account-validity.ts";
 import type { RegistrationHook } from "./accounts/auto-join.ts";
 import type { Services } from "./services.ts";
+import type { Fence } from "./cluster/leases.ts";
+import type { LeasedWork } from "./cluster/leased-work.ts";
 import type { Invalidation } from "./cache/invalidation.ts";
 import type { EventIndexer } from "./rooms/pipeline/commit.ts";
 import type { CommitListener } from "./consumers/commit-feed.ts";
@@ -31,7 +33,11 @@ import type { UserQuery } from "./accounts/user-lookup.ts";
 import type { PartialStateCompletedHook } from "./federation/partial-state/resync.ts";
 
 /** A process-wide task: started once the services exist; the function it returns stops it. */
-export type BackgroundTask = (s: Services) => () => void | Promise<void>;
+/**
+ * Started with the server (or when this instance takes the work's lease: `fence` is then the lease
+ * check for each transaction that advances the work's positions, cluster/leases.ts); returns its stop.
+ */
+export type BackgroundTask = (s: Services, fence?: Fence) => () => void | Promise<void>;
 
 export interface Extensions {
   /** Run inside every event commit, in order, with its timeline events; a throw fails the commit. */
@@ -79,6 +85,12 @@ export interface Extensions {
   /** Cache invalidation messages (s.invalidations), e.g. dropping cached access tokens. */
   invalidationListeners: ((s: Services, m: Invalidation) => void)[];
   background: BackgroundTask[];
+  /**
+   * Work that runs on one instance at a time among the candidates the worker options name for it (one
+   * candidate: that instance, no lease; several: the holder of its lease, cluster/leased-work.ts).
+   * Only the pieces this instance is a candidate for.
+   */
+  leased: LeasedWork[];
 }
 
 /** No extensions: the bare machinery (each list empty). */
@@ -107,5 +119,6 @@ export function noExtensions(): Extensions {
     partialStateCompleted: [],
     invalidationListeners: [],
     background: [],
+    leased: [],
   };
 }

@@ -14,6 +14,8 @@ import type { EventDraft } from "./rooms/build-event.ts";
 import type { PersistOptions } from "./rooms/persist.ts";
 import type { PartialStateRoom } from "./federation/partial-state/flag.ts";
 import { KeyedLanes } from "./rooms/lanes.ts";
+import type { LeaseKeeper } from "./cluster/leases.ts";
+import type { LruCache } from "./cache/lru.ts";
 
 /** A local message waiting in its room's group commit (rooms/append.ts). */
 export interface QueuedMessage {
@@ -72,6 +74,14 @@ export interface PartialStateFlags {
   waiters: Map<string, (() => void)[]>;
 }
 
+/** GraphQL persisted queries (graphql/persisted-queries.ts): texts registered by hash, and the operator's manifest. */
+export interface PersistedQueryStore {
+  /** Query texts by SHA-256, registered by clients (automatic persisted queries), bounded. */
+  cache: LruCache<string, string>;
+  /** The manifest's operations by hash (empty without one): the allow-list of only_registered mode. */
+  registered: ReadonlyMap<string, string>;
+}
+
 /**
  * Every piece of per-process state that was kept in module-level WeakMaps (and a WeakSet) keyed by
  * Services. Each comment says what it holds and who writes it, then (→) what an operation spread over
@@ -103,7 +113,7 @@ export class ProcessState {
   readonly partialStateResyncs: PartialStateResyncs = { rooms: new Set(), stopped: false };
 
   /** Partial-state flags: partial_state_rooms read once on first use, then kept by the commits that change it (federation/partial-state/flag.ts).
-   *  → an invalidation on the bus when a room turns partial or complete, waking other processes' waiting reads. */
+   *  → with replication (cluster/replication.ts) another process's commit of a local join or a completion re-reads it (reloadPartialStateFlags), waking the reads waiting here. */
   partialStateFlags: PartialStateFlags | undefined = undefined;
 
   /** Remote device-list queues: the tail of each remote user's updates, applied one at a time (federation/e2ee/remote-device-lists.ts).
@@ -126,6 +136,18 @@ export class ProcessState {
    *  (compat/oauth-pages/theme.ts, which types it: the domain knows no page types).
    *  → nothing shared: every process reads the same directory. */
   oauthPageTheme: object | undefined = undefined;
+
+  /** The OAuth server's ID token signing key, derived from the server's signing key on first use (oauth/openid.ts).
+   *  → nothing shared: every process derives the same key. */
+  oauthIdTokenKey: { key: import("node:crypto").KeyObject; jwk: Record<string, string> } | undefined = undefined;
+
+  /** The leases this instance keeps on background work it is one of several candidates for (cluster/leased-work.ts), by name.
+   *  → shared already: each is a row of worker_leases in the database; this is only this instance's side of it. */
+  readonly leases = new Map<string, LeaseKeeper>();
+
+  /** GraphQL persisted queries, made on the first GraphQL request that uses them (graphql/persisted-queries.ts).
+   *  → a shared cache (or each process lets its clients register again: a miss costs one round trip). */
+  persistedQueries: PersistedQueryStore | undefined = undefined;
 
   /** Remote events refused (rejected, soft-failed, dropped, redacted) since start, by rule (federation/refusals.ts),
    *  read by weft_federation_rejected_events_total.

@@ -60,6 +60,9 @@ import { ThreadSubscriptionStore } from "./store/thread-subscriptions.ts";
 import { ThreadSubscriptionFeed, type ThreadSubscriptionServices } from "./threads/subscription-feed.ts";
 import { ProcessState } from "./process-state.ts";
 import { topologyOf, type ClusterTopology } from "./cluster/topology.ts";
+import { InternalClient } from "./cluster/internal-client.ts";
+import { startLeasedWork } from "./cluster/leased-work.ts";
+import { Replication } from "./cluster/replication.ts";
 
 /** Rooms and events: repositories, the per-room write lanes, the room cache and the notifier. */
 export interface RoomServices {
@@ -83,6 +86,10 @@ export interface Services {
   instanceName: string;
   /** Who writes what and who runs which background work, from the worker options (cluster/topology.ts). */
   topology: ClusterTopology;
+  /** Requests to the other instances of `instance_map` (cluster/internal-client.ts); unused by a single process. */
+  internal: InternalClient;
+  /** Replication with the other processes over Redis (cluster/replication.ts); undefined without `redis.enabled`. */
+  replication: Replication | undefined;
   /** What capabilities add to the machinery, declared in src/main.ts (extensions.ts). */
   extensions: Extensions;
   /** The commit notice of each event commit, to every in-memory index (consumers/commit-feed.ts). */
@@ -205,6 +212,8 @@ export function buildServices(opts: {
     config,
     instanceName: topology.instanceName,
     topology,
+    internal: new InternalClient(topology),
+    replication: undefined, // started with the background work (startBackground)
     extensions,
     commits: undefined as unknown as CommitFeed, // set below: they need the services
     consumers: undefined as unknown as ConsumerRunner,
@@ -309,12 +318,24 @@ export function buildServices(opts: {
   services.onClose.push(() => services.sync.shutdown());
   services.onClose.push(() => services.deviceActivity.stop());
   services.onClose.push(() => federation.close());
+  services.onClose.push(() => services.internal.close());
   return services;
 }
 
-/** Starts the declared background tasks and durable consumers; their stops run on close (before storage). */
+/**
+ * Starts the declared background tasks, the pieces of background work this instance runs (at once, or
+ * under their lease: cluster/leased-work.ts) and the declared durable consumers; their stops run on close
+ * (before storage).
+ */
 export async function startBackground(s: Services): Promise<void> {
+  // Replication first (with redis.enabled): consumers and tasks then start from positions it keeps.
+  const replication = await Replication.start(s);
+  if (replication) {
+    s.replication = replication;
+    s.onClose.push(() => replication.stop());
+  }
   for (const task of s.extensions.background) s.onClose.push(task(s));
+  await startLeasedWork(s, s.extensions.leased);
   s.onClose.push(() => s.consumers.stop());
   await s.consumers.start();
 }

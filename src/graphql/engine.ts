@@ -15,10 +15,16 @@ import { buildWeftSchema, createWeftPubSub } from "./schema.ts";
 import { checkCost, checkQueryText, depthLimitRule, PARSE_OPTIONS } from "./limits.ts";
 import { stringifyJson } from "../domain/json-limits.ts";
 import { makeSharedSubscribe } from "./shared-execution.ts";
+import { apolloPersistedQueries, checkRegistered, rememberPersisted, resolveWsQuery } from "./persisted-queries.ts";
 
-/** An errcode on an error graphql-js made (a syntax error): M_BAD_JSON, as for any malformed request. */
-function withErrcode(err: GraphQLError, errcode = "M_BAD_JSON"): GraphQLError {
-  return err.extensions.errcode ? err : new GraphQLError(err.message, { nodes: err.nodes, source: err.source, positions: err.positions, originalError: err.originalError, extensions: { ...err.extensions, errcode } });
+/**
+ * An errcode on an error graphql-js made (a syntax or validation error): M_BAD_JSON, as for any malformed
+ * request, and Apollo's code for it (GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED), as over HTTP.
+ */
+function withErrcode(err: GraphQLError, code: string): GraphQLError {
+  if (err.extensions.errcode && err.extensions.code) return err;
+  const extensions = { ...err.extensions, errcode: err.extensions.errcode ?? "M_BAD_JSON", code: err.extensions.code ?? code };
+  return new GraphQLError(err.message, { nodes: err.nodes, source: err.source, positions: err.positions, originalError: err.originalError, extensions });
 }
 
 export interface GraphqlEngine {
@@ -40,6 +46,8 @@ export async function startGraphqlEngine(s: Services): Promise<GraphqlEngine> {
     includeStacktraceInErrorResponses: false,
     parseOptions: PARSE_OPTIONS,
     validationRules: [depthLimitRule],
+    // Automatic persisted queries with this process's bounded cache (persisted-queries.ts), as over graphql-ws.
+    persistedQueries: apolloPersistedQueries(s),
     // Responses go through the serializer that survives any nesting.
     stringifyResult: (value) => stringifyJson(value),
     // The homeserver shuts itself down (src/main.ts); Apollo must not grab SIGINT/SIGTERM.
@@ -54,6 +62,8 @@ export async function startGraphqlEngine(s: Services): Promise<GraphqlEngine> {
               if (ctx.operation?.operation === "subscription") {
                 throw new GraphQLError("Subscriptions are served over WebSocket (graphql-ws) at /graphql", { extensions: { errcode: "M_UNRECOGNIZED", http: { status: 400 } } });
               }
+              const notListed = checkRegistered(s, ctx.queryHash);
+              if (notListed) throw notListed;
               const err = checkCost(ctx.schema, ctx.document, ctx.operationName, ctx.request.variables);
               if (err) throw err;
             },
@@ -73,16 +83,22 @@ export async function startGraphqlEngine(s: Services): Promise<GraphqlEngine> {
     context: (ctx) => wsContext(s, ctx.connectionParams, ctx.extra.request),
     // The same limits as over HTTP, applied before the operation runs.
     onSubscribe: (_ctx, _id, payload): ExecutionArgs | readonly GraphQLError[] => {
-      const textErr = checkQueryText(payload.query);
+      // Persisted queries by the same rules as Apollo's over HTTP (persisted-queries.ts).
+      const pq = resolveWsQuery(s, payload.query, payload.extensions ?? undefined);
+      if (pq instanceof GraphQLError) return [pq];
+      const textErr = checkQueryText(pq.query);
       if (textErr) return [textErr];
       let document: DocumentNode;
       try {
-        document = parse(payload.query, PARSE_OPTIONS);
+        document = parse(pq.query, PARSE_OPTIONS);
       } catch (err) {
-        return [withErrcode(err instanceof GraphQLError ? err : new GraphQLError(String((err as Error)?.message ?? err)))];
+        return [withErrcode(err instanceof GraphQLError ? err : new GraphQLError(String((err as Error)?.message ?? err)), "GRAPHQL_PARSE_FAILED")];
       }
       const errors = validate(schema, document, [...specifiedRules, depthLimitRule]);
-      if (errors.length > 0) return errors.map((e) => withErrcode(e));
+      if (errors.length > 0) return errors.map((e) => withErrcode(e, "GRAPHQL_VALIDATION_FAILED"));
+      if (pq.register) rememberPersisted(s, pq.hash, pq.query);
+      const notListed = checkRegistered(s, pq.hash);
+      if (notListed) return [notListed];
       const costErr = checkCost(schema, document, payload.operationName, payload.variables);
       if (costErr) return [costErr];
       return { schema, document, operationName: payload.operationName, variableValues: payload.variables };

@@ -5,7 +5,7 @@ import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import type { MiddlewareFn } from "type-graphql";
 import { MatrixError } from "../domain/errors.ts";
 import type { GraphqlContext } from "./context.ts";
-import { matrixErrorExtensions } from "./error-extensions.ts";
+import { graphqlErrorCode, matrixErrorExtensions } from "./error-extensions.ts";
 
 export { matrixErrorExtensions };
 
@@ -14,7 +14,7 @@ export function toGraphqlError(err: unknown, log?: { error(obj: object, msg: str
   if (err instanceof MatrixError) return new GraphQLError(err.message, { extensions: matrixErrorExtensions(err) });
   if (err instanceof GraphQLError) return err;
   log?.error({ err }, "unhandled error in a GraphQL resolver");
-  return new GraphQLError("Internal server error", { extensions: { errcode: "M_UNKNOWN" } });
+  return new GraphQLError("Internal server error", { extensions: { errcode: "M_UNKNOWN", code: "INTERNAL_SERVER_ERROR" } });
 }
 
 /** type-graphql global middleware: every resolver's failure goes through `toGraphqlError`. */
@@ -27,11 +27,12 @@ export const MapErrors: MiddlewareFn<GraphqlContext> = async ({ context }, next)
 };
 
 /**
- * Final shaping of a formatted error, shared by both transports. Errors with an errcode lose the generic
- * `code` Apollo adds (INTERNAL_SERVER_ERROR would be wrong for M_FORBIDDEN) and any stack trace. An
+ * Final shaping of a formatted error, shared by both transports. Errors with an errcode get the `code` of
+ * that errcode (error-extensions.ts) in place of the generic one Apollo adds (INTERNAL_SERVER_ERROR would
+ * be wrong for M_FORBIDDEN), and lose any stack trace. An
  * execution error without one (graphql-js itself failed, e.g. serializing a value) is masked as M_UNKNOWN.
  * Request errors (parse, validation, variable coercion: no `path`) keep their message and Apollo's `code`,
- * and gain the errcode of a malformed request (REQUEST_ERRCODES), so every error carries one.
+ * and gain the errcode of a malformed request (REQUEST_ERRCODES), so every error carries both.
  */
 /** The errcode of a request error by Apollo's code: a malformed query or variables is M_BAD_JSON. */
 const REQUEST_ERRCODES: Record<string, string> = {
@@ -48,12 +49,13 @@ export function errorFormatter(log?: { error(obj: object, msg: string): void }) 
   return (formatted: GraphQLFormattedError): GraphQLFormattedError => {
     const { stacktrace: _stack, ...ext } = formatted.extensions ?? {};
     if (typeof ext.errcode === "string") {
-      if (ext.code === "INTERNAL_SERVER_ERROR") delete ext.code;
+      // A request error keeps Apollo's code (GRAPHQL_VALIDATION_FAILED, PERSISTED_QUERY_NOT_FOUND ...).
+      if (typeof ext.code !== "string" || ext.code === "INTERNAL_SERVER_ERROR" || formatted.path) ext.code = graphqlErrorCode(ext.errcode);
       return { ...formatted, extensions: ext };
     }
     if (formatted.path) {
       log?.error({ error: formatted }, "unmapped GraphQL execution error");
-      return { message: "Internal server error", locations: formatted.locations, path: formatted.path, extensions: { errcode: "M_UNKNOWN" } };
+      return { message: "Internal server error", locations: formatted.locations, path: formatted.path, extensions: { errcode: "M_UNKNOWN", code: "INTERNAL_SERVER_ERROR" } };
     }
     const errcode = (typeof ext.code === "string" && REQUEST_ERRCODES[ext.code]) || "M_UNKNOWN";
     return { ...formatted, extensions: { ...ext, errcode } };

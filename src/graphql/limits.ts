@@ -39,7 +39,7 @@ const MAX_PAGE = 1000;
 export const PARSE_OPTIONS = { maxTokens: MAX_QUERY_TOKENS } as const;
 
 function tooLarge(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { errcode: "M_TOO_LARGE", http: { status: 400 } } });
+  return new GraphQLError(message, { extensions: { errcode: "M_TOO_LARGE", code: "TOO_LARGE", http: { status: 400 } } });
 }
 
 /**
@@ -164,3 +164,14 @@ export function checkCost(schema: GraphQLSchema, document: DocumentNode, operati
   const cost = operationCost(schema, document, operationName, variables ?? {});
   return cost > MAX_QUERY_COST ? tooLarge(`The query would cost about ${cost} (at most ${MAX_QUERY_COST}): ask for smaller pages or fewer fields`) : undefined;
 }
+
+/**
+ * The rules above in words, for the schema's documentation (the Query type's description): what
+ * introspection tells a client about the bounds its operations must keep.
+ */
+export const LIMITS_DOC =
+  "Limits on every operation, over HTTP and WebSocket alike (a refusal is errcode M_TOO_LARGE, code TOO_LARGE): " +
+  `at most ${MAX_QUERY_TOKENS} tokens in the document; selections at most ${MAX_QUERY_DEPTH} levels deep (fragments expanded); ` +
+  `an estimated cost of at most ${MAX_QUERY_COST}, where each field counts 1 times the page size of every list around it ` +
+  `(a list's first/last/limit argument, else its default, else ${DEFAULT_PAGE}; at most ${MAX_PAGE}); ` +
+  `brackets nested at most ${MAX_TEXT_NESTING} deep in the text.`;

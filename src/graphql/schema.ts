@@ -6,6 +6,8 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from "graphq
 import { buildSchema } from "type-graphql";
 import { createPubSub } from "@graphql-yoga/subscription";
 import { MapErrors } from "./errors.ts";
+import { LIMITS_DOC } from "./limits.ts";
+import { PERSISTED_QUERIES_DOC } from "./persisted-queries.ts";
 import { AccountResolver } from "./resolvers/accounts.ts";
 import { ProfileResolver, UserProfileResolver } from "./resolvers/profile.ts";
 import { ViewerResolver } from "./resolvers/viewer.ts";
@@ -21,6 +23,9 @@ import { RoomUnreadResolver } from "./resolvers/push.ts";
 import { RoomListResolver } from "./resolvers/room-list.ts";
 import { AccountModerationResolver } from "./resolvers/account-moderation.ts";
 import { MutualRoomsResolver } from "./resolvers/mutual-rooms.ts";
+import { E2eeKeysResolver, ViewerKeyCountsResolver } from "./resolvers/e2ee-keys.ts";
+import { KeyBackupResolver } from "./resolvers/key-backup.ts";
+import { MediaResolver } from "./resolvers/media.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
 
@@ -30,7 +35,7 @@ export function createWeftPubSub() {
 }
 
 export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promise<GraphQLSchema> {
-  return buildSchema({
+  const schema = await buildSchema({
     resolvers: [
       ViewerResolver,
       ProfileResolver,
@@ -55,11 +60,18 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       RoomListResolver,
       AccountModerationResolver,
       MutualRoomsResolver,
+      E2eeKeysResolver,
+      ViewerKeyCountsResolver,
+      KeyBackupResolver,
+      MediaResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),
     globalMiddlewares: [MapErrors],
   });
+  // The rules every operation keeps, where introspection shows them: on the Query type.
+  schema.getQueryType()!.description = `The entry points of reading queries. ${LIMITS_DOC} ${PERSISTED_QUERIES_DOC}`;
+  return schema;
 }
 
 export const SCHEMA_HEADER =

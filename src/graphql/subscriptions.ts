@@ -36,7 +36,8 @@ export function notifierIterable<T>(
   };
   const offEvent = s.rooms.notifier.onEvent((n) => push({ kind: "event", n }));
   const offStream = s.rooms.notifier.onStream((n) => {
-    if (n.stream !== "events") push({ kind: "stream", n });
+    // Room events come through onEvent; of the events stream only the rooms whose state became complete.
+    if (n.stream !== "events" || n.stateCompleted) push({ kind: "stream", n });
   });
   const offClosing = s.sync.shuttingDown.onAbort(() => void finish());
   let backlog = opts.backlog;

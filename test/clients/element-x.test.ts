@@ -13,129 +13,18 @@
 // runs the same scenario against the pinned Synapse (test/helpers/synapse.ts), the reference the
 // scenario was written against. WEFT_ELEMENT_X_LOG=<tracing filter> shows the SDK's log on stderr.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { existsSync } from "node:fs";
-import path from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import * as sdk from "matrix-js-sdk";
 import { logger as sdkGlobalLogger } from "matrix-js-sdk/lib/logger.js";
 import { backends, startTestServer, type Backend, type JsonResponse } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { startSynapse } from "../helpers/synapse.ts";
+import { BUILD_TIMEOUT_MS, ElementX, elementXBinary } from "../helpers/element-x.ts";
 import { WAIT_MS, decryptedBody, deviceKnown, encryptedRoom, startCryptoClient, waitFor } from "../helpers/js-sdk-crypto.ts";
 
 if (process.env.WEFT_TEST_SDK_LOG !== "1") (sdkGlobalLogger as unknown as { setLevel(level: string, persist?: boolean): void }).setLevel("silent", false);
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-/** A cold build of the program (registry downloaded, no target cache) took 9.5 min on two cores; a warm one 0.3 s. */
-const BUILD_TIMEOUT_MS = Number(process.env.WEFT_ELEMENT_X_BUILD_TIMEOUT_MS ?? 20 * 60_000);
 const AGAINST_SYNAPSE = process.env.WEFT_ELEMENT_X_SERVER === "synapse";
 const PASSWORD = "password";
-
-/** The program's path: WEFT_ELEMENT_X_BIN, or what scripts/build-element-x.sh builds (and prints). */
-function elementXBinary(): string {
-  const given = process.env.WEFT_ELEMENT_X_BIN;
-  if (given) {
-    if (!existsSync(given)) throw new Error(`WEFT_ELEMENT_X_BIN=${given} does not exist`);
-    return given;
-  }
-  const out = execFileSync("bash", [path.join(REPO, "scripts/build-element-x.sh")], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
-    timeout: BUILD_TIMEOUT_MS,
-    maxBuffer: 64 << 20,
-  });
-  const bin = out.trim().split("\n").pop()!;
-  if (!existsSync(bin)) throw new Error(`scripts/build-element-x.sh printed ${bin}, which does not exist`);
-  return bin;
-}
-
-/** One observation line of the program (see test/element-x/README.md). */
-type Line = { event: string; [k: string]: any };
-
-/**
- * The running program. `run(cmd)` writes one command and resolves with the lines printed until its
- * `done` line (rejecting on its `error` line or the program's exit); `lines` holds everything printed,
- * the asynchronous sync_state lines included.
- */
-class ElementX {
-  readonly lines: Line[] = [];
-  private stderr = "";
-  private nextId = 1;
-  private pending = new Map<number, { from: number; resolve: (l: Line[]) => void; reject: (e: Error) => void }>();
-  private exited: Promise<number | null>;
-  exitCode: number | null | undefined;
-
-  private constructor(private proc: ChildProcessWithoutNullStreams) {
-    createInterface({ input: proc.stdout }).on("line", (text) => this.onLine(text));
-    proc.stderr.on("data", (d: Buffer) => {
-      this.stderr = (this.stderr + d.toString()).slice(-30_000);
-      if (process.env.WEFT_ELEMENT_X_LOG) process.stderr.write(d);
-    });
-    this.exited = new Promise((resolve) => proc.once("exit", (code) => {
-      this.exitCode = code;
-      for (const p of this.pending.values()) p.reject(new Error(`element-x exited (${code}) during a command:\n${this.tail()}`));
-      this.pending.clear();
-      resolve(code);
-    }));
-  }
-
-  static start(bin: string, homeserver: string): ElementX {
-    const args = ["--homeserver", homeserver, "--timeout", "600", "--log", process.env.WEFT_ELEMENT_X_LOG ?? "warn"];
-    return new ElementX(spawn(bin, args, { stdio: ["pipe", "pipe", "pipe"] }));
-  }
-
-  private onLine(text: string) {
-    let line: Line;
-    try {
-      line = JSON.parse(text) as Line;
-    } catch {
-      line = { event: "unparsed", text };
-    }
-    this.lines.push(line);
-    const p = typeof line.id === "number" ? this.pending.get(line.id) : undefined;
-    if (!p) return;
-    if (line.event === "done") {
-      this.pending.delete(line.id);
-      p.resolve(this.lines.slice(p.from, -1).filter((l) => l.id === undefined || l.id === line.id));
-    } else if (line.event === "error") {
-      this.pending.delete(line.id);
-      p.reject(new Error(`element-x ${line.cmd}: ${line.message}\n${this.tail()}`));
-    }
-  }
-
-  /** Runs one command; resolves with the observations it printed. */
-  run(cmd: Record<string, unknown>): Promise<Line[]> {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      if (this.exitCode !== undefined) return reject(new Error(`element-x has exited (${this.exitCode}):\n${this.tail()}`));
-      this.pending.set(id, { from: this.lines.length, resolve, reject });
-      this.proc.stdin.write(`${JSON.stringify({ ...cmd, id })}\n`);
-    });
-  }
-
-  /** Runs one command and returns its single observation of kind `event`. */
-  async one(cmd: Record<string, unknown>, event: string): Promise<Line> {
-    const out = await this.run(cmd);
-    const found = out.filter((l) => l.event === event);
-    expect(found, `${event} in ${JSON.stringify(out)}`).toHaveLength(1);
-    return found[0]!;
-  }
-
-  tail(): string {
-    return `last lines: ${this.lines.slice(-8).map((l) => JSON.stringify(l)).join("\n")}\nstderr: ${this.stderr.slice(-4000)}`;
-  }
-
-  /** Ends the input (the program stops its syncs and exits); resolves with its exit status. */
-  async quit(): Promise<number | null> {
-    if (this.exitCode === undefined) this.proc.stdin.end();
-    const timer = setTimeout(() => this.proc.kill("SIGKILL"), 15_000);
-    const code = await this.exited;
-    clearTimeout(timer);
-    return code;
-  }
-}
 
 /** The server under test, Weft (or, with WEFT_ELEMENT_X_SERVER=synapse, the reference Synapse). */
 interface Server {

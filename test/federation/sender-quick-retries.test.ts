@@ -38,6 +38,11 @@ describe.each(backends())("federation sender's quick retries on %s", (backend) =
     peer.mode = "up";
     await eventually(() => received(id), "the event at the peer", 10_000);
     expect((await state())?.down ?? false).toBe(false);
+    // Every attempt of the transaction went under one txn id (the peer dedupes by it): the one it accepted.
+    const tried = peer.attemptedTxnIds.slice(before);
+    expect(tried.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(tried).size).toBe(1);
+    expect(peer.transactions.at(-1)!.txnId).toBe(tried[0]);
   });
 
   it("once the quick retries are spent, the destination is down", async () => {

@@ -3,7 +3,8 @@
 // transactions — in order, once, one transaction in flight, at most 50 PDUs and 100 EDUs each; events of
 // rooms without that server are not sent; while the peer fails or is gone the events wait (the backoff
 // visible in the destination's state), survive a restart of the Weft server, and all arrive once it is
-// back; typing, public read receipts (never private ones) and presence go as EDUs.
+// back (a transaction tried again keeps its txn id, across the restart too); typing, public read
+// receipts (never private ones) and presence go as EDUs.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../helpers/server.ts";
 import type { FederatedServer } from "../helpers/federation.ts";
@@ -106,6 +107,24 @@ describe.each(backends())("federation sender on %s", (backend) => {
     const got = receivedIds();
     expect(got.filter((id) => [...ids, after].includes(id))).toEqual([...ids, after]);
     expect(new Set(got).size).toBe(got.length);
+  });
+
+  it("a failed transaction goes again under its txn id, also after a restart of the sending server", async () => {
+    peer.mode = "failing";
+    const before = peer.attemptedTxnIds.length;
+    const ids = [await send("same txn 1"), await send("same txn 2")];
+    await eventually(async () => (await state())?.queuedPdus === 2 && peer.attemptedTxnIds.length >= before + 2, "two failed attempts with both PDUs queued");
+    const tried = peer.attemptedTxnIds.slice(before);
+    const last = tried.at(-1)!;
+    await a.restart();
+    const restartedAt = peer.attemptedTxnIds.length;
+    peer.mode = "up";
+    await received(ids);
+    // The restarted server sent what was queued under the id its predecessor last tried: the peer, which
+    // dedupes by origin and txn id, would have handled it once even had an earlier attempt gone through.
+    const accepted = peer.transactions.find((t) => t.pdus.some((p) => idOf(p) === ids[0]))!;
+    expect(accepted.txnId).toBe(last);
+    expect(peer.attemptedTxnIds.slice(restartedAt)[0]).toBe(last);
   });
 
   it("batches: at most 50 PDUs and 100 EDUs a transaction, one transaction in flight, order kept", async () => {

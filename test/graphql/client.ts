@@ -20,10 +20,17 @@ export async function gql(t: TestServer, query: string, variables?: Record<strin
 export const errcode = (r: { errors?: readonly { extensions?: Record<string, unknown> }[] | null }) =>
   r.errors?.[0]?.extensions?.errcode as string | undefined;
 
+/** A WebSocket that accepts the test servers' self-signed certificates (federating servers listen on TLS). */
+class TestWebSocket extends WebSocket {
+  constructor(url: string, protocols?: string | string[]) {
+    super(url, protocols, { rejectUnauthorized: false });
+  }
+}
+
 export function wsClient(t: TestServer, connectionParams?: Record<string, unknown>): Client {
   return createClient({
     url: t.baseUrl.replace(/^http/, "ws") + "/graphql",
-    webSocketImpl: WebSocket,
+    webSocketImpl: t.baseUrl.startsWith("https:") ? TestWebSocket : WebSocket,
     connectionParams,
     retryAttempts: 0,
     lazy: true,

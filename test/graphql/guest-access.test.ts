@@ -268,6 +268,23 @@ const CASES: Case[] = [
     graphql: (w) => ({ query: `query ($u: String!) { mutualRooms(userId: $u) { count } }`, variables: { u: w.alice.user_id } }),
     rest: (w) => ({ method: "GET", path: `/_matrix/client/v1/mutual_rooms?user_id=${enc(w.alice.user_id)}` }),
   },
+  // Media: uploads (a signed URL's mxc is reserved by POST /media/v1/create) and previews are not for guests;
+  // a media file's browser URLs are the read side of the repository, as its config is.
+  {
+    field: "createUpload", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { createUpload { uploadUrl } }` }),
+    rest: () => ({ method: "POST", path: "/_matrix/media/v1/create", body: {} }),
+  },
+  {
+    field: "media", expect: "ok",
+    graphql: () => ({ query: `{ media(mxcUri: "mxc://weft.test/abcdef") { httpUrl } }` }),
+    rest: () => ({ method: "GET", path: "/_matrix/client/v1/media/config" }),
+  },
+  {
+    field: "urlPreview", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `{ urlPreview(url: "http://127.0.0.1:1/") { title } }` }),
+    rest: () => ({ method: "GET", path: `/_matrix/client/v1/media/preview_url?url=${enc("http://127.0.0.1:1/")}` }),
+  },
   // Account moderation: server admins only (a guest is not one).
   {
     field: "accountModeration", expect: "M_FORBIDDEN",
@@ -279,6 +296,54 @@ const CASES: Case[] = [
     graphql: (w) => ({ query: `mutation ($u: String!) { ${field}(userId: $u, ${key}: true) }`, variables: { u: w.alice.user_id } }),
     rest: (w) => ({ method: "PUT", path: `/_matrix/client/v1/admin/${path}/${enc(w.alice.user_id)}`, body: { [key]: true } }),
   })),
+  // End-to-end encryption: guests may use device keys and to-device messages (as Synapse), not cross-signing or key backup.
+  {
+    field: "uploadKeys", expect: "ok",
+    graphql: () => ({ query: `mutation { uploadKeys(input: {}) { oneTimeKeyCounts { count } } }` }),
+    rest: () => ({ method: "POST", path: "/keys/upload", body: {} }),
+  },
+  {
+    field: "queryKeys", expect: "ok",
+    graphql: (w) => ({ query: `query ($u: String!) { queryKeys(users: [{ userId: $u }]) { users { userId } } }`, variables: { u: w.alice.user_id } }),
+    rest: (w) => ({ method: "POST", path: "/keys/query", body: { device_keys: { [w.alice.user_id]: [] } } }),
+  },
+  {
+    field: "claimKeys", expect: "ok",
+    graphql: (w) => ({ query: `mutation ($u: String!) { claimKeys(claims: [{ userId: $u, deviceId: "NOSUCH", algorithm: "signed_curve25519" }]) { oneTimeKeys { keyId } } }`, variables: { u: w.alice.user_id } }),
+    rest: (w) => ({ method: "POST", path: "/keys/claim", body: { one_time_keys: { [w.alice.user_id]: { NOSUCH: "signed_curve25519" } } } }),
+  },
+  {
+    field: "sendToDevice", expect: "ok",
+    graphql: (w) => ({ query: `mutation ($u: String!, $t: String!) { sendToDevice(eventType: "com.example.guest", txnId: $t, messages: [{ userId: $u, deviceId: "*", content: {} }]) }`, variables: { u: w.alice.user_id, t: w.txn } }),
+    rest: (w) => ({ method: "PUT", path: `/sendToDevice/com.example.guest/${w.txn}`, body: { messages: { [w.alice.user_id]: { "*": {} } } } }),
+  },
+  // Acknowledging to-device messages is what /sync's since does.
+  { field: "acknowledgeToDevice", expect: "ok", graphql: () => ({ query: `mutation { acknowledgeToDevice(upTo: "s0") }` }), rest: () => ({ method: "GET", path: "/sync?since=s0&timeout=0" }) },
+  {
+    field: "uploadCrossSigningKeys", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { uploadCrossSigningKeys(keys: {}) }` }),
+    rest: () => ({ method: "POST", path: "/keys/device_signing/upload", body: {} }),
+  },
+  {
+    field: "uploadSignatures", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { uploadSignatures(signatures: []) { keyId } }` }),
+    rest: () => ({ method: "POST", path: "/keys/signatures/upload", body: {} }),
+  },
+  { field: "keyBackup", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `{ keyBackup { version } }` }), rest: () => ({ method: "GET", path: "/room_keys/version" }) },
+  {
+    field: "createKeyBackupVersion", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { createKeyBackupVersion(algorithm: "m.megolm_backup.v1.curve25519-aes-sha2", authData: {}) }` }),
+    rest: () => ({ method: "POST", path: "/room_keys/version", body: { algorithm: "m.megolm_backup.v1.curve25519-aes-sha2", auth_data: {} } }),
+  },
+  {
+    field: "updateKeyBackupVersion", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { updateKeyBackupVersion(version: "1", algorithm: "m.megolm_backup.v1.curve25519-aes-sha2", authData: {}) }` }),
+    rest: () => ({ method: "PUT", path: "/room_keys/version/1", body: { algorithm: "m.megolm_backup.v1.curve25519-aes-sha2", auth_data: {} } }),
+  },
+  { field: "deleteKeyBackupVersion", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `mutation { deleteKeyBackupVersion(version: "1") }` }), rest: () => ({ method: "DELETE", path: "/room_keys/version/1" }) },
+  { field: "putRoomKeys", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `mutation { putRoomKeys(version: "1", keys: []) { count } }` }), rest: () => ({ method: "PUT", path: "/room_keys/keys?version=1", body: { rooms: {} } }) },
+  { field: "roomKeys", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `{ roomKeys(version: "1") { sessionId } }` }), rest: () => ({ method: "GET", path: "/room_keys/keys?version=1" }) },
+  { field: "deleteRoomKeys", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `mutation { deleteRoomKeys(version: "1") { count } }` }), rest: () => ({ method: "DELETE", path: "/room_keys/keys?version=1" }) },
   {
     // Guests may use sliding sync, as Synapse lets them.
     field: "roomList", expect: "ok",

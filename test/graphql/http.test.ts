@@ -82,7 +82,7 @@ describe.each(backends())("GraphQL over HTTP (%s)", (backend) => {
     expect(after.status).toBe(200);
     expect(after.body.data.viewer).toBeNull();
     expect(errcode(after.body)).toBe("M_UNKNOWN_TOKEN");
-    expect(after.body.errors![0]!.extensions).toEqual({ errcode: "M_UNKNOWN_TOKEN", soft_logout: false });
+    expect(after.body.errors![0]!.extensions).toEqual({ errcode: "M_UNKNOWN_TOKEN", code: "UNAUTHENTICATED", soft_logout: false });
     expect(after.body.errors![0]!.path).toEqual(["viewer"]);
   });
 
@@ -108,7 +108,7 @@ describe("GraphQL over HTTP: requests and errors", () => {
     const r = await gql(t, VIEWER);
     expect(r.status).toBe(200);
     expect(r.body.data).toEqual({ viewer: null });
-    expect(r.body.errors).toEqual([{ message: "Missing access token", locations: expect.any(Array), path: ["viewer"], extensions: { errcode: "M_MISSING_TOKEN" } }]);
+    expect(r.body.errors).toEqual([{ message: "Missing access token", locations: expect.any(Array), path: ["viewer"], extensions: { errcode: "M_MISSING_TOKEN", code: "UNAUTHENTICATED" } }]);
     expect(errcode((await gql(t, "mutation { logout }")).body)).toBe("M_MISSING_TOKEN");
     expect(errcode((await gql(t, SET_DISPLAY_NAME, { name: "x" })).body)).toBe("M_MISSING_TOKEN");
   });

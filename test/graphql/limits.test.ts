@@ -36,6 +36,14 @@ describe("GraphQL limits", () => {
     expect(errcode(r.body), `${label}: ${JSON.stringify(r.body).slice(0, 300)}`).toBe(code);
   };
 
+  it("states the limits in the schema: introspection of the Query type tells them", async () => {
+    const r = await gql(t, `{ __type(name: "Query") { description } }`);
+    const doc = r.body.data.__type.description as string;
+    for (const n of [MAX_QUERY_TOKENS, MAX_QUERY_DEPTH, MAX_QUERY_COST]) expect(doc).toContain(String(n));
+    expect(doc).toMatch(/M_TOO_LARGE/);
+    expect(doc).toMatch(/persistedQuery/);
+  });
+
   it("refuses text nested past the parser's safe depth, over HTTP and WebSocket", async () => {
     for (const q of [`{ viewer ${"{ a ".repeat(20_000)}${"}".repeat(20_000)} }`, `{ room(roomId: ${"[".repeat(20_000)}${"]".repeat(20_000)}) { roomId } }`]) {
       expectRefused(await gql(t, q, undefined, token), "M_TOO_LARGE", "http");

@@ -52,7 +52,7 @@ describe("GraphQL over WebSocket", () => {
       expect(errcode(bad)).toBe("M_FORBIDDEN");
       const v = await wsRun(c, VIEWER);
       expect(v.data).toEqual({ viewer: null });
-      expect(v.errors![0]!.extensions).toEqual({ errcode: "M_MISSING_TOKEN" });
+      expect(v.errors![0]!.extensions).toEqual({ errcode: "M_MISSING_TOKEN", code: "UNAUTHENTICATED" });
     } finally {
       await c.dispose();
     }
@@ -63,7 +63,7 @@ describe("GraphQL over WebSocket", () => {
     try {
       const v = await wsRun(c, VIEWER);
       expect(v.data).toEqual({ viewer: null });
-      expect(v.errors![0]!.extensions).toEqual({ errcode: "M_UNKNOWN_TOKEN", soft_logout: false });
+      expect(v.errors![0]!.extensions).toEqual({ errcode: "M_UNKNOWN_TOKEN", code: "UNAUTHENTICATED", soft_logout: false });
       expect(v.errors![0]!.path).toEqual(["viewer"]);
       expect(errcode(await wsRun(c, SET_DISPLAY_NAME, { name: "x" }))).toBe("M_UNKNOWN_TOKEN");
       // Operations that need no token still work on the same socket.

@@ -46,6 +46,8 @@ export interface RecordingPeer {
   answerDelayMs: number;
   /** /send attempts, answered or not. */
   attempts: number;
+  /** The txn id of each /send attempt, answered or not, in order. */
+  attemptedTxnIds: string[];
   /** Files the peer serves, by media id: inline, or (`location`) behind a Location URL. */
   media: Map<string, { type: string; filename?: string; bytes: Buffer; location?: string }>;
   /** Plays a server without the federation media endpoint (404 M_UNRECOGNIZED): only the legacy one answers. */
@@ -96,6 +98,7 @@ export async function startRecordingPeer(): Promise<RecordingPeer> {
     mode: "up",
     answerDelayMs: 0,
     attempts: 0,
+    attemptedTxnIds: [],
     media: new Map(),
     legacyMediaOnly: false,
     mediaRequests: [],
@@ -164,6 +167,7 @@ export async function startRecordingPeer(): Promise<RecordingPeer> {
       return reply(res, 401, { errcode: "M_UNAUTHORIZED", error: (err as Error).message });
     }
     peer.attempts++;
+    peer.attemptedTxnIds.push(decodeURIComponent(send[1]!));
     inFlight++;
     peer.maxInFlight = Math.max(peer.maxInFlight, inFlight);
     try {

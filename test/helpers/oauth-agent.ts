@@ -16,16 +16,22 @@ const unescape = (v: string) => v.replace(/&#(\d+);/g, (_m, n: string) => String
 
 /** The first form of a page (undefined if it has none). */
 export function readForm(html: string, pageUrl: string): PageForm | undefined {
-  const form = /<form[^>]*action="([^"]*)"[^>]*>([\s\S]*?)<\/form>/.exec(html);
-  if (!form) return undefined;
-  const body = form[2]!;
+  return readForms(html, pageUrl)[0];
+}
+
+/** Every form of a page, in order. */
+export function readForms(html: string, pageUrl: string): PageForm[] {
+  return [...html.matchAll(/<form[^>]*action="([^"]*)"[^>]*>([\s\S]*?)<\/form>/g)].map((form) => parseForm(form[1]!, form[2]!, pageUrl));
+}
+
+function parseForm(action: string, body: string, pageUrl: string): PageForm {
   const hidden: Record<string, string> = {};
   for (const m of body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) hidden[m[1]!] = unescape(m[2]!);
   const labels = new Map([...body.matchAll(/<label for="([^"]+)">([^<]*)<\/label>/g)].map((m) => [m[1]!, m[2]!]));
   const labelled: Record<string, string> = {};
   for (const m of body.matchAll(/<input type="(?:text|password)" id="([^"]+)" name="([^"]+)"/g)) if (labels.has(m[1]!)) labelled[m[2]!] = labels.get(m[1]!)!;
   const buttons = [...body.matchAll(/<button type="submit" name="action" value="([^"]+)"/g)].map((m) => m[1]!);
-  return { action: new URL(unescape(form[1]!), pageUrl).href, hidden, labelled, buttons };
+  return { action: new URL(unescape(action), pageUrl).href, hidden, labelled, buttons };
 }
 
 export class OAuthAgent extends Browser {
@@ -34,11 +40,13 @@ export class OAuthAgent extends Browser {
     return this.request(url);
   }
 
-  /** Submits the page's form with `fields` and the button `action`; `drop` leaves hidden fields out. */
+  /** Submits the page's form (the first with the button `action`) with `fields` and the button `action`; `drop` leaves hidden fields out. */
   async submit(page: { text: string; url: string }, action: string, fields: Record<string, string> = {}, opts: { drop?: string[]; override?: Record<string, string> } = {}) {
-    const form = readForm(page.text, page.url);
-    if (!form) throw new Error(`no form on the page: ${page.text.slice(0, 300)}`);
-    if (!form.buttons.includes(action)) throw new Error(`no "${action}" button (buttons: ${form.buttons.join(", ")})`);
+    const forms = readForms(page.text, page.url);
+    if (forms.length === 0) throw new Error(`no form on the page: ${page.text.slice(0, 300)}`);
+    // The first form with that button (a page may have several, e.g. one per device).
+    const form = forms.find((f) => f.buttons.includes(action));
+    if (!form) throw new Error(`no "${action}" button (buttons: ${forms.flatMap((f) => f.buttons).join(", ")})`);
     const data: Record<string, string> = { ...form.hidden, ...fields, action, ...opts.override };
     for (const k of opts.drop ?? []) delete data[k];
     const res = await this.request(form.action, { form: data });

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as oidc from "openid-client";
 import { fetch as undiciFetch } from "undici";
+import { createHash, createPublicKey, verify } from "node:crypto";
 import { backends, startTestServer, TestClock, type TestServer } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
@@ -537,6 +538,51 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
     expect(await codes()).toBe(0);
   });
 
+  it("OpenID Connect: openid-client discovers /.well-known/openid-configuration; scope openid gives an ES256 ID token (nonce, at_hash) signed by jwks_uri's key, and userinfo", async () => {
+    const config = await oidc.dynamicClientRegistration(new URL(t.config.public_baseurl), WEB_CLIENT, oidc.None(), { algorithm: "oidc", execute: [oidc.allowInsecureRequests] });
+    const meta = config.serverMetadata();
+    expect(meta).toMatchObject({
+      jwks_uri: `${t.config.public_baseurl}_weft/oauth2/keys.json`,
+      userinfo_endpoint: `${t.config.public_baseurl}_weft/oauth2/userinfo`,
+      id_token_signing_alg_values_supported: ["ES256"],
+      subject_types_supported: ["public"],
+    });
+    expect(meta.scopes_supported).toContain("openid");
+    const nonce = oidc.randomNonce();
+    const a = await authorize(config, { scope: "openid urn:matrix:client:api:* urn:matrix:client:device:OIDCDEV001", nonce });
+    // openid-client checks the ID token's iss, aud, exp, iat and nonce.
+    const tokens = await oidc.authorizationCodeGrant(config, a.callback, { pkceCodeVerifier: a.verifier, expectedState: a.state, expectedNonce: nonce, idTokenExpected: true });
+    const claims = tokens.claims()!;
+    expect(claims).toMatchObject({ iss: t.config.public_baseurl, sub: alice.user_id, aud: config.clientMetadata().client_id, nonce });
+    expect(claims.exp - claims.iat).toBe(3600);
+    // The signature verifies with the published key; at_hash is the left half of the access token's SHA-256.
+    const [header, payload, signature] = tokens.id_token!.split(".") as [string, string, string];
+    const jose = JSON.parse(Buffer.from(header, "base64url").toString());
+    const keys = (await t.call("GET", "/_weft/oauth2/keys.json")).json.keys as Record<string, string>[];
+    const jwk = keys.find((k) => k.kid === jose.kid)!;
+    expect([jose.alg, jwk.kty, jwk.crv, jwk.use, "d" in jwk]).toEqual(["ES256", "EC", "P-256", "sig", false]);
+    const key = createPublicKey({ key: jwk as never, format: "jwk" });
+    expect(verify("sha256", Buffer.from(`${header}.${payload}`), { key, dsaEncoding: "ieee-p1363" }, Buffer.from(signature, "base64url"))).toBe(true);
+    expect(verify("sha256", Buffer.from(`${header}.${payload}x`), { key, dsaEncoding: "ieee-p1363" }, Buffer.from(signature, "base64url"))).toBe(false);
+    expect(claims.at_hash).toBe(createHash("sha256").update(tokens.access_token).digest().subarray(0, 16).toString("base64url"));
+    // The key stays the same across a restart (derived from the server's signing key).
+    await t.restart();
+    expect((await t.call("GET", "/_weft/oauth2/keys.json")).json.keys).toEqual(keys);
+
+    expect(await oidc.fetchUserInfo(config, tokens.access_token, alice.user_id)).toMatchObject({ sub: alice.user_id, preferred_username: "alice" });
+    // A token granted without openid may not read userinfo; neither may no token.
+    const plain = await authorize(config, { scope: "urn:matrix:client:api:* urn:matrix:client:device:OIDCDEV002" });
+    const plainTokens = await oidc.authorizationCodeGrant(config, plain.callback, { pkceCodeVerifier: plain.verifier, expectedState: plain.state });
+    expect(plainTokens.id_token).toBeUndefined();
+    const refused = await t.call("GET", "/_weft/oauth2/userinfo", { token: plainTokens.access_token });
+    expect([refused.status, refused.json.error]).toEqual([403, "insufficient_scope"]);
+    expect((await t.call("GET", "/_weft/oauth2/userinfo")).status).toBe(401);
+    // An over-long nonce is refused at the authorisation endpoint.
+    const long = await authorizationUrl(config, { nonce: "n".repeat(513) });
+    const page = await new OAuthAgent().open(long.url);
+    expect(new URL(page.location!).searchParams.get("error")).toBe("invalid_request");
+  });
+
   describe("account management (account_management_uri)", () => {
     const ACCOUNT = () => `${t.config.public_baseurl}_weft/oauth2/account`;
     /** Tokens of a new OAuth session of alice on `deviceId`. */
@@ -597,7 +643,7 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
       expect(asked.status).toBe(401);
       expect(asked.json.flows).toContainEqual({ stages: ["m.oauth"] });
       const url = asked.json.params["m.oauth"].url as string;
-      expect(url).toBe(`${ACCOUNT()}?action=org.matrix.cross_signing_reset`);
+      expect(url).toBe(`${ACCOUNT()}?action=org.matrix.cross_signing_reset&uia_session=${asked.json.session}`);
       // Retrying with the session alone before the approval: still 401.
       expect((await upload({ ...second, auth: { session: asked.json.session } })).status).toBe(401);
 
@@ -605,15 +651,135 @@ describe.each(backends())("the OAuth 2.0 server on %s", (backend) => {
       const login = await agent.open(url);
       const signedIn = await agent.submit(login, "login", { username: "alice", password: "password" });
       const approval = await agent.open(signedIn.location!);
-      expect(approval.text).toContain("Reset your cross-signing identity?");
-      const approved = await agent.submit(approval, "approve_reset");
-      expect(approved.text).toContain("Reset allowed");
-      expect((await upload({ ...second, auth: { session: asked.json.session } })).status).toBe(200);
+      expect(approval.text).toContain("reset the cross-signing keys on your account");
+      const approved = await agent.submit(approval, "approve_uia", { password: "password" });
+      expect(approved.text).toContain("Request approved");
+      expect((await upload({ ...second, auth: { type: "m.oauth", session: asked.json.session } })).status).toBe(200);
+      // The account page's own approval (no UIA session: as MAS) still opens a window without UIA.
+      const page = await agent.open(`${ACCOUNT()}?action=org.matrix.cross_signing_reset`);
+      expect(page.text).toContain("Reset your cross-signing identity?");
+      expect((await agent.submit(page, "approve_reset")).text).toContain("Reset allowed");
+      expect((await upload(crossSigningKeys(alice.user_id).body)).status).toBe(200);
       // A legacy session is offered the password flow alone.
       const third = crossSigningKeys(alice.user_id).body;
       clock.advance(10 * 60_000 + 1);
       const legacy = await t.call("POST", "/_matrix/client/v3/keys/device_signing/upload", { token: alice.access_token, body: third });
       expect([legacy.status, legacy.json.flows]).toEqual([401, [{ stages: ["m.login.password"] }]]);
+    });
+
+    it("m.oauth for every re-authentication of an OAuth session: deleting a device waits for the approval (with the password) on the account page, then the retry passes", async () => {
+      const tokens = await oauthSession("UIADEV0001");
+      await oauthSession("UIAVICTIM1");
+      const del = (body: Record<string, unknown>) => t.call("DELETE", "/_matrix/client/v3/devices/UIAVICTIM1", { token: tokens.access_token, body });
+      const asked = await del({});
+      expect(asked.status).toBe(401);
+      expect(asked.json.flows).toEqual([{ stages: ["m.oauth"] }, { stages: ["m.login.password"] }]);
+      const url = asked.json.params["m.oauth"].url as string;
+      expect(url).toBe(`${ACCOUNT()}?action=org.matrix.device_delete&device_id=UIAVICTIM1&uia_session=${asked.json.session}`);
+      // Asking for the stage before the approval: 401 with the stage not completed, nothing deleted.
+      const early = await del({ auth: { type: "m.oauth", session: asked.json.session } });
+      expect([early.status, early.json.completed]).toEqual([401, []]);
+      expect(await aliceDevices()).toContain("UIAVICTIM1");
+
+      // Another user cannot approve alice's request.
+      await registerUser(t, "uiabob");
+      const bobAgent = new OAuthAgent();
+      const bobLogin = await bobAgent.open(url);
+      const bobPage = await bobAgent.open((await bobAgent.submit(bobLogin, "login", { username: "uiabob", password: "password" })).location!);
+      expect(bobPage.status).toBe(400);
+      expect(bobPage.text).not.toContain("Approve this request?");
+
+      const agent = new OAuthAgent();
+      const login = await agent.open(url);
+      const page = await agent.open((await agent.submit(login, "login", { username: "alice", password: "password" })).location!);
+      expect(page.text).toContain("sign out the device UIAVICTIM1");
+      expect(readForm(page.text, page.url)!.labelled).toEqual({ password: "Your password" });
+      const noCsrf = await refused("csrf_mismatch", { endpoint: "account" }, [agent.cookie("weft_oauth_csrf")], () => agent.submit(page, "approve_uia", { password: "password" }, { drop: ["csrf"] }));
+      expect(noCsrf.status).toBe(403);
+      const wrong = await agent.submit(page, "approve_uia", { password: "not it" });
+      expect([wrong.status, wrong.text.includes('role="alert"')]).toEqual([403, true]);
+      expect((await del({ auth: { session: asked.json.session } })).status).toBe(401);
+      expect((await agent.submit(page, "approve_uia", { password: "password" })).text).toContain("Request approved");
+      const done = await del({ auth: { type: "m.oauth", session: asked.json.session } });
+      expect(done.status, JSON.stringify(done.json)).toBe(200);
+      expect(await aliceDevices()).not.toContain("UIAVICTIM1");
+      // The session served one request: approving it again finds nothing.
+      expect((await agent.submit(page, "approve_uia", { password: "password" })).status).toBe(400);
+    });
+
+    it("a password change ends the user's other page sign-ins; the page sign-in that made it, and the devices, stay", async () => {
+      const erin = await registerUser(t, "pwerin");
+      const signIn = async () => {
+        const agent = new OAuthAgent();
+        const login = await agent.open(ACCOUNT());
+        expect((await agent.submit(login, "login", { username: "pwerin", password: "password" })).status).toBe(303);
+        return agent;
+      };
+      const signedIn = async (agent: OAuthAgent) => (await agent.open(ACCOUNT())).text.includes(erin.user_id);
+      const [here, other] = [await signIn(), await signIn()];
+      const account = await here.open(ACCOUNT());
+      const page = await here.submit(account, "show_password");
+      expect(readForm(page.text, page.url)!.labelled).toEqual({ current: "Your current password", new_password: "New password", confirm: "Confirm the new password" });
+      const wrong = await here.submit(page, "change_password", { current: "not it", new_password: "pw-number-2", confirm: "pw-number-2" });
+      expect([wrong.status, wrong.text.includes('role="alert"')]).toEqual([403, true]);
+      const differ = await here.submit(page, "change_password", { current: "password", new_password: "pw-number-2", confirm: "pw-number-3" });
+      expect([differ.status, differ.text.includes('role="alert"')]).toEqual([400, true]);
+      const noCsrf = await refused("csrf_mismatch", { endpoint: "account" }, [here.cookie("weft_oauth_csrf")], () => here.submit(page, "change_password", { current: "password", new_password: "pw-number-2", confirm: "pw-number-2" }, { drop: ["csrf"] }));
+      expect(noCsrf.status).toBe(403);
+      expect([await signedIn(here), await signedIn(other)]).toEqual([true, true]); // nothing changed yet
+      const done = await here.submit(page, "change_password", { current: "password", new_password: "pw-number-2", confirm: "pw-number-2" });
+      expect(done.text).toContain("Your password was changed.");
+      expect([await signedIn(here), await signedIn(other)]).toEqual([true, false]);
+      expect((await whoami(erin.access_token)).status).toBe(200); // devices stay
+      const login = (password: string) => t.call("POST", "/_matrix/client/v3/login", { body: { type: "m.login.password", identifier: { type: "m.id.user", user: "pwerin" }, password } });
+      expect([(await login("password")).status, (await login("pw-number-2")).status]).toEqual([403, 200]);
+
+      // A change through the API (no page made it) ends every page sign-in.
+      const third = new OAuthAgent();
+      expect((await third.submit(await third.open(ACCOUNT()), "login", { username: "pwerin", password: "pw-number-2" })).status).toBe(303);
+      const body = { new_password: "pw-number-3", logout_devices: false };
+      const asked = await t.call("POST", "/_matrix/client/v3/account/password", { token: erin.access_token, body });
+      const changed = await t.call("POST", "/_matrix/client/v3/account/password", {
+        token: erin.access_token,
+        body: { ...body, auth: { type: "m.login.password", identifier: { type: "m.id.user", user: "pwerin" }, password: "pw-number-2", session: asked.json.session } },
+      });
+      expect(changed.status, JSON.stringify(changed.json)).toBe(200);
+      expect([await signedIn(here), await signedIn(third)]).toEqual([false, false]);
+      expect((await whoami(erin.access_token)).status).toBe(200);
+    });
+
+    it("m.oauth is offered on password change, 3PID add, deactivation and login tokens of an OAuth session, and to a user without a password on any session", async () => {
+      const tokens = await oauthSession("UIADEV0002");
+      const ask = async (method: string, path: string, body: Record<string, unknown>, token = tokens.access_token) => {
+        const res = await t.call(method, path, { token, body });
+        expect(res.status, JSON.stringify(res.json)).toBe(401);
+        return res.json;
+      };
+      const password = await ask("POST", "/_matrix/client/v3/account/password", { new_password: "a-new-password-1" });
+      expect(password.flows).toEqual([{ stages: ["m.oauth"] }, { stages: ["m.login.password"] }]);
+      expect(password.params["m.oauth"].url).toBe(`${ACCOUNT()}?uia_session=${password.session}`);
+      const deactivate = await ask("POST", "/_matrix/client/v3/account/deactivate", {});
+      expect(deactivate.params["m.oauth"].url).toBe(`${ACCOUNT()}?action=org.matrix.account_deactivate&uia_session=${deactivate.session}`);
+      const several = await ask("POST", "/_matrix/client/v3/delete_devices", { devices: ["A", "B"] });
+      expect(several.params["m.oauth"].url).toBe(`${ACCOUNT()}?action=org.matrix.devices_list&uia_session=${several.session}`);
+      // A legacy (password-login) session of a user with a password: the password flow alone.
+      expect((await ask("POST", "/_matrix/client/v3/account/deactivate", {}, alice.access_token)).flows).toEqual([{ stages: ["m.login.password"] }]);
+
+      // A user without a password: m.oauth alone, even on a legacy session; the approval asks no password.
+      const nopw = await registerUser(t, "uianopw");
+      const agent = new OAuthAgent();
+      const login = await agent.open(ACCOUNT());
+      await agent.submit(login, "login", { username: "uianopw", password: "password" });
+      await t.hs.services.db.user.update({ where: { userId: nopw.user_id }, data: { passwordHash: null } });
+      const asked = await ask("DELETE", `/_matrix/client/v3/devices/${nopw.device_id}`, {}, nopw.access_token);
+      expect(asked.flows).toEqual([{ stages: ["m.oauth"] }]);
+      const page = await agent.open(asked.params["m.oauth"].url);
+      expect(page.text).toContain("Approve this request?");
+      expect(readForm(page.text, page.url)!.labelled).toEqual({});
+      expect((await agent.submit(page, "approve_uia")).text).toContain("Request approved");
+      const done = await t.call("DELETE", `/_matrix/client/v3/devices/${nopw.device_id}`, { token: nopw.access_token, body: { auth: { type: "m.oauth", session: asked.session } } });
+      expect(done.status, JSON.stringify(done.json)).toBe(200);
+      expect((await whoami(nopw.access_token)).status).toBe(401);
     });
   });
 

@@ -9,7 +9,7 @@ import { withServer } from "../helpers/with-server.ts";
 import { loginUser, registerUser, type Session } from "../helpers/users.ts";
 import { expectMatchesSpec } from "../helpers/spec.ts";
 import { V3, expectError } from "../helpers/e2ee.ts";
-import { ackToDevice, sendToDevice, toDeviceFor } from "../../src/domain/e2ee/to-device.ts";
+import { ackToDevice, sendToDevice, toDeviceFor, toDeviceFromBody } from "../../src/domain/e2ee/to-device.ts";
 import { authenticate } from "../../src/domain/accounts/authenticate.ts";
 import type { Json } from "../../src/domain/e2ee/json.ts";
 import { currentToDevicePosition } from "../../src/domain/e2ee/sync-data.ts";
@@ -109,7 +109,7 @@ describe.each(backends())("to-device on %s", (backend) => {
     const sends = Array.from({ length: 20 }, (_, n) => {
       const messages: Record<string, Record<string, unknown>> = { [bob.user_id]: { [bob.device_id]: { n } } };
       if (n % 2 === 0) for (const o of others) messages[o.user_id] = { "*": { n } };
-      return sendToDevice(s, requester, "m.test.order", `order-${n}`, { messages } as Json);
+      return sendToDevice(s, requester, "m.test.order", `order-${n}`, toDeviceFromBody({ messages } as Json));
     });
     await Promise.all(sends);
     const got = await inbox(bob, before);

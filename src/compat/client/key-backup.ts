@@ -6,7 +6,7 @@ import { MatrixError } from "../../domain/errors.ts";
 import type { Services } from "../../domain/services.ts";
 import { clientRoute, type AuthedCall, type Call } from "../http.ts";
 import {
-  createBackupVersion, deleteBackupVersion, deleteRoomKeys, getAllRoomKeys, getBackupVersion, getRoomRoomKeys,
+  backupVersionFromBody, createBackupVersion, deleteBackupVersion, deleteRoomKeys, getAllRoomKeys, getBackupVersion, getRoomRoomKeys,
   getSessionRoomKey, putRoomKeys, readKeyData, readRoomsBody, readSessionsBody, updateBackupVersion,
 } from "../../domain/e2ee/key-backup.ts";
 
@@ -20,10 +20,10 @@ function version(c: Call): string {
 }
 
 export function keyBackupRoutes(app: FastifyInstance, s: Services): void {
-  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/room_keys/version", auth: "token", op: "keyBackup", handler: (c) => createBackupVersion(s, c.requester, c.body()) });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/room_keys/version", auth: "token", op: "keyBackup", handler: (c) => createBackupVersion(s, c.requester, backupVersionFromBody(c.body())) });
   clientRoute<AuthedCall>(app, s, { method: "GET", path: "/room_keys/version", auth: "token", op: "keyBackup", handler: (c) => getBackupVersion(s, c.requester) });
   clientRoute<AuthedCall>(app, s, { method: "GET", path: "/room_keys/version/:version", auth: "token", op: "keyBackup", handler: (c) => getBackupVersion(s, c.requester, c.params.version!) });
-  clientRoute<AuthedCall>(app, s, { method: "PUT", path: "/room_keys/version/:version", auth: "token", op: "keyBackup", handler: (c) => updateBackupVersion(s, c.requester, c.params.version!, c.body()) });
+  clientRoute<AuthedCall>(app, s, { method: "PUT", path: "/room_keys/version/:version", auth: "token", op: "keyBackup", handler: (c) => updateBackupVersion(s, c.requester, c.params.version!, backupVersionFromBody(c.body())) });
   clientRoute<AuthedCall>(app, s, { method: "DELETE", path: "/room_keys/version/:version", auth: "token", op: "keyBackup", handler: (c) => deleteBackupVersion(s, c.requester, c.params.version!) });
 
   clientRoute<AuthedCall>(app, s, { method: "PUT", path: "/room_keys/keys", auth: "token", op: "keyBackup", handler: (c) => putRoomKeys(s, c.requester, version(c), readRoomsBody(c.body())) });

@@ -1,17 +1,19 @@
 // The account management page's browser face (spec v1.18 "Account management", account_management_uri):
 // GET with the spec's `action` (and `device_id`) shows the signed-in user's profile and devices, a
 // device's sign-out confirmation, the deactivation page, or the cross-signing reset approval (the
-// m.oauth UIA type, MSC4312); POST takes the forms (login, confirm_delete, delete_device, deactivate,
-// approve_reset, sign_out, cancel), each with the CSRF token of the cookie. Domain rules in
+// m.oauth UIA type, MSC4312), or, with `uia_session`, the approval of a client's request that asked for
+// user-interactive auth (m.oauth); POST takes the forms (login, confirm_delete, delete_device, deactivate,
+// approve_reset, approve_uia, show_password, change_password, sign_out, cancel), each with the CSRF token of the cookie. Domain rules in
 // src/domain/oauth/account.ts; pages in src/compat/oauth-pages.
 import type { FastifyInstance } from "fastify";
 import { MatrixError } from "../../domain/errors.ts";
 import type { Services } from "../../domain/services.ts";
 import { queryString, route, type Call } from "../http.ts";
 import { OAUTH_PATHS, oauthServerEnabled } from "../../domain/oauth/endpoints.ts";
-import { accountOverview, accountUrl, approveCrossSigningReset, deactivateFromAccountPage, signOutDevice } from "../../domain/oauth/account.ts";
+import { accountOverview, accountUrl, approveCrossSigningReset, changePasswordFromAccountPage, deactivateFromAccountPage, signOutDevice } from "../../domain/oauth/account.ts";
 import { browserLogin, browserLogout, browserSessionUser } from "../../domain/oauth/browser-login.ts";
-import { accountPage, crossSigningResetPage, deactivatePage, deleteDevicePage, errorPage, loginPage, messagePage } from "../oauth-pages/page.ts";
+import { accountPage, crossSigningResetPage, deactivatePage, deleteDevicePage, errorPage, loginPage, messagePage, passwordPage, uiaApprovalPage } from "../oauth-pages/page.ts";
+import { approveUiaSession, pendingUiaApproval } from "../../domain/uia/oauth-approval.ts";
 import { asPage } from "../oauth-pages/errors.ts";
 import { oauthTheme } from "../oauth-pages/theme.ts";
 import { logOAuthRefusal } from "../../domain/oauth/refusal-log.ts";
@@ -21,10 +23,13 @@ import { formFields } from "./oauth.ts";
 interface Wanted {
   action?: string;
   deviceId?: string;
+  /** The UIA session an m.oauth stage asks the user to approve. */
+  uiaSession?: string;
 }
 
 async function show(c: Call, s: Services, userId: string, csrf: string, wanted: Wanted, message?: string) {
   const action = c.req.url.split("?")[0]!;
+  if (wanted.uiaSession) return uiaApprovalPage(oauthTheme(s), c.reply, action, csrf, userId, await pendingUiaApproval(s, userId, wanted.uiaSession));
   const overview = await accountOverview(s, userId);
   switch (wanted.action) {
     case "org.matrix.account_deactivate":
@@ -52,6 +57,7 @@ async function handle(c: Call, s: Services, wanted: Wanted, form: Record<string,
   const fields: Record<string, string> = {
     ...(wanted.action ? { mgmt_action: wanted.action } : {}),
     ...(wanted.deviceId ? { mgmt_device_id: wanted.deviceId } : {}),
+    ...(wanted.uiaSession ? { mgmt_uia_session: wanted.uiaSession } : {}),
   };
   if (form === undefined) {
     const csrf = csrfToken(c, s, cookies);
@@ -69,7 +75,7 @@ async function handle(c: Call, s: Services, wanted: Wanted, form: Record<string,
     try {
       const { sessionSecret: secret } = await browserLogin(s, form.username ?? "", form.password ?? "", c.clientIp);
       cookies.push(sessionCookie(s, secret));
-      return reply().code(303).header("location", accountUrl(s, wanted.action, wanted.deviceId)).send();
+      return reply().code(303).header("location", accountUrl(s, wanted.action, wanted.deviceId, wanted.uiaSession)).send();
     } catch (err) {
       if (!(err instanceof MatrixError)) throw err;
       return loginPage(oauthTheme(s), c.reply, action, { fields }, csrf, { serverName, error: err.message, status: err.httpStatus, username: form.username });
@@ -95,6 +101,26 @@ async function handle(c: Call, s: Services, wanted: Wanted, form: Record<string,
       cookies.push(sessionCookie(s, ""));
       reply();
       return messagePage(oauthTheme(s), c.reply, "Account deactivated", "Your account has been deactivated and signed out everywhere.");
+    case "show_password":
+      return passwordPage(oauthTheme(s), c.reply, action, csrf, userId);
+    case "change_password":
+      try {
+        await changePasswordFromAccountPage(s, userId, { current: form.current ?? "", next: form.new_password ?? "", confirm: form.confirm ?? "" }, sessionSecret!, c.clientIp);
+      } catch (err) {
+        if (!(err instanceof MatrixError) || err.errcode === "M_LIMIT_EXCEEDED") throw err;
+        return passwordPage(oauthTheme(s), c.reply, action, csrf, userId, { error: err.message, status: err.httpStatus });
+      }
+      return show(c, s, userId, csrf, {}, "Your password was changed. Your other sign-ins to these pages have ended.");
+    case "approve_uia": {
+      const pending = await pendingUiaApproval(s, userId, form.uia_session ?? "");
+      try {
+        await approveUiaSession(s, userId, pending, form.password ?? "", c.clientIp);
+      } catch (err) {
+        if (!(err instanceof MatrixError) || err.errcode === "M_LIMIT_EXCEEDED") throw err;
+        return uiaApprovalPage(oauthTheme(s), c.reply, action, csrf, userId, pending, { error: err.message, status: err.httpStatus });
+      }
+      return messagePage(oauthTheme(s), c.reply, "Request approved", `Return to your app to finish: ${pending.description}.`);
+    }
     case "approve_reset":
       await approveCrossSigningReset(s, userId);
       return messagePage(oauthTheme(s), c.reply, "Reset allowed", "Return to your app to finish resetting your cross-signing identity.");
@@ -114,13 +140,13 @@ export function oauthAccountRoutes(app: FastifyInstance, s: Services): void {
   if (!oauthServerEnabled(s)) return;
   route(app, s, [OAUTH_PATHS.account], {
     method: "GET", path: "", auth: "none",
-    handler: (c) => asPage(s, c, () => handle(c, s, { action: queryString(c, "action"), deviceId: queryString(c, "device_id") }, undefined)),
+    handler: (c) => asPage(s, c, () => handle(c, s, { action: queryString(c, "action"), deviceId: queryString(c, "device_id"), uiaSession: queryString(c, "uia_session") }, undefined)),
   });
   route(app, s, [OAUTH_PATHS.account], {
     method: "POST", path: "", auth: "none",
     handler: (c) => asPage(s, c, async () => {
       const form = formFields(c);
-      return handle(c, s, { action: form.mgmt_action, deviceId: form.mgmt_device_id }, form);
+      return handle(c, s, { action: form.mgmt_action, deviceId: form.mgmt_device_id, uiaSession: form.mgmt_uia_session }, form);
     }),
   });
 }

@@ -2,7 +2,8 @@
 // /.well-known/oauth-authorization-server (GET /_matrix/client/v1/auth_metadata, spec v1.15 "Server metadata
 // discovery", is client/auth-metadata.ts, for either server) and the registration endpoint
 // (RFC 7591, MSC2966), the token endpoint (RFC 6749, MSC2964) and the revocation endpoint (RFC 7009,
-// MSC4254), and the device authorisation endpoint (RFC 8628, MSC4341). Served only with oauth_server.enabled (otherwise the unknown path's 404
+// MSC4254), the device authorisation endpoint (RFC 8628, MSC4341), and OpenID Connect's discovery
+// document, key set and userinfo endpoint (domain/oauth/openid.ts). Served only with oauth_server.enabled (otherwise the unknown path's 404
 // M_UNRECOGNIZED, which the spec asks for). OAuth endpoints answer errors as RFC 6749 §5.2
 // `{error, error_description}`, not Matrix's errcode.
 import type { FastifyInstance } from "fastify";
@@ -15,6 +16,7 @@ import { OAUTH_PATHS, oauthServerEnabled } from "../../domain/oauth/endpoints.ts
 import { tokenRequest } from "../../domain/oauth/token.ts";
 import { revokeToken } from "../../domain/oauth/revocation.ts";
 import { startDeviceAuthorization } from "../../domain/oauth/device-grant.ts";
+import { jwks, userinfo } from "../../domain/oauth/openid.ts";
 import { oauthTheme } from "../oauth-pages/theme.ts";
 
 /** The fields of an application/x-www-form-urlencoded body (the first of a repeated name). */
@@ -46,6 +48,11 @@ export function oauthRoutes(app: FastifyInstance, s: Services): void {
   oauthTheme(s); // reads templates.custom_template_directory now: its warnings at startup, not at the first page
   // RFC 8414 §3's own discovery URL for the issuer (public_baseurl), where generic OAuth clients look.
   route(app, s, ["/.well-known/oauth-authorization-server"], { method: "GET", path: "", auth: "none", handler: () => ownAuthMetadata(s) });
+  // OpenID Connect Discovery 1.0 §4: the same document where OIDC clients look; the key set; userinfo (§5.3, GET or POST).
+  route(app, s, ["/.well-known/openid-configuration"], { method: "GET", path: "", auth: "none", handler: () => ownAuthMetadata(s) });
+  route(app, s, [OAUTH_PATHS.jwks], { method: "GET", path: "", auth: "none", handler: () => jwks(s) });
+  for (const method of ["GET", "POST"] as const)
+    route(app, s, [OAUTH_PATHS.userinfo], { method, path: "", auth: "token", handler: (c) => oauthJson(c, () => userinfo(s, c.requester!)) });
   route(app, s, [OAUTH_PATHS.registration], {
     method: "POST", path: "", auth: "none",
     handler: (c) => oauthJson(c, async () => c.reply.code(201).send(await registerClient(s, c.body(), c.clientIp))),

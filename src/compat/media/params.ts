@@ -1,6 +1,8 @@
 // Query parameters of thumbnail requests, each checked with the spec's errors (width and height required,
-// 1 to 10000; method crop or scale, default scale; animated a boolean).
+// 1 to 10000; method crop or scale, default scale; animated a boolean), and an upload request's input.
+import { Readable } from "node:stream";
 import { MatrixError } from "../../domain/errors.ts";
+import type { UploadInput } from "../../domain/media/upload.ts";
 import { MAX_THUMBNAIL_DIMENSION } from "../../domain/media/thumbnails.ts";
 import { queryBool, queryInt, queryString, type Call } from "../http.ts";
 
@@ -16,3 +18,14 @@ export function thumbnailParams(c: Call) {
   return { width: dim("width"), height: dim("height"), method, animated: queryBool(c, "animated") ?? false } as const;
 }
 
+
+/** An upload's body (the media scope hands it over as an unread stream), size, type and ?filename=. */
+export function uploadInput(c: Call): UploadInput {
+  const body = c.req.body as UploadInput["body"] | undefined;
+  return {
+    body: body ?? Readable.from([]),
+    contentLength: c.req.headers["content-length"],
+    contentType: c.req.headers["content-type"],
+    filename: queryString(c, "filename"),
+  };
+}

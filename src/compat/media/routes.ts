@@ -3,18 +3,17 @@
 // unauthenticated /_matrix/media/{r0,v3,v1}/* downloads, thumbnails, config and previews, as Synapse
 // serves them, and the page about upload quotas. They live in their own Fastify context whose body parser hands upload bodies over as a
 // stream, unread, leaving the JSON parsing of every other route alone.
-import { Readable } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../../domain/services.ts";
 import { BRANDS, queryBool, queryInt, queryString, route, type AuthedCall, type Call, type RouteSpec } from "../http.ts";
-import { createMedia, isValidMediaType, uploadMedia, uploadToCreated, type UploadInput } from "../../domain/media/upload.ts";
+import { createMedia, isValidMediaType, uploadMedia, uploadToCreated } from "../../domain/media/upload.ts";
 import { MatrixError } from "../../domain/errors.ts";
 import { findMedia, findThumbnail, type MediaAccess } from "../../domain/media/download.ts";
 import { mediaHeaders } from "../../domain/media/serving.ts";
 import { previewUrl } from "../../domain/media/preview/preview.ts";
 import { mediaConfig } from "../../domain/media/config.ts";
 import { sendFile } from "./send-file.ts";
-import { thumbnailParams } from "./params.ts";
+import { thumbnailParams, uploadInput } from "./params.ts";
 import { signedMediaRoutes } from "./signed.ts";
 import { UPLOAD_LIMIT_PAGE } from "../../domain/media/upload-quota.ts";
 import { htmlPage } from "../html-page.ts";
@@ -29,16 +28,6 @@ function mediaRoute<C extends Call>(app: FastifyInstance, s: Services, versions:
 /** A route under /{brand}/client/v1/media/… (authenticated media, spec v1.11). */
 function authedMediaRoute<C extends Call>(app: FastifyInstance, s: Services, spec: RouteSpec<C>): void {
   route(app, s, BRANDS.map((b) => `/${b}/client/v1/media${spec.path}`), spec);
-}
-
-function uploadInput(c: Call): UploadInput {
-  const body = c.req.body as UploadInput["body"] | undefined;
-  return {
-    body: body ?? Readable.from([]),
-    contentLength: c.req.headers["content-length"],
-    contentType: c.req.headers["content-type"],
-    filename: queryString(c, "filename"),
-  };
 }
 
 function timeoutMs(c: Call): number | undefined {

@@ -60,7 +60,8 @@ export const BUILTIN_TEMPLATES: Record<string, string> = {
     `<form method="post" action="{{ form_action }}">{{ device.form_fields }}` +
     `<button type="submit" name="action" value="confirm_delete" aria-label="Sign out {{ device.name }}">Sign out</button></form></li>{% endfor %}` +
     `{% else %}<li>No such device</li>{% endif %}</ul>` +
-    `<form method="post" action="{{ form_action }}">{{ form_fields }}<button type="submit" name="action" value="sign_out">Sign out of this page</button></form>`,
+    `<form method="post" action="{{ form_action }}">{{ form_fields }}<button type="submit" name="action" value="show_password">Change your password</button>` +
+    `<button type="submit" name="action" value="sign_out">Sign out of this page</button></form>`,
 
   "oauth_device_delete.html":
     `<h1>Sign out <span id="device-name">{{ device_name }}</span>?</h1><p>The device <code>{{ device_id }}</code> will lose access to your account and its encryption keys on the server.</p>` +
@@ -94,6 +95,23 @@ export const BUILTIN_TEMPLATES: Record<string, string> = {
     `<label for="password">Your password</label><input type="password" id="password" name="password" autocomplete="current-password" required{% if error %} aria-describedby="error"{% endif %}>` +
     `<button type="submit" name="action" value="deactivate">Deactivate the account</button><button type="submit" name="action" value="cancel" formnovalidate>Cancel</button></form>`,
 
+  "oauth_password.html":
+    `<h1>Change your password</h1><p>Signed in as <b>{{ user_id }}</b>. Your devices stay signed in; your other sign-ins to these pages end.</p>` +
+    `{% if error %}<p class="error" role="alert" id="error">{{ error }}</p>{% endif %}` +
+    `<form method="post" action="{{ form_action }}">{{ form_fields }}` +
+    `<label for="current">Your current password</label><input type="password" id="current" name="current" autocomplete="current-password" required{% if error %} aria-describedby="error"{% endif %}>` +
+    `<label for="new_password">New password</label><input type="password" id="new_password" name="new_password" autocomplete="new-password" required>` +
+    `<label for="confirm">Confirm the new password</label><input type="password" id="confirm" name="confirm" autocomplete="new-password" required>` +
+    `<button type="submit" name="action" value="change_password">Change the password</button><button type="submit" name="action" value="cancel" formnovalidate>Cancel</button></form>`,
+
+  "oauth_uia_approval.html":
+    `<h1>Approve this request?</h1><p>Signed in as <b>{{ user_id }}</b>. Your app asks to <b>{{ description }}</b>. ` +
+    `Only approve it if you started this yourself; then return to your app.</p>` +
+    `{% if error %}<p class="error" role="alert" id="error">{{ error }}</p>{% endif %}` +
+    `<form method="post" action="{{ form_action }}">{{ form_fields }}` +
+    `{% if needs_password %}<label for="password">Your password</label><input type="password" id="password" name="password" autocomplete="current-password" required{% if error %} aria-describedby="error"{% endif %}>{% endif %}` +
+    `<button type="submit" name="action" value="approve_uia">Approve</button><button type="submit" name="action" value="cancel" formnovalidate>Cancel</button></form>`,
+
   "oauth_continue.html":
     `<h1>Continue to your application</h1><p>You are signing in as <b>{{ user_id }}</b> at <b>{{ target }}</b>.</p>` +
     `<p>Only continue if you started signing in there.</p><p><a id="continue" href="{{ redirect }}">Continue</a></p>`,
@@ -109,5 +127,7 @@ export const REQUIRED_PLACEHOLDERS: Record<string, string[]> = {
   "oauth_cross_signing_reset.html": ["form_fields"],
   "oauth_register.html": ["form_fields"],
   "oauth_deactivate.html": ["form_fields"],
+  "oauth_uia_approval.html": ["form_fields"],
+  "oauth_password.html": ["form_fields"],
   "oauth_layout.html": ["content"],
 };

@@ -154,11 +154,33 @@ export function registerPage(t: Theme, reply: FastifyReply, action: string, r: L
 
 /** Deactivation (org.matrix.account_deactivate): the password again, then for good. */
 export function deactivatePage(t: Theme, reply: FastifyReply, action: string, csrf: string, userId: string, opts: { error?: string; status?: number } = {}): FastifyReply {
-  return sendPage(t, reply, opts.status ?? 200, "oauth_deactivate.html", "Deactivate your account?", {
+  return passwordFormPage(t, reply, "oauth_deactivate.html", "Deactivate your account?", action, csrf, userId, opts);
+}
+
+/** A signed-in user's form that asks for their password (an error shown above it after a failure). */
+function passwordFormPage(t: Theme, reply: FastifyReply, template: string, title: string, action: string, csrf: string, userId: string, opts: { error?: string; status?: number }): FastifyReply {
+  return sendPage(t, reply, opts.status ?? 200, template, title, {
     user_id: userId,
     error: opts.error,
     form_action: action,
     form_fields: hiddenFields({}, csrf),
+  }, { csrf });
+}
+
+/** The password change: the current password, the new one twice. */
+export function passwordPage(t: Theme, reply: FastifyReply, action: string, csrf: string, userId: string, opts: { error?: string; status?: number } = {}): FastifyReply {
+  return passwordFormPage(t, reply, "oauth_password.html", "Change your password", action, csrf, userId, opts);
+}
+
+/** The approval of a client's request that asked for user-interactive auth (the m.oauth stage). */
+export function uiaApprovalPage(t: Theme, reply: FastifyReply, action: string, csrf: string, userId: string, pending: { sessionId: string; description: string; needsPassword: boolean }, opts: { error?: string; status?: number } = {}): FastifyReply {
+  return sendPage(t, reply, opts.status ?? 200, "oauth_uia_approval.html", "Approve this request?", {
+    user_id: userId,
+    description: pending.description,
+    needs_password: pending.needsPassword,
+    error: opts.error,
+    form_action: action,
+    form_fields: hiddenFields({ uia_session: pending.sessionId }, csrf),
   }, { csrf });
 }
 

@@ -11,6 +11,7 @@ import { isPlainObject } from "../events/types.ts";
 import { getRuleset } from "../push/rules-api.ts";
 import { checkStorableText } from "../text.ts";
 import { IGNORED_USER_LIST } from "./ignored-users.ts";
+import { runOnWriter, writerElsewhere } from "../cluster/stream-ops.ts";
 
 const REFUSED: Record<string, string> = {
   "m.fully_read": "Cannot set m.fully_read through this API: use /rooms/{roomId}/read_markers",
@@ -56,6 +57,8 @@ function checkWrite(r: Requester, userId: string, roomId: string | undefined, ty
 }
 
 export async function setAccountData(s: Services, r: Requester, userId: string, roomId: string | undefined, type: string, content: unknown): Promise<void> {
+  const writer = writerElsewhere(s, "setAccountData"); // written by the stream's writer (cluster/stream-ops.ts)
+  if (writer) return runOnWriter(s, writer, "setAccountData", r, [userId, roomId ?? null, type, content]);
   const room = checkWrite(r, userId, roomId, type);
   if (!isPlainObject(content)) throw new MatrixError("M_BAD_JSON", "Account data content must be a JSON object", 400);
   // MSC3391: a PUT of `{}` is a deletion.

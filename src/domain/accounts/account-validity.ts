@@ -111,7 +111,7 @@ export async function renewAccount(s: Services, token: string | undefined): Prom
   if (!row) return invalid;
   if (row.tokenUsedTs !== null) return { status: 200, html: page("Account already renewed", "Your account has already been renewed.") };
   await store(s).renewWithToken(hash, s.clock.now() + s.config.account_validity.period, s.clock.now());
-  invalidateUserTokens(s, row.userId);
+  await invalidateUserTokens(s, row.userId);
   return { status: 200, html: page("Account renewed", "Your account has been successfully renewed.") };
 }
 
@@ -130,6 +130,6 @@ export async function adminSetAccountValidity(s: Services, r: Requester, body: R
   const expiration = typeof ts === "number" ? ts : s.clock.now() + s.config.account_validity.period;
   // With renewal mails off the account counts as already mailed, so none is sent.
   await store(s).setExpiration(userId, expiration, !emails);
-  invalidateUserTokens(s, userId);
+  await invalidateUserTokens(s, userId);
   return { expiration_ts: expiration };
 }

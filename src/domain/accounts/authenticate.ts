@@ -88,6 +88,7 @@ export async function authenticate(s: Services, token: string, opts: Authenticat
     row.used = true;
     await s.sessions.markAccessTokenUsed(row.id);
     for (const dropped of await s.sessions.deletePredecessors(row.refreshTokenId)) s.invalidations.publish({ kind: "token", tokenHash: dropped });
+    await s.invalidations.delivered();
   }
   if (opts.seen && row.deviceId)
     s.deviceActivity.record({ userId: row.userId, deviceId: row.deviceId, ts: s.clock.now(), ...opts.seen });
@@ -143,7 +144,12 @@ async function appServiceUser(s: Services, userId: string): Promise<AppServiceUs
   return entry;
 }
 
-/** Drops cached token lookups after tokens were deleted or a user changed (logout, deactivation, admin). */
-export function invalidateUserTokens(s: Services, userId: string): void {
+/**
+ * Drops cached token lookups after tokens were deleted or a user changed (logout, deactivation, admin);
+ * with several processes, resolves once the other processes were told (so the answer that follows is
+ * true everywhere at once).
+ */
+export function invalidateUserTokens(s: Services, userId: string): Promise<void> {
   s.invalidations.publish({ kind: "user_tokens", userId });
+  return s.invalidations.delivered();
 }

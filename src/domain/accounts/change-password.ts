@@ -7,7 +7,8 @@ import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
 import { checkPasswordPolicy, hashPassword } from "./passwords.ts";
 import { deleteDevices } from "../devices/delete-devices.ts";
 import { invalidateUserTokens } from "./authenticate.ts";
-import { reauthFlows } from "../uia/flows.ts";
+import { reauthUia } from "../uia/flows.ts";
+import { storeNewPassword } from "./set-password.ts";
 import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 /** The body of a password change or reset: `new_password` checked against the policy and hashed, `logout_devices`. */
@@ -27,8 +28,8 @@ export async function changePassword(s: Services, r: Requester, req: UiaRequest)
   // Hashed before the (slow) re-authentication finishes: the clear password is held no longer than needed.
   const { hash, logoutDevices } = await newPasswordOf(s, req.body);
 
-  const uia = await checkUia(s, { ...req, requester: r }, { flows: await reauthFlows(s, r.userId), description: "change your password" });
-  await s.db.$transaction((tx) => s.users.setPasswordHash(tx, r.userId, hash));
+  const uia = await checkUia(s, { ...req, requester: r }, await reauthUia(s, r, { description: "change your password" }));
+  await storeNewPassword(s, r.userId, hash);
   if (logoutDevices !== false) {
     const others = (await s.sessions.deviceIds(r.userId)).filter((d) => d !== r.deviceId);
     await deleteDevices(s, r.userId, others);
@@ -36,7 +37,7 @@ export async function changePassword(s: Services, r: Requester, req: UiaRequest)
       await s.sessions.deleteAccessTokensOfUser(tx, r.userId, r.accessTokenId ?? undefined);
       await s.sessions.deleteRefreshTokensOfUser(tx, r.userId, r.deviceId ?? undefined);
     });
-    invalidateUserTokens(s, r.userId);
+    await invalidateUserTokens(s, r.userId);
   }
   await finishUia(s, uia);
 }

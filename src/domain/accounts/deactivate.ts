@@ -7,7 +7,7 @@ import type { Requester } from "./requester.ts";
 import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
 import { deleteDevices } from "../devices/delete-devices.ts";
 import { invalidateUserTokens } from "./authenticate.ts";
-import { reauthFlows } from "../uia/flows.ts";
+import { reauthUia } from "../uia/flows.ts";
 import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 /** Run after an account was deactivated (leave rooms, drop from the user directory ...; src/main.ts). */
@@ -25,7 +25,7 @@ export async function deactivateAccount(s: Services, userId: string, erase: bool
     // deactivation, and serves a deactivated user's profile as 404 anyway).
     await s.profileFields.deleteAll(tx, userId);
   });
-  invalidateUserTokens(s, userId);
+  await invalidateUserTokens(s, userId);
   s.invalidations.publish({ kind: "profile", userId });
   for (const hook of s.extensions.deactivated) await hook(s, userId, erase);
 }
@@ -35,7 +35,7 @@ export async function deactivateOwnAccount(s: Services, r: Requester, req: UiaRe
   if (r.isGuest) throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guests cannot deactivate an account", 403);
   const erase = req.body.erase;
   if (erase !== undefined && typeof erase !== "boolean") throw new MatrixError("M_BAD_JSON", "erase must be a boolean");
-  const uia = await checkUia(s, { ...req, requester: r }, { flows: await reauthFlows(s, r.userId), description: "deactivate your account" });
+  const uia = await checkUia(s, { ...req, requester: r }, await reauthUia(s, r, { description: "deactivate your account", action: "org.matrix.account_deactivate" }));
   await deactivateAccount(s, r.userId, erase === true);
   await finishUia(s, uia);
   return { id_server_unbind_result: "no-support" };

@@ -5,7 +5,7 @@ import type { Services } from "../services.ts";
 import type { Requester } from "./requester.ts";
 import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
 import { hashToken, newToken } from "./tokens.ts";
-import { reauthFlows } from "../uia/flows.ts";
+import { reauthUia } from "../uia/flows.ts";
 import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 export async function getLoginToken(s: Services, r: Requester, req: UiaRequest): Promise<{ login_token: string; expires_in_ms: number }> {
@@ -15,7 +15,7 @@ export async function getLoginToken(s: Services, r: Requester, req: UiaRequest):
   if (r.isGuest) throw new MatrixError("M_GUEST_ACCESS_FORBIDDEN", "Guests cannot create login tokens", 403);
   s.ratelimiter.check(`get-login-token:${r.userId}`, { per_second: 1 / 60, burst_count: 1 }, { update: false });
   const uia = cfg.require_ui_auth
-    ? await checkUia(s, { ...req, requester: r }, { flows: await reauthFlows(s, r.userId), description: "sign in a new device" })
+    ? await checkUia(s, { ...req, requester: r }, await reauthUia(s, r, { description: "sign in a new device" }))
     : undefined;
   s.ratelimiter.check(`get-login-token:${r.userId}`, { per_second: 1 / 60, burst_count: 1 });
   const token = newToken("login");

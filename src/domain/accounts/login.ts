@@ -98,7 +98,7 @@ export async function login(s: Services, req: LoginRequest): Promise<LoginRespon
   const userId = await userFor(s, req);
   if ((await s.users.get(userId))?.locked) throw lockedError();
   const tokens = await s.db.$transaction((tx) => startSession(s, tx, { userId, deviceId, initialDisplayName, refreshable }));
-  if (deviceId !== undefined) invalidateUserTokens(s, userId);
+  if (deviceId !== undefined) await invalidateUserTokens(s, userId);
   await runDeviceUpdateHooks(s, userId, tokens.device_id, true);
   return {
     ...tokens,

@@ -10,7 +10,7 @@ export async function logout(s: Services, r: Requester): Promise<void> {
   refuseWhenDelegated(s);
   if (r.deviceId) await deleteDevices(s, r.userId, [r.deviceId]);
   else if (r.accessTokenId) await s.db.accessToken.deleteMany({ where: { id: r.accessTokenId } });
-  invalidateUserTokens(s, r.userId);
+  await invalidateUserTokens(s, r.userId);
 }
 
 export async function logoutAll(s: Services, r: Requester): Promise<void> {
@@ -20,5 +20,5 @@ export async function logoutAll(s: Services, r: Requester): Promise<void> {
     await s.sessions.deleteAccessTokensOfUser(tx, r.userId);
     await s.sessions.deleteRefreshTokensOfUser(tx, r.userId);
   });
-  invalidateUserTokens(s, r.userId);
+  await invalidateUserTokens(s, r.userId);
 }

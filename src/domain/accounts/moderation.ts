@@ -61,7 +61,7 @@ export async function setModerationFlag(s: Services, r: Requester, userId: strin
 /** Writes a flag (also for Synapse's admin API, which checks its own rules) and drops cached token lookups. */
 export async function writeModerationFlag(s: Services, userId: string, flag: ModerationFlag, value: boolean): Promise<void> {
   await s.users.setModerationFlag(userId, flag, value);
-  invalidateUserTokens(s, userId);
+  await invalidateUserTokens(s, userId);
 }
 
 /** `m.account_moderation` for /capabilities: present for server admins only (the spec: omitted when both would be false). */

@@ -99,7 +99,7 @@ export async function createAccount(s: Services, body: Record<string, unknown>, 
       return { ...base, ...tokens };
     });
     // The guest's cached tokens no longer say "guest".
-    if (a.mode === "guest") invalidateUserTokens(s, a.userId);
+    if (a.mode === "guest") await invalidateUserTokens(s, a.userId);
     if ((a.mode ?? "new") === "new")
       for (const hook of s.extensions.registered) await hook(s, { userId: a.userId, isGuest: a.isGuest === true, appserviceId: a.appserviceId });
     return result;

@@ -9,7 +9,7 @@ import { requireNotGuest } from "./guest-access.ts";
 import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
 import { canonicalEmail, provenThreepid } from "../threepids/email-validation.ts";
 import { bindOnIdentityServer, unbindEverywhere, type UnbindResult } from "../threepids/identity-binding.ts";
-import { reauthFlows } from "../uia/flows.ts";
+import { reauthUia } from "../uia/flows.ts";
 import type { DeactivationHook } from "./deactivate.ts";
 import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
@@ -86,7 +86,7 @@ export async function addThreePid(s: Services, r: Requester, req: UiaRequest): P
   requireChanges(s);
   clientSecret(req.body);
   str(req.body, "sid", true);
-  const uia = await checkUia(s, { ...req, requester: r }, { flows: await reauthFlows(s, r.userId), description: "add a third-party identifier to your account" });
+  const uia = await checkUia(s, { ...req, requester: r }, await reauthUia(s, r, { description: "add a third-party identifier to your account", action: "org.matrix.profile" }));
   await addProven(s, r.userId, uia.params);
   await finishUia(s, uia);
   return {};

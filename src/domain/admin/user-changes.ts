@@ -19,6 +19,7 @@ import { isValidLocalpartForRegistration } from "../ids.ts";
 import { checkIdentifiersFree, parseExternalIds, parseThreepids, replaceExternalIds, replaceThreepids } from "./user-identifiers.ts";
 import { writeModerationFlag } from "../accounts/moderation.ts";
 import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
+import { storeNewPassword } from "../accounts/set-password.ts";
 
 type Body = Record<string, unknown>;
 
@@ -40,14 +41,14 @@ async function newPasswordHash(s: Services, password: string): Promise<string> {
 
 /** Stores a new password hash; unless `logoutDevices` is false every session of the user ends. */
 async function setPassword(s: Services, userId: string, hash: string, logoutDevices: boolean): Promise<void> {
-  await s.db.$transaction((tx) => s.users.setPasswordHash(tx, userId, hash));
+  await storeNewPassword(s, userId, hash);
   if (!logoutDevices) return;
   await deleteDevices(s, userId, await s.sessions.deviceIds(userId));
   await s.db.$transaction(async (tx) => {
     await s.sessions.deleteAccessTokensOfUser(tx, userId);
     await s.sessions.deleteRefreshTokensOfUser(tx, userId);
   });
-  invalidateUserTokens(s, userId);
+  await invalidateUserTokens(s, userId);
 }
 
 /**
@@ -110,7 +111,7 @@ export async function putUser(s: Services, r: Requester, userId: string, body: B
   if (admin !== undefined && admin !== existing.admin) await s.users.setAdmin(userId, admin);
   if (locked !== undefined && locked !== existing.locked) await writeModerationFlag(s, userId, "locked", locked);
   if (userType !== undefined) await s.db.user.update({ where: { userId }, data: { userType: userType as string | null } });
-  if (admin !== undefined || userType !== undefined || deactivated !== undefined) invalidateUserTokens(s, userId);
+  if (admin !== undefined || userType !== undefined || deactivated !== undefined) await invalidateUserTokens(s, userId);
   const active = deactivated === false || (deactivated === undefined && !existing.deactivated);
   if (active && displayname !== undefined && displayname !== existing.displayname) await setDisplayName(s, r, userId, displayname || null);
   if (active && avatarUrl !== undefined && avatarUrl !== existing.avatarUrl) await setAvatarUrl(s, r, userId, avatarUrl || null);
@@ -152,7 +153,7 @@ export async function setServerAdmin(s: Services, r: Requester, userId: string, 
   await existingLocalUser(s, userId, "set admin status of");
   if (userId === r.userId) throw new MatrixError("M_FORBIDDEN", "You may not demote yourself.", 400);
   await s.users.setAdmin(userId, admin);
-  invalidateUserTokens(s, userId);
+  await invalidateUserTokens(s, userId);
 }
 
 /**

@@ -93,7 +93,9 @@ export class AppServiceClient {
   }
 
   async close(): Promise<void> {
-    await this.dispatcher?.close().catch(() => {});
+    const dispatcher = this.dispatcher;
+    this.dispatcher = undefined; // a later call (the senders' lease taken again) makes a new one
+    await dispatcher?.close().catch(() => {});
   }
 }
 

@@ -19,11 +19,11 @@ async function ensureSenderAccounts(s: Services): Promise<void> {
   }
 }
 
-export const appServiceSenders: BackgroundTask = (s) => {
+export const appServiceSenders: BackgroundTask = (s, fence) => {
   if (s.config.app_services.length === 0) return () => {};
   const ready = ensureSenderAccounts(s)
     .catch((err) => s.log.error({ err }, "could not create the application services' sender accounts"))
-    .then(() => s.appservices.senders.start());
+    .then(() => s.appservices.senders.start(fence));
   return async () => {
     await ready;
     await s.appservices.senders.close();

@@ -10,6 +10,7 @@ import type { AppServiceRegistration } from "../../config/appservices.ts";
 import type { AppServiceQueueStore } from "../store/appservice-queue.ts";
 import { APP_SERVICE_PREFIX, ServiceUnreachable, type AppServiceClient } from "./client.ts";
 import { transactionBody } from "./transaction-body.ts";
+import type { Fence } from "../cluster/leases.ts";
 import { RetryingLoop } from "../net/retrying-loop.ts";
 
 /** Most items of each kind (events, ephemeral, to-device) in one transaction (as Synapse). */
@@ -56,7 +57,7 @@ class ServiceSender extends RetryingLoop {
     const { s, store } = this.pool;
     while (!this.stopped && !this.backingOff) {
       this.dirty = false;
-      const txn = (await store.formedTxn(this.as.id)) ?? (await store.formTxn(this.as.id, MAX_ITEMS_PER_TRANSACTION));
+      const txn = (await store.formedTxn(this.as.id)) ?? (await store.formTxn(this.as.id, MAX_ITEMS_PER_TRANSACTION, this.pool.fence));
       if (!txn) return;
       const body = await transactionBody(s, this.as, txn.rows);
       const failure = await this.put(txn.txnId, body);
@@ -66,7 +67,7 @@ class ServiceSender extends RetryingLoop {
         this.scheduleRetry();
         return;
       }
-      await store.complete(this.as.id, txn.txnId);
+      await store.complete(this.as.id, txn.txnId, this.pool.fence);
       this.failures = 0;
       this.backoffMs = 0;
       this.sent++;
@@ -101,11 +102,17 @@ class ServiceSender extends RetryingLoop {
 export class AppServiceSenders {
   private readonly senders = new Map<string, ServiceSender>();
   private started = false;
+  /** The senders' lease check (cluster/leases.ts) when several instances may run them; else undefined. */
+  fence: Fence | undefined;
 
   constructor(readonly s: Services, readonly store: AppServiceQueueStore, readonly client: AppServiceClient) {}
 
-  /** Starts a loop per service; each sends what its queue kept from before at once. */
-  start(): void {
+  /**
+   * Starts a loop per service; each sends what its queue kept from before at once (a transaction formed
+   * before, by this process or by a previous holder of the lease, goes again under its txn id).
+   */
+  start(fence?: Fence): void {
+    this.fence = fence;
     this.started = true;
     for (const as of this.s.config.app_services) {
       if (as.url === null) continue;
@@ -133,6 +140,7 @@ export class AppServiceSenders {
   }
 
   async close(): Promise<void> {
+    this.started = false;
     await Promise.all([...this.senders.values()].map((x) => x.stop(CLOSE_GRACE_MS)));
     this.senders.clear();
   }

@@ -1,10 +1,15 @@
 // Who writes what, and who runs which background work, as this process reads its config (src/config/
 // workers.ts, Synapse's worker options): the one map on `Services` that every writer and every starter of
 // background work asks. Shards are chosen as Synapse chooses them (synapse/config/_base.py
-// `ShardedWorkerHandlingConfig`): the SHA-256 of the key (room id, destination), read as a little-endian
-// integer, modulo the number of instances. With no worker options every answer is "this process".
+// `ShardedWorkerHandlingConfig`): the SHA-256 of the room id, read as a little-endian integer, modulo the
+// number of instances. Background work is not sharded: each piece has its candidate instances and runs on
+// one of them at a time (cluster/leased-work.ts). With no worker options every answer is "this process".
 import { createHash } from "node:crypto";
-import { MAIN_PROCESS, type WorkersConfig, type WriterStream } from "../../config/workers.ts";
+import { DEFAULT_LEASE_MS, MAIN_PROCESS, WRITER_STREAMS, type WorkersConfig, type WriterStream } from "../../config/workers.ts";
+import type { LeaseTiming } from "./leases.ts";
+
+/** The pieces of background work the worker options place (cluster/leased-work.ts runs them). */
+export type BackgroundDuty = "federation_sender" | "pushers" | "appservices" | "background_tasks" | "media_jobs";
 
 /** The instance of `instances` that handles `key` (Synapse's sharding: sha256, little-endian, modulo). */
 export function shardFor(instances: readonly string[], key: string): string {
@@ -19,9 +24,41 @@ export function shardFor(instances: readonly string[], key: string): string {
 export class ClusterTopology {
   /** This process's instance name ("master" unless `worker_name` says otherwise). */
   readonly instanceName: string;
+  /** The leases on background work with several candidates: their length, and how often they are renewed. */
+  readonly leaseTiming: LeaseTiming;
+
+  /**
+   * Whether some stream is written by another instance: only then are writes routed (cluster/
+   * write-routes.ts). A single process, or a config naming only this one, never looks a route up.
+   */
+  readonly distributed: boolean;
 
   constructor(private readonly c: WorkersConfig) {
     this.instanceName = c.worker_name;
+    this.distributed = WRITER_STREAMS.some((stream) => c.stream_writers[stream].some((w) => w !== c.worker_name));
+    const leaseMs = c.worker_lease_duration ?? DEFAULT_LEASE_MS;
+    this.leaseTiming = { leaseMs, renewMs: Math.max(100, Math.floor(leaseMs / 3)) };
+  }
+
+  /** The secret internal requests between processes carry (`worker_replication_secret`). */
+  get replicationSecret(): string | undefined {
+    return this.c.worker_replication_secret;
+  }
+
+  /** The instances that may run a piece of background work (one at a time: cluster/leased-work.ts). */
+  candidatesFor(duty: BackgroundDuty): readonly string[] {
+    switch (duty) {
+      case "federation_sender":
+        return this.c.federation_sender_instances;
+      case "pushers":
+        return this.c.pusher_instances;
+      case "appservices":
+        return this.c.notify_appservices_from_worker;
+      case "background_tasks":
+        return this.c.run_background_tasks_on;
+      case "media_jobs":
+        return this.c.media_instance_running_background_jobs;
+    }
   }
 
   /** The default: one process that owns every writer and every piece of background work. */
@@ -33,9 +70,10 @@ export class ClusterTopology {
       stream_writers: writers,
       federation_sender_instances: [MAIN_PROCESS],
       pusher_instances: [MAIN_PROCESS],
-      notify_appservices_from_worker: MAIN_PROCESS,
-      run_background_tasks_on: MAIN_PROCESS,
-      media_instance_running_background_jobs: MAIN_PROCESS,
+      notify_appservices_from_worker: [MAIN_PROCESS],
+      run_background_tasks_on: [MAIN_PROCESS],
+      media_instance_running_background_jobs: [MAIN_PROCESS],
+      worker_lease_duration: DEFAULT_LEASE_MS,
       redis: { enabled: false, host: "localhost", port: 6379, use_tls: false },
     });
   }
@@ -60,35 +98,29 @@ export class ClusterTopology {
     return this.eventWriterFor(roomId) === this.instanceName;
   }
 
-  /** Whether this process runs a federation sender at all (it is in `federation_sender_instances`). */
+  /** Whether this process may run the federation sender (it is in `federation_sender_instances`). */
   get runsFederationSender(): boolean {
     return this.c.federation_sender_instances.includes(this.instanceName);
   }
 
-  /** Whether this process sends to `destination` (destinations sharded over the federation senders). */
-  sendsFederation(destination: string): boolean {
-    const senders = this.c.federation_sender_instances;
-    return senders.length > 0 && shardFor(senders, destination) === this.instanceName;
-  }
-
-  /** Whether this process runs pushers (it is in `pusher_instances`). */
+  /** Whether this process may run pushers (it is in `pusher_instances`). */
   get runsPushers(): boolean {
     return this.c.pusher_instances.includes(this.instanceName);
   }
 
-  /** Whether this process sends to application services (`notify_appservices_from_worker`). */
+  /** Whether this process may send to application services (`notify_appservices_from_worker`). */
   get notifiesAppservices(): boolean {
-    return this.c.notify_appservices_from_worker === this.instanceName;
+    return this.c.notify_appservices_from_worker.includes(this.instanceName);
   }
 
-  /** Whether this process runs the server-wide background tasks (`run_background_tasks_on`). */
+  /** Whether this process may run the server-wide background tasks (`run_background_tasks_on`). */
   get runsBackgroundTasks(): boolean {
-    return this.c.run_background_tasks_on === this.instanceName;
+    return this.c.run_background_tasks_on.includes(this.instanceName);
   }
 
-  /** Whether this process runs media retention (`media_instance_running_background_jobs`). */
+  /** Whether this process may run media retention (`media_instance_running_background_jobs`). */
   get runsMediaJobs(): boolean {
-    return this.c.media_instance_running_background_jobs === this.instanceName;
+    return this.c.media_instance_running_background_jobs.includes(this.instanceName);
   }
 
   /** Where an instance listens for internal requests (undefined for this process with no instance_map). */

@@ -1,8 +1,9 @@
 // The commit notice: the one message that tells every in-memory index that events were committed — the
 // room cache and the event cache, sync's stream cache, the notifier (hence long polls, GraphQL
 // subscriptions and live timelines) and the wake-up of durable consumers. The writing process publishes
-// it when the commit's transaction settles; another process (workers, later) would receive the same
-// notice over the LISTEN/NOTIFY bridge and feed its own indexes with `receive`, which loads the events.
+// it when the commit's transaction settles; with several processes (redis.enabled) the others receive it
+// over Redis (src/domain/cluster/replication.ts) and feed their own indexes with `receive`, which loads
+// the events.
 // ARCHITECTURE "Consumers of the event stream"; "Streams, tokens and live updates".
 import type { Services } from "../services.ts";
 import type { StoredEvent } from "../store/events.ts";

@@ -10,6 +10,7 @@ import type { Services } from "../services.ts";
 import type { StoredEvent } from "../store/events.ts";
 import type { Param, SqlExecutor } from "../../storage/sql.ts";
 import type { Commit } from "./commit-feed.ts";
+import type { Fence } from "../cluster/leases.ts";
 
 export interface DurableConsumer {
   /** Stable name: the key of its stored position. Renaming a consumer starts it afresh. */
@@ -110,7 +111,7 @@ class ConsumerLoop {
   private readonly batchSize: number;
   private readonly backlogSize: number;
 
-  constructor(private readonly s: Services, readonly consumer: DurableConsumer) {
+  constructor(private readonly s: Services, readonly consumer: DurableConsumer, private readonly fence?: Fence) {
     this.batchSize = Math.max(1, consumer.batchSize ?? 100);
     this.backlogSize = Math.max(1, consumer.backlog ?? 1000);
   }
@@ -124,7 +125,7 @@ class ConsumerLoop {
     if (pos === undefined) {
       pos = this.consumer.startAt === "beginning" ? 0 : current;
       const start = pos;
-      await this.s.storage.sql.transaction((tx) => this.s.consumerPositions.set(tx, this.consumer.name, STREAM, start));
+      await this.s.storage.sql.transaction((tx) => this.setPosition(tx, start));
     }
     this.position = pos;
     this.stored = pos;
@@ -197,8 +198,13 @@ class ConsumerLoop {
     if (n > 0) this.backlog.splice(0, n);
   }
 
-  /** Every committed event above this position is in the backlog (or handled). */
+  /**
+   * Every committed event above this position is in the backlog (or handled). Under a lease the backlog
+   * holds only this process's commits, not those of the other instances (nor those of a previous holder
+   * of the lease after this process started): such a consumer reads every batch from storage.
+   */
   private get completeFrom(): number {
+    if (this.fence) return Infinity;
     return Math.max(this.startedFrom, this.droppedUpTo);
   }
 
@@ -230,6 +236,7 @@ class ConsumerLoop {
         if (events.length > 0 && this.consumer.replayable) await this.handleReplayable(events, end);
         else if (events.length > 0) {
           await this.s.storage.sql.transaction(async (tx) => {
+            await this.fence?.(tx);
             await this.consumer.handle(tx, events, this.s);
             await this.s.consumerPositions.set(tx, this.consumer.name, STREAM, end);
           });
@@ -273,10 +280,16 @@ class ConsumerLoop {
     }
     await this.s.storage.sql.transaction(async (tx) => {
       for (const [sql, params] of rec.writes) await tx.run(sql, params);
-      await this.s.consumerPositions.set(tx, this.consumer.name, STREAM, end);
+      await this.setPosition(tx, end);
       for (const fn of rec.settled) tx.onSettled!(fn);
     });
     this.stored = end;
+  }
+
+  /** Stores the position, under the lease's fence when the consumer runs under one (cluster/leases.ts). */
+  private async setPosition(tx: SqlExecutor, position: number): Promise<void> {
+    await this.fence?.(tx);
+    await this.s.consumerPositions.set(tx, this.consumer.name, STREAM, position);
   }
 
   private schedulePersist(): void {
@@ -292,7 +305,7 @@ class ConsumerLoop {
   private async persistPosition(): Promise<void> {
     const pos = this.position;
     if (pos === undefined || this.stored === undefined || pos <= this.stored) return;
-    await this.s.storage.sql.transaction((tx) => this.s.consumerPositions.set(tx, this.consumer.name, STREAM, pos));
+    await this.s.storage.sql.transaction((tx) => this.setPosition(tx, pos));
     if (this.stored === undefined || pos > this.stored) this.stored = pos;
   }
 
@@ -348,21 +361,50 @@ class ConsumerLoop {
   }
 }
 
-/** Runs the declared durable consumers: started with the server, stopped before storage closes. */
+/**
+ * Runs the durable consumers: the declared ones started with the server, those of work under a lease
+ * (cluster/leased-work.ts) while this instance holds it; all stopped before storage closes.
+ */
 export class ConsumerRunner {
-  private readonly loops: ConsumerLoop[];
+  private loops: ConsumerLoop[];
+  private readonly declared: ConsumerLoop[];
 
-  constructor(s: Services, consumers: readonly DurableConsumer[]) {
-    const names = new Set<string>();
+  constructor(private readonly s: Services, consumers: readonly DurableConsumer[]) {
+    this.checkNames(consumers);
+    this.declared = this.loops = consumers.map((c) => new ConsumerLoop(s, c));
+  }
+
+  private checkNames(consumers: readonly DurableConsumer[]): void {
+    const names = new Set(this.loops?.map((l) => l.consumer.name) ?? []);
     for (const c of consumers) {
       if (names.has(c.name)) throw new Error(`two durable consumers are named ${c.name}`);
       names.add(c.name);
     }
-    this.loops = consumers.map((c) => new ConsumerLoop(s, c));
   }
 
   async start(): Promise<void> {
-    for (const loop of this.loops) await loop.start();
+    for (const loop of this.declared) await loop.start();
+  }
+
+  /**
+   * Starts more consumers, each resuming from its stored position, with every position they store checked
+   * by `fence` (work under a lease); the function returned stops them (lease lost, or shutdown).
+   */
+  async add(consumers: readonly DurableConsumer[], fence?: Fence): Promise<() => Promise<void>> {
+    this.checkNames(consumers);
+    const added = consumers.map((c) => new ConsumerLoop(this.s, c, fence));
+    this.loops = [...this.loops, ...added];
+    const stop = async () => {
+      this.loops = this.loops.filter((l) => !added.includes(l));
+      await Promise.all(added.map((l) => l.stop()));
+    };
+    try {
+      for (const loop of added) await loop.start();
+    } catch (err) {
+      await stop();
+      throw err;
+    }
+    return stop;
   }
 
   /** The commit listener that wakes every consumer (in-memory; never waits). */

@@ -18,5 +18,5 @@ export async function deleteDevices(s: Services, userId: string, deviceIds: stri
   });
   for (const hook of s.extensions.devicesDeleted) await hook(s, userId, deviceIds);
   s.deviceActivity.forget(userId, deviceIds);
-  invalidateUserTokens(s, userId);
+  await invalidateUserTokens(s, userId);
 }

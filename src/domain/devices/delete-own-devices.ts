@@ -6,7 +6,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
 import { deleteDevices } from "./delete-devices.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
-import { reauthFlows } from "../uia/flows.ts";
+import { reauthUia } from "../uia/flows.ts";
 import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 export async function deleteOwnDevices(s: Services, r: Requester, deviceIds: string[], req: UiaRequest): Promise<void> {
@@ -14,7 +14,9 @@ export async function deleteOwnDevices(s: Services, r: Requester, deviceIds: str
   requireNotGuest(r, "deleteDevices");
   const uia = r.appserviceId
     ? undefined
-    : await checkUia(s, { ...req, requester: r }, { flows: await reauthFlows(s, r.userId), description: "remove device(s) from your account" });
+    : await checkUia(s, { ...req, requester: r }, await reauthUia(s, r, deviceIds.length === 1
+        ? { description: `sign out the device ${deviceIds[0]}`, action: "org.matrix.device_delete", deviceId: deviceIds[0] }
+        : { description: "remove device(s) from your account", action: "org.matrix.devices_list" }));
   await deleteDevices(s, r.userId, [...new Set(deviceIds)]);
   if (uia) await finishUia(s, uia);
 }

@@ -37,22 +37,39 @@ export async function claimLocalKeys(s: Services, claims: readonly KeyClaim[]): 
   return out;
 }
 
-export async function claimKeys(s: Services, body: Json): Promise<{ one_time_keys: ClaimedKeys; failures: Record<string, Json> }> {
+/** What POST /keys/claim asks, as both faces parse it: one key per (user, device, algorithm), and a timeout in ms. */
+export interface KeysClaimInput {
+  claims: KeyClaim[];
+  timeout?: number;
+}
+
+/** The REST body: `one_time_keys` (user → device → algorithm) and an optional `timeout`. */
+export function keysClaimFromBody(body: Json): KeysClaimInput {
   const wanted = objectField(body, "one_time_keys", true);
   const claims: KeyClaim[] = [];
-  const remote = new Map<string, Record<string, Record<string, string>>>();
   for (const [userId, devices] of Object.entries(wanted)) {
-    const { serverName } = parseUserId(userId);
+    parseUserId(userId); // M_INVALID_PARAM for a malformed id, even with nothing for it
     if (!isPlainObject(devices) || !Object.values(devices).every((a) => typeof a === "string"))
       throw new MatrixError("M_BAD_JSON", `one_time_keys.${userId} must map device ids to algorithms`, 400);
-    if (serverName !== s.config.server_name) {
-      let m = remote.get(serverName);
-      if (!m) remote.set(serverName, (m = {}));
-      m[userId] = devices as Record<string, string>;
-      continue;
-    }
     for (const [deviceId, algorithm] of Object.entries(devices)) claims.push({ userId, deviceId, algorithm: algorithm as string });
   }
-  const [local, fromRemote] = await Promise.all([claimLocalKeys(s, claims), remote.size > 0 ? claimRemoteKeys(s, remote, requestTimeout(body)) : undefined]);
+  return { claims, timeout: requestTimeout(body.timeout) };
+}
+
+export async function claimKeys(s: Services, input: KeysClaimInput): Promise<{ one_time_keys: ClaimedKeys; failures: Record<string, Json> }> {
+  const claims: KeyClaim[] = [];
+  const remote = new Map<string, Record<string, Record<string, string>>>();
+  for (const c of input.claims) {
+    const { serverName } = parseUserId(c.userId);
+    if (serverName === s.config.server_name) {
+      claims.push(c);
+      continue;
+    }
+    let m = remote.get(serverName);
+    if (!m) remote.set(serverName, (m = {}));
+    (m[c.userId] ??= {})[c.deviceId] = c.algorithm;
+  }
+  const [local, fromRemote] = await Promise.all([claimLocalKeys(s, claims), remote.size > 0 ? claimRemoteKeys(s, remote, requestTimeout(input.timeout)) : undefined]);
+  await s.invalidations.delivered(); // several processes: the claimed devices' counts dropped everywhere first
   return { one_time_keys: { ...local, ...fromRemote?.one_time_keys }, failures: fromRemote?.failures ?? {} };
 }

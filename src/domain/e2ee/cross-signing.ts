@@ -13,9 +13,9 @@ import { isPlainObject, objectField, parseJson, type Json } from "./json.ts";
 import { crossSigningPublicKey } from "./query-keys.ts";
 import { announceDeviceListChange, recordDeviceListChange } from "./device-lists.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
-import { reauthFlows } from "../uia/flows.ts";
+import { reauthUia } from "../uia/flows.ts";
 import { crossSigningResetRequired } from "../oauth-delegation/cross-signing-reset.ts";
-import { crossSigningResetApproved, crossSigningResetUia } from "../oauth/account.ts";
+import { crossSigningResetApproved } from "../oauth/account.ts";
 
 export const KEY_TYPES = [
   ["master_key", "master"],
@@ -37,12 +37,25 @@ export function checkCrossSigningKey(key: Json, userId: string, usage: KeyType):
   return pub;
 }
 
-export async function uploadCrossSigningKeys(s: Services, r: Requester, body: Json, uiaReq: UiaRequest): Promise<Record<string, never>> {
+/** The keys of POST /keys/device_signing/upload, as both faces parse them (each optional). */
+export type CrossSigningUpload = Partial<Record<KeyType, Json>>;
+
+/** The REST body: `master_key`, `self_signing_key`, `user_signing_key` (its `auth` goes to UIA). */
+export function crossSigningFromBody(body: Json): CrossSigningUpload {
+  const out: CrossSigningUpload = {};
+  for (const [field, type] of KEY_TYPES) {
+    const k = objectField(body, field);
+    if (k) out[type] = k;
+  }
+  return out;
+}
+
+export async function uploadCrossSigningKeys(s: Services, r: Requester, keys: CrossSigningUpload, uiaReq: UiaRequest): Promise<Record<string, never>> {
   requireNotGuest(r, "uploadCrossSigningKeys");
   const userId = r.userId;
   const given = new Map<KeyType, Json>();
-  for (const [field, type] of KEY_TYPES) {
-    const k = objectField(body, field);
+  for (const [, type] of KEY_TYPES) {
+    const k = keys[type];
     if (k) given.set(type, k);
   }
   const stored = (await s.e2ee.crossSigningKeysOf([userId])).get(userId) ?? new Map<string, string>();
@@ -70,7 +83,7 @@ export async function uploadCrossSigningKeys(s: Services, r: Requester, body: Js
   if (delegatedReset && ((await s.e2ee.masterReplaceableUntil(userId)) ?? 0) <= s.clock.now()) throw await crossSigningResetRequired(s);
   const uia =
     stored.has("master") && !r.appserviceId && !delegatedReset && !(await crossSigningResetApproved(s, r.userId))
-      ? await checkUia(s, { ...uiaReq, requester: r }, { ...(await crossSigningResetUia(s, r, await reauthFlows(s, r.userId))), description: "reset the cross-signing keys on your account" })
+      ? await checkUia(s, { ...uiaReq, requester: r }, await reauthUia(s, r, { description: "reset the cross-signing keys on your account", action: "org.matrix.cross_signing_reset" }))
       : undefined;
 
   const now = s.clock.now();

@@ -39,19 +39,34 @@ function versionNumber(v: string): number | undefined {
   return /^\d{1,15}$/.test(v) ? Number(v) : undefined;
 }
 
-function readAlgorithmAndAuthData(body: Json): { algorithm: string; authData: Json } {
-  if (body.algorithm === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing algorithm", 400);
-  if (typeof body.algorithm !== "string" || body.algorithm === "") throw new MatrixError("M_BAD_JSON", "algorithm must be a string", 400);
-  if (body.auth_data === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing auth_data", 400);
-  // auth_data is the algorithm's business: clients verify it, the server stores whatever JSON it is
-  // (as Synapse does; test tools upload opaque placeholders).
-  canonicalJson(body.auth_data);
-  return { algorithm: checkStorableText(body.algorithm, "algorithm"), authData: body.auth_data as Json };
+/** A backup version's algorithm and auth_data, as both faces parse them (`version`: the one a PUT names in its body). */
+export interface BackupVersionInput {
+  algorithm: string;
+  /** Any JSON (the algorithm's business). */
+  authData: unknown;
+  version?: string;
 }
 
-export async function createBackupVersion(s: Services, r: Requester, body: Json): Promise<{ version: string }> {
+/** The REST body of POST and PUT /room_keys/version. */
+export function backupVersionFromBody(body: Json): BackupVersionInput {
+  if (body.algorithm === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing algorithm", 400);
+  if (typeof body.algorithm !== "string") throw new MatrixError("M_BAD_JSON", "algorithm must be a string", 400);
+  if (body.auth_data === undefined) throw new MatrixError("M_MISSING_PARAM", "Missing auth_data", 400);
+  if (body.version !== undefined && typeof body.version !== "string") throw new MatrixError("M_INVALID_PARAM", "The version in the body does not match the version in the path", 400);
+  return { algorithm: body.algorithm, authData: body.auth_data, version: body.version as string | undefined };
+}
+
+function readAlgorithmAndAuthData(input: BackupVersionInput): { algorithm: string; authData: unknown } {
+  if (input.algorithm === "") throw new MatrixError("M_BAD_JSON", "algorithm must be a string", 400);
+  // auth_data is the algorithm's business: clients verify it, the server stores whatever JSON it is
+  // (as Synapse does; test tools upload opaque placeholders).
+  canonicalJson(input.authData);
+  return { algorithm: checkStorableText(input.algorithm, "algorithm"), authData: input.authData };
+}
+
+export async function createBackupVersion(s: Services, r: Requester, input: BackupVersionInput): Promise<{ version: string }> {
   requireNotGuest(r, "keyBackup");
-  const { algorithm, authData } = readAlgorithmAndAuthData(body);
+  const { algorithm, authData } = readAlgorithmAndAuthData(input);
   const version = await s.storage.sql.transaction((tx) => s.e2ee.createBackupVersion(tx, r.userId, algorithm, JSON.stringify(authData)));
   return { version: String(version) };
 }
@@ -67,10 +82,10 @@ export async function getBackupVersion(s: Services, r: Requester, version?: stri
 }
 
 /** PUT /room_keys/version/{version}: only auth_data may change; a `version` in the body must match. */
-export async function updateBackupVersion(s: Services, r: Requester, version: string, body: Json): Promise<Record<string, never>> {
+export async function updateBackupVersion(s: Services, r: Requester, version: string, input: BackupVersionInput): Promise<Record<string, never>> {
   requireNotGuest(r, "keyBackup");
-  if (body.version !== undefined && body.version !== version) throw new MatrixError("M_INVALID_PARAM", "The version in the body does not match the version in the path", 400);
-  const { algorithm, authData } = readAlgorithmAndAuthData(body);
+  if (input.version !== undefined && input.version !== version) throw new MatrixError("M_INVALID_PARAM", "The version in the body does not match the version in the path", 400);
+  const { algorithm, authData } = readAlgorithmAndAuthData(input);
   const n = versionNumber(version);
   const row = n === undefined ? undefined : await s.e2ee.backupVersion(r.userId, n);
   if (!row) throw unknownVersion();
@@ -145,6 +160,13 @@ async function writableVersion(s: Services, tx: SqlExecutor, userId: string, ver
 export async function putRoomKeys(s: Services, r: Requester, version: string, rooms: Map<string, Map<string, KeyBackupData>>): Promise<{ etag: string; count: number }> {
   requireNotGuest(r, "keyBackup");
   const userId = r.userId;
+  // Typed input from either face: the counts are non-negative integers, the session data storable JSON.
+  for (const [roomId, sessions] of rooms)
+    for (const [sessionId, k] of sessions) {
+      for (const n of ["first_message_index", "forwarded_count"] as const)
+        if (!Number.isSafeInteger(k[n]) || k[n] < 0) throw new MatrixError("M_BAD_JSON", `${roomId}/${sessionId}: ${n} must be a non-negative integer`, 400);
+      canonicalJson(k.session_data);
+    }
   return s.storage.sql.transaction(async (tx) => {
     const v = await writableVersion(s, tx, userId, version);
     let changed = false;

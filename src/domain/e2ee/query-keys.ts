@@ -69,20 +69,36 @@ export async function localKeys(s: Services, viewer: string, query: Map<string, 
   return out;
 }
 
-export async function queryKeys(s: Services, r: Requester, body: Json): Promise<KeysQueryResult> {
+/** What POST /keys/query asks, as both faces parse it: user → device ids (empty: all), and a timeout in ms. */
+export interface KeysQueryInput {
+  deviceKeys: Map<string, string[]>;
+  timeout?: number;
+}
+
+/** The REST body: `device_keys` (user → device ids or null) and an optional `timeout`. */
+export function keysQueryFromBody(body: Json): KeysQueryInput {
   const wanted = objectField(body, "device_keys", true);
-  const local = new Map<string, string[]>();
-  const remote = new Map<string, string[]>();
+  const deviceKeys = new Map<string, string[]>();
   for (const [userId, devices] of Object.entries(wanted)) {
-    const { serverName } = parseUserId(userId);
+    parseUserId(userId); // M_INVALID_PARAM for a malformed id, even with nothing for it
     if (devices !== null && (!Array.isArray(devices) || !devices.every((d) => typeof d === "string")))
       throw new MatrixError("M_BAD_JSON", `device_keys.${userId} must be a list of device ids`, 400);
-    (serverName === s.config.server_name ? local : remote).set(userId, (devices ?? []) as string[]);
+    deviceKeys.set(userId, (devices ?? []) as string[]);
+  }
+  return { deviceKeys, timeout: requestTimeout(body.timeout) };
+}
+
+export async function queryKeys(s: Services, r: Requester, input: KeysQueryInput): Promise<KeysQueryResult> {
+  const local = new Map<string, string[]>();
+  const remote = new Map<string, string[]>();
+  for (const [userId, devices] of input.deviceKeys) {
+    const { serverName } = parseUserId(userId);
+    (serverName === s.config.server_name ? local : remote).set(userId, devices);
   }
   // Remote users whose device list is kept here and who share a room with the requester: read like ours.
   // Those asked for all their devices whose list no copy holds yet are resynced first (as Synapse), each
   // within the request's timeout; what is left of it goes to the servers not answered so.
-  const timeout = requestTimeout(body);
+  const timeout = requestTimeout(input.timeout);
   const started = Date.now();
   if (remote.size > 0) {
     const sharing = await s.e2ee.usersSharingRoomsWith(r.userId);

@@ -24,14 +24,24 @@ function newSignatures(signed: Json, stored: Json, signer: string): [string, str
   return Object.entries(mine).filter((e): e is [string, string] => typeof e[1] === "string" && old[e[0]] !== e[1]);
 }
 
-export async function uploadSignatures(s: Services, r: Requester, body: Json): Promise<{ failures: Record<string, Record<string, Failure>> }> {
+/** Signed objects of POST /keys/signatures/upload, as both faces parse them: user → key id → signed key. */
+export type SignaturesUpload = Map<string, Map<string, Json>>;
+
+/** The REST body: user → key id → signed object. */
+export function signaturesFromBody(body: Json): SignaturesUpload {
+  const out: SignaturesUpload = new Map();
+  for (const [userId, keys] of Object.entries(body)) {
+    if (!isPlainObject(keys) || !Object.values(keys).every(isPlainObject)) throw new MatrixError("M_INVALID_PARAM", `${userId} must map key ids to signed objects`, 400);
+    out.set(userId, new Map(Object.entries(keys as Record<string, Json>)));
+  }
+  return out;
+}
+
+export async function uploadSignatures(s: Services, r: Requester, body: SignaturesUpload): Promise<{ failures: Record<string, Record<string, Failure>> }> {
   requireNotGuest(r, "uploadSignatures");
   const me = r.userId;
-  for (const [userId, keys] of Object.entries(body)) {
-    parseUserId(userId);
-    if (!isPlainObject(keys) || !Object.values(keys).every(isPlainObject)) throw new MatrixError("M_INVALID_PARAM", `${userId} must map key ids to signed objects`, 400);
-  }
-  const users = Object.keys(body).filter((u) => parseUserId(u).serverName === s.config.server_name);
+  for (const userId of body.keys()) parseUserId(userId);
+  const users = [...body.keys()].filter((u) => parseUserId(u).serverName === s.config.server_name);
   const [crossSigning, devices] = await Promise.all([s.e2ee.crossSigningKeysOf([...new Set([me, ...users])]), s.e2ee.deviceKeysOf([me])]);
   const csk = (u: string, type: string) => {
     const j = crossSigning.get(u)?.get(type);
@@ -51,8 +61,8 @@ export async function uploadSignatures(s: Services, r: Requester, body: Json): P
   const selfChanged = new Set<string>();
   const othersChanged = new Set<string>();
 
-  for (const [userId, keys] of Object.entries(body) as [string, Record<string, Json>][]) {
-    for (const [keyId, signed] of Object.entries(keys)) {
+  for (const [userId, keys] of body) {
+    for (const [keyId, signed] of keys) {
       try {
         if (parseUserId(userId).serverName !== s.config.server_name) throw failure("M_NOT_FOUND", "Keys of users on other servers need federation");
         if (!isPlainObject(signed.signatures) || !isPlainObject(signed.signatures[me])) throw failure("M_INVALID_SIGNATURE", "Invalid signature: none by the uploading user");

@@ -61,22 +61,39 @@ export async function queueLocalToDevice(s: Services, sender: string, eventType:
   return result !== undefined;
 }
 
-export async function sendToDevice(s: Services, r: Requester, eventType: string, txnId: string, body: Json): Promise<Record<string, never>> {
+/** One message of PUT /sendToDevice, as both faces parse it: for `deviceId` (`*`: every device) of `userId`. */
+export interface ToDeviceSend {
+  userId: string;
+  deviceId: string;
+  content: Json;
+}
+
+/** The REST body: `messages` (user → device → content). */
+export function toDeviceFromBody(body: Json): ToDeviceSend[] {
   const messages = objectField(body, "messages", true);
-  const local: LocalToDevice[] = [];
-  const remote = new Map<string, Record<string, Json>>();
+  const out: ToDeviceSend[] = [];
   for (const [userId, devices] of Object.entries(messages)) {
-    const { serverName } = parseUserId(userId);
+    parseUserId(userId); // M_INVALID_PARAM for a malformed id, even with nothing for it
     if (!isPlainObject(devices) || !Object.values(devices).every(isPlainObject))
       throw new MatrixError("M_BAD_JSON", `messages.${userId} must map device ids to message contents`, 400);
+    for (const [deviceId, content] of Object.entries(devices)) out.push({ userId, deviceId, content: content as Json });
+  }
+  return out;
+}
+
+export async function sendToDevice(s: Services, r: Requester, eventType: string, txnId: string, messages: readonly ToDeviceSend[]): Promise<Record<string, never>> {
+  const local: LocalToDevice[] = [];
+  const remote = new Map<string, Record<string, Json>>();
+  for (const { userId, deviceId, content } of messages) {
+    const { serverName } = parseUserId(userId);
+    const json = canonicalJson(content); // M_BAD_JSON before anything is sent
     if (serverName !== s.config.server_name) {
       let m = remote.get(serverName);
       if (!m) remote.set(serverName, (m = {}));
-      for (const content of Object.values(devices)) canonicalJson(content); // M_BAD_JSON before anything is sent
-      m[userId] = devices;
+      ((m[userId] ??= {}) as Json)[deviceId] = content;
       continue;
     }
-    for (const [deviceId, content] of Object.entries(devices)) local.push({ userId, deviceId, content: canonicalJson(content) });
+    local.push({ userId, deviceId, content: json });
   }
   const deviceKey = r.deviceId ?? (r.appserviceId ? `as:${r.appserviceId}` : "");
   // A retried transaction sends nothing again, to other servers either: their EDUs are queued in the

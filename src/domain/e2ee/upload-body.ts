@@ -1,8 +1,9 @@
-// The body of POST /keys/upload, read as the spec types it and with Synapse's errcodes for what is wrong
-// (its request model): device keys with their five typed fields, one-time and fallback keys named
-// <algorithm>:<key id>, each a key string or a KeyObject. Exactly one missing field is M_MISSING_PARAM,
-// explicit null device_keys M_INVALID_PARAM, anything else M_BAD_JSON (device keys of another user or
-// device too). Spec: Client-Server API "POST /keys/upload", "Key algorithms".
+// The upload of POST /keys/upload (KeysUploadInput: what the REST body and the GraphQL input both become),
+// read as the spec types it and with Synapse's errcodes for what is wrong (its request model): device keys
+// with their five typed fields, one-time and fallback keys named <algorithm>:<key id>, each a key string or
+// a KeyObject. Exactly one missing field is M_MISSING_PARAM, explicit null device_keys M_INVALID_PARAM,
+// anything else M_BAD_JSON (device keys of another user or device too).
+// Spec: Client-Server API "POST /keys/upload", "Key algorithms".
 import { MatrixError } from "../errors.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { isPlainObject, type Json } from "./json.ts";
@@ -75,17 +76,35 @@ function readKeys(v: unknown, name: string): UploadedKey[] {
   });
 }
 
+/** What POST /keys/upload carries, as both faces parse it: each key map is `<algorithm>:<key id>` → key. */
+export interface KeysUploadInput {
+  deviceKeys?: Json;
+  oneTimeKeys?: Json;
+  fallbackKeys?: Json;
+}
+
 export interface UploadBody {
   deviceKeys?: Json;
   oneTimeKeys: UploadedKey[];
   fallbackKeys: UploadedKey[];
 }
 
-/** Reads and checks the whole body before anything is stored. */
-export function readUploadBody(body: Json, userId: string, deviceId: string): UploadBody {
+/** The REST body's fields (explicit null device_keys is M_INVALID_PARAM, as Synapse); not yet checked. */
+export function keysUploadFromBody(body: Json): KeysUploadInput {
   const dk = body.device_keys;
   if (dk === null) throw new MatrixError("M_INVALID_PARAM", "device_keys must not be null", 400);
   if (dk !== undefined && !isPlainObject(dk)) throw new MatrixError("M_BAD_JSON", "device_keys must be an object", 400);
+  const map = (v: unknown, name: string): Json | undefined => {
+    if (v === undefined || v === null) return undefined;
+    if (!isPlainObject(v)) throw new MatrixError("M_BAD_JSON", `${name} must be an object`, 400);
+    return v;
+  };
+  return { deviceKeys: dk, oneTimeKeys: map(body.one_time_keys, "one_time_keys"), fallbackKeys: map(body.fallback_keys, "fallback_keys") };
+}
+
+/** Reads and checks the whole upload before anything is stored. */
+export function readUploadInput(input: KeysUploadInput, userId: string, deviceId: string): UploadBody {
+  const dk = input.deviceKeys;
   if (dk) checkDeviceKeys(dk, userId, deviceId);
-  return { deviceKeys: dk, oneTimeKeys: readKeys(body.one_time_keys, "one_time_keys"), fallbackKeys: readKeys(body.fallback_keys, "fallback_keys") };
+  return { deviceKeys: dk, oneTimeKeys: readKeys(input.oneTimeKeys, "one_time_keys"), fallbackKeys: readKeys(input.fallbackKeys, "fallback_keys") };
 }

@@ -7,8 +7,8 @@ import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { canonicalJson } from "../canonical-json.ts";
-import { isPlainObject, requireDevice, signedPart, type Json } from "./json.ts";
-import { readUploadBody } from "./upload-body.ts";
+import { isPlainObject, requireDevice, signedPart } from "./json.ts";
+import { readUploadInput, type KeysUploadInput } from "./upload-body.ts";
 import { announceDeviceListChange, recordDeviceListChange } from "./device-lists.ts";
 import { oneTimeKeyCounts } from "./sync-data.ts";
 
@@ -20,10 +20,10 @@ function sameOneTimeKey(a: unknown, b: unknown): boolean {
   return canonicalJson(a) === canonicalJson(b);
 }
 
-export async function uploadKeys(s: Services, r: Requester, body: Json): Promise<{ one_time_key_counts: Record<string, number> }> {
+export async function uploadKeys(s: Services, r: Requester, input: KeysUploadInput): Promise<{ one_time_key_counts: Record<string, number> }> {
   const deviceId = requireDevice(r);
   const userId = r.userId;
-  const { deviceKeys: dk, oneTimeKeys: otkList, fallbackKeys: fbList } = readUploadBody(body, userId, deviceId);
+  const { deviceKeys: dk, oneTimeKeys: otkList, fallbackKeys: fbList } = readUploadInput(input, userId, deviceId);
 
   const now = s.clock.now();
   const position = await s.storage.sql.transaction(async (tx) => {
@@ -61,5 +61,7 @@ export async function uploadKeys(s: Services, r: Requester, body: Json): Promise
     return keysChanged ? recordDeviceListChange(s, tx, userId, [deviceId]) : undefined;
   });
   if (position !== undefined) await announceDeviceListChange(s, userId, position);
+  // Several processes: answered once the others were told to drop this device's cached key counts.
+  await s.invalidations.delivered();
   return { one_time_key_counts: await oneTimeKeyCounts(s, userId, deviceId) };
 }

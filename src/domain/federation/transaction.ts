@@ -5,7 +5,9 @@
 // (ingest.ts); a PDU for a room this server does not know is ignored, one that cannot be processed is an
 // error in the answer (one the auth rules rejected or soft-failed is answered {}), never a failed
 // transaction. EDUs, beside the PDUs, go to the handler declared for their edu_type
-// (extensions.eduHandlers); unknown types are dropped (logged once per type).
+// (extensions.eduHandlers); unknown types are dropped (logged once per type). With several processes,
+// the PDUs of a room another instance writes, and the EDUs of a stream another writes, are sent to that
+// instance over the internal routes (cluster/internal-client.ts) and its answers merged in.
 // Spec: Server-Server API "Transactions", "PDUs", "EDUs".
 import { serverAllowedInState } from "./server-acl.ts";
 import type { Services } from "../services.ts";
@@ -21,6 +23,7 @@ import { parsePdu, type ParsedPdu } from "./fetch-events.ts";
 import { ingestPdus, type PduResult } from "./ingest.ts";
 import { receiveOutOfBandUpdate } from "./membership/out-of-band-update.ts";
 import { reportRefusal } from "./refusals.ts";
+import { eduOwner } from "../cluster/write-routes.ts";
 
 export const MAX_PDUS = 50;
 export const MAX_EDUS = 100;
@@ -109,14 +112,26 @@ function refuseForAcl(s: Services, origin: string, roomId: string, eventId: stri
   return "Server is banned from room";
 }
 
-/** The PDUs of a transaction: grouped per known room, received; each one's result by event id. */
-async function receivePdus(s: Services, origin: string, list: unknown[]): Promise<Record<string, { error?: string }>> {
+/**
+ * The PDUs of a transaction: grouped per known room, received; each one's result by event id. With several
+ * events writers (cluster/topology.ts) the PDUs of a room another instance writes are sent to it, and its
+ * answers merged in; `forwarded`: these came from another instance, which sends only this one's rooms.
+ */
+async function receivePdus(s: Services, origin: string, list: unknown[], forwarded = false): Promise<Record<string, { error?: string }>> {
   const out: Record<string, { error?: string }> = {};
   const rooms = new Map<string, { room: RoomSnapshot; pdus: ParsedPdu[] }>();
+  const elsewhere = new Map<string, unknown[]>();
   for (const json of list) {
     const roomId = isPlainObject(json) ? json["room_id"] : undefined;
     if (typeof roomId !== "string") {
       s.log.info({ origin }, "ignoring a PDU without a room_id");
+      continue;
+    }
+    if (s.topology.distributed && !s.topology.writesRoom(roomId)) {
+      const writer = s.topology.eventWriterFor(roomId);
+      // Never forwarded twice: instances that disagree on stream_writers drop it (the origin retries it later).
+      if (forwarded) s.log.error({ origin, roomId, writer }, "a PDU forwarded here for a room another instance writes: stream_writers differ between instances");
+      else elsewhere.set(writer, [...(elsewhere.get(writer) ?? []), json]);
       continue;
     }
     const room = rooms.get(roomId)?.room ?? (await loadRoom(s, roomId));
@@ -158,8 +173,39 @@ async function receivePdus(s: Services, origin: string, list: unknown[]): Promis
       for (const [id, error] of results) out[id] = error === undefined ? {} : { error };
     }
   };
-  await Promise.all(Array.from({ length: Math.min(ROOM_CONCURRENCY, queue.length) }, worker));
+  // An instance that cannot be reached fails the transaction (not recorded: the origin sends it again).
+  const forward = async ([instance, pdus]: [string, unknown[]]) => {
+    const answer = await s.internal.call(instance, INTERNAL_PDUS, { origin, pdus });
+    Object.assign(out, answer.pdus);
+  };
+  await Promise.all([...Array.from({ length: Math.min(ROOM_CONCURRENCY, queue.length) }, worker), ...[...elsewhere].map(forward)]);
   return out;
+}
+
+/** The internal route that takes another instance's PDUs of rooms this one writes (compat/cluster.ts). */
+export const INTERNAL_PDUS = "/federation/pdus";
+/** The internal route that takes another instance's EDUs of streams this one writes. */
+export const INTERNAL_EDUS = "/federation/edus";
+
+/** The body of either internal route: the origin server and its PDUs or EDUs. */
+function parseForwarded(body: Record<string, unknown>, key: "pdus" | "edus"): { origin: string; list: unknown[] } {
+  const { origin } = body;
+  const list = body[key];
+  if (typeof origin !== "string" || !Array.isArray(list)) throw new MatrixError("M_BAD_JSON", `origin and ${key} are required`, 400);
+  return { origin, list };
+}
+
+/** PDUs another instance received for rooms this one writes: each one's result by event id. */
+export async function receiveForwardedPdus(s: Services, body: Record<string, unknown>): Promise<TransactionResponse> {
+  const { origin, list } = parseForwarded(body, "pdus");
+  return { pdus: await receivePdus(s, origin, list, true) };
+}
+
+/** EDUs another instance received for streams this one writes. */
+export async function receiveForwardedEdus(s: Services, body: Record<string, unknown>): Promise<Record<string, never>> {
+  const { origin, list } = parseForwarded(body, "edus");
+  await receiveEdus(s, origin, list, s.processState.inboundTransactions, true);
+  return {};
 }
 
 /**
@@ -167,13 +213,24 @@ async function receivePdus(s: Services, origin: string, list: unknown[]): Promis
  * content) drops that EDU; any other failure fails the transaction (not recorded: the sender retries,
  * as Synapse makes it for EDUs that must not be lost, such as to-device messages).
  */
-async function receiveEdus(s: Services, origin: string, list: unknown[], st: InboundTransactions): Promise<void> {
+async function receiveEdus(s: Services, origin: string, list: unknown[], st: InboundTransactions, forwarded = false): Promise<void> {
+  // EDUs of a stream another instance writes (typing, receipts, presence, to-device, device lists) go to
+  // it, in their order; a failure fails the transaction, as a handler's would.
+  const elsewhere = new Map<string, unknown[]>();
   for (const edu of list) {
     if (!isPlainObject(edu) || typeof edu["edu_type"] !== "string") {
       s.log.info({ origin }, "ignoring a malformed EDU");
       continue;
     }
     const type = edu["edu_type"];
+    if (s.topology.distributed) {
+      const owner = eduOwner(s, type);
+      if (owner !== s.topology.instanceName) {
+        if (forwarded) s.log.error({ origin, eduType: type, owner }, "an EDU forwarded here for a stream another instance writes: stream_writers differ between instances");
+        else elsewhere.set(owner, [...(elsewhere.get(owner) ?? []), edu]);
+        continue;
+      }
+    }
     const handler = s.extensions.eduHandlers.find((h) => h.type === type);
     if (!handler) {
       if (!st.unknownEdus.has(type)) {
@@ -189,6 +246,7 @@ async function receiveEdus(s: Services, origin: string, list: unknown[], st: Inb
       s.log.info({ err, origin, eduType: type }, "dropping an EDU its handler refused");
     }
   }
+  for (const [instance, edus] of elsewhere) await s.internal.call(instance, INTERNAL_EDUS, { origin, edus });
 }
 
 /** Forgets answered transactions after a day (checked hourly). */

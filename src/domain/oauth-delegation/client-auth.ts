@@ -36,7 +36,8 @@ function signingKey(jwk: Record<string, unknown>): SigningKey {
   return { key, alg, kid: typeof jwk.kid === "string" ? jwk.kid : undefined };
 }
 
-function jwsSign(alg: string, key: KeyObject, input: Buffer): Buffer {
+/** A JWS signature of `input` (RFC 7515) with `alg`'s algorithm. */
+export function jwsSign(alg: string, key: KeyObject, input: Buffer): Buffer {
   if (alg === "EdDSA") return sign(null, input, key);
   const hash = `sha${alg.slice(2)}`;
   if (alg.startsWith("ES")) return sign(hash, input, { key, dsaEncoding: "ieee-p1363" });

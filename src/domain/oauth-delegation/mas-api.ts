@@ -141,7 +141,7 @@ export async function masReactivateUser(s: Services, body: Body): Promise<Record
   const { userId, user } = await existingUser(s, str(body, "localpart"));
   if (user.deactivated) {
     await s.db.user.update({ where: { userId }, data: { deactivated: false } });
-    invalidateUserTokens(s, userId);
+    await invalidateUserTokens(s, userId);
   }
   return {};
 }

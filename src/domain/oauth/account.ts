@@ -5,7 +5,9 @@
 // `m.oauth` UIA type (spec v1.17, MSC4312): once approved, for oauth_server.cross_signing_reset_window,
 // POST /keys/device_signing/upload replaces the keys without asking (as Synapse's
 // `_allow_cross_signing_replacement_without_uia`, which the Matrix Authentication Service calls).
-import { notFound } from "../errors.ts";
+import { MatrixError, notFound } from "../errors.ts";
+import { newPasswordOf } from "../accounts/change-password.ts";
+import { storeNewPassword } from "../accounts/set-password.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { listDevices, type ClientDevice } from "../devices/device-info.ts";
@@ -14,7 +16,6 @@ import { deleteDevices } from "../devices/delete-devices.ts";
 import { checkPasswordLogin } from "../accounts/password-login.ts";
 import { deactivateAccount } from "../accounts/deactivate.ts";
 import { oauthServerEnabled, oauthUrl } from "./endpoints.ts";
-import type { UiaOptions } from "../uia/uia.ts";
 
 export const ACCOUNT_ACTIONS = ["org.matrix.profile", "org.matrix.devices_list", "org.matrix.device_view", "org.matrix.device_delete", "org.matrix.account_deactivate", "org.matrix.cross_signing_reset"] as const;
 
@@ -44,6 +45,17 @@ export async function deactivateFromAccountPage(s: Services, userId: string, pas
   await deactivateAccount(s, userId, false);
 }
 
+/**
+ * Changes the password on the account page: the current one asked again, the new one twice and by the
+ * password policy. The user's other page sign-ins end (storeNewPassword); this one and the devices stay.
+ */
+export async function changePasswordFromAccountPage(s: Services, userId: string, form: { current: string; next: string; confirm: string }, sessionSecret: string, clientIp: string): Promise<void> {
+  await checkPasswordLogin(s, userId, form.current, clientIp);
+  if (form.next !== form.confirm) throw new MatrixError("M_INVALID_PARAM", "The new passwords differ", 400);
+  const { hash } = await newPasswordOf(s, { new_password: form.next });
+  await storeNewPassword(s, userId, hash, sessionSecret);
+}
+
 export async function approveCrossSigningReset(s: Services, userId: string): Promise<void> {
   await s.oauth.approveCrossSigningReset(userId, s.clock.now() + s.config.oauth_server.cross_signing_reset_window);
 }
@@ -55,19 +67,11 @@ export async function crossSigningResetApproved(s: Services, userId: string): Pr
   return until !== undefined && until > s.clock.now();
 }
 
-/** The account management URL, with an action (and its device). */
-export function accountUrl(s: Services, action?: string, deviceId?: string): string {
+/** The account management URL, with an action (and its device), and the UIA session the page is to approve (m.oauth). */
+export function accountUrl(s: Services, action?: string, deviceId?: string, uiaSession?: string): string {
   const u = new URL(oauthUrl(s, "account"));
   if (action) u.searchParams.set("action", action);
   if (deviceId) u.searchParams.set("device_id", deviceId);
+  if (uiaSession) u.searchParams.set("uia_session", uiaSession);
   return u.href;
-}
-
-/**
- * The UIA of a cross-signing reset: for a session the OAuth server granted, the `m.oauth` flow (with the
- * URL where the user approves) before the usual re-authentication flows.
- */
-export async function crossSigningResetUia(s: Services, r: Requester, flows: string[][]): Promise<Pick<UiaOptions, "flows" | "params">> {
-  if (!oauthServerEnabled(s) || !r.deviceId || !(await s.oauth.getGrant(r.userId, r.deviceId))) return { flows };
-  return { flows: [["m.oauth"], ...flows], params: { "m.oauth": { url: accountUrl(s, "org.matrix.cross_signing_reset") } } };
 }

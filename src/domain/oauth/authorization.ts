@@ -14,7 +14,7 @@ import { parseScope, type GrantedScope } from "./scopes.ts";
 import { logOAuthRefusal } from "./refusal-log.ts";
 
 /** The request parameters the pages carry from one form to the next, as received. */
-export const REQUEST_PARAMS = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "code_challenge", "code_challenge_method", "prompt"] as const;
+export const REQUEST_PARAMS = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "code_challenge", "code_challenge_method", "prompt", "nonce"] as const;
 export type RequestParams = Partial<Record<(typeof REQUEST_PARAMS)[number], string>>;
 
 export interface AuthorizationRequest {
@@ -99,6 +99,7 @@ export async function parseAuthorizationRequest(s: Services, params: RequestPara
   if (!CODE_CHALLENGE.test(params.code_challenge)) return fail("invalid_request", "code_challenge is not a base64url SHA-256 digest");
   if (params.prompt !== undefined && !["", "consent", "login", "create"].includes(params.prompt))
     return fail("invalid_request", `prompt "${params.prompt}" is not supported`);
+  if (params.nonce !== undefined && params.nonce.length > 512) return fail("invalid_request", "nonce is too long");
   let scope: GrantedScope;
   try {
     scope = parseScope(params.scope);
@@ -122,6 +123,7 @@ export async function grantAuthorization(s: Services, request: AuthorizationRequ
     codeChallenge: request.codeChallenge,
     createdTs: now,
     expiresTs: now + s.config.oauth_server.authorization_code_lifetime,
+    nonce: request.params.nonce || null,
   });
   return redirectWith(request.redirectUri, request.responseMode, { state: request.state, code });
 }

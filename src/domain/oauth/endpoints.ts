@@ -10,6 +10,8 @@ export const OAUTH_PATHS = {
   deviceAuthorization: "/_weft/oauth2/device",
   deviceVerification: "/_weft/oauth2/device/verify",
   account: "/_weft/oauth2/account",
+  jwks: "/_weft/oauth2/keys.json",
+  userinfo: "/_weft/oauth2/userinfo",
   sso: "/_weft/oauth2/sso",
 } as const;
 

@@ -8,6 +8,8 @@ import { oauthServerEnabled, oauthUrl } from "./endpoints.ts";
 import { SUPPORTED_GRANT_TYPES } from "./client-registration.ts";
 import { ACCOUNT_ACTIONS } from "./account.ts";
 import { pageRegistrationOffered } from "./browser-register.ts";
+import { OPENID } from "./scopes.ts";
+import { ID_TOKEN_ALG } from "./openid.ts";
 
 export function ownAuthMetadata(s: Services): Record<string, unknown> {
   if (!oauthServerEnabled(s)) throw new MatrixError("M_UNRECOGNIZED", "This homeserver does not serve the OAuth 2.0 API", 404);
@@ -28,6 +30,12 @@ export function ownAuthMetadata(s: Services): Record<string, unknown> {
     token_endpoint_auth_methods_supported: ["none"],
     revocation_endpoint_auth_methods_supported: ["none"],
     ...(pageRegistrationOffered(s) ? { prompt_values_supported: ["create"] } : {}),
-    scopes_supported: ["urn:matrix:client:api:*", "urn:matrix:org.matrix.msc2967.client:api:*"],
+    scopes_supported: ["urn:matrix:client:api:*", "urn:matrix:org.matrix.msc2967.client:api:*", OPENID],
+    // OpenID Connect Discovery 1.0 §3 (openid.ts).
+    jwks_uri: oauthUrl(s, "jwks"),
+    userinfo_endpoint: oauthUrl(s, "userinfo"),
+    id_token_signing_alg_values_supported: [ID_TOKEN_ALG],
+    subject_types_supported: ["public"],
+    claims_supported: ["iss", "sub", "aud", "iat", "exp", "nonce", "at_hash", "preferred_username", "name"],
   };
 }

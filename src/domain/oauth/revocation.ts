@@ -24,7 +24,7 @@ export async function revokeToken(s: Services, form: Record<string, string>, cli
       if (row.deviceId) await endSession(s, row.userId, row.deviceId);
       else {
         await s.db.accessToken.deleteMany({ where: { id: row.id } });
-        invalidateUserTokens(s, row.userId);
+        await invalidateUserTokens(s, row.userId);
       }
       return;
     }

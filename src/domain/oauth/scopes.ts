@@ -1,10 +1,13 @@
 // The Matrix scope tokens (spec v1.15 "Scope", MSC2967): `urn:matrix:client:api:*` (full Client-Server
 // API access, required) and exactly one `urn:matrix:client:device:<device_id>` (the device the tokens
 // belong to), with MSC2967's unstable `urn:matrix:org.matrix.msc2967.client:` forms accepted alike and
-// granted as asked. Other tokens are refused (invalid_scope): Weft grants nothing finer.
+// granted as asked, and OpenID Connect's `openid` (an ID token, the userinfo endpoint: openid.ts). Other
+// tokens are refused (invalid_scope): Weft grants nothing finer.
 import { MatrixError } from "../errors.ts";
 
 const API = ["urn:matrix:client:api:*", "urn:matrix:org.matrix.msc2967.client:api:*"];
+/** OpenID Connect Core §3.1.2.1: an ID token (and the userinfo endpoint) for the user signing in. */
+export const OPENID = "openid";
 const DEVICE_PREFIXES = ["urn:matrix:client:device:", "urn:matrix:org.matrix.msc2967.client:device:"];
 /** RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
@@ -28,6 +31,7 @@ export function parseScope(scope: string | undefined): GrantedScope {
       api = true;
       continue;
     }
+    if (t === OPENID) continue;
     const prefix = DEVICE_PREFIXES.find((p) => t.startsWith(p));
     if (prefix === undefined) throw invalidScope(`scope token "${t}" is not supported`);
     if (deviceId !== undefined) throw invalidScope("exactly one device scope token is allowed");
@@ -41,5 +45,8 @@ export function parseScope(scope: string | undefined): GrantedScope {
 
 /** Human-readable lines for the consent page, one per scope token. */
 export function describeScope(scope: GrantedScope): string[] {
-  return scope.tokens.map((t) => (API.includes(t) ? `Full access to your account (read and send messages, manage rooms, keys and settings)` : `Sign in as the device ${scope.deviceId}`));
+  return scope.tokens.map((t) =>
+    API.includes(t) ? `Full access to your account (read and send messages, manage rooms, keys and settings)`
+    : t === OPENID ? `Your Matrix user ID and display name`
+    : `Sign in as the device ${scope.deviceId}`);
 }

@@ -19,6 +19,7 @@ import { runDeviceUpdateHooks } from "../devices/update-device.ts";
 import { deleteDevices, type DeviceDeletionHook } from "../devices/delete-devices.ts";
 import { DEVICE_CODE_GRANT, findClient, type ClientMetadata } from "./client-registration.ts";
 import { pollDeviceGrant } from "./device-grant.ts";
+import { grantsOpenId, idToken } from "./openid.ts";
 import { logOAuthRefusal, type OAuthRefusal } from "./refusal-log.ts";
 
 export interface TokenResponse {
@@ -27,6 +28,8 @@ export interface TokenResponse {
   expires_in?: number;
   refresh_token: string;
   scope: string;
+  /** OpenID Connect: with scope openid, the ID token of the sign-in (openid.ts). */
+  id_token?: string;
 }
 
 const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
@@ -90,18 +93,18 @@ async function codeGrant(s: Services, form: Record<string, string>, ip: string):
   if (!user || user.deactivated) throw invalidGrant("The account has been deactivated");
   if (user.locked) throw invalidGrant("The account is locked");
 
-  return issueTokens(s, client, grant.userId, grant.deviceId, grant.scope);
+  return issueTokens(s, client, grant.userId, grant.deviceId, grant.scope, grant.nonce);
 }
 
 /** The tokens of a grant: a session of the scope's device (created or reused), bound to the client. */
-async function issueTokens(s: Services, client: ClientMetadata, userId: string, deviceId: string, scope: string): Promise<TokenResponse> {
+async function issueTokens(s: Services, client: ClientMetadata, userId: string, deviceId: string, scope: string, nonce?: string | null): Promise<TokenResponse> {
   const now = s.clock.now();
   const tokens = await s.db.$transaction(async (tx) => {
     const t = await startSession(s, tx, { userId, deviceId, initialDisplayName: client.client_name, refreshable: true });
     await s.oauth.setGrant(tx, { userId, deviceId, clientId: client.client_id, scope }, now);
     return t;
   });
-  invalidateUserTokens(s, userId);
+  await invalidateUserTokens(s, userId);
   await runDeviceUpdateHooks(s, userId, tokens.device_id, true);
   return {
     access_token: tokens.access_token,
@@ -109,6 +112,7 @@ async function issueTokens(s: Services, client: ClientMetadata, userId: string, 
     ...(tokens.expires_in_ms !== undefined ? { expires_in: Math.floor(tokens.expires_in_ms / 1000) } : {}),
     refresh_token: tokens.refresh_token!,
     scope,
+    ...(grantsOpenId(scope) ? { id_token: idToken(s, { clientId: client.client_id, userId, accessToken: tokens.access_token, nonce }) } : {}),
   };
 }
 

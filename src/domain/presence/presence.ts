@@ -8,6 +8,7 @@ import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import type { PresenceRow, PresenceState } from "../store/presence.ts";
 import { checkStorableText } from "../text.ts";
+import { runOnWriter, writerElsewhere } from "../cluster/stream-ops.ts";
 
 export const PRESENCE_STATES: readonly PresenceState[] = ["online", "unavailable", "offline"];
 /** Online users idle this long become unavailable (Synapse's IDLE_TIMER). */
@@ -72,6 +73,8 @@ export function parsePresenceBody(body: Record<string, unknown>): PresenceUpdate
 
 /** PUT /presence/{userId}/status: one's own state and status message (cleared when absent, as in Synapse). */
 export async function setPresence(s: Services, r: Requester, userId: string, u: PresenceUpdate): Promise<void> {
+  const writer = writerElsewhere(s, "setPresence"); // presence is written by its writer (cluster/stream-ops.ts)
+  if (writer) return runOnWriter(s, writer, "setPresence", r, [userId, u]);
   checkUserId(userId);
   if (r.userId !== userId) throw new MatrixError("M_FORBIDDEN", "You cannot set the presence of another user", 403);
   await change(s, userId, (cur, now) => ({

@@ -15,8 +15,8 @@ export const dropUserPushers: DeactivationHook = async (s, userId) => {
 };
 
 /** The gateway queues: each pusher's queue resumes from its stored position. */
-export const pushGateways: BackgroundTask = (s: Services) => {
-  const started = s.push.pushers.start();
+export const pushGateways: BackgroundTask = (s: Services, fence) => {
+  const started = s.push.pushers.start(fence);
   return async () => {
     await started.catch(() => undefined);
     await s.push.pushers.close();

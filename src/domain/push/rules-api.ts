@@ -45,6 +45,8 @@ function isDefaultRule(s: Services, userId: string, kind: RuleKind, ruleId: stri
 async function changed(s: Services, userId: string, position: number): Promise<void> {
   s.push.rules.drop(userId);
   s.rooms.notifier.notify({ stream: "push_rules", position, userIds: [userId] });
+  // Several processes: answered once the others were told (their cached rulesets are dropped by then).
+  await s.replication?.delivered();
 }
 
 function lane<T>(s: Services, userId: string, fn: () => Promise<T>): Promise<T> {

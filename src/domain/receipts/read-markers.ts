@@ -8,6 +8,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { writeAccountData } from "../account-data/account-data.ts";
 import { requireJoined } from "../typing/set-typing.ts";
 import { checkEventId, eventInRoom, parseThreadId, putReceipt } from "./send-receipt.ts";
+import { runOnWriter, writerElsewhere } from "../cluster/stream-ops.ts";
 
 /** Sets `m.fully_read` in `roomId` to `eventId` unless the current marker is on a later event. */
 export async function setFullyRead(s: Services, r: Requester, roomId: string, eventId: string): Promise<void> {
@@ -61,6 +62,8 @@ export async function markRead(
   eventId: string,
   opts: { threadId?: string | null; private?: boolean | null; fullyRead?: boolean | null },
 ): Promise<boolean> {
+  const writer = writerElsewhere(s, "markRead"); // receipts are written by their writer (cluster/stream-ops.ts)
+  if (writer) return runOnWriter(s, writer, "markRead", r, [roomId, eventId, opts]);
   checkEventId(eventId);
   const thread = parseThreadId(opts.threadId == null ? {} : { thread_id: opts.threadId });
   await requireJoined(s, r.userId, roomId);

@@ -2,7 +2,8 @@
 // as it is now (to check or shape the event) and runs alone; plain message drafts waiting on the same
 // room are group-committed: built and authorized one by one, written in one transaction. This is the
 // common path of every local write (messages, state, membership, redactions). In a room using a Policy
-// Server the group's messages are committed one by one (each waits on the policy server's answer).
+// Server the group's messages are committed one by one (each waits on the policy server's answer). A room
+// another instance writes gets the draft appended by its writer (cluster/remote-append.ts).
 import type { Services } from "../services.ts";
 import type { StoredEvent } from "../store/events.ts";
 import type { EventDraft } from "./build-event.ts";
@@ -11,6 +12,7 @@ import { requireRoom, type RoomSnapshot } from "./room-cache.ts";
 import { MatrixError } from "../errors.ts";
 import { mayUsePolicyServer } from "./policy-server.ts";
 import type { QueuedMessage as Waiting } from "../process-state.ts";
+import { appendElsewhere } from "../cluster/remote-append.ts";
 
 /** A draft function returns this to say the change is already in place (an idempotent no-op). */
 export interface AlreadyDone {
@@ -23,6 +25,8 @@ type DraftFn = (room: RoomSnapshot) => Promise<EventDraft | AlreadyDone> | Event
 const MAX_GROUP = 64;
 
 export function appendEvent(s: Services, roomId: string, draft: EventDraft | DraftFn, opts: PersistOptions = {}): Promise<StoredEvent> {
+  // A room another instance writes: its writer appends the draft (cluster/remote-append.ts).
+  if (s.topology.distributed && !s.topology.writesRoom(roomId)) return appendElsewhere(s, roomId, draft, opts);
   if (typeof draft !== "function" && draft.stateKey === undefined && !opts.alsoWrite) return enqueueMessage(s, roomId, { draft, txn: opts.txn, admit: opts.admit });
   return s.rooms.lanes.run(roomId, async () => {
     opts.admit?.();

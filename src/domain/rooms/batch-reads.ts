@@ -11,6 +11,7 @@ import { stateKeyOf } from "../store/state-groups.ts";
 import { RoomBatchReads } from "../store/rooms.ts";
 import { plainTopic } from "./topic.ts";
 export { roomNotVisible } from "./read-access.ts";
+import type { KnownMembership } from "./read-access.ts";
 
 /** Largest page of rooms one call returns. */
 export const MAX_ROOM_PAGE = 1000;
@@ -129,6 +130,26 @@ export async function userRoomsPage(
     rooms: rows.slice(0, limit),
     more: rows.length > limit,
   };
+}
+
+/**
+ * Current joined and invited member counts of rooms, one grouped query for the batch (rooms with no such
+ * members count 0). The caller shows them only for rooms the requester may see now (a summary's rule).
+ */
+export async function memberCounts(s: Services, roomIds: readonly string[]): Promise<Map<string, { joined: number; invited: number }>> {
+  return new RoomBatchReads(s.storage.sql).memberCounts([...new Set(roomIds)]);
+}
+
+/**
+ * `userId`'s membership of each room, as read-access.ts's `known` takes it (null: none), one query for the
+ * batch: a face reading the state or members of many rooms hands each read its room's.
+ */
+export async function knownMemberships(s: Services, userId: string, roomIds: readonly string[]): Promise<Map<string, KnownMembership>> {
+  const rows = await s.rooms.store.membershipsIn(userId, roomIds);
+  return new Map(roomIds.map((id) => {
+    const m = rows.get(id);
+    return [id, m ? { membership: m.membership, forgotten: m.forgotten, eventId: m.eventId, streamOrdering: m.streamOrdering } : null];
+  }));
 }
 
 /** Stream positions of events (e.g. a page /messages returned, to give each one a cursor). One query at most. */

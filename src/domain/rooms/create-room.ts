@@ -10,7 +10,9 @@ import { buildEvent, type EventDraft } from "./build-event.ts";
 import { persistDrafts } from "./persist.ts";
 import { newRoomSnapshot } from "./room-cache.ts";
 import { roomIdFromCreateEvent } from "../events/hashes.ts";
-import { randomString, parseUserId } from "../ids.ts";
+import { parseUserId } from "../ids.ts";
+import { newOwnRoomId, ownCreateEvent } from "../cluster/room-ids.ts";
+import { runOnWriter, writerElsewhere } from "../cluster/stream-ops.ts";
 import { isPlainObject } from "../events/types.ts";
 import { memberContentFor } from "./membership.ts";
 import { NAMED_LEVEL_DEFAULTS } from "../auth/index.ts";
@@ -121,6 +123,10 @@ function parseRequest(s: Services, req: CreateRoomRequest) {
 export async function createRoom(s: Services, r: Requester, req: CreateRoomRequest, internal: CreateRoomInternal = {}): Promise<{ room_id: string }> {
   requireNotGuest(r, "createRoom");
   requireNotSuspended(r, "Creating rooms");
+  // On a process that writes no events, an events writer makes the room (cluster/stream-ops.ts); the
+  // internal callers (upgrades, admin) run where the room's writer is already.
+  const writer = Object.keys(internal).length === 0 ? writerElsewhere(s, "createRoom") : undefined;
+  if (writer) return runOnWriter(s, writer, "createRoom", r, [req]);
   const p = parseRequest(s, req);
   const { v } = p;
   const me = r.userId;
@@ -148,8 +154,11 @@ export async function createRoom(s: Services, r: Requester, req: CreateRoomReque
     const named = Array.isArray(createContent.additional_creators) ? (createContent.additional_creators as unknown[]) : [];
     createContent.additional_creators = [...new Set([...named, ...p.invites])];
   }
-  const provisionalId = v.roomIdIsCreateEventHash ? undefined : (internal.roomId ?? `!${randomString(18)}:${s.config.server_name}`);
-  const createBuilt = await buildEvent(s, { roomId: provisionalId, version: v, state: new Map(), extremities: [], maxDepth: 0 }, { type: "m.room.create", stateKey: "", sender: me, content: createContent });
+  // With several events writers, an id this process writes (cluster/room-ids.ts).
+  const provisionalId = v.roomIdIsCreateEventHash ? undefined : (internal.roomId ?? newOwnRoomId(s));
+  const buildCreate = (offsetMs: number) =>
+    buildEvent(s, { roomId: provisionalId, version: v, state: new Map(), extremities: [], maxDepth: 0 }, { type: "m.room.create", stateKey: "", sender: me, content: createContent, ...(offsetMs > 0 ? { originServerTs: s.clock.now() + offsetMs } : {}) });
+  const createBuilt = provisionalId === undefined && s.topology.distributed ? await ownCreateEvent(s, buildCreate, (b) => roomIdFromCreateEvent(b.pdu, v)) : await buildCreate(0);
   const roomId = provisionalId ?? roomIdFromCreateEvent(createBuilt.pdu, v);
   const room = newRoomSnapshot(roomId, v, createBuilt.pdu, createBuilt.eventId);
 

@@ -35,6 +35,7 @@ import { inviteThirdParty, thirdPartyInviteOf, type LookedUp, type ThirdPartyInv
 import { requireRoomNotBlocked } from "./blocked.ts";
 import { shownMxc } from "../media/ids.ts";
 import { requireMembershipAllowed, requireNotSuspended } from "../accounts/moderation.ts";
+import { roomWriterElsewhere, runOnWriter } from "../cluster/stream-ops.ts";
 
 /** Resolves a room alias to a room id (the directory's local aliases; remote ones with federation). */
 export type AliasResolver = (s: Services, alias: string) => Promise<string | undefined>;
@@ -86,7 +87,7 @@ function requireLocalRoom(room: RoomSnapshot | undefined): RoomSnapshot {
  * The room a join names, and the servers to ask when this server is not in it: `via` (the client's
  * `via` / `server_name`), or for an alias of another server the room and servers its server answers.
  */
-async function joinTarget(s: Services, roomIdOrAlias: string, via: readonly string[]): Promise<{ roomId: string; servers: string[] }> {
+export async function joinTarget(s: Services, roomIdOrAlias: string, via: readonly string[]): Promise<{ roomId: string; servers: string[] }> {
   if (roomIdOrAlias.startsWith("#")) {
     let serverName: string;
     try {
@@ -130,6 +131,9 @@ export async function joinRoom(
   requireNotSuspended(r, "Joining rooms");
   for (const server of via) if (!isValidServerName(server)) throw new MatrixError("M_INVALID_PARAM", `Not a server name: ${server}`, 400);
   const { roomId, servers } = await joinTarget(s, roomIdOrAlias, via);
+  // A room another instance writes: it joins (cluster/stream-ops.ts).
+  const writer = roomWriterElsewhere(s, roomId);
+  if (writer) return runOnWriter(s, writer, "joinRoom", r, [roomIdOrAlias, body, memberContent ?? null, via]);
   await requireRoomNotBlocked(s, roomId);
   const reason = reasonOf(body);
   const { third_party_signed: _signed, reason: _reason, ...extra } = body;
@@ -256,6 +260,8 @@ async function changeMembership(
  * refused by the authorization rules (403: only a member, an invitee or a knocker may leave).
  */
 export async function leaveRoom(s: Services, r: Requester, roomId: string, body: Record<string, unknown> = {}): Promise<void> {
+  const writer = roomWriterElsewhere(s, roomId);
+  if (writer) return runOnWriter(s, writer, "leaveRoom", r, [roomId, body]);
   const room = await loadRoom(s, roomId);
   const row = await s.rooms.store.membership(roomId, r.userId);
   const current = row?.membership;
@@ -308,6 +314,8 @@ async function rejectRemotely(s: Services, roomId: string, row: MembershipRow, c
 export async function inviteUser(s: Services, r: Requester, roomId: string, body: Record<string, unknown>): Promise<void> {
   requireNotGuest(r, "inviteUser");
   requireNotSuspended(r, "Sending invites");
+  const writer = roomWriterElsewhere(s, roomId);
+  if (writer) return runOnWriter(s, writer, "inviteUser", r, [roomId, body]);
   // Invite by third-party identifier: a user the identity server knows is invited as anyone else.
   const thirdParty = thirdPartyInviteOf(body);
   if (thirdParty) return inviteByThirdPartyId(s, r, roomId, thirdParty);
@@ -384,6 +392,8 @@ export async function knockRoom(s: Services, r: Requester, roomIdOrAlias: string
   requireNotSuspended(r, "Knocking on rooms");
   for (const server of via) if (!isValidServerName(server)) throw new MatrixError("M_INVALID_PARAM", `Not a server name: ${server}`, 400);
   const { roomId, servers } = await joinTarget(s, roomIdOrAlias, via);
+  const writer = roomWriterElsewhere(s, roomId);
+  if (writer) return runOnWriter(s, writer, "knockRoom", r, [roomIdOrAlias, body, via]);
   await requireRoomNotBlocked(s, roomId);
   const known = await loadRoom(s, roomId);
   if (!known || !(await hostInRoom(s, roomId))) {

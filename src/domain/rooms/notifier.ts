@@ -33,12 +33,19 @@ export interface StreamNotice {
   position: number;
   userIds?: readonly string[];
   roomIds?: readonly string[];
+  /**
+   * Not a new event: the state of these rooms became complete (a partial-state join finished), so readers
+   * that left them out show them now. Stream "events", at a position already read.
+   */
+  stateCompleted?: boolean;
 }
 
 export class Notifier {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
   private readonly gates = new Map<StreamName, PositionGate>();
   private parkedReaders = 0;
+  /** Several processes: hears every local stream notice once released (cluster/replication.ts relays it). */
+  private relay: ((n: StreamNotice) => void) | undefined;
 
   /** Readers parked until a notice wakes them (long polls, live subscriptions between updates). */
   get waiting(): number {
@@ -84,7 +91,20 @@ export class Notifier {
 
   /** Any stream other than room events moved (room events also arrive here, as stream "events"). */
   notify(n: StreamNotice): void {
+    this.when(n.stream, n.position, () => {
+      this.emitter.emit("stream", n);
+      this.relay?.(n);
+    });
+  }
+
+  /** A notice another process relayed (its stream's position here was moved first): not relayed again. */
+  notifyRemote(n: StreamNotice): void {
     this.when(n.stream, n.position, () => this.emitter.emit("stream", n));
+  }
+
+  /** Several processes: `fn` hears each notice `notify` releases (one relay; replication sets it). */
+  relayTo(fn: ((n: StreamNotice) => void) | undefined): void {
+    this.relay = fn;
   }
 
   onStream(fn: (n: StreamNotice) => void): () => void {

@@ -11,14 +11,14 @@ import type { ClientEvent } from "../events/format.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 import { matchesFilter, type RoomEventFilter } from "../filters/room-event-filter.ts";
 import { filterVisible } from "./visibility.ts";
-import { readAccess, type ReadAccess } from "./read-access.ts";
+import { readAccess, type KnownMembership, type ReadAccess } from "./read-access.ts";
 import { roomVersionLookup, serializeEvents } from "./serialize.ts";
 import { backfillRoom } from "../federation/backfill.ts";
 import { awaitFullState, isPartialState } from "../federation/partial-state/flag.ts";
 import { shownMxc } from "../media/ids.ts";
 
 /** Below every stream position, backfilled ones included. */
-const LOWEST = Number.MIN_SAFE_INTEGER;
+export const LOWEST = Number.MIN_SAFE_INTEGER;
 
 /**
  * Pagination tokens of room events: `s<stream position>`; a position lies between events. Backfilled
@@ -71,20 +71,21 @@ export async function visibleRoomEvent(s: Services, r: Requester, roomId: string
  * The read access of a read that needs the room's full state: in a room joined with partial state, it
  * waits until the state is complete (then reads again: the state moved).
  */
-async function fullStateAccess(s: Services, r: Requester, roomId: string): Promise<ReadAccess> {
-  const access = await readAccess(s, r, roomId);
+async function fullStateAccess(s: Services, r: Requester, roomId: string, known?: KnownMembership): Promise<ReadAccess> {
+  const access = await readAccess(s, r, roomId, known);
   if (!(await isPartialState(s, roomId))) return access;
   await awaitFullState(s, roomId);
   return readAccess(s, r, roomId);
 }
 
-export async function getRoomState(s: Services, r: Requester, roomId: string): Promise<ClientEvent[]> {
-  const access = await fullStateAccess(s, r, roomId);
+/** `known`: the requester's membership when the caller holds it (a face reading many rooms batches them). */
+export async function getRoomState(s: Services, r: Requester, roomId: string, known?: KnownMembership): Promise<ClientEvent[]> {
+  const access = await fullStateAccess(s, r, roomId, known);
   return serialize(s, r, await stateEventsOf(s, access.stateGroup, access));
 }
 
-export async function getRoomStateEvent(s: Services, r: Requester, roomId: string, type: string, stateKey: string): Promise<ClientEvent> {
-  const access = await readAccess(s, r, roomId);
+export async function getRoomStateEvent(s: Services, r: Requester, roomId: string, type: string, stateKey: string, known?: KnownMembership): Promise<ClientEvent> {
+  const access = await readAccess(s, r, roomId, known);
   const state = access.stateGroup === undefined ? access.room.state : await s.rooms.stateGroups.get(access.stateGroup);
   const id = state.get(stateKeyOf(type, stateKey));
   const e = id ? await s.rooms.events.get(id) : undefined;
@@ -224,8 +225,9 @@ export async function getMembers(
   r: Requester,
   roomId: string,
   opts: { at?: string; membership?: string; notMembership?: string },
+  known?: KnownMembership,
 ): Promise<ClientEvent[]> {
-  const access = await fullStateAccess(s, r, roomId);
+  const access = await fullStateAccess(s, r, roomId, known);
   let group = access.stateGroup;
   if (opts.at !== undefined) {
     const at = Math.min(parseStreamToken(opts.at, "at"), access.upTo ?? Infinity);

@@ -167,6 +167,8 @@ export async function sendStateEvent(
     for (const hook of s.extensions.stateEventChecks) await hook(s, r, room.roomId, type, stateKey, content);
     return originServerTs === undefined ? { type, stateKey, sender: r.userId, content } : { type, stateKey, sender: r.userId, content, originServerTs };
   });
+  // Several processes: answered once the commit notice reached Redis (the others' room state is fresh then).
+  await s.replication?.delivered();
   return { event_id: e.eventId };
 }
 

@@ -89,7 +89,8 @@ export function roomVersionLookup(s: Services): (roomId: string) => Promise<stri
   return async (roomId) => {
     let v = memo.get(roomId);
     if (!v) {
-      v = (await s.rooms.store.getRoom(roomId))?.roomVersion ?? "1";
+      // A room's version never changes: the room cache's snapshot answers when it holds the room.
+      v = s.rooms.cache.get(roomId)?.version.id ?? (await s.rooms.store.getRoom(roomId))?.roomVersion ?? "1";
       memo.set(roomId, v);
     }
     return v;

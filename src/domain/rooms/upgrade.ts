@@ -13,7 +13,8 @@
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
-import { parseRoomAlias, parseUserId, randomString } from "../ids.ts";
+import { parseRoomAlias, parseUserId } from "../ids.ts";
+import { newOwnRoomId } from "../cluster/room-ids.ts";
 import { isPlainObject, type Pdu } from "../events/types.ts";
 import { getRoomVersion, type RoomVersion } from "./room-versions.ts";
 import { requireRoom, type RoomSnapshot } from "./room-cache.ts";
@@ -235,7 +236,7 @@ export async function upgradeRoom(s: Services, r: Requester, roomId: string, bod
       tombstone = await buildTombstone(s, old, me, "!placeholder"); // authorization only
       creation.predecessor = { room_id: roomId };
     } else {
-      newId = `!${randomString(18)}:${s.config.server_name}`;
+      newId = newOwnRoomId(s);
       tombstone = await buildTombstone(s, old, me, newId);
       creation.predecessor = { room_id: roomId, event_id: tombstone.eventId };
     }

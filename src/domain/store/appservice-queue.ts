@@ -4,6 +4,7 @@
 // so a retry (after a failure or a restart) resends exactly those rows under the same id.
 // Spec: Application Service API "Pushing events".
 import type { Param, Sql, SqlExecutor } from "../../storage/sql.ts";
+import type { Fence } from "../cluster/leases.ts";
 
 export type QueueKind = "event" | "ephemeral" | "to_device";
 
@@ -74,8 +75,9 @@ export class AppServiceQueueStore {
    * Forms the next transaction from the oldest unsent rows (at most `limit` of each kind) under the next
    * txn id, in one database transaction; undefined when the queue is empty.
    */
-  async formTxn(serviceId: string, limit: number): Promise<FormedTxn | undefined> {
+  async formTxn(serviceId: string, limit: number, fence?: Fence): Promise<FormedTxn | undefined> {
     return this.sql.transaction(async (tx) => {
+      await fence?.(tx);
       const picked: Row[] = [];
       for (const kind of ["event", "ephemeral", "to_device"] as const) {
         picked.push(
@@ -100,8 +102,16 @@ export class AppServiceQueueStore {
   }
 
   /** The service accepted the transaction: its rows leave the queue. */
-  async complete(serviceId: string, txnId: number): Promise<void> {
-    await this.sql.run(`DELETE FROM appservice_queue WHERE service_id = ? AND txn_id = ?`, [serviceId, txnId]);
+  async complete(serviceId: string, txnId: number, fence?: Fence): Promise<void> {
+    const remove = (x: SqlExecutor) => x.run(`DELETE FROM appservice_queue WHERE service_id = ? AND txn_id = ?`, [serviceId, txnId]);
+    if (!fence) {
+      await remove(this.sql);
+      return;
+    }
+    await this.sql.transaction(async (tx) => {
+      await fence(tx);
+      await remove(tx);
+    });
   }
 
   /** How many items wait for the service (formed into a transaction or not). */

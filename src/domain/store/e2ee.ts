@@ -156,12 +156,20 @@ export class E2eStore {
   private keyWrites = 0;
 
   private keysTouched(tx: SqlExecutor, userId: string, deviceIds: readonly string[]): void {
-    const drop = () => {
-      this.keyWrites++;
-      for (const d of deviceIds) this.keySummaries.delete(`${userId}\u0000${d}`);
-    };
-    drop();
-    tx.onSettled?.(drop);
+    this.forgetKeySummaries(userId, deviceIds);
+    tx.onSettled?.((committed) => {
+      this.forgetKeySummaries(userId, deviceIds);
+      if (committed) this.onKeysChanged?.(userId, deviceIds);
+    });
+  }
+
+  /** Several processes: told when a write of these devices' keys committed (cluster/replication.ts relays it). */
+  onKeysChanged: ((userId: string, deviceIds: readonly string[]) => void) | undefined = undefined;
+
+  /** Drops the devices' cached key counts (a write here, or another process's). */
+  forgetKeySummaries(userId: string, deviceIds: readonly string[]): void {
+    this.keyWrites++;
+    for (const d of deviceIds) this.keySummaries.delete(`${userId}\u0000${d}`);
   }
 
   private async keySummary<K extends "otk" | "fallback">(userId: string, deviceId: string, field: K, read: () => Promise<NonNullable<{ otk?: Record<string, number>; fallback?: string[] }[K]>>) {

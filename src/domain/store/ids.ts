@@ -13,12 +13,15 @@
 // of positions above it are held back until it passes them (`whenPersisted`, used by the notifier's gates).
 // This is Synapse's StreamIdGenerator / MultiWriterIdGenerator `get_current_token`.
 //
-// Several processes (workers, later): each process only knows its own in-flight positions. Each writer
-// would then record, after every settle, its persisted-up-to position in a `stream_positions(stream_name,
-// instance_name, stream_id)` table and broadcast it (LISTEN/NOTIFY with the notifier bridge); a reader's
-// current position is the minimum over the writers' positions (a writer with nothing in flight counts
-// as "up to the sequence value it last saw"), and a writer's in-flight positions stay below it. Until
-// workers exist, one process writes every stream and the in-process tracking below is exact.
+// Several processes (redis.enabled, src/domain/cluster/): each process only knows its own in-flight
+// positions. `joinCluster` names the stream's other writers; `observe(instance, pos)` records what a
+// writer announced as its own persisted-up-to position (replication messages, the stream_positions
+// table). `current()` is then the minimum of this process's own position and every other writer's, as
+// Synapse's MultiWriterIdGenerator: a writer with nothing in flight counts as "up to the highest
+// position seen from anyone" (`ownPosition`), so an idle writer never holds the others back — safe
+// because all writers draw from one sequence, and values this process had reserved below a position
+// seen elsewhere are dropped (they would come after it). Without `joinCluster` (one process) none of
+// this runs and the tracking above is exact.
 import type { Sql, SqlExecutor } from "../../storage/sql.ts";
 
 /** Something that can hold back work until a stream position is persisted (the notifier's gates). */
@@ -58,6 +61,14 @@ export class StreamIdTracker implements PositionGate {
   private reserved: number[] = [];
   private persisted = 0;
   private readonly held: { pos: number; fn: () => void }[] = [];
+  /** Several processes: the stream's other writers (their positions bound `current()`), what each announced. */
+  private others: readonly string[] = [];
+  private readonly remote = new Map<string, number>();
+  /** The highest position any other process announced (0: none). */
+  private remoteMax = 0;
+  /** Called when this process's own position (`ownPosition`) moves (replication publishes it). */
+  private onOwnAdvance: ((pos: number) => void) | undefined;
+  private ownLast = 0;
 
   constructor(private readonly sql: Sql, private readonly opts: StreamIdTrackerOptions) {}
 
@@ -150,9 +161,25 @@ export class StreamIdTracker implements PositionGate {
   private settle(slot: { pos: number }): void {
     if (!this.inFlight.delete(slot)) return;
     if (slot.pos > this.settledMax) this.settledMax = slot.pos;
+    this.advance();
+  }
+
+  /** This process's own bound: below its lowest in-flight position, else the highest settled or seen. */
+  ownPosition(): number {
     let low = Infinity;
     for (const s of this.inFlight) if (s.pos < low) low = s.pos;
-    const now = low === Infinity ? this.settledMax : Math.min(low - 1, this.settledMax);
+    const top = Math.max(this.settledMax, this.remoteMax);
+    return low === Infinity ? top : Math.min(low - 1, top);
+  }
+
+  private advance(): void {
+    const own = this.ownPosition();
+    let now = own;
+    for (const w of this.others) now = Math.min(now, this.remote.get(w) ?? this.seedValue);
+    if (this.onOwnAdvance && own > this.ownLast) {
+      this.ownLast = own;
+      this.onOwnAdvance(own);
+    }
     if (now <= this.persisted) return;
     this.persisted = now;
     if (this.held.length === 0) return;
@@ -161,6 +188,48 @@ export class StreamIdTracker implements PositionGate {
     for (let i = this.held.length - 1; i >= 0; i--) if (this.held[i]!.pos <= now) this.held.splice(i, 1);
     ready.sort((a, b) => a.pos - b.pos);
     for (const h of ready) h.fn();
+  }
+
+  /**
+   * Several processes: `others` are the stream's writers besides this process (their announced positions
+   * bound `current()`); `onOwnAdvance` hears this process's own position move. Reads the seed first.
+   */
+  async joinCluster(others: readonly string[], onOwnAdvance: (pos: number) => void, recorded: ReadonlyMap<string, number> = new Map()): Promise<void> {
+    await this.seedOnce();
+    this.others = others;
+    this.onOwnAdvance = onOwnAdvance;
+    this.ownLast = this.ownPosition();
+    // The table's maximum (the seed) may lie above a position another writer still has in flight: until
+    // it says more, each writer counts as up to what it recorded (stream_positions). Called before any
+    // reader, so the position may go back here, once.
+    for (const w of others) {
+      const at = recorded.get(w);
+      if (at !== undefined && at < this.seedValue) {
+        this.remote.set(w, at);
+        this.persisted = Math.min(this.persisted, at);
+      }
+    }
+  }
+
+  /**
+   * Writer `instance` announced its own persisted-up-to position `pos` (positions only grow). Every
+   * position this process allocates from now on is above it: reserved values at or below it are dropped.
+   */
+  observe(instance: string, pos: number): void {
+    if (!this.seeded) return; // joinCluster reads the seed before anything is observed
+    if (pos <= (this.remote.get(instance) ?? -Infinity)) return;
+    this.remote.set(instance, pos);
+    if (pos > this.remoteMax) {
+      this.remoteMax = pos;
+      if (pos > this.allocated) this.allocated = pos;
+      if (this.reserved.length > 0 && this.reserved[0]! <= pos) this.reserved = this.reserved.filter((id) => id > pos);
+    }
+    this.advance();
+  }
+
+  /** What writer `instance` last announced (undefined: nothing yet). */
+  positionOf(instance: string): number | undefined {
+    return this.remote.get(instance);
   }
 
   /** The persisted-up-to position: every position at or below it has committed or been abandoned. */

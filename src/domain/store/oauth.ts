@@ -14,6 +14,8 @@ export interface AuthorizationCodeRow {
   codeChallenge: string;
   createdTs: number;
   expiresTs: number;
+  /** OpenID Connect's nonce of the request (scope openid), else null. */
+  nonce: string | null;
 }
 
 export class OAuthStore {
@@ -43,6 +45,12 @@ export class OAuthStore {
     await this.db.oAuthBrowserSession.deleteMany({ where: { tokenHash } });
   }
 
+  /** Ends every browser login of the user but `exceptTokenHash`'s. */
+  async deleteBrowserSessionsOfUser(userId: string, exceptTokenHash?: string): Promise<number> {
+    const r = await this.db.oAuthBrowserSession.deleteMany({ where: { userId, ...(exceptTokenHash === undefined ? {} : { tokenHash: { not: exceptTokenHash } }) } });
+    return r.count;
+  }
+
   async addAuthorizationCode(codeHash: string, row: AuthorizationCodeRow): Promise<void> {
     await this.db.oAuthAuthorizationCode.create({
       data: { codeHash, ...row, createdTs: BigInt(row.createdTs), expiresTs: BigInt(row.expiresTs) },
@@ -56,7 +64,7 @@ export class OAuthStore {
   async consumeAuthorizationCode(codeHash: string, now: number): Promise<(AuthorizationCodeRow & { alreadyUsed: boolean }) | undefined> {
     const row = await this.db.oAuthAuthorizationCode.findUnique({ where: { codeHash } });
     if (!row) return undefined;
-    const out = { clientId: row.clientId, userId: row.userId, deviceId: row.deviceId, scope: row.scope, redirectUri: row.redirectUri, codeChallenge: row.codeChallenge, createdTs: Number(row.createdTs), expiresTs: Number(row.expiresTs) };
+    const out = { clientId: row.clientId, userId: row.userId, deviceId: row.deviceId, scope: row.scope, redirectUri: row.redirectUri, codeChallenge: row.codeChallenge, createdTs: Number(row.createdTs), expiresTs: Number(row.expiresTs), nonce: row.nonce };
     if (row.usedTs !== null) return { ...out, alreadyUsed: true };
     const won = await this.db.oAuthAuthorizationCode.updateMany({ where: { codeHash, usedTs: null }, data: { usedTs: BigInt(now) } });
     if (won.count === 0) return { ...out, alreadyUsed: true };

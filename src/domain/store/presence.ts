@@ -68,6 +68,13 @@ export class PresenceStore {
     return this.position.current();
   }
 
+  /** Another process wrote these users' presence at `position` (cluster/replication.ts): forget their rows. */
+  writtenElsewhere(position: number, userIds: readonly string[]): void {
+    this.writes++;
+    for (const u of userIds) this.rows.delete(u);
+    this.position.advance(position);
+  }
+
   async get(userId: string): Promise<PresenceRow | undefined> {
     const hit = this.rows.get(userId);
     if (hit !== undefined) return hit ?? undefined;

@@ -1,7 +1,8 @@
 // Repository of pushers (POST /pushers/set, GET /pushers): one row per (user, app_id, pushkey), with the
 // position of the last notification its queue handled and since when sending has been failing.
 // Spec: Client-Server API "Pushers".
-import type { Sql } from "../../storage/sql.ts";
+import type { Sql, SqlExecutor } from "../../storage/sql.ts";
+import type { Fence } from "../cluster/leases.ts";
 
 export interface PusherRow {
   userId: string;
@@ -104,8 +105,17 @@ export class PusherStore {
   }
 
   /** Moves the queue position (and clears failing_since); false when the pusher is gone. */
-  async advance(p: Pick<PusherRow, "userId" | "appId" | "pushkey">, position: number): Promise<boolean> {
-    return (await this.sql.run(`UPDATE pushers SET last_stream_ordering = ?, failing_since = NULL WHERE user_id = ? AND app_id = ? AND pushkey = ?`, [position, p.userId, p.appId, p.pushkey])) > 0;
+  /**
+   * Moves a pusher's position past a delivered notification; false when the pusher is gone. Under a lease
+   * (cluster/leases.ts) `fence` runs in the same transaction: a holder that lost the lease moves nothing.
+   */
+  async advance(p: Pick<PusherRow, "userId" | "appId" | "pushkey">, position: number, fence?: Fence): Promise<boolean> {
+    const update = async (x: SqlExecutor) => (await x.run(`UPDATE pushers SET last_stream_ordering = ?, failing_since = NULL WHERE user_id = ? AND app_id = ? AND pushkey = ?`, [position, p.userId, p.appId, p.pushkey])) > 0;
+    if (!fence) return update(this.sql);
+    return this.sql.transaction(async (tx) => {
+      await fence(tx);
+      return update(tx);
+    });
   }
 
   async setFailingSince(p: Pick<PusherRow, "userId" | "appId" | "pushkey">, since: number | null): Promise<void> {

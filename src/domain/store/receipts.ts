@@ -49,6 +49,11 @@ export class ReceiptStore {
     return this.position.current();
   }
 
+  /** Another process wrote receipts up to `position` (cluster/replication.ts). */
+  writtenElsewhere(position: number): void {
+    this.position.advance(position);
+  }
+
   async get(roomId: string, receiptType: string, userId: string, threadId: string): Promise<ReceiptRow | undefined> {
     const r = await this.sql.get<Row>(`SELECT * FROM receipts WHERE room_id = ? AND receipt_type = ? AND user_id = ? AND thread_id = ?`, [roomId, receiptType, userId, threadId]);
     return r ? toRow(r) : undefined;

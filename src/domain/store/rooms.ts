@@ -106,6 +106,16 @@ export class RoomStore {
     return r && toMembership(r);
   }
 
+  /** `userId`'s membership of each of `roomIds` that has one, one query per 500 rooms. */
+  async membershipsIn(userId: string, roomIds: readonly string[]): Promise<Map<string, MembershipRow>> {
+    const out = new Map<string, MembershipRow>();
+    for (const chunk of chunks([...new Set(roomIds)])) {
+      const rows = await this.sql.all<Record<string, unknown>>(`SELECT * FROM room_memberships WHERE user_id = ? AND room_id IN (${placeholders(chunk.length)})`, [userId, ...chunk]);
+      for (const r of rows) out.set(r.room_id as string, toMembership(r));
+    }
+    return out;
+  }
+
   async membersOf(roomId: string): Promise<MembershipRow[]> {
     return (await this.sql.all<Record<string, unknown>>(`SELECT * FROM room_memberships WHERE room_id = ?`, [roomId])).map(toMembership);
   }
@@ -191,6 +201,25 @@ export class RoomBatchReads {
         let m = out.get(row.room_id);
         if (!m) out.set(row.room_id, (m = new Map()));
         m.set(row.type, row.event_id);
+      }
+    }
+    return out;
+  }
+
+  /** Joined and invited member counts per room (rooms with neither are absent). */
+  async memberCounts(roomIds: readonly string[]): Promise<Map<string, { joined: number; invited: number }>> {
+    const out = new Map<string, { joined: number; invited: number }>();
+    for (const chunk of chunks(roomIds)) {
+      const rows = await this.sql.all<{ room_id: string; membership: string; n: number | string }>(
+        `SELECT room_id, membership, COUNT(*) AS n FROM room_memberships
+         WHERE membership IN (?, ?) AND room_id IN (${placeholders(chunk.length)}) GROUP BY room_id, membership`,
+        ["join", "invite", ...chunk],
+      );
+      for (const row of rows) {
+        let c = out.get(row.room_id);
+        if (!c) out.set(row.room_id, (c = { joined: 0, invited: 0 }));
+        if (row.membership === "join") c.joined = Number(row.n);
+        else c.invited = Number(row.n);
       }
     }
     return out;

@@ -134,7 +134,7 @@ export async function legacyEvents(s: Services, r: Requester, opts: { from?: str
     const cancels = [s.sync.shuttingDown, ...(opts.cancel ? [opts.cancel] : [])];
     let cursor: SyncToken = start;
     for (;;) {
-      const to = await s.sync.currentToken(s);
+      const to = await s.sync.currentToken(s, cursor);
       const page = await roomEventsAfter(s, r, scope, cursor.events, to.events, limit);
       const ctx = await collectStreams(s, r, filter, cursor, to, scope.rooms, OTHER_STREAMS);
       const others = flatten(ctx.result);

@@ -66,13 +66,20 @@ export class SyncServices {
     return this.ordered;
   }
 
-  async currentToken(s: Services): Promise<SyncToken> {
+  /**
+   * Every stream's position. With several processes (replication on), a token another process handed
+   * out (`notBefore`) may be a moment ahead of this one's positions: the answer then stays at it, never
+   * behind (what lies at or below it the client has; what lies above is read once it is here), so a
+   * client switching process sees nothing twice. Typing is per process, and is left as it is.
+   */
+  async currentToken(s: Services, notBefore?: SyncToken): Promise<SyncToken> {
     const t = zeroToken();
     // Most positions are known in memory: only a provider that answers with a promise is waited for.
     for (const p of this.ordered) {
       const pos = p.current(s);
       t[p.stream] = typeof pos === "number" ? pos : await pos;
     }
+    if (notBefore && s.replication) for (const name of STREAMS) if (name !== "typing" && notBefore[name] > t[name]) t[name] = notBefore[name];
     return t;
   }
 

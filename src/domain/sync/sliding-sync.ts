@@ -70,7 +70,7 @@ function roomsToSend(list: RoomList, prev: ConnectionVersion): RoomPlan[] {
 
 /** One answer of the connection from `prev` (nothing recorded): also the GraphQL room list's (sliding/live.ts). */
 export async function buildSlidingAnswer(s: Services, r: Requester, req: SlidingRequest, since: { token: SyncToken; threadSubscriptions: number } | undefined, prev: ConnectionVersion): Promise<Built> {
-  const to = await s.sync.currentToken(s);
+  const to = await s.sync.currentToken(s, since?.token);
   const threadStore = s.threadSubscriptions.store;
   const threadTo = await threadStore.currentPosition();
   const list = await computeRoomList(s, r, req, to.events, since?.token.events);
@@ -130,7 +130,7 @@ export async function slidingSync(s: Services, r: Requester, req: SlidingSyncReq
   const body = parseSlidingRequest(req.body);
   const setPresence = req.setPresence ?? "online";
   if (!["online", "offline", "unavailable"].includes(setPresence)) throw new MatrixError("M_INVALID_PARAM", "set_presence must be online, offline or unavailable", 400);
-  const now = await s.sync.currentToken(s);
+  const now = await s.sync.currentToken(s, since?.token);
   if (since && (since.token.events > now.events || since.threadSubscriptions > (await s.threadSubscriptions.store.currentPosition()))) throw new MatrixError("M_INVALID_PARAM", "pos is ahead of the server", 400);
   const prev = s.sync.sliding.start(r.userId, r.deviceId, body.connId, since?.connection);
   for (const set of s.extensions.presenceSetters) await set(s, r, setPresence as "online" | "offline" | "unavailable");

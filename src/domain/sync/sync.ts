@@ -48,6 +48,12 @@ export interface SyncRequest {
    * wait (most answers under load are immediate: nothing is built for them).
    */
   cancel?: Cancel | (() => Cancel);
+  /**
+   * Whether `since` acknowledges the to-device messages before it (deletes them), as a client's /sync since
+   * does (the default). A live reader's later reads run from its own last position, which the client has
+   * not confirmed receiving: they acknowledge nothing (live-sync.ts).
+   */
+  acknowledgeToDevice?: boolean;
 }
 
 export type SyncResponse = { next_batch: string } & SyncResult;
@@ -69,10 +75,12 @@ export function newContext(s: Services, r: Requester, req: SyncRequest, since: S
     to,
     fullState: req.fullState,
     stateAfter: req.stateAfterKey !== undefined,
+    acknowledgeToDevice: req.acknowledgeToDevice ?? true,
     result,
     joinedRooms: new Set(),
     presenceOf: new Set(),
     newlyJoinedRooms: new Set(),
+    partialJoinedRooms: new Set(),
     joinedRoom(roomId: string): JoinedRoomResult {
       return (result.rooms.join[roomId] ??= {
         state: { events: [] },
@@ -86,7 +94,7 @@ export function newContext(s: Services, r: Requester, req: SyncRequest, since: S
 
 /** Runs every provider once over (since, now]; returns the context and whether anything was added. */
 export async function collectOnce(s: Services, r: Requester, req: SyncRequest, since: SyncToken | undefined): Promise<{ ctx: SyncContext; added: boolean }> {
-  const ctx = newContext(s, r, req, since, await s.sync.currentToken(s));
+  const ctx = newContext(s, r, req, since, await s.sync.currentToken(s, since));
   let added = false;
   for (const p of s.sync.providers()) if (await p.collect(ctx, since?.[p.stream], ctx.to[p.stream])) added = true;
   for (const d of s.sync.decorators) await d(ctx);
@@ -132,7 +140,7 @@ export async function sync(s: Services, r: Requester, req: SyncRequest): Promise
     // what every answer does, e.g. the one-time key counts). The rooms it listens to are all the user's
     // joined rooms: a notice of one the providers would not show only makes it read and wait again.
     if (since !== undefined && !req.fullState && deadline > Date.now()) {
-      const now = await s.sync.currentToken(s);
+      const now = await s.sync.currentToken(s, since);
       if (STREAMS.every((name) => now[name] === since[name]) && !cancelsOf().some((x) => x.aborted)) {
         waiter.rooms = new Set(await s.sync.streamCache.joinedRoomIds(s, r.userId));
         await waiter.until(now, deadline - Date.now(), cancelsOf());

@@ -54,6 +54,8 @@ export interface SyncContext {
   fullState: boolean;
   /** MSC4222: rooms' `state` is the state at the end of their timeline (served as `state_after`). */
   stateAfter: boolean;
+  /** Whether `since` acknowledges (deletes) the device's to-device messages up to it. */
+  acknowledgeToDevice: boolean;
   result: SyncResult;
   /**
    * The rooms the user is joined to (after the room filter), filled by the events provider, which runs
@@ -71,6 +73,11 @@ export interface SyncContext {
    * the events provider; the sticky-events provider (MSC4354) gives them all their sticky events.
    */
   newlyJoinedRooms: Set<string>;
+  /**
+   * Joined rooms left out because their state is still partial (a join over federation in progress): filled
+   * by the events provider; a live reader keeps listening to them (live-sync.ts).
+   */
+  partialJoinedRooms: Set<string>;
   /** The joined-room entry of `roomId` in the response, created empty when absent. */
   joinedRoom(roomId: string): JoinedRoomResult;
 }

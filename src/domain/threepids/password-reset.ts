@@ -8,6 +8,7 @@ import { checkUia, finishUia, type UiaRequest } from "../uia/uia.ts";
 import { deleteDevices } from "../devices/delete-devices.ts";
 import { invalidateUserTokens } from "../accounts/authenticate.ts";
 import { newPasswordOf } from "../accounts/change-password.ts";
+import { storeNewPassword } from "../accounts/set-password.ts";
 import { refuseWhenDelegated } from "../oauth-delegation/refusals.ts";
 
 export async function resetPasswordByEmail(s: Services, req: UiaRequest): Promise<void> {
@@ -21,14 +22,14 @@ export async function resetPasswordByEmail(s: Services, req: UiaRequest): Promis
   if (userId === null) throw new MatrixError("M_THREEPID_NOT_FOUND", "This address is not linked to an account here", 400);
   const user = await s.users.get(userId);
   if (!user || user.deactivated) throw new MatrixError("M_USER_DEACTIVATED", "This account has been deactivated", 403);
-  await s.db.$transaction((tx) => s.users.setPasswordHash(tx, userId, hash));
+  await storeNewPassword(s, userId, hash);
   if (logoutDevices !== false) {
     await deleteDevices(s, userId, await s.sessions.deviceIds(userId));
     await s.db.$transaction(async (tx) => {
       await s.sessions.deleteAccessTokensOfUser(tx, userId);
       await s.sessions.deleteRefreshTokensOfUser(tx, userId);
     });
-    invalidateUserTokens(s, userId);
+    await invalidateUserTokens(s, userId);
   }
   await s.threepids.deleteSession(proven.sid);
   await finishUia(s, uia);

@@ -4,6 +4,7 @@
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
+import { runOnWriter, writerElsewhere } from "../cluster/stream-ops.ts";
 
 export const DEFAULT_TYPING_TIMEOUT_MS = 30_000;
 export const MAX_TYPING_TIMEOUT_MS = 120_000;
@@ -28,6 +29,9 @@ export async function requireJoined(s: Services, userId: string, roomId: string)
 }
 
 export async function setTyping(s: Services, r: Requester, roomId: string, userId: string, req: TypingRequest): Promise<void> {
+  // Typing is held by its writer (cluster/stream-ops.ts).
+  const writer = writerElsewhere(s, "setTyping");
+  if (writer) return runOnWriter(s, writer, "setTyping", r, [roomId, userId, req]);
   if (r.userId !== userId) throw new MatrixError("M_FORBIDDEN", "Cannot set another user's typing state", 403);
   await requireJoined(s, userId, roomId);
   if (req.typing) s.typing.start(roomId, userId, Math.min(req.timeoutMs ?? DEFAULT_TYPING_TIMEOUT_MS, MAX_TYPING_TIMEOUT_MS));

@@ -1,6 +1,6 @@
 // The UIA stages Weft offers: m.login.dummy, m.login.password (re-authentication of the requester),
-// m.login.registration_token, m.login.email.identity and m.login.sso (completed only through its fallback page and the provider:
-// sso/flow.ts). Each returns what it proved, stored with the session.
+// m.login.registration_token, m.login.email.identity, m.login.sso (completed only through its fallback page and the provider:
+// sso/flow.ts) and m.oauth (completed only on the account management page: oauth-approval.ts). Each returns what it proved, stored with the session.
 import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
@@ -41,6 +41,11 @@ export const STAGES: Record<string, Stage> = {
   // Completed by the SSO callback, never by the auth dict itself: asking for it here means "not yet".
   "m.login.sso": async () => {
     throw new MatrixError("M_UNAUTHORIZED", "Complete single sign-on through the fallback page first", 401);
+  },
+
+  // Completed on the account management page (uia/oauth-approval.ts), never by the auth dict itself.
+  "m.oauth": async () => {
+    throw new MatrixError("M_UNAUTHORIZED", "Approve this request on your account page first", 401);
   },
 
   // A validated e-mail session (threepids/email-validation.ts): registration with an address, password reset.

@@ -50,7 +50,8 @@ function withoutSecrets(body: Record<string, unknown>): Record<string, unknown> 
 export interface UiaOptions {
   flows: string[][];
   description: string;
-  params?: Record<string, Record<string, unknown>>;
+  /** Each stage's parameters; a function of the session ID when they name it (m.oauth's account page URL). */
+  params?: Record<string, Record<string, unknown>> | ((sessionId: string) => Record<string, Record<string, unknown>>);
   /** Runs once when a session is created or its body replaced: e.g. hashing a password on arrival. */
   onNewParams?: (body: Record<string, unknown>) => Promise<Record<string, unknown>>;
 }
@@ -122,7 +123,7 @@ export async function checkUia(s: Services, req: UiaRequest, opts: UiaOptions): 
   }
   const body: Record<string, unknown> = {
     flows: opts.flows.map((stages) => ({ stages })),
-    params: opts.params ?? {},
+    params: typeof opts.params === "function" ? opts.params(session.sessionId) : (opts.params ?? {}),
     session: session.sessionId,
   };
   // Once the client presented an auth dict, the answer says which stages are done, none included (as

@@ -8,6 +8,7 @@
 // PDUs (the destination fetches anything older it needs with get_missing_events / backfill), keeping
 // those still sticky (MSC4354: "Large volumes of events to send MUST NOT cause the sticky event to be
 // dropped from the send queue").
+import { createHash } from "node:crypto";
 import type { Services } from "../../domain/services.ts";
 import { afterFailure, afterSuccess, isDown, quickRetryDelay, retryAt, upState } from "./backoff.ts";
 import { EduBuffer } from "./edu-buffer.ts";
@@ -30,8 +31,22 @@ export interface QueueContext {
   s: Services;
   store: SenderStore;
   signal: AbortSignal;
+  /** A fresh txn id, for a transaction of in-memory EDUs only. */
   nextTxnId(): string;
   readonly stopped: boolean;
+}
+
+/**
+ * The txn id of a transaction carrying queued PDUs or durable EDUs: a digest of what it carries (their
+ * queue positions, which are never reused, and the in-memory EDUs beside them). The same transaction
+ * tried again — shortly, after the destination's backoff, after a restart, or by the instance that took
+ * the federation sender's lease over from a killed one — goes under the same id, so the receiver, which
+ * dedupes by origin and txn id, handles it once (Server-Server API "Transactions"). Content that changed
+ * meanwhile (a trim, EDUs added) makes another id: its PDUs are deduplicated by event id anyway.
+ */
+export function durableTxnId(destination: string, pduPositions: readonly number[], eduIds: readonly number[], edus: readonly unknown[]): string {
+  const digest = createHash("sha256").update(JSON.stringify([destination, pduPositions, eduIds, edus])).digest("base64url");
+  return `q${digest.slice(0, 27)}`;
 }
 
 export class DestinationQueue {
@@ -47,6 +62,11 @@ export class DestinationQueue {
 
   constructor(private readonly c: QueueContext, readonly destination: string) {
     this.edus = new EduBuffer(() => c.s.clock.now());
+  }
+
+  private txnIdFor(rows: readonly { streamOrdering: number }[], durable: readonly { id: number }[], memory: readonly unknown[]): string {
+    if (rows.length === 0 && durable.length === 0) return this.c.nextTxnId();
+    return durableTxnId(this.destination, rows.map((r) => r.streamOrdering), durable.map((e) => e.id), memory);
   }
 
   /** The backoff state (undefined until first read from storage). */
@@ -157,7 +177,7 @@ export class DestinationQueue {
       const pdus = await pdusOf(s, rows);
       const outcome = pdus.length === 0 && edus.length === 0
         ? ({ kind: "delivered" } as const) // only events that no longer exist: nothing to send
-        : await sendTransaction(s, this.destination, this.c.nextTxnId(), pdus, edus, this.c.signal);
+        : await sendTransaction(s, this.destination, this.txnIdFor(rows, durable, taken.edus), pdus, edus, this.c.signal);
       if (outcome.kind === "failed") {
         this.edus.restore(taken);
         if (this.c.stopped) return; // aborted by shutdown: not the destination's fault

@@ -38,8 +38,13 @@ export interface QueueState extends DestinationState {
 export class FederationSender {
   readonly store: SenderStore;
   private readonly queues = new Map<string, DestinationQueue>();
-  private readonly abort = new AbortController();
+  private abort = new AbortController();
   private stopping = false;
+  /**
+   * Between start and stop: only then does this process send. Elsewhere (an instance that is not the
+   * federation sender, or a candidate waiting for its lease) queued rows stay for the one that is.
+   */
+  private started = false;
   private trimTimer: NodeJS.Timeout | undefined;
   private readonly txnBase = Date.now();
   private txnSeq = 0;
@@ -54,6 +59,12 @@ export class FederationSender {
 
   /** Wakes every destination with PDUs still queued (after a restart), and starts the periodic trim. */
   async start(): Promise<void> {
+    // Started again after a stop (its lease lost, then taken again): fresh queues, nothing aborted.
+    if (this.stopping) {
+      this.stopping = false;
+      this.abort = new AbortController();
+    }
+    this.started = true;
     this.trimTimer = setInterval(() => void this.trimDown(), TRIM_INTERVAL_MS);
     this.trimTimer.unref();
     // Destinations backing off are known in memory from the start (remoteIsUp reads no rows).
@@ -63,9 +74,11 @@ export class FederationSender {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    this.started = false;
     if (this.trimTimer) clearInterval(this.trimTimer);
     this.abort.abort();
     await Promise.all([...this.queues.values()].map((q) => q.idle()));
+    this.queues.clear();
   }
 
   /** Whether anything is ever sent to `destination` (sending on, not us, a server name). */
@@ -97,7 +110,7 @@ export class FederationSender {
 
   /** PDUs were queued for these destinations (or they may be back): send. */
   wake(destinations: Iterable<string>): void {
-    if (this.stopping) return;
+    if (this.stopping || !this.started) return;
     for (const d of destinations) this.queue(d)?.wake();
   }
 
@@ -122,7 +135,7 @@ export class FederationSender {
   }
 
   private withEdus(destinations: Iterable<string>, add: (q: DestinationQueue) => void): void {
-    if (this.stopping) return;
+    if (this.stopping || !this.started) return;
     for (const d of destinations) {
       const q = this.queue(d);
       if (!q) continue;
@@ -170,7 +183,7 @@ export class FederationSender {
    * send what waits (Synapse does the same). Cheap when it was not down.
    */
   remoteIsUp(origin: string): void {
-    if (this.stopping) return;
+    if (this.stopping || !this.started) return;
     const q = this.queues.get(origin);
     if (!q?.current || !isDown(q.current)) return;
     q.markUp().catch((err: unknown) => this.s.log.warn({ err, origin }, "could not reset a destination's backoff"));

@@ -1,6 +1,7 @@
 // Typing, receipts, presence and the live sync on the GraphQL face: mutations `setTyping`, `markRead`
 // (a receipt, optionally moving the read marker), `setPresence`; query `presence(userId)`; subscriptions
-// `typing(roomId)`, `receipts(roomId)` and `syncUpdates(since, filter)` (the /sync deltas, typed), all
+// `typing(roomId)`, `receipts(roomId)` and `syncUpdates(since, filter)` (the /sync deltas, typed: to-device
+// messages, device list changes and one-time key counts too), all
 // fed by the notifier that wakes /sync (src/graphql/subscriptions.ts) and calling the REST face's domain
 // operations with the same checks.
 import "reflect-metadata";
@@ -25,6 +26,7 @@ import { Event } from "../types/event.ts";
 import { Timestamp } from "../types/scalars.ts";
 import { AccountDataEntry } from "./sync.ts";
 import { ThreadUnreadCount, UnreadCount } from "../types/push.ts";
+import { DeviceListChanges, KeyCount, ToDeviceEvent } from "../types/e2ee.ts";
 import { notifierIterable } from "../subscriptions.ts";
 import { toGraphqlError } from "../errors.ts";
 
@@ -145,6 +147,24 @@ export class SyncUpdate {
   @Field(() => [PresenceStatus])
   presence!: PresenceStatus[];
 
+  @Field(() => [ToDeviceEvent], {
+    description:
+      "To-device messages for the viewer's device, oldest first (at most 100 an update; more follow at once), each " +
+      "delivered once per subscription. The server deletes them once acknowledged, as /sync's since does: by " +
+      "`acknowledgeToDevice(upTo: nextBatch)`, or by subscribing (or calling /sync) with a `since` past them; a " +
+      "subscription from an older position delivers the unacknowledged ones again.",
+  })
+  toDevice!: ToDeviceEvent[];
+
+  @Field(() => DeviceListChanges, { description: "Users whose device lists or cross-signing keys changed, and users who no longer share an encrypted room with the viewer." })
+  deviceLists!: DeviceListChanges;
+
+  @Field(() => [KeyCount], { description: "The viewer's device's unclaimed one-time keys per algorithm now." })
+  oneTimeKeyCounts!: KeyCount[];
+
+  @Field(() => [String], { nullable: true, description: "The algorithms of the device's unused fallback keys now (null: the delta does not say)." })
+  unusedFallbackKeyTypes!: string[] | null;
+
   @Field(() => GraphQLJSONObject, { description: "The same delta as the /sync response body (to-device, device lists, stripped state ...)." })
   json!: Record<string, unknown>;
 }
@@ -188,6 +208,10 @@ export function syncUpdateOf(res: SyncResponse): SyncUpdate {
     leftRoomIds: Object.keys(res.rooms.leave),
     accountData: entries(res.account_data.events, null),
     presence: res.presence.events.map((e) => PresenceStatus.from(e.sender as string, e.content as unknown as PresenceContent)),
+    toDevice: (res.to_device?.events ?? []).map((e) => Object.assign(new ToDeviceEvent(), { sender: e.sender, type: e.type, content: e.content })),
+    deviceLists: Object.assign(new DeviceListChanges(), { changed: res.device_lists?.changed ?? [], left: res.device_lists?.left ?? [] }),
+    oneTimeKeyCounts: KeyCount.list(res.device_one_time_keys_count ?? {}),
+    unusedFallbackKeyTypes: res.device_unused_fallback_key_types ?? null,
     json: res as unknown as Record<string, unknown>,
   });
 }
@@ -230,7 +254,9 @@ export class EphemeralResolver {
     @Arg("fullyRead", () => Boolean, { nullable: true }) fullyRead: boolean | null,
     @Ctx() ctx: GraphqlContext,
   ): Promise<boolean> {
-    return markRead(ctx.s, await ctx.requester(), roomId, eventId, { threadId, private: isPrivate, fullyRead });
+    const done = await markRead(ctx.s, await ctx.requester(), roomId, eventId, { threadId, private: isPrivate, fullyRead });
+    ctx.loaders.unreadCounts.clear(roomId);
+    return done;
   }
 
   @Mutation(() => PresenceStatus, { description: "Sets the viewer's presence and status message (PUT /presence/{userId}/status)." })

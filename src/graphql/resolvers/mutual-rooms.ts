@@ -4,6 +4,7 @@ import "reflect-metadata";
 import { Arg, Ctx, Field, Int, ObjectType, Query, Resolver } from "type-graphql";
 import type { GraphqlContext } from "../context.ts";
 import { mutualRooms } from "../../domain/rooms/mutual-rooms.ts";
+import { PageInfo } from "../types/connection.ts";
 
 @ObjectType({ description: "Rooms the viewer and another user are both joined to (one page)." })
 export class MutualRoomsPage {
@@ -15,6 +16,11 @@ export class MutualRoomsPage {
 
   @Field(() => String, { nullable: true, description: "Pass as `from` for the next page; null on the last." })
   nextBatch!: string | null;
+
+  @Field(() => PageInfo, { description: "Where the page lies, as on every connection: endCursor is nextBatch (pass it as `from`)." })
+  pageInfo(): PageInfo {
+    return PageInfo.ofNextBatch(this.nextBatch);
+  }
 }
 
 @Resolver()

@@ -12,8 +12,7 @@ import { total } from "../../domain/push/counts.ts";
 export class RoomUnreadResolver {
   @FieldResolver(() => RoomUnreadCounts, { description: "The viewer's unread notifications and highlights in this room (as /sync reports them)." })
   async unreadCounts(@Root() room: Room, @Ctx() ctx: GraphqlContext): Promise<RoomUnreadCounts> {
-    const r = await ctx.requester();
-    const counts = (await ctx.s.push.counts.get(ctx.s, r.userId, [room.roomId])).get(room.roomId);
+    const counts = await ctx.loaders.unreadCounts.load(room.roomId);
     const threads = [...(counts ?? [])].filter(([id]) => id !== "main").map(([threadId, c]) => Object.assign(new ThreadUnreadCount(), { threadId, count: UnreadCount.of(c) }));
     return Object.assign(new RoomUnreadCounts(), { total: UnreadCount.of(total(counts)), main: UnreadCount.of(counts?.get("main")), threads });
   }

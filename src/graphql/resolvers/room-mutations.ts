@@ -20,9 +20,14 @@ function body(fields: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined && v !== null));
 }
 
-/** The room after a change: its cached summary in this request is stale. */
+/** The room after a change: what this request cached of it (summary, membership, counts, newest events) is stale. */
 function changed(ctx: GraphqlContext, roomId: string): Room {
-  ctx.loaders.roomSummary.clear(roomId);
+  const l = ctx.loaders;
+  l.roomSummary.clear(roomId);
+  l.viewerMembership.clear(roomId);
+  l.memberCounts.clear(roomId);
+  l.unreadCounts.clear(roomId);
+  l.latestTimeline.clearAll();
   return Room.of(roomId);
 }
 
@@ -152,6 +157,7 @@ export class RoomMutationResolver {
     if (content == null && text == null) throw new MatrixError("M_MISSING_PARAM", "sendMessage needs content or body", 400);
     const sent = content ?? { msgtype: msgtype ?? "m.text", body: text };
     const { event_id } = await sendMessage(ctx.s, await ctx.requester(), roomId, type, txnId, sent);
+    changed(ctx, roomId);
     return eventAsViewer(ctx, roomId, event_id);
   }
 

@@ -20,6 +20,14 @@ async function summaryOf(ctx: GraphqlContext, roomId: string): Promise<RoomSumma
   return summary;
 }
 
+/** A room's current member counts for a viewer who sees its current state (member, invitee, knocker, world_readable). */
+async function currentCounts(ctx: GraphqlContext, roomId: string): Promise<{ joined: number; invited: number } | undefined> {
+  const summary = await summaryOf(ctx, roomId);
+  const m = summary.membership;
+  if (m !== "join" && m !== "invite" && m !== "knock" && !summary.worldReadable) return undefined;
+  return ctx.loaders.memberCounts.load(roomId);
+}
+
 @Resolver(() => Room)
 export class RoomResolver {
   @Query(() => Room, {
@@ -65,6 +73,16 @@ export class RoomResolver {
     return ((await summaryOf(ctx, room.roomId)).membership as Membership | undefined) ?? null;
   }
 
+  @FieldResolver(() => Int, { nullable: true, description: "How many users are joined now (null for a room the viewer left: its count then is not theirs to see)." })
+  async joinedMemberCount(@Root() room: Room, @Ctx() ctx: GraphqlContext): Promise<number | null> {
+    return (await currentCounts(ctx, room.roomId))?.joined ?? null;
+  }
+
+  @FieldResolver(() => Int, { nullable: true, description: "How many users are invited now (null for a room the viewer left)." })
+  async invitedMemberCount(@Root() room: Room, @Ctx() ctx: GraphqlContext): Promise<number | null> {
+    return (await currentCounts(ctx, room.roomId))?.invited ?? null;
+  }
+
   @FieldResolver(() => [Event], {
     description:
       "State events (GET /rooms/{roomId}/state): all of them, those of one type, or the one of (type, stateKey). " +
@@ -77,15 +95,16 @@ export class RoomResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<Event[]> {
     const r = await ctx.requester();
+    const known = await ctx.loaders.viewerMembership.load(room.roomId);
     if (type != null && stateKey != null) {
       try {
-        return [Event.from(await getRoomStateEvent(ctx.s, r, room.roomId, type, stateKey), room.roomId)];
+        return [Event.from(await getRoomStateEvent(ctx.s, r, room.roomId, type, stateKey, known), room.roomId)];
       } catch (err) {
         if (err instanceof MatrixError && err.errcode === "M_NOT_FOUND") return [];
         throw err;
       }
     }
-    return (await getRoomState(ctx.s, r, room.roomId))
+    return (await getRoomState(ctx.s, r, room.roomId, known))
       .filter((e) => (type == null || e.type === type) && (stateKey == null || e.state_key === stateKey))
       .map((e) => Event.from(e, room.roomId));
   }
@@ -106,7 +125,7 @@ export class RoomResolver {
   ): Promise<MemberConnection> {
     const size = pageSize(first, 50, "first");
     const only = membership?.length === 1 ? membership[0] : undefined;
-    const events = await getMembers(ctx.s, await ctx.requester(), room.roomId, { membership: only });
+    const events = await getMembers(ctx.s, await ctx.requester(), room.roomId, { membership: only }, await ctx.loaders.viewerMembership.load(room.roomId));
     const wanted = membership ? new Set<string>(membership) : undefined;
     const all = events
       .map((e) => Member.from(e, room.roomId))
@@ -135,6 +154,12 @@ export class RoomResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<EventConnection> {
     const limit = pageSize(last, 20, "last");
+    if (before == null) {
+      // The newest page: batched over every room of the request (a room list's last messages).
+      const t = await ctx.loaders.latestTimeline.load(`${Math.min(limit, 1000)}:${room.roomId}`);
+      const edges = t.events.map((x) => Object.assign(new EventEdge(), { node: Event.from(x.event, room.roomId), cursor: streamToken(x.streamOrdering - 1) }));
+      return Object.assign(new EventConnection(), { edges, pageInfo: PageInfo.of({ hasNextPage: false, hasPreviousPage: t.more, cursors: edges.map((e) => e.cursor) }) });
+    }
     const { response: res, more } = await readMessages(ctx.s, await ctx.requester(), room.roomId, { from: before ?? undefined, dir: "b", limit, filter: {} });
     const chunk = [...res.chunk].reverse();
     const positions = await eventStreamPositions(ctx.s, chunk.map((e) => e.event_id));

@@ -19,6 +19,11 @@ export class PageInfo {
   @Field(() => String, { nullable: true, description: "The cursor of the last edge (null when the page is empty)." })
   endCursor!: string | null;
 
+  /** The page info of a page the REST face pages by an opaque `next_batch` token: forward paging only. */
+  static ofNextBatch(nextBatch: string | null): PageInfo {
+    return Object.assign(new PageInfo(), { hasNextPage: nextBatch !== null, hasPreviousPage: false, startCursor: null, endCursor: nextBatch });
+  }
+
   static of(p: { hasNextPage: boolean; hasPreviousPage: boolean; cursors: string[] }): PageInfo {
     return Object.assign(new PageInfo(), {
       hasNextPage: p.hasNextPage,

@@ -135,4 +135,9 @@ export class SpaceHierarchy {
 
   @Field(() => String, { nullable: true, description: "Pass as `after` for the next page; null at the end." })
   nextBatch!: string | null;
+
+  @Field(() => PageInfo, { description: "Where the page lies, as on every connection: endCursor is nextBatch (pass it as `after`)." })
+  pageInfo(): PageInfo {
+    return PageInfo.ofNextBatch(this.nextBatch);
+  }
 }

@@ -43,6 +43,8 @@ use tokio::{
     time::Instant,
 };
 
+mod oauth;
+
 const DEFAULT_WAIT_MS: u64 = 30_000;
 
 /// Prints one observation line (stdout is line-buffered: each line is written whole). A closed
@@ -224,6 +226,18 @@ async fn room_json(room: &Room) -> Value {
     })
 }
 
+/// The `logged_in` line of a session: who it is, its device and its identity keys.
+async fn logged_in_json(name: &str, client: &Client, homeserver: &str) -> Value {
+    json!({
+        "event": "logged_in", "as": name,
+        "user_id": client.user_id().map(|u| u.to_string()),
+        "device_id": client.device_id().map(|d| d.to_string()), "homeserver": homeserver,
+        "sliding_sync_version": format!("{:?}", client.sliding_sync_version()),
+        "ed25519": client.encryption().ed25519_key().await,
+        "curve25519": client.encryption().curve25519_key().await.map(|k| k.to_base64()),
+    })
+}
+
 /// Waits until `pred` holds on the watched value (checked now and on each change), or times out.
 async fn wait_watch<T: Clone, R>(
     rx: &mut watch::Receiver<T>,
@@ -282,8 +296,32 @@ impl Ctx {
             "wait_message" => self.session(cmd)?.wait_message(cmd).await,
             "wait_device" => self.session(cmd)?.wait_device(cmd).await,
             "stop_sync" => self.session(cmd)?.stop_sync().await,
+            "oauth_login" => self.oauth_login(cmd).await,
+            "oauth_finish" => self.session(cmd)?.oauth_finish(cmd).await,
+            "qr_login" => self.qr_login(cmd).await,
+            "whoami" => self.session(cmd)?.whoami().await,
+            "tokens" => self.session(cmd)?.tokens(),
+            "cross_signing" => self.session(cmd)?.cross_signing(cmd).await,
+            "oauth_refresh" => self.session(cmd)?.oauth_refresh().await,
+            "oauth_logout" => self.session(cmd)?.oauth_logout().await,
             other => bail!("unknown command `{other}`"),
         }
+    }
+
+    /// The homeserver of a login command: its `homeserver`, else --homeserver.
+    fn homeserver(&self, cmd: &Value) -> Result<String> {
+        opt_str(cmd, "homeserver")
+            .map(str::to_owned)
+            .or_else(|| self.args.homeserver.clone())
+            .ok_or_else(|| anyhow!("no homeserver: pass --homeserver or `homeserver` in the login command"))
+    }
+
+    /// Inserts a new session (its name must be free).
+    fn add_session(&mut self, name: String, client: Client, store: Option<TempDir>) {
+        self.sessions.insert(
+            name.clone(),
+            Session { name, client, _store: store, sync: None, rooms: None, timelines: HashMap::new(), tasks: Vec::new() },
+        );
     }
 
     async fn login(&mut self, cmd: &Value) -> Result<()> {
@@ -291,15 +329,28 @@ impl Ctx {
         if self.sessions.contains_key(&name) {
             bail!("session `{name}` exists");
         }
-        let homeserver = opt_str(cmd, "homeserver")
-            .map(str::to_owned)
-            .or_else(|| self.args.homeserver.clone())
-            .ok_or_else(|| anyhow!("no homeserver: pass --homeserver or `homeserver` in the login command"))?;
+        let homeserver = self.homeserver(cmd)?;
         let user = str_field(cmd, "user")?;
         let password = str_field(cmd, "password")?;
+        let (client, store_guard) = self.build_client(cmd, &name, &homeserver, false).await?;
+        client
+            .matrix_auth()
+            .login_username(user, password)
+            .initial_device_display_name(opt_str(cmd, "device_name").unwrap_or("Weft Element X test"))
+            .await
+            .context("password login")?;
+        emit(logged_in_json(&name, &client, &homeserver).await);
+        self.add_session(name, client, store_guard);
+        Ok(())
+    }
+
+    /// A client for session `name` (its SQLite store in --store-dir or a temporary folder), with
+    /// Element X's settings: simplified sliding sync, the crypto settings of `crypto_setup`, and,
+    /// for OAuth sessions, refresh-token handling.
+    async fn build_client(&self, cmd: &Value, name: &str, homeserver: &str, refresh_tokens: bool) -> Result<(Client, Option<TempDir>)> {
         let (store_path, store_guard) = match &self.args.store_dir {
             Some(dir) => {
-                let p = dir.join(&name);
+                let p = dir.join(name);
                 std::fs::create_dir_all(&p)?;
                 (p, None)
             }
@@ -320,7 +371,7 @@ impl Ctx {
         // enabled, keys downloaded from backup after a decryption failure.
         let crypto_setup = cmd.get("crypto_setup").and_then(Value::as_bool).unwrap_or(true);
         let mut builder = Client::builder()
-            .homeserver_url(&homeserver)
+            .homeserver_url(homeserver)
             .sqlite_store(&store_path, None)
             .sliding_sync_version_builder(version)
             // The SDK's default: a `well_known` in the login response moves the client to that base URL.
@@ -333,25 +384,12 @@ impl Ctx {
         if self.args.insecure_tls {
             builder = builder.disable_ssl_verification();
         }
+        if refresh_tokens {
+            // Element X refreshes OAuth access tokens as they expire (or are refused as unknown).
+            builder = builder.handle_refresh_tokens();
+        }
         let client = builder.build().await.context("building the client")?;
-        let res = client
-            .matrix_auth()
-            .login_username(user, password)
-            .initial_device_display_name(opt_str(cmd, "device_name").unwrap_or("Weft Element X test"))
-            .await
-            .context("password login")?;
-        emit(json!({
-            "event": "logged_in", "as": name, "user_id": res.user_id.to_string(),
-            "device_id": res.device_id.to_string(), "homeserver": homeserver,
-            "sliding_sync_version": format!("{:?}", client.sliding_sync_version()),
-            "ed25519": client.encryption().ed25519_key().await,
-            "curve25519": client.encryption().curve25519_key().await.map(|k| k.to_base64()),
-        }));
-        self.sessions.insert(
-            name.clone(),
-            Session { name, client, _store: store_guard, sync: None, rooms: None, timelines: HashMap::new(), tasks: Vec::new() },
-        );
-        Ok(())
+        Ok((client, store_guard))
     }
 
     async fn shutdown(&mut self) {

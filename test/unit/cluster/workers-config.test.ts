@@ -18,7 +18,9 @@ import { renewalMailJob } from "../../../src/domain/accounts/account-validity.ts
 import { typingNotices } from "../../../src/domain/ephemeral/tasks.ts";
 import { resumePartialStateRooms } from "../../../src/domain/federation/partial-state/resync.ts";
 
-const parse = (extra: Record<string, unknown>) => parseConfig({ server_name: "example.org", ...extra }, "/srv/weft");
+// Several processes need PostgreSQL (SQLite is refused with them: see the test at the end).
+const postgres = { name: "psycopg2", args: { url: "postgresql://weft@localhost/weft" } };
+const parse = (extra: Record<string, unknown>) => parseConfig({ server_name: "example.org", database: postgres, ...extra }, "/srv/weft");
 
 function configError(fn: () => unknown): ConfigError {
   try {
@@ -33,6 +35,7 @@ function configError(fn: () => unknown): ConfigError {
 const twoWriters = {
   instance_map: { main: { host: "127.0.0.1", port: 9093 }, event_persister1: { host: "127.0.0.1", port: 9094, tls: true }, event_persister2: { host: "127.0.0.1", port: 9095 } },
   redis: { enabled: true },
+  worker_replication_secret: "a shared secret",
   stream_writers: { events: ["event_persister1", "event_persister2"], typing: "event_persister1" },
 };
 
@@ -44,15 +47,15 @@ describe("worker options", () => {
     for (const w of Object.values(c.stream_writers)) expect(w).toEqual(["master"]);
     expect(c.federation_sender_instances).toEqual(["master"]);
     expect(c.pusher_instances).toEqual(["master"]);
-    expect(c.notify_appservices_from_worker).toBe("master");
-    expect(c.run_background_tasks_on).toBe("master");
-    expect(c.media_instance_running_background_jobs).toBe("master");
+    expect(c.notify_appservices_from_worker).toEqual(["master"]);
+    expect(c.run_background_tasks_on).toEqual(["master"]);
+    expect(c.media_instance_running_background_jobs).toEqual(["master"]);
+    expect(c.worker_lease_duration).toBe(60_000);
     expect(c.redis).toEqual({ enabled: false, host: "localhost", port: 6379, path: undefined, password: undefined, use_tls: false });
     expect(c.warnings).toEqual([]);
     const t = topologyOf(c);
     expect(t.instanceName).toBe("master");
     expect([t.runsBackgroundTasks, t.runsPushers, t.notifiesAppservices, t.runsFederationSender, t.runsMediaJobs, t.isWriter("events"), t.isWriter("typing")]).toEqual([true, true, true, true, true, true, true]);
-    expect(t.sendsFederation("remote.example")).toBe(true);
     expect(t.eventWriterFor("!a:example.org")).toBe("master");
   });
 
@@ -87,10 +90,19 @@ describe("worker options", () => {
     const t = topologyOf(c);
     expect([t.runsBackgroundTasks, t.runsPushers, t.notifiesAppservices, t.runsFederationSender, t.runsMediaJobs]).toEqual([true, true, true, true, true]);
     expect(t.isWriter("events")).toBe(false);
-    // Destinations are shared between the two senders.
-    const mine = Array.from({ length: 200 }, (_, i) => `s${i}.example`).filter((d) => t.sendsFederation(d));
-    expect(mine.length).toBeGreaterThan(50);
-    expect(mine.length).toBeLessThan(150);
+    // Several senders are candidates for one lease (Weft), not shards of the destinations (Synapse).
+    expect(t.candidatesFor("federation_sender")).toEqual(["worker1", "event_persister2"]);
+    expect(t.candidatesFor("pushers")).toEqual(["worker1"]);
+  });
+
+  it("take several candidates for the single-instance options, and the lease time", () => {
+    const map = { ...twoWriters.instance_map, w1: { host: "127.0.0.1", port: 9101 } };
+    const c = parse({ ...twoWriters, instance_map: map, run_background_tasks_on: ["w1", "event_persister1"], notify_appservices_from_worker: ["w1"], media_instance_running_background_jobs: "w1", worker_lease_duration: "5s" });
+    expect([c.run_background_tasks_on, c.notify_appservices_from_worker, c.media_instance_running_background_jobs]).toEqual([["w1", "event_persister1"], ["w1"], ["w1"]]);
+    expect(topologyOf(c).leaseTiming).toEqual({ leaseMs: 5000, renewMs: 1666 });
+    expect(configError(() => parse({ run_background_tasks_on: [] })).message).toContain("run_background_tasks_on");
+    expect(configError(() => parse({ pusher_instances: ["master", "master"] })).message).toContain("names an instance twice");
+    expect(configError(() => parse({ worker_lease_duration: 10 })).message).toContain("worker_lease_duration");
   });
 
   it("refuse what Synapse refuses, naming the option", () => {
@@ -115,11 +127,33 @@ describe("worker options", () => {
     expect(e.message).toContain("redis.port");
   });
 
+  it("require worker_replication_secret (or a file of it) when instance_map names more than one instance", () => {
+    const { worker_replication_secret: _secret, ...noSecret } = twoWriters;
+    let e = configError(() => parse(noSecret));
+    expect(e.message).toContain("worker_replication_secret");
+    expect(parse(twoWriters).worker_replication_secret).toBe("a shared secret");
+    expect(topologyOf(parse(twoWriters)).replicationSecret).toBe("a shared secret");
+    // One instance: no secret needed, and nothing is routed.
+    expect(topologyOf(parse({ instance_map: { main: { host: "127.0.0.1", port: 9093 } } })).distributed).toBe(false);
+    expect(topologyOf(parse(twoWriters)).distributed).toBe(true);
+    const dir = mkdtempSync(path.join(tmpdir(), "weft-secret-"));
+    try {
+      writeFileSync(path.join(dir, "replication.secret"), "from a file\n");
+      expect(parseConfig({ server_name: "example.org", ...noSecret, worker_replication_secret_path: "replication.secret" }, dir).worker_replication_secret).toBe("from a file");
+      e = configError(() => parseConfig({ server_name: "example.org", ...twoWriters, worker_replication_secret_path: "replication.secret" }, dir));
+      expect(e.message).toContain("mutually incompatible");
+      e = configError(() => parseConfig({ server_name: "example.org", ...noSecret, worker_replication_secret_path: "missing.secret" }, dir));
+      expect(e.message).toContain("worker_replication_secret_path");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("read redis.password_path (relative to the config's folder), not beside redis.password", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "weft-redis-"));
     try {
       writeFileSync(path.join(dir, "redis.pw"), "s3cret\n");
-      expect(parseConfig({ server_name: "example.org", redis: { enabled: true, password_path: "redis.pw" } }, dir).redis.password).toBe("s3cret");
+      expect(parseConfig({ server_name: "example.org", database: postgres, redis: { enabled: true, password_path: "redis.pw" } }, dir).redis.password).toBe("s3cret");
       let e = configError(() => parseConfig({ server_name: "example.org", redis: { password: "x", password_path: "redis.pw" } }, dir));
       expect(e.message).toContain("You have configured both `redis.password` and `redis.password_path`.");
       e = configError(() => parseConfig({ server_name: "example.org", redis: { password_path: "missing.pw" } }, dir));
@@ -171,13 +205,18 @@ describe("background work starts only on its configured owner", () => {
   const duties = { federationSending, pushGateways, appServiceSenders, appServiceEphemeral, startMediaRetention, renewalMailJob, typingNotices };
   const started = (c: ReturnType<typeof parse>) => {
     const ext = capabilities({ config: c });
-    return { tasks: Object.entries(duties).filter(([, task]) => ext.background.includes(task)).map(([name]) => name), federationConsumer: ext.consumers.includes(federationSenderConsumer), resume: ext.background.includes(resumePartialStateRooms) };
+    const background = [...ext.background, ...ext.leased.flatMap((w) => w.background)];
+    const consumers = [...ext.consumers, ...ext.leased.flatMap((w) => w.consumers)];
+    return { tasks: Object.entries(duties).filter(([, task]) => background.includes(task)).map(([name]) => name), federationConsumer: consumers.includes(federationSenderConsumer), resume: background.includes(resumePartialStateRooms) };
   };
 
   it("all of it in the single process (no worker options), as before", () => {
     expect(started(parse({}))).toEqual({ tasks: Object.keys(duties), federationConsumer: true, resume: true });
     const none = capabilities({});
-    expect(Object.values(duties).every((task) => none.background.includes(task))).toBe(true);
+    const all = [...none.background, ...none.leased.flatMap((w) => w.background)];
+    expect(Object.values(duties).every((task) => all.includes(task))).toBe(true);
+    // One candidate each (this process): held without a lease.
+    expect(none.leased.map((w) => [w.name, w.candidates])).toEqual([["federation_sender", ["master"]], ["pushers", ["master"]], ["media_jobs", ["master"]], ["background_tasks", ["master"]], ["appservices", ["master"]]]);
   });
 
   it("none of it on an instance the options do not name", () => {
@@ -196,5 +235,18 @@ describe("background work starts only on its configured owner", () => {
     // The main process gives up what it hands over.
     expect(started(parse({ ...options, worker_name: undefined, pusher_instances: ["w1"], federation_sender_instances: [] })).tasks).not.toContain("pushGateways");
     expect(started(parse({ ...options, worker_name: undefined, federation_sender_instances: [] })).federationConsumer).toBe(false);
+  });
+
+  it("refuse several processes on SQLite (one file, one process), with a message naming PostgreSQL", () => {
+    const sqlite = { name: "sqlite3", args: { database: "weft.db" } };
+    let e = configError(() => parseConfig({ server_name: "example.org", database: sqlite, redis: { enabled: true } }, "/srv/weft"));
+    expect(e.message).toContain("redis.enabled");
+    expect(e.message).toContain("PostgreSQL");
+    e = configError(() => parseConfig({ server_name: "example.org", database: sqlite, ...twoWriters }, "/srv/weft"));
+    expect(e.message).toContain("PostgreSQL");
+    e = configError(() => parseConfig({ server_name: "example.org", database: sqlite, worker_name: "worker1", instance_map: { main: { host: "127.0.0.1", port: 9100 } }, redis: { enabled: false } }, "/srv/weft"));
+    expect(e.message).toContain("PostgreSQL");
+    // One process on SQLite stays as it was.
+    expect(parseConfig({ server_name: "example.org", database: sqlite }, "/srv/weft").redis.enabled).toBe(false);
   });
 });

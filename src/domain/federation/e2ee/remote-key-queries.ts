@@ -9,9 +9,8 @@ import { FederationError } from "../../../federation/errors.ts";
 import { isPlainObject, type Json } from "../../e2ee/json.ts";
 import { isUserOf, remoteCrossSigning, remoteDeviceKeys } from "./remote-key-shapes.ts";
 
-/** The request's `timeout` (ms; the spec's default 10 s), bounded. */
-export function requestTimeout(body: Json): number {
-  const t = body.timeout;
+/** A request's `timeout` in ms, bounded: at most 60 s; the spec's default 10 s when absent or not a non-negative number. */
+export function requestTimeout(t: unknown): number {
   return typeof t === "number" && Number.isFinite(t) && t >= 0 ? Math.min(t, 60_000) : 10_000;
 }
 

@@ -140,6 +140,8 @@ export async function clearPartialState(s: Services, tx: SqlExecutor, roomId: st
     const waiting = f.waiters.get(roomId) ?? [];
     f.waiters.delete(roomId);
     for (const wake of waiting) wake();
+    // Readers that left the room out while partial (syncs, live subscriptions) read again: it is shown now.
+    s.rooms.notifier.notify({ stream: "events", position: at - 1, roomIds: [roomId], stateCompleted: true });
   });
 }
 
@@ -168,4 +170,23 @@ export async function awaitFullState(s: Services, roomId: string): Promise<void>
     list.push(wake);
     f.waiters.set(roomId, list);
   });
+}
+
+/**
+ * Another process changed partial_state_rooms (a join with partial state, a completion: cluster/
+ * replication.ts hears it from their commits): the flags are read again, and reads here waiting for a
+ * room that is now complete resume.
+ */
+export async function reloadPartialStateFlags(s: Services): Promise<void> {
+  const old = s.processState.partialStateFlags;
+  if (!old) return;
+  s.processState.partialStateFlags = undefined;
+  const f = flags(s);
+  for (const [roomId, waiting] of old.waiters) f.waiters.set(roomId, waiting);
+  const rooms = await f.rooms;
+  for (const [roomId, waiting] of [...f.waiters]) {
+    if (rooms.has(roomId)) continue;
+    f.waiters.delete(roomId);
+    for (const wake of waiting) wake();
+  }
 }

@@ -14,6 +14,7 @@ import { OutboundIpPolicy } from "../../net/ip-ranges.ts";
 import { outboundAgent } from "../../net/outbound-agent.ts";
 import { postToGateway } from "./client.ts";
 import { RetryingLoop } from "../../net/retrying-loop.ts";
+import type { Fence } from "../../cluster/leases.ts";
 import { badgeBody, badgeCount, notifyBody } from "./notify-body.ts";
 
 const INITIAL_BACKOFF_MS = 1000;
@@ -84,7 +85,7 @@ class PusherQueue extends RetryingLoop {
         this.backoffMs = 0;
         this.row.lastStreamOrdering = n.streamOrdering;
         this.row.failingSince = null;
-        if (!(await s.push.pushers.store.advance(this.row, n.streamOrdering))) return this.pool.removed(this.row.userId, this.row.appId, this.row.pushkey);
+        if (!(await s.push.pushers.store.advance(this.row, n.streamOrdering, this.pool.fence))) return this.pool.removed(this.row.userId, this.row.appId, this.row.pushkey);
       }
     }
   }
@@ -133,6 +134,8 @@ export class PusherPool {
   private readonly byUser = new Map<string, Set<PusherQueue>>();
   private dispatcher: Agent | undefined;
   private started = false;
+  /** The pushers' lease check (cluster/leases.ts) when several instances may run them; else undefined. */
+  fence: Fence | undefined;
   readonly policy: OutboundIpPolicy;
 
   constructor(readonly s: Services, readonly store: PusherStore) {
@@ -143,9 +146,13 @@ export class PusherPool {
     return (this.dispatcher ??= outboundAgent(this.policy));
   }
 
-  /** Starts a queue for every http pusher, each catching up from its stored position. */
-  async start(): Promise<void> {
+  /**
+   * Starts a queue for every http pusher, each catching up from its stored position (positions advance
+   * under `fence` when the pushers run under a lease).
+   */
+  async start(fence?: Fence): Promise<void> {
     if (!this.s.config.push.enabled) return;
+    this.fence = fence;
     this.started = true;
     for (const p of await this.store.all()) this.upserted(p);
   }
@@ -190,6 +197,9 @@ export class PusherPool {
     await Promise.all([...this.queues.values()].map((q) => q.stop(CLOSE_GRACE_MS)));
     this.queues.clear();
     this.byUser.clear();
-    await this.dispatcher?.close().catch(() => {});
+    this.started = false;
+    const dispatcher = this.dispatcher;
+    this.dispatcher = undefined; // a later start (the pushers' lease taken again) makes a new one
+    await dispatcher?.close().catch(() => {});
   }
 }

@@ -245,7 +245,10 @@ function plan(ctx: SyncContext, memberships: UserMembership[], to: number, joine
     const changed = from === undefined || m.streamOrdering > from;
     switch (m.membership) {
       case "join": {
-        if (partial?.partial.has(m.roomId)) break;
+        if (partial?.partial.has(m.roomId)) {
+          ctx.partialJoinedRooms.add(m.roomId);
+          break;
+        }
         ctx.joinedRooms.add(m.roomId);
         const completed = partial?.completedAt.get(m.roomId);
         const shownAnew = from !== undefined && completed !== undefined && completed > from;

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "oauth_authorization_codes" ADD COLUMN     "nonce" TEXT;

@@ -1,0 +1,8 @@
+-- CreateTable
+CREATE TABLE "worker_leases" (
+    "name" TEXT NOT NULL PRIMARY KEY,
+    "holder_instance" TEXT NOT NULL,
+    "token" TEXT NOT NULL,
+    "expires_at" BIGINT NOT NULL,
+    "renewed_at" BIGINT NOT NULL
+);
