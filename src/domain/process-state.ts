@@ -148,4 +148,9 @@ export class ProcessState {
   /** GraphQL persisted queries, made on the first GraphQL request that uses them (graphql/persisted-queries.ts).
    *  → a shared cache (or each process lets its clients register again: a miss costs one round trip). */
   persistedQueries: PersistedQueryStore | undefined = undefined;
+
+  /** Remote events refused (rejected, soft-failed, dropped, redacted) since start, by rule (federation/refusals.ts),
+   *  read by weft_federation_rejected_events_total.
+   *  → nothing shared: a counter per process; Prometheus sums the processes. */
+  readonly refusedEvents = new Map<string, number>();
 }

@@ -1,7 +1,7 @@
 // Prometheus metrics (`enable_metrics`, Synapse's option), through prom-client with a registry per server:
 // HTTP requests by route pattern, method and status with latency histograms, open /sync long polls and
 // GraphQL WebSockets, events persisted, database query time, the named caches' hits and sizes, the
-// federation sender's per-destination queues and backoff, delegated authentication's token
+// federation sender's per-destination queues and backoff, received events refused by rule, delegated authentication's token
 // introspection requests, and Node's process metrics.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Services } from "../domain/services.ts";
@@ -105,6 +105,11 @@ export class Metrics {
       } });
     introspections("weft_token_introspection_requests_total", "Token introspection requests to the delegated authorization server, by status (ERR: no answer)", (v) => v.count);
     introspections("weft_token_introspection_seconds_total", "Time spent in token introspection requests, by status", (v) => v.seconds);
+    // Remote events refused, by the rule that refused them (domain/federation/refusals.ts).
+    new Counter({ name: "weft_federation_rejected_events_total", help: "Received federation events rejected, soft-failed, dropped or kept redacted, by rule", labelNames: ["reason"] as const, registers, collect() {
+      this.reset();
+      for (const [reason, n] of s.processState.refusedEvents) this.inc({ reason }, n);
+    } });
     new Gauge({ name: "weft_graphql_ws_connections", help: "Open GraphQL WebSocket connections (graphql-ws)", registers, collect() {
       this.set(websocketClients());
     } });

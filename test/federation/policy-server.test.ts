@@ -445,7 +445,7 @@ describe.each(backends())("policy servers on Weft (%s)", (backend) => {
       const [spam, fair] = [await built("backfilled spam"), await built("backfilled history")];
       const outcomes = await receiveRemoteEvents(t.hs.services, roomId, [{ pdu: spam.pdu }, { pdu: fair.pdu }], { backfill: true });
       expect(outcomes).toEqual([
-        { status: "soft_failed", eventId: spam.eventId, reason: "Not recommended by the room's policy server" },
+        { status: "soft_failed", eventId: spam.eventId, reason: "Not recommended by the room's policy server", rule: "policy_server" },
         { status: "accepted", eventId: fair.eventId },
       ]);
       expect(ps.askedAbout(roomId)).toEqual(expect.arrayContaining([spam.eventId, fair.eventId]));

@@ -21,8 +21,11 @@ export interface FakeRequest {
   authorization?: string;
 }
 
-/** An answer: a status and a JSON body; undefined means 404 M_UNRECOGNIZED. */
-export type FakeAnswer = { status: number; json: unknown } | undefined;
+/**
+ * An answer: a status and a JSON body; undefined means 404 M_UNRECOGNIZED. `dripMs`: the body is sent a
+ * byte at a time, one every `dripMs` (a server answering slowly forever), until the client gives up.
+ */
+export type FakeAnswer = { status: number; json: unknown; dripMs?: number } | undefined;
 export type FakeHandler = (req: FakeRequest) => FakeAnswer | Promise<FakeAnswer>;
 
 export interface FakeOrigin extends TestServerIdentity {
@@ -35,6 +38,18 @@ export interface FakeOrigin extends TestServerIdentity {
   /** The key document served instead of the one of `key` (a key rotation, say). */
   keyDocument?: () => unknown;
   close(): Promise<void>;
+}
+
+function drip(res: import("node:http").ServerResponse, body: string, ms: number): void {
+  let at = 0;
+  const step = () => {
+    if (res.destroyed) return;
+    if (at >= body.length) return void res.end();
+    res.write(body[at++]);
+    setTimeout(step, ms).unref();
+  };
+  res.on("error", () => {});
+  step();
 }
 
 export async function startFakeOrigin(handler: FakeHandler = () => undefined): Promise<FakeOrigin> {
@@ -64,6 +79,7 @@ export async function startFakeOrigin(handler: FakeHandler = () => undefined): P
           }
         }
         const body = JSON.stringify(answer?.json ?? { errcode: "M_UNRECOGNIZED", error: "Unrecognized request" });
+        if (answer?.dripMs) return drip(res.writeHead(answer.status, { "content-type": "application/json" }), body, answer.dripMs);
         res.writeHead(answer?.status ?? 404, { "content-type": "application/json" }).end(body);
       })();
     });

@@ -60,6 +60,20 @@ export function parsePdu(room: RoomSnapshot, json: unknown): ParsedPdu | undefin
   }
 }
 
+/**
+ * parsePdu over a long answer (an auth chain of thousands), giving the event loop a turn every so often:
+ * hashing each event is synchronous work other requests must not wait behind.
+ */
+async function parseMany(room: RoomSnapshot, list: readonly unknown[]): Promise<ParsedPdu[]> {
+  const out: ParsedPdu[] = [];
+  for (const [i, json] of list.entries()) {
+    if (i % 64 === 63) await new Promise<void>((resolve) => setImmediate(resolve));
+    const p = parsePdu(room, json);
+    if (p) out.push(p);
+  }
+  return out;
+}
+
 const invalid = (server: string, what: string) => new FederationError("invalid_response", server, what);
 
 /** An array of objects at `field` of an answer, else an invalid_response error. */
@@ -143,14 +157,14 @@ export class RemoteRoomFetcher {
   /** Stores events as outliers (checked by the pipeline; those failing are dropped or rejected there). */
   async storeOutliers(events: readonly ParsedPdu[]): Promise<RemoteOutcome[]> {
     if (events.length === 0) return [];
-    return receiveRemoteEvents(this.s, this.room.roomId, events.map((e) => ({ pdu: e.pdu, outlier: true })));
+    return receiveRemoteEvents(this.s, this.room.roomId, events.map((e) => ({ pdu: e.pdu, outlier: true })), { origin: this.server });
   }
 
   /** The auth chain of `eventId` (GET /event_auth), stored as outliers where missing. */
   async fetchAuthChain(eventId: string): Promise<void> {
     const answer = await this.get(fedPath`/_matrix/federation/v1/event_auth/${this.room.roomId}/${eventId}`, undefined, 32 * MIB);
     const list = objects(this.server, answer, "auth_chain", MAX_STATE_IDS);
-    const parsed = list.map((json) => parsePdu(this.room, json)).filter((p): p is ParsedPdu => p !== undefined && p.eventId !== eventId);
+    const parsed = (await parseMany(this.room, list)).filter((p) => p.eventId !== eventId);
     const stored = await this.s.rooms.events.getMany(parsed.map((p) => p.eventId));
     await this.storeOutliers(parsed.filter((p) => !stored.has(p.eventId)));
   }
@@ -256,6 +270,6 @@ export class RemoteRoomFetcher {
       }
     }
     if (inputs.length === 0) return [];
-    return receiveRemoteEvents(this.s, this.room.roomId, inputs, { backfill: opts.backfill });
+    return receiveRemoteEvents(this.s, this.room.roomId, inputs, { backfill: opts.backfill, origin: this.server });
   }
 }

@@ -22,6 +22,7 @@ import { fetchMissingEvents } from "./missing-events.ts";
 import { authIdsOf } from "./dag-walk.ts";
 import { serverInRoom } from "./server-visibility.ts";
 import { keepStickyOutlier } from "../sticky/received-outlier.ts";
+import { reportRefusal } from "./refusals.ts";
 
 /** A PDU's result in the /send answer: undefined when handled, else why not. */
 export type PduResult = string | undefined;
@@ -55,7 +56,10 @@ export async function ingestPdus(s: Services, origin: string, room: RoomSnapshot
   const results = new Map<string, PduResult>();
   // Synapse: a server not in the room (no local user joined) ignores what is sent for it.
   if (!(await serverInRoom(s, room, s.config.server_name))) {
-    for (const p of pdus) results.set(p.eventId, "This server is not in the room");
+    for (const p of pdus) {
+      results.set(p.eventId, "This server is not in the room");
+      reportRefusal(s, { origin, roomId: room.roomId, eventId: p.eventId, rule: "not_in_room", outcome: "refused" });
+    }
     return results;
   }
   const refsOf = (p: ParsedPdu) => [p.eventId, ...prevEventIds(p.pdu), ...authIdsOf(p.pdu, room)];
@@ -64,7 +68,7 @@ export async function ingestPdus(s: Services, origin: string, room: RoomSnapshot
   const inBatch = new Set<string>();
   const flush = async () => {
     if (batch.length === 0) return;
-    const outcomes = await receiveRemoteEvents(s, room.roomId, batch.map((p) => ({ pdu: p.pdu })));
+    const outcomes = await receiveRemoteEvents(s, room.roomId, batch.map((p) => ({ pdu: p.pdu })), { origin });
     batch.forEach((p, i) => results.set(p.eventId, resultOf(outcomes[i])));
     batch = [];
     inBatch.clear();
@@ -115,16 +119,19 @@ async function fillGapAndReceive(s: Services, origin: string, roomId: string, p:
     if (prevs.some((id) => !inDag(stored.get(id)))) {
       // MSC4354: an old sticky event its sender's server still pushes is kept apart from the DAG.
       if (await keepStickyOutlier(s, fetcher, origin, room, p)) return undefined;
-      s.log.info({ roomId, eventId: p.eventId, origin }, "refusing a pushed event: its prev_events could not be fetched");
+      reportRefusal(s, { origin, roomId, eventId: p.eventId, rule: "prev_events_withheld", outcome: "refused", detail: "its prev_events could not be fetched" });
       return PREVS_WITHHELD;
     }
     if (authIdsOf(p.pdu, room).some((id) => !stored.has(id))) {
       await fetcher.tryFetchAuthChain(p.eventId);
       stored = await s.rooms.events.getMany(refs);
       // Not stored (they may exist), as Synapse refuses it: "Auth events could not be found".
-      if (authIdsOf(p.pdu, room).some((id) => !stored.has(id))) return AUTH_EVENTS_MISSING;
+      if (authIdsOf(p.pdu, room).some((id) => !stored.has(id))) {
+        reportRefusal(s, { origin, roomId, eventId: p.eventId, rule: "auth_events_missing", outcome: "refused", detail: AUTH_EVENTS_MISSING });
+        return AUTH_EVENTS_MISSING;
+      }
     }
-    const [outcome] = await receiveRemoteEvents(s, roomId, [{ pdu: p.pdu }]);
+    const [outcome] = await receiveRemoteEvents(s, roomId, [{ pdu: p.pdu }], { origin });
     return resultOf(outcome);
   } catch (err) {
     s.log.info({ err, roomId, eventId: p.eventId, origin }, "cannot fill the gap before a received event");

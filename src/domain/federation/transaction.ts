@@ -22,6 +22,7 @@ import { ReceivedTransactionStore } from "../store/received-transactions.ts";
 import { parsePdu, type ParsedPdu } from "./fetch-events.ts";
 import { ingestPdus, type PduResult } from "./ingest.ts";
 import { receiveOutOfBandUpdate } from "./membership/out-of-band-update.ts";
+import { reportRefusal } from "./refusals.ts";
 import { eduOwner } from "../cluster/write-routes.ts";
 
 export const MAX_PDUS = 50;
@@ -105,6 +106,12 @@ function badPdu(room: RoomSnapshot, json: Record<string, unknown>): { eventId?: 
   }
 }
 
+/** A PDU of a server the room's ACL denies: refused (logged, counted) with Synapse's answer. */
+function refuseForAcl(s: Services, origin: string, roomId: string, eventId: string): string {
+  reportRefusal(s, { origin, roomId, eventId, rule: "server_acl", outcome: "refused" });
+  return "Server is banned from room";
+}
+
 /**
  * The PDUs of a transaction: grouped per known room, received; each one's result by event id. With several
  * events writers (cluster/topology.ts) the PDUs of a room another instance writes are sent to it, and its
@@ -143,7 +150,7 @@ async function receivePdus(s: Services, origin: string, list: unknown[], forward
     if (!parsed) {
       const bad = badPdu(room, json as Record<string, unknown>);
       if (bad.eventId) out[bad.eventId] = { error: bad.reason };
-      else s.log.info({ origin, roomId, reason: bad.reason }, "ignoring a malformed PDU");
+      reportRefusal(s, { origin, roomId, eventId: bad.eventId, rule: bad.reason.startsWith("Bad event format") ? "format" : "wrong_room", outcome: "dropped", detail: bad.reason });
       continue;
     }
     let group = rooms.get(roomId);
@@ -158,7 +165,7 @@ async function receivePdus(s: Services, origin: string, list: unknown[], forward
         // A server the room's ACL denies has none of its PDUs taken (Synapse's answer for each).
         results = (await serverAllowedInState(s, g.room.state, origin))
           ? await ingestPdus(s, origin, g.room, g.pdus)
-          : new Map(g.pdus.map((p) => [p.eventId, "Server is banned from room"]));
+          : new Map(g.pdus.map((p) => [p.eventId, refuseForAcl(s, origin, g!.room.roomId, p.eventId)]));
       } catch (err) {
         s.log.error({ err, origin, roomId: g.room.roomId }, "failed to receive PDUs");
         results = new Map(g.pdus.map((p) => [p.eventId, "Internal error while processing the event"]));

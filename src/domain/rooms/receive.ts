@@ -16,6 +16,7 @@ import { commit } from "./pipeline/commit.ts";
 import type { CommitPlan } from "./pipeline/plan.ts";
 import { stateKeyOf } from "../store/state-groups.ts";
 import { isPartialState } from "../federation/partial-state/flag.ts";
+import { reportRefusal } from "../federation/refusals.ts";
 
 export type { RemoteEventInput, RemoteOutcome, RemotePlannerOptions };
 
@@ -51,6 +52,18 @@ export interface ReceiveOptions {
   alsoWrite?: (tx: SqlExecutor, plan: CommitPlan) => Promise<void>;
 }
 
+/** One log line and count per event refused, soft-failed or accepted only redacted (refusals.ts). */
+function reportOutcomes(s: Services, roomId: string, inputs: readonly RemoteEventInput[], outcomes: readonly RemoteOutcome[], origin: string | undefined): void {
+  outcomes.forEach((o, i) => {
+    if (o.status === "outlier" || o.status === "duplicate" || (o.status === "accepted" && o.redacted !== true)) return;
+    const pdu = inputs[i]?.pdu;
+    const sender = isPlainObject(pdu) && typeof pdu["sender"] === "string" ? pdu["sender"] : "";
+    const from = origin ?? (sender.includes(":") ? sender.slice(sender.indexOf(":") + 1) : "unknown");
+    if (o.status === "accepted") return reportRefusal(s, { origin: from, roomId, eventId: o.eventId, rule: "content_hash", outcome: "redacted", detail: "content hash mismatch: kept redacted" });
+    reportRefusal(s, { origin: from, roomId, eventId: o.eventId, rule: o.rule, outcome: o.status, detail: "reason" in o ? o.reason : undefined });
+  });
+}
+
 const STORED_OK = new Set<RemoteOutcome["status"]>(["accepted", "duplicate"]);
 
 /**
@@ -66,6 +79,7 @@ export function receiveRemoteEvents(s: Services, roomId: string, inputs: readonl
     const partialState = opts.partialState ?? (known !== undefined && (await isPartialState(s, roomId)));
     const planner = new RemotePlanner(s, known ?? fresh!.room, { ...opts, partialState });
     const outcomes = await planner.addAll(inputs);
+    reportOutcomes(s, roomId, inputs, outcomes, opts.origin);
     // A new room exists only once its create event is accepted, or stored and part of the room's state.
     if (fresh) {
       const status = outcomes[fresh.index]?.status;

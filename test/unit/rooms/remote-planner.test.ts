@@ -137,7 +137,7 @@ describe.each(backends())("remote planner on %s", (backend) => {
       // bob, banned, speaks after the ban citing his old join as auth event.
       const after = await dag.event(remote, { type: "m.room.message", sender: bob(), content: { msgtype: "m.text", body: "still here" } }, [ban.eventId], tip);
       const out = await receive(roomId, after);
-      expect(out).toEqual([{ status: "rejected", eventId: after.eventId, reason: expect.stringMatching(/sender_not_joined|not joined/) }]);
+      expect(out).toEqual([{ status: "rejected", eventId: after.eventId, reason: expect.stringMatching(/sender_not_joined|not joined/), rule: "state_before" }]);
       expect((await s.rooms.events.get(after.eventId))!.rejectedReason).toMatch(/not joined/);
       expect(await extremities(roomId)).toEqual([ban.eventId]);
       expect(heard).not.toContain(after.eventId);
@@ -150,7 +150,7 @@ describe.each(backends())("remote planner on %s", (backend) => {
       expect(await receive(roomId, ban)).toEqual([{ status: "accepted", eventId: ban.eventId }]);
       // bob speaks on the branch before his ban.
       const late = await dag.message(remote, bob(), "from before the ban", [tip]);
-      expect(await receive(roomId, late)).toEqual([{ status: "soft_failed", eventId: late.eventId }]);
+      expect(await receive(roomId, late)).toEqual([{ status: "soft_failed", eventId: late.eventId, rule: "current_state" }]);
       const row = (await s.rooms.events.get(late.eventId))!;
       expect([row.softFailed, row.rejectedReason, row.outlier, row.stateGroup !== null]).toEqual([true, null, false, true]);
       expect(await extremities(roomId)).toEqual([ban.eventId]);
@@ -184,7 +184,7 @@ describe.each(backends())("remote planner on %s", (backend) => {
       const roomId = dag.roomId;
       const tampered = await dag.message(remote, alice(), "original", [tip]);
       tampered.pdu.content = { msgtype: "m.text", body: "tampered after signing" };
-      expect(await receive(roomId, tampered)).toEqual([{ status: "accepted", eventId: tampered.eventId }]);
+      expect(await receive(roomId, tampered)).toEqual([{ status: "accepted", eventId: tampered.eventId, redacted: true }]);
       expect((await s.rooms.events.get(tampered.eventId))!.pdu.content).toEqual({});
       const served = await getEvent(roomId, tampered.eventId);
       expect([served.status, served.json.content]).toEqual([200, {}]);

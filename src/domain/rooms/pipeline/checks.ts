@@ -6,11 +6,12 @@
 import type { Services } from "../../services.ts";
 import type { Pdu } from "../../events/types.ts";
 import { authEventIds, domainOf, isPlainObject } from "../../events/types.ts";
-import { checkContentHash } from "../../events/hashes.ts";
+import { checkContentHash, roomIdOf } from "../../events/hashes.ts";
 import { redactEvent } from "../../events/redaction.ts";
 import { signingBytes, verifyBytes, keyAlgorithm, ED25519 } from "../../signing.ts";
 import { authTypesForEvent, checkAuth, checkAuthEventsList, stateMapKey, verifyThirdPartyInviteSigned } from "../../auth/index.ts";
 import { MatrixError } from "../../errors.ts";
+import { forbid } from "../../auth/context.ts";
 import type { StateMap } from "../../store/state-groups.ts";
 import { stateKeyOf } from "../../store/state-groups.ts";
 import type { RoomVersion } from "../room-versions.ts";
@@ -102,9 +103,15 @@ export async function authorizeWithState(room: AuthRoom, pdu: Pdu, state: StateM
     .filter((id): id is string => id !== undefined);
   const events = await lookup(ids);
   const authState = new Map<string, Pdu>();
+  const roomId = roomIdOf(pdu, room.version);
   for (const id of ids) {
     const e = events.get(id);
-    if (e) authState.set(stateMapKey(e.type, e.state_key ?? ""), e);
+    if (!e) continue;
+    // A state holding another room's events (one built on prev_events of another room) authorizes
+    // nothing: in v12 the create event is not among them to catch it (as Synapse's "prev_state_events
+    // of a different room" check; found by the hostile-server catalogue, issue 40).
+    if (roomIdOf(e, room.version) !== roomId) forbid("state.room_id", `the state before the event holds ${e.type} of another room`);
+    authState.set(stateMapKey(e.type, e.state_key ?? ""), e);
   }
   checkAuth(pdu, authState, room.version, {
     createEvent: room.createEvent,

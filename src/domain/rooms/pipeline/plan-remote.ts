@@ -9,6 +9,7 @@
 // them: history arriving late); current state is the resolved state at them. Backfilled history (older
 // than the room's state) is not soft-failed and takes positions below the stream (commit.ts). A redaction
 // naming an event of another room is soft-failed (ignored: it never takes effect, and clients never see it),
+// and one whose prev_events are another room's events is dropped (it would take that room's state),
 // and so is an event the room's Policy Server does not recommend (policy-check.ts; backfilled too, as Synapse).
 // Spec: Server-Server API "Checks performed on receipt of a PDU", "Rejection", "Soft failure",
 // "Backfilling and retrieving missing events", "Policy Servers"; Room Versions "Authorization rules".
@@ -28,6 +29,7 @@ import { redactsOf } from "../../events/redaction.ts";
 import { overlongField } from "../../events/size.ts";
 import { mayUsePolicyServer } from "../policy-server.ts";
 import { checkReceivedEvent } from "../policy-check.ts";
+import type { RefusalRule } from "../../federation/refusals.ts";
 
 export interface RemoteEventInput {
   /** The PDU as received (untrusted JSON). */
@@ -58,6 +60,8 @@ export interface RemotePlannerOptions {
    * from the event's own auth events (as Synapse does until the full state is known).
    */
   partialState?: boolean;
+  /** The server the events came from (named in the log line of each refused one; default: the sender's). */
+  origin?: string;
   /**
    * Completes a partial state: entries of the full state at the join for keys current state lacks (the
    * state groups are completed by the caller, in the same commit).
@@ -66,12 +70,16 @@ export interface RemotePlannerOptions {
 }
 
 export type RemoteOutcome =
-  | { status: "accepted" | "soft_failed" | "outlier"; eventId: string }
+  /** `redacted`: accepted in its redacted form (its content hash did not match). */
+  | { status: "accepted"; eventId: string; redacted?: true }
+  | { status: "outlier"; eventId: string }
+  /** Soft-failed against current state's auth rules. */
+  | { status: "soft_failed"; eventId: string; rule: RefusalRule }
   /** Soft-failed for a stated reason other than current state's auth rules (the room's policy server). */
-  | { status: "soft_failed"; eventId: string; reason: string }
-  | { status: "rejected"; eventId: string; reason: string }
+  | { status: "soft_failed"; eventId: string; reason: string; rule: RefusalRule }
+  | { status: "rejected"; eventId: string; reason: string; rule: RefusalRule }
   /** Not stored: a bad format or signature, another room, or a state that cannot be resolved yet. */
-  | { status: "dropped"; eventId?: string; reason: string }
+  | { status: "dropped"; eventId?: string; reason: string; rule: RefusalRule }
   /** Already stored (or twice in the input): nothing done. */
   | { status: "duplicate"; eventId: string };
 
@@ -83,6 +91,10 @@ interface Parsed {
   /** Stored before as an outlier (not rejected): checked again, then promoted into the DAG. */
   promote?: boolean;
 }
+
+/** Events checked between two turns given to the event loop. */
+const YIELD_EVERY = 32;
+const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -137,6 +149,7 @@ export class RemotePlanner {
     const parsed: Parsed[] = [];
     const seen = new Set<string>();
     for (const [index, input] of inputs.entries()) {
+      if (index % YIELD_EVERY === YIELD_EVERY - 1) await yieldTurn();
       const p = this.parse(input);
       if ("status" in p) outcomes[index] = p;
       else if (seen.has(p.eventId)) outcomes[index] = { status: "duplicate", eventId: p.eventId };
@@ -154,6 +167,14 @@ export class RemotePlanner {
     if (this.opts.fillState) for (const e of await this.s.rooms.events.getMany([...this.opts.fillState.values()]).then((m) => m.values())) this.stored.add(e.eventId);
     const fresh: Parsed[] = [];
     for (const p of parsed) {
+      // prev_events of another room: the event would take that room's state as its own (a state reset
+      // into another room, found by the hostile-server catalogue, issue 40). Dropped, as Synapse drops
+      // pulled events of another room.
+      const foreign = prevEventIds(p.pdu).find((id) => { const e = known.get(id); return e !== undefined && e.roomId !== this.room.roomId; });
+      if (foreign !== undefined) {
+        outcomes[p.index] = { status: "dropped", eventId: p.eventId, reason: `The prev_event ${foreign} belongs to another room`, rule: "wrong_room" };
+        continue;
+      }
       const stored = known.get(p.eventId);
       // An outlier received again, not as an outlier: its state may be known now.
       if (stored && stored.outlier && stored.rejectedReason === null && p.input.outlier !== true) p.promote = true;
@@ -162,7 +183,13 @@ export class RemotePlanner {
     }
     const placed = fresh.filter((p) => p.input.outlier !== true);
     if (placed.length > 0) this.followed = await this.s.rooms.events.withChildren(placed.map((p) => p.eventId));
-    for (const p of topological(fresh)) outcomes[p.index] = await this.add(p);
+    // A long batch (an auth chain of thousands) gives the event loop a turn now and then: checking it is
+    // synchronous work, and other rooms' requests must not wait for all of it (hostile auth chains, issue 40).
+    let n = 0;
+    for (const p of topological(fresh)) {
+      if (++n % YIELD_EVERY === 0) await yieldTurn();
+      outcomes[p.index] = await this.add(p);
+    }
     return outcomes;
   }
 
@@ -175,9 +202,9 @@ export class RemotePlanner {
       pdu = validatePduFormat(input.pdu, v);
       eventId = eventIdOf(pdu, v);
     } catch (err) {
-      return { status: "dropped", reason: reasonOf(err) };
+      return { status: "dropped", reason: reasonOf(err), rule: "format" };
     }
-    if (roomIdOf(pdu, v) !== this.room.roomId) return { status: "dropped", eventId, reason: "The event belongs to another room" };
+    if (roomIdOf(pdu, v) !== this.room.roomId) return { status: "dropped", eventId, reason: "The event belongs to another room", rule: "wrong_room" };
     return { pdu, eventId };
   }
 
@@ -190,7 +217,7 @@ export class RemotePlanner {
     try {
       signers = await checkSignatures(s, p.pdu, v);
     } catch (err) {
-      return { status: "dropped", eventId, reason: reasonOf(err) };
+      return { status: "dropped", eventId, reason: reasonOf(err), rule: "signature" };
     }
     const hashed = checkHashOrRedact(p.pdu, v);
     const { unsigned: _unsigned, ...received } = hashed.pdu;
@@ -202,6 +229,7 @@ export class RemotePlanner {
     // the format check: such an event is kept rejected, as Synapse keeps it, so the room does not break.)
     const overlong = v.strictEventByteLimits ? undefined : overlongField(pdu);
     let rejectedReason = overlong ? `'${overlong}' is longer than 255 bytes` : await this.checkAuthEvents(pdu, signedBy);
+    let rejectedRule: RefusalRule = overlong ? "format" : "auth_events";
 
     // The state before it: from its prev_events (an outlier when one of them has no known state).
     let outlier = p.input.outlier === true;
@@ -210,7 +238,7 @@ export class RemotePlanner {
       try {
         before = p.input.stateBefore ? { state: await this.usableState(p.input.stateBefore), basis: undefined } : await this.stateFromPrevs(prevIds, p.input.prevStates);
       } catch (err) {
-        return { status: "dropped", eventId, reason: `The state before the event cannot be resolved: ${reasonOf(err)}` };
+        return { status: "dropped", eventId, reason: `The state before the event cannot be resolved: ${reasonOf(err)}`, rule: "unresolvable_state" };
       }
       outlier = before === undefined;
     }
@@ -224,6 +252,7 @@ export class RemotePlanner {
         await authorizeWithState(room, pdu, await this.forAuth(before.state, pdu), signedBy, (ids) => this.pdus(ids));
       } catch (err) {
         rejectedReason = reasonOf(err);
+        rejectedRule = "state_before";
       }
       const atTips = prevIds.length === this.cur.extremities.length && prevIds.every((id) => this.cur.extremities.includes(id));
       // Nothing to soft-fail against in a room with no tips yet (one being joined) or in backfilled history.
@@ -249,7 +278,8 @@ export class RemotePlanner {
 
     // A redaction naming an event of another room can never take effect: it is ignored — soft-failed, so
     // stored but never served to clients (Synapse withholds it from them).
-    if (before && rejectedReason === null && !softFailed && (await this.redactsElsewhere(pdu))) softFailed = true;
+    let redactsElsewhere = false;
+    if (before && rejectedReason === null && !softFailed && (await this.redactsElsewhere(pdu))) redactsElsewhere = softFailed = true;
 
     const key = isStateEvent(pdu) ? stateKeyOf(pdu.type, pdu.state_key!) : undefined;
     const stateBefore = before?.state;
@@ -270,19 +300,21 @@ export class RemotePlanner {
     };
     if (outlier || rejectedReason !== null || softFailed) {
       this.keep(planned);
-      if (rejectedReason !== null) return { status: "rejected", eventId, reason: rejectedReason };
-      if (policyRefused) return { status: "soft_failed", eventId, reason: "Not recommended by the room's policy server" };
-      return { status: outlier ? "outlier" : "soft_failed", eventId };
+      if (rejectedReason !== null) return { status: "rejected", eventId, reason: rejectedReason, rule: rejectedRule };
+      if (policyRefused) return { status: "soft_failed", eventId, reason: "Not recommended by the room's policy server", rule: "policy_server" };
+      if (outlier) return { status: "outlier", eventId };
+      return { status: "soft_failed", eventId, rule: redactsElsewhere ? "redaction_elsewhere" : "current_state" };
     }
     // Accepted: a forward extremity in place of its prev_events (unless a stored event already follows it:
     // history arriving late); current state resolved at the tips.
     // Backfilled history is all before events the room has: it never moves the tips.
+    const accepted: RemoteOutcome = hashed.redacted ? { status: "accepted", eventId, redacted: true } : { status: "accepted", eventId };
     const extremities = this.opts.backfill ? this.cur.extremities : this.cur.extremities.filter((id) => !prevIds.includes(id));
     if (!this.opts.backfill && !this.followed.has(eventId)) extremities.push(eventId);
     this.keep(planned);
     if (extremities.length === this.cur.extremities.length && extremities.every((id, i) => id === this.cur.extremities[i])) {
       this.cur = { state: this.cur.state, group: this.cur.group, extremities: this.cur.extremities, maxDepth: Math.max(this.cur.maxDepth, pdu.depth) };
-      return { status: "accepted", eventId };
+      return accepted;
     }
     let current: { state: StateMap; group: GroupBasis | undefined };
     try {
@@ -291,10 +323,10 @@ export class RemotePlanner {
     } catch (err) {
       this.events.pop();
       this.pending.delete(eventId);
-      return { status: "dropped", eventId, reason: `Current state cannot be resolved: ${reasonOf(err)}` };
+      return { status: "dropped", eventId, reason: `Current state cannot be resolved: ${reasonOf(err)}`, rule: "unresolvable_state" };
     }
     this.cur = { state: current.state, group: current.group, extremities, maxDepth: Math.max(this.cur.maxDepth, pdu.depth) };
-    return { status: "accepted", eventId };
+    return accepted;
   }
 
   /**
