@@ -33,9 +33,9 @@ import { internalMark, markInternal } from "./internal-request.ts";
 const REFUSED = `${INTERNAL_PREFIX}/refused`;
 
 /** Request headers not passed on: the connection's own, and the internal ones a client may not set. */
-const DROPPED_REQUEST_HEADERS = new Set(["host", "connection", "keep-alive", "transfer-encoding", "te", "upgrade", "expect", "content-length", "proxy-authorization", "proxy-connection", "authorization"]);
+const DROPPED_REQUEST_HEADERS: readonly string[] = ["host", "connection", "keep-alive", "transfer-encoding", "te", "upgrade", "expect", "content-length", "proxy-authorization", "proxy-connection", "authorization"];
 /** Answer headers not passed back: the connection's own, and those this server sets on every answer. */
-const DROPPED_ANSWER_HEADERS = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "date"]);
+const DROPPED_ANSWER_HEADERS: readonly string[] = ["connection", "keep-alive", "transfer-encoding", "content-length", "date"];
 
 const header = (raw: IncomingMessage, name: string): string | undefined => {
   const v = raw.headers[name];
@@ -89,7 +89,7 @@ function hasToken(req: FastifyRequest): boolean {
 async function forward(s: Services, owner: string, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined || DROPPED_REQUEST_HEADERS.has(name) || name.startsWith("x-weft-")) continue;
+    if (value === undefined || DROPPED_REQUEST_HEADERS.includes(name) || name.startsWith("x-weft-")) continue;
     headers[name] = Array.isArray(value) ? value.join(", ") : value;
   }
   const authorization = req.raw.headersDistinct.authorization;
@@ -107,7 +107,7 @@ async function forward(s: Services, owner: string, req: FastifyRequest, reply: F
     }
     throw err;
   }
-  for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !DROPPED_ANSWER_HEADERS.has(name)) reply.header(name, value);
+  for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !DROPPED_ANSWER_HEADERS.includes(name)) reply.header(name, value);
   return reply.code(answer.status).send(answer.body);
 }
 

@@ -79,14 +79,14 @@ const ROWS: [method: string, url: string, rule: WriteRule][] = [
   ["PUT", `${F}/v1/exchange_third_party_invite/:roomId`, room()],
 ];
 
-const TABLE: ReadonlyMap<string, WriteRule> = new Map(ROWS.map(([method, url, rule]) => [`${method} ${url}`, rule]));
+const TABLE: Readonly<Record<string, WriteRule>> = Object.freeze(Object.fromEntries(ROWS.map(([method, url, rule]) => [`${method} ${url}`, rule])));
 
 /** Every routed "METHOD url" (tests check each is a registered route). */
-export const ROUTED_WRITES: readonly string[] = [...TABLE.keys()];
+export const ROUTED_WRITES: readonly string[] = Object.keys(TABLE);
 
 /** The rule of a registered route (its canonical url), or undefined when it is served where it lands. */
 export function writeRuleOf(method: string, url: string): WriteRule | undefined {
-  return TABLE.get(`${method} ${url}`);
+  return Object.hasOwn(TABLE, `${method} ${url}`) ? TABLE[`${method} ${url}`] : undefined;
 }
 
 /** The instance that writes a stream other than events: this one if it is a writer, else the first. */

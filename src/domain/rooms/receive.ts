@@ -64,7 +64,7 @@ function reportOutcomes(s: Services, roomId: string, inputs: readonly RemoteEven
   });
 }
 
-const STORED_OK = new Set<RemoteOutcome["status"]>(["accepted", "duplicate"]);
+const STORED_OK: readonly RemoteOutcome["status"][] = ["accepted", "duplicate"];
 
 /**
  * Checks, places and stores remote events of one room, all in one commit. Returns each input's outcome:
@@ -86,7 +86,7 @@ export function receiveRemoteEvents(s: Services, roomId: string, inputs: readonl
       const founded = status === "accepted" || (status === "outlier" && planner.currentState.get(stateKeyOf("m.room.create", "")) === fresh.room.createEventId);
       if (!founded) return outcomes;
     }
-    if (opts.mustAccept?.some((i) => !STORED_OK.has(outcomes[i]!.status))) return outcomes;
+    if (opts.mustAccept?.some((i) => !STORED_OK.includes(outcomes[i]!.status))) return outcomes;
     const extra = opts.alsoWrite;
     const plan: CommitPlan | undefined = planner.plan(
       extra
