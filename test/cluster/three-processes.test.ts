@@ -2,8 +2,8 @@
 // cluster-processes.ts): three real `weft start` processes (master, worker1, worker2; rooms sharded over
 // all three as events writers, the other streams on master) on one PostgreSQL database, a real
 // redis-server between them and a real haproxy round-robin in front. Through haproxy unless said:
-//  1. 3 processes × 10 clients send WEFT_CLUSTER_MESSAGES messages (default 600: what this shared 2-core
-//     machine runs in about a minute; 10000 is the issue's figure) into one room: each acknowledged message
+//  1. 3 processes × 10 clients send WEFT_CLUSTER_MESSAGES messages (default 10000, the issue's figure:
+//     about 50 s of sends and 60 s of syncs on this shared 2-core machine) into one room: each acknowledged message
 //     is in every member's /sync on each process (asked directly), once, in one order; one forward
 //     extremity at rest (forward_extremities table);
 //  2. a client alternating processes between syncs misses nothing, sees nothing twice; a logout on one
@@ -25,7 +25,7 @@ const enc = encodeURIComponent;
 const CLIENTS_PER_PROCESS = 10;
 const PROCESSES = 3;
 const CLIENTS = CLIENTS_PER_PROCESS * PROCESSES;
-const MESSAGES = Number(process.env.WEFT_CLUSTER_MESSAGES ?? 600);
+const MESSAGES = Number(process.env.WEFT_CLUSTER_MESSAGES ?? 10_000);
 
 /** Runs `f` over `items`, `n` at a time. */
 async function pool<T, R>(items: T[], n: number, f: (item: T, i: number) => Promise<R>): Promise<R[]> {

@@ -47,8 +47,8 @@ export class WeftProcess {
     // node itself is the child (tsx as its loader, no launcher in between): a SIGKILL reaches the server.
     const child = spawn(process.execPath, ["--import", "tsx", CLI, "start", "-c", this.configPath], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     this.child = child;
-    child.stdout!.on("data", (d: Buffer) => (this.log = (this.log + d.toString()).slice(-20_000)));
-    child.stderr!.on("data", (d: Buffer) => (this.log = (this.log + d.toString()).slice(-20_000)));
+    child.stdout!.on("data", (d: Buffer) => (this.log += d.toString()));
+    child.stderr!.on("data", (d: Buffer) => (this.log += d.toString()));
     this.exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
     let gone = false;
     void this.exited.then(() => (gone = true));
