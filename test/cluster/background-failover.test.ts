@@ -16,15 +16,15 @@
 //  - a holder whose leases were taken behind its back stops, and resumes when it takes them back.
 // Sends go to the process that holds the leases: without replication (Redis, another change) a process
 // wakes its pushers only for its own commits; the stored positions are what this test is about.
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { backends, freePort, makePgDatabase, readJsonResponse, TEST_DEFAULTS, type JsonResponse, type TestServer } from "../helpers/server.ts";
+import { backends, freePort, makePgDatabase, TEST_DEFAULTS } from "../helpers/server.ts";
 import { registerUser, type Session } from "../helpers/users.ts";
 import { RedisServer } from "../helpers/redis.ts";
+import { WeftProcess } from "../helpers/cluster-processes.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { RecordingGateway } from "../helpers/push-gateway.ts";
 import { RecordingAppService, writeRegistration } from "../helpers/appservice.ts";
@@ -34,61 +34,10 @@ import { loadOrCreateSigningKeys } from "../../src/domain/signing-key.ts";
 import type { Pdu } from "../../src/domain/events/types.ts";
 import { eventIdOf } from "../../src/domain/events/hashes.ts";
 
-const ROOT = path.resolve(import.meta.dirname, "../..");
-const CLI = path.join(ROOT, "src/cli.ts");
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
 const LEASES = ["appservices", "background_tasks", "federation_sender", "media_jobs", "pushers"];
 const LEASE_MS = 2000;
-
-/** One Weft process: started from its config file, stopped by a signal. */
-class WeftProcess {
-  child: ChildProcess | undefined;
-  log = "";
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> = Promise.resolve({ code: null, signal: null });
-
-  constructor(readonly name: string, readonly port: number, readonly configPath: string) {}
-
-  get base(): string {
-    return `http://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    this.log = "";
-    // node itself is the child (no launcher in between): a SIGKILL reaches the server.
-    const child = spawn(process.execPath, ["--import", "tsx", CLI, "start"], { cwd: ROOT, env: { ...process.env, WEFT_CONFIG: this.configPath }, stdio: ["ignore", "pipe", "pipe"] });
-    this.child = child;
-    child.stdout!.on("data", (d: Buffer) => (this.log += d.toString()));
-    child.stderr!.on("data", (d: Buffer) => (this.log += d.toString()));
-    this.exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-    let gone = false;
-    void this.exited.then(() => (gone = true));
-    await eventually(async () => {
-      if (gone) throw new Error(`${this.name} exited before serving:\n${this.log}`);
-      return (await fetch(`${this.base}/_matrix/client/versions`).catch(() => undefined))?.status === 200;
-    }, `${this.name} to serve`, 90_000);
-  }
-
-  async kill(signal: NodeJS.Signals): Promise<void> {
-    this.child?.kill(signal);
-    await this.exited;
-  }
-
-  get running(): boolean {
-    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
-  }
-
-  /** What the tests' helpers call a server: requests to this process. */
-  client(): TestServer {
-    const call = async (method: string, p: string, o: { token?: string; body?: unknown } = {}): Promise<JsonResponse> => {
-      const headers: Record<string, string> = {};
-      if (o.token) headers.authorization = `Bearer ${o.token}`;
-      if (o.body !== undefined) headers["content-type"] = "application/json";
-      return readJsonResponse(await fetch(this.base + p, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) }));
-    };
-    return { call, baseUrl: this.base } as unknown as TestServer;
-  }
-}
 
 for (const backend of backends().filter((b) => b === "postgres")) {
   describe(`background work on two processes sharing ${backend}`, () => {
