@@ -118,4 +118,23 @@ describe.each(backends())("hostile signing keys on %s", (backend) => {
     expect(t).toContain(own.eventId);
     lies.delete(h.serverName);
   });
+
+  it("a notary lying consistently about the server's own key id, before Weft met the server: its key is taken first (Synapse's order), the server's own requests refused", async () => {
+    const h = await hostile();
+    const fake = generateSigningKey(h.key.keyId.slice("ed25519:".length));
+    lies.set(h.serverName, () => signJson(buildServerKeysResponse({ serverName: h.serverName, keys: [fake], validityMs: DAY }), h.serverName, fake));
+    try {
+      const roomId = await createRoom(a, alice, { preset: "public_chat", room_version: "10" });
+      const asked = notary.requests.length;
+      const t = await h.call("GET", `/_matrix/federation/v1/make_join/${encodeURIComponent(roomId)}/${encodeURIComponent(h.user("mallory"))}?ver=10`);
+      expect(t.status, JSON.stringify(t.json)).toBe(401);
+      expect(notary.requests.length).toBeGreaterThan(asked);
+      const held = await a.hs.services.serverKeys.forServer(h.serverName);
+      expect(held.map((k) => [k.keyId, k.verifyKey, k.fromServer])).toEqual([[h.key.keyId, fake.publicKeyBase64, notary.serverName]]);
+      const v = await memberView(a, alice.access_token, roomId);
+      expect([...v.state.keys()].some((k) => k.includes(h.serverName))).toBe(false);
+    } finally {
+      lies.delete(h.serverName);
+    }
+  });
 });
