@@ -162,7 +162,7 @@ describe.each(backends())("exhaustion attacks by a hostile server on %s", (backe
     expect((await rows(roomId)) - before).toBeLessThanOrEqual(5_000 + 50);
   }, 180_000);
 
-  it("an event on an auth chain 100,000 deep (an /event_auth answer of 100,000 events, each link served by /event too): refused, bounded in time, memory and rows, the rooms responsive", async () => {
+  it("an event on an auth chain 100,000 deep (an /event_auth answer of 100,000 events, then a /state_ids answer of their 100,000 ids; each link served by /event too): refused, bounded in time, memory and rows, the rooms responsive", async () => {
     const roomId = await room();
     const v = await f.h.version(roomId);
     const { state, tip, depth } = await at(roomId);
@@ -217,6 +217,40 @@ describe.each(backends())("exhaustion attacks by a hostile server on %s", (backe
     expect(view.timeline).not.toContain(pushed.eventId);
     expect(view.state.get(memberKey)?.event_id).toBe(state.get(memberKey));
     console.log(`auth chain 100,000: ${Math.round(ms)} ms, quiet room worst send ${Math.round(worstQuiet)} ms, rss +${Math.round((rssPeak - rssBefore) / 1024 / 1024)} MiB, ${asked} /event_auth, ${pulledOne} /event, ${(await rows(roomId)) - before} rows`);
+
+    // The same chain as a /state_ids answer (100,000 auth_chain_ids, 4 MiB: under the size cap, past the
+    // 50,000-id cap): asked for the state before an unseen message that get_missing_events leads to.
+    const x0 = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: "unseen" } }, { prev: [tip], authState: state });
+    const x1 = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: "given" } }, { prev: [x0.eventId], authState: state });
+    const x2 = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: "pushed" } }, { prev: [x1.eventId], authState: state });
+    const ids = JSON.stringify({ pdu_ids: [...state.values()], auth_chain_ids: chain.map((e) => e.eventId) });
+    expect(ids.length).toBeLessThan(16 * 1024 * 1024);
+    let stateAsked = 0;
+    pulledOne = 0;
+    f.h.plan = (req) => {
+      if (req.path.includes("/get_missing_events/")) return { status: 200, json: { events: [x1.pdu] } };
+      if (req.path.includes("/state_ids/")) {
+        stateAsked++;
+        return { status: 200, json: null, body: ids };
+      }
+      if (req.path.includes("/event/")) pulledOne++;
+      return "default";
+    };
+    const rows2 = await rows(roomId);
+    const logFrom = f.log.lines.length;
+    const second = await underAttack(() => f.h.send([x2.pdu]), roomId);
+    f.h.plan = () => "default";
+    expect(second.result.json.pdus[x2.eventId]?.error).toBeDefined();
+    expect(stateAsked).toBeGreaterThan(0);
+    // Refused for its count (the cap of 50,000 ids a list).
+    expect(JSON.stringify(f.log.lines.slice(logFrom))).toContain("more than 50000 entries in auth_chain_ids");
+    expect(pulledOne).toBeLessThanOrEqual(60);
+    expect(second.ms).toBeLessThan(60_000);
+    expect(second.worstQuiet).toBeLessThan(2_000);
+    expect((await rows(roomId)) - rows2).toBeLessThanOrEqual(100);
+    for (const x of [x1, x2]) expect((await f.a.hs.services.rooms.events.get(x.eventId))?.outlier ?? true).toBe(true);
+    expect((await memberView(f.a, f.alice.access_token, roomId)).timeline).not.toContain(x2.eventId);
+    console.log(`state_ids of 100,000: ${Math.round(second.ms)} ms, quiet room worst send ${Math.round(second.worstQuiet)} ms, ${stateAsked} /state_ids, ${pulledOne} /event, ${(await rows(roomId)) - rows2} rows`);
   }, 240_000);
 
   it("a transaction of 51 PDUs or 101 EDUs: refused whole, the room unchanged", async () => {
