@@ -24,8 +24,9 @@ export interface FakeRequest {
 /**
  * An answer: a status and a JSON body; undefined means 404 M_UNRECOGNIZED. `dripMs`: the body is sent a
  * byte at a time, one every `dripMs` (a server answering slowly forever), until the client gives up.
+ * `body`: the JSON already serialised (a huge answer made once, not on each request's turn); `json` ignored.
  */
-export type FakeAnswer = { status: number; json: unknown; dripMs?: number } | undefined;
+export type FakeAnswer = { status: number; json: unknown; dripMs?: number; body?: string } | undefined;
 export type FakeHandler = (req: FakeRequest) => FakeAnswer | Promise<FakeAnswer>;
 
 export interface FakeOrigin extends TestServerIdentity {
@@ -78,7 +79,7 @@ export async function startFakeOrigin(handler: FakeHandler = () => undefined): P
             answer = { status: 500, json: { errcode: "M_UNKNOWN", error: String(err) } };
           }
         }
-        const body = JSON.stringify(answer?.json ?? { errcode: "M_UNRECOGNIZED", error: "Unrecognized request" });
+        const body = answer?.body ?? JSON.stringify(answer?.json ?? { errcode: "M_UNRECOGNIZED", error: "Unrecognized request" });
         if (answer?.dripMs) return drip(res.writeHead(answer.status, { "content-type": "application/json" }), body, answer.dripMs);
         res.writeHead(answer?.status ?? 404, { "content-type": "application/json" }).end(body);
       })();

@@ -74,8 +74,8 @@ interface FetchState {
 }
 
 /**
- * Own keys, then memory, then the database, then the network: the server itself, then each trusted
- * notary. One fetch per server at a time (callers share it), a short floor between fetches of a server
+ * Own keys, then memory, then the database, then the network: each trusted notary, then the server
+ * itself (Synapse's order: a trusted notary's answer is taken first). One fetch per server at a time (callers share it), a short floor between fetches of a server
  * that answered, and an exponential backoff for one that did not.
  */
 export class FederatedKeyRing implements KeyRing {
@@ -151,20 +151,17 @@ export class FederatedKeyRing implements KeyRing {
     return s.inflight;
   }
 
-  /** True when some keys of the server were found and stored. */
+  /**
+   * True when some keys of the server were found and stored. Synapse's order: the trusted notaries first
+   * (each until the wanted keys are had, valid long enough), then the server itself for what is still
+   * missing — a trusted notary's word is taken over the origin's, as Synapse takes it.
+   */
   private async fetchFromNetwork(serverName: string, keyIds: string[], minValidUntil: number, useNotaries: boolean): Promise<boolean> {
-    const now = this.o.now();
-    let stored: StoredServerKey[] = [];
-    try {
-      const result = keysFromDirectResponse(await this.o.transport.fetchServerKeys(serverName), serverName, now);
-      if (result.ok) stored = result.keys;
-      else this.o.log.warn({ serverName, reason: result.reason }, "rejected a server's key response");
-    } catch (err) {
-      this.o.log.info({ serverName, err: (err as Error).message }, "could not fetch keys from the server itself");
-    }
-    const satisfied = () => keyIds.every((id) => stored.some((k) => k.keyId === id && k.validUntilTs >= minValidUntil));
-    if (useNotaries && !(stored.length > 0 && satisfied())) {
+    const stored: StoredServerKey[] = [];
+    const satisfied = () => (keyIds.length === 0 ? stored.length > 0 : keyIds.every((id) => stored.some((k) => k.keyId === id && k.validUntilTs >= minValidUntil)));
+    if (useNotaries) {
       for (const notary of this.o.trustedKeyServers) {
+        if (satisfied()) break;
         if (notary.server_name === this.o.serverName || notary.server_name === serverName) continue;
         const criteria = Object.fromEntries(keyIds.map((id) => [id, { minimum_valid_until_ts: minValidUntil }]));
         try {
@@ -176,10 +173,21 @@ export class FederatedKeyRing implements KeyRing {
           }
           if (result.skipped?.length) this.o.log.warn({ notary: notary.server_name, skipped: result.skipped }, "skipped entries of a notary's key response");
           stored.push(...result.keys);
-          if (satisfied()) break;
         } catch (err) {
           this.o.log.info({ notary: notary.server_name, err: (err as Error).message }, "could not query a notary");
         }
+      }
+    }
+    if (!satisfied()) {
+      try {
+        const result = keysFromDirectResponse(await this.o.transport.fetchServerKeys(serverName), serverName, this.o.now());
+        if (result.ok) {
+          // A key a notary already gave, valid long enough, is kept as the notary gave it (Synapse).
+          const had = new Set(stored.filter((k) => k.validUntilTs >= minValidUntil).map((k) => k.keyId));
+          stored.push(...result.keys.filter((k) => !had.has(k.keyId)));
+        } else this.o.log.warn({ serverName, reason: result.reason }, "rejected a server's key response");
+      } catch (err) {
+        this.o.log.info({ serverName, err: (err as Error).message }, "could not fetch keys from the server itself");
       }
     }
     if (stored.length === 0) return false;

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { backends } from "../../helpers/server.ts";
 import { createRoom } from "../../helpers/rooms.ts";
 import { startHostileServer, hostileFixture, memberView } from "../../helpers/hostile-server.ts";
-import type { BuiltEvent } from "../../../src/domain/rooms/build-event.ts";
+import { sealEvent, type BuiltEvent } from "../../../src/domain/rooms/build-event.ts";
 import { stateKeyOf } from "../../../src/domain/store/state-groups.ts";
 import { loadRoom } from "../../../src/domain/rooms/room-cache.ts";
 
@@ -161,6 +161,97 @@ describe.each(backends())("exhaustion attacks by a hostile server on %s", (backe
     expect((await memberView(f.a, f.alice.access_token, roomId)).timeline).toContain(pushed.eventId);
     expect((await rows(roomId)) - before).toBeLessThanOrEqual(5_000 + 50);
   }, 180_000);
+
+  it("an event on an auth chain 100,000 deep (an /event_auth answer of 100,000 events, then a /state_ids answer of their 100,000 ids; each link served by /event too): refused, bounded in time, memory and rows, the rooms responsive", async () => {
+    const roomId = await room();
+    const v = await f.h.version(roomId);
+    const { state, tip, depth } = await at(roomId);
+    const memberKey = stateKeyOf("m.room.member", f.mallory);
+    // The first link crafted (its auth events chosen by the rules), the other 99,999 sealed from it: each
+    // cites the one before as mallory's membership and as its prev event — a chain 100,000 deep.
+    const first = await f.h.craft(roomId, { type: "m.room.member", stateKey: f.mallory, sender: f.mallory, content: { membership: "join", displayname: "m0" } }, { prev: [tip], depth: depth + 1 });
+    const chain: BuiltEvent[] = [first];
+    for (let i = 1; i < 100_000; i++) {
+      const last = chain[i - 1]!;
+      const pdu = { ...last.pdu, content: { membership: "join", displayname: `m${i}` }, prev_events: [last.eventId], depth: last.pdu.depth + 1, hashes: { sha256: "" }, signatures: {} } as typeof last.pdu;
+      pdu.auth_events = (pdu.auth_events as string[]).map((id) => (id === (i === 1 ? state.get(memberKey) : chain[i - 2]!.eventId) ? last.eventId : id));
+      const e = sealEvent(pdu, v, f.h);
+      f.h.events.set(e.eventId, e.pdu);
+      chain.push(e);
+    }
+    expect((chain[99_999]!.pdu.auth_events as string[])).toContain(chain[99_998]!.eventId);
+    const st = new Map(state);
+    st.set(memberKey, chain[99_999]!.eventId);
+    const pushed = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: "on top of 100,000" } }, { prev: [tip], authState: st });
+    // Serialised once, before the attack (the attacker's own work is not what the latencies measure).
+    const answer = JSON.stringify({ auth_chain: chain.map((e) => e.pdu) });
+    expect(answer.length).toBeGreaterThan(32 * 1024 * 1024);
+    let asked = 0;
+    let pulledOne = 0;
+    f.h.plan = (req) => {
+      if (req.path.includes("/event_auth/")) {
+        asked++;
+        return { status: 200, json: null, body: answer };
+      }
+      if (req.path.includes("/event/")) pulledOne++;
+      if (req.path.includes("/get_missing_events/")) return { status: 200, json: { events: [] } };
+      return "default";
+    };
+    const before = await rows(roomId);
+    const rssBefore = process.memoryUsage().rss;
+    let rssPeak = rssBefore;
+    const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 50);
+    const { result, ms, worstQuiet } = await underAttack(() => f.h.send([pushed.pdu]), roomId).finally(() => clearInterval(sampler));
+    f.h.plan = () => "default";
+    expect(result.status).toBe(200);
+    expect(asked).toBeGreaterThan(0);
+    expect(ms).toBeLessThan(60_000);
+    expect(worstQuiet).toBeLessThan(2_000);
+    // Neither the answer (refused whole: past 32 MiB, and past 50,000 entries) nor the links pulled one by one
+    // (the gap's budget: 60 requests) are taken in: a few dozen rows at most, the event on top not accepted.
+    expect(pulledOne).toBeLessThanOrEqual(60);
+    expect((await rows(roomId)) - before).toBeLessThanOrEqual(100);
+    expect(await f.a.hs.services.rooms.events.get(pushed.eventId)).toBeUndefined();
+    expect(rssPeak - rssBefore).toBeLessThan(768 * 1024 * 1024);
+    const view = await memberView(f.a, f.alice.access_token, roomId);
+    expect(view.timeline).not.toContain(pushed.eventId);
+    expect(view.state.get(memberKey)?.event_id).toBe(state.get(memberKey));
+    console.log(`auth chain 100,000: ${Math.round(ms)} ms, quiet room worst send ${Math.round(worstQuiet)} ms, rss +${Math.round((rssPeak - rssBefore) / 1024 / 1024)} MiB, ${asked} /event_auth, ${pulledOne} /event, ${(await rows(roomId)) - before} rows`);
+
+    // The same chain as a /state_ids answer (100,000 auth_chain_ids, 4 MiB: under the size cap, past the
+    // 50,000-id cap): asked for the state before an unseen message that get_missing_events leads to.
+    const x0 = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: "unseen" } }, { prev: [tip], authState: state });
+    const x1 = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: "given" } }, { prev: [x0.eventId], authState: state });
+    const x2 = await f.h.craft(roomId, { type: "m.room.message", sender: f.mallory, content: { msgtype: "m.text", body: "pushed" } }, { prev: [x1.eventId], authState: state });
+    const ids = JSON.stringify({ pdu_ids: [...state.values()], auth_chain_ids: chain.map((e) => e.eventId) });
+    expect(ids.length).toBeLessThan(16 * 1024 * 1024);
+    let stateAsked = 0;
+    pulledOne = 0;
+    f.h.plan = (req) => {
+      if (req.path.includes("/get_missing_events/")) return { status: 200, json: { events: [x1.pdu] } };
+      if (req.path.includes("/state_ids/")) {
+        stateAsked++;
+        return { status: 200, json: null, body: ids };
+      }
+      if (req.path.includes("/event/")) pulledOne++;
+      return "default";
+    };
+    const rows2 = await rows(roomId);
+    const logFrom = f.log.lines.length;
+    const second = await underAttack(() => f.h.send([x2.pdu]), roomId);
+    f.h.plan = () => "default";
+    expect(second.result.json.pdus[x2.eventId]?.error).toBeDefined();
+    expect(stateAsked).toBeGreaterThan(0);
+    // Refused for its count (the cap of 50,000 ids a list).
+    expect(JSON.stringify(f.log.lines.slice(logFrom))).toContain("more than 50000 entries in auth_chain_ids");
+    expect(pulledOne).toBeLessThanOrEqual(60);
+    expect(second.ms).toBeLessThan(60_000);
+    expect(second.worstQuiet).toBeLessThan(2_000);
+    expect((await rows(roomId)) - rows2).toBeLessThanOrEqual(100);
+    for (const x of [x1, x2]) expect((await f.a.hs.services.rooms.events.get(x.eventId))?.outlier ?? true).toBe(true);
+    expect((await memberView(f.a, f.alice.access_token, roomId)).timeline).not.toContain(x2.eventId);
+    console.log(`state_ids of 100,000: ${Math.round(second.ms)} ms, quiet room worst send ${Math.round(second.worstQuiet)} ms, ${stateAsked} /state_ids, ${pulledOne} /event, ${(await rows(roomId)) - rows2} rows`);
+  }, 240_000);
 
   it("a transaction of 51 PDUs or 101 EDUs: refused whole, the room unchanged", async () => {
     const roomId = await room();

@@ -140,3 +140,87 @@ describe.each(backends())("state resets by a hostile server on %s", (backend) =>
     }
   }, 120_000);
 });
+
+// MSC4297 problem B ("Project Hydra") driven by a hostile server: a /state_ids answer that lies. alice
+// gives mallory 50 (P0), then takes it back and makes eve a moderator (P1); eve adds bob (P2); alice sets
+// the topic on top. dave, a new user of the hostile server, joins after eve's message on P2 (a message Weft is
+// never sent) and changes his name; asked for the state at that message, the hostile server answers with
+// P0 in the power levels' place. Weft resolves that state against its own. P1 lies in both auth chains: state
+// resolution v2 (room 11) never replays it, so eve's P2 fails against P0 and the room falls back to P0 —
+// mallory's 50 back (the published weakness, what the spec's v2 says); v2.1 (room 12) replays the
+// conflicted state subgraph (P0 → P1 → P2) from an empty state and P2 stands.
+describe.each(backends())("state resolution v2 against v2.1 under a lying /state_ids on %s", (backend) => {
+  const f = hostileFixture(backend);
+  const view = (roomId: string) => memberView(f.a, f.alice.access_token, roomId);
+  const put = async (roomId: string, type: string, content: unknown, stateKey = "") => {
+    const res = await f.a.call("PUT", `${V3}/rooms/${enc(roomId)}/state/${type}/${enc(stateKey)}`, { token: f.alice.access_token, body: content });
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    return res.json.event_id as string;
+  };
+  const PL = stateKeyOf("m.room.power_levels", "");
+
+  async function hydraB(version: string) {
+    const eve = f.h.user("eve");
+    const dave = f.h.user("dave");
+    const bob = "@bob:example.org";
+    const roomId = await createRoom(f.a, f.alice, { preset: "public_chat", room_version: version });
+    await f.h.join(roomId, "mallory");
+    await f.h.join(roomId, "eve");
+    const first = (await view(roomId)).state.get(PL)!.content;
+    // Moderators (50) may change the power levels here.
+    const base = { ...first, events: { ...first.events, "m.room.power_levels": 50 } };
+    const users = (u: Record<string, number>) => (version === "12" ? u : { [f.alice.user_id]: 100, ...u });
+    const p0 = await put(roomId, "m.room.power_levels", { ...base, users: users({ [f.mallory]: 50 }) });
+    const p1 = await put(roomId, "m.room.power_levels", { ...base, users: users({ [eve]: 50 }) });
+    const p2 = await f.h.craft(roomId, { type: "m.room.power_levels", stateKey: "", sender: eve, content: { ...base, users: users({ [eve]: 50, [bob]: 50 }) } });
+    expect((await f.h.send([p2.pdu])).json).toEqual({ pdus: { [p2.eventId]: {} } });
+    const storedP2 = (await f.a.hs.services.rooms.events.get(p2.eventId))!;
+    expect([storedP2.rejectedReason, storedP2.softFailed], "eve's P2 is accepted").toEqual([null, false]);
+    expect((await view(roomId)).state.get(PL)!.event_id).toBe(p2.eventId);
+    const afterP2 = await f.a.hs.services.rooms.stateGroups.get((await f.a.hs.services.rooms.events.get(p2.eventId))!.stateGroup!);
+    await put(roomId, "m.room.topic", { topic: "after P2" });
+    const daveKey = stateKeyOf("m.room.member", dave);
+    // eve's message on P2 (never sent, its state asked for), dave's join on it (given by get_missing_events).
+    const me0 = await f.h.craft(roomId, { type: "m.room.message", sender: eve, content: { msgtype: "m.text", body: "unseen" } }, { prev: [p2.eventId], authState: afterP2 });
+    const me = await f.h.craft(roomId, { type: "m.room.member", stateKey: dave, sender: dave, content: { membership: "join" } }, { prev: [me0.eventId], authState: afterP2 });
+    const me2 = await f.h.craft(roomId, { type: "m.room.member", stateKey: dave, sender: dave, content: { membership: "join", displayname: "dave++" } }, { prev: [me.eventId], authState: new Map([...afterP2, [daveKey, me.eventId]]) });
+    const lie = new Map(afterP2);
+    lie.set(PL, p0);
+    let lied = 0;
+    f.h.plan = (req) => {
+      if (req.path.includes("/get_missing_events/")) return { status: 200, json: { events: [me.pdu] } };
+      if (req.path.includes("/state_ids/") && req.query.get("event_id") === me0.eventId) {
+        lied++;
+        return { status: 200, json: { pdu_ids: [...lie.values()], auth_chain_ids: [...new Set([...afterP2.values(), p0, p1])] } };
+      }
+      return "default";
+    };
+    const res = await f.h.send([me2.pdu]);
+    f.h.plan = () => "default";
+    expect(res.json, version).toEqual({ pdus: { [me2.eventId]: {} } });
+    expect(lied, version).toBeGreaterThan(0);
+    const extremities = await f.a.hs.services.rooms.events.extremities(roomId);
+    expect(extremities, version).toContain(me2.eventId);
+    expect(extremities.length, version).toBe(2);
+    const v = await view(roomId);
+    return { roomId, p0, p2: p2.eventId, eve, bob, dave, v };
+  }
+
+  it("room 11 (v2): the lie resets the power levels to P0 — mallory regains 50, eve and bob lose theirs", async () => {
+    const { p0, eve, bob, dave, v } = await hydraB("11");
+    expect(v.state.get(PL)!.event_id).toBe(p0);
+    expect(powerOf(v, f.mallory)).toBe(50);
+    expect([powerOf(v, eve), powerOf(v, bob)]).toEqual([0, 0]);
+    expect(membershipOf(v, dave)).toBe("join");
+    expect(v.state.get(stateKeyOf("m.room.topic", ""))?.content.topic).toBe("after P2");
+  }, 120_000);
+
+  it("room 12 (v2.1): the conflicted state subgraph is replayed and eve's P2 stands — mallory stays at 0", async () => {
+    const { p2, eve, bob, dave, v } = await hydraB("12");
+    expect(v.state.get(PL)!.event_id).toBe(p2);
+    expect(powerOf(v, f.mallory)).toBe(0);
+    expect([powerOf(v, eve), powerOf(v, bob)]).toEqual([50, 50]);
+    expect(membershipOf(v, dave)).toBe("join");
+    expect(v.state.get(stateKeyOf("m.room.topic", ""))?.content.topic).toBe("after P2");
+  }, 120_000);
+});
