@@ -158,7 +158,7 @@ async function delivery(label: string, srv: Server, roomId: string, sender: stri
     const get = async (q: string) => {
       const res = await fetch(`${at}${V3}/sync?filter=${filter}${q}`, { headers: { authorization: `Bearer ${token}` } });
       if (res.status !== 200) throw new Error(`sync on ${at}: ${res.status} ${await res.text()}`);
-      return res.json();
+      return (await res.json()) as any;
     };
     let since = (await get("")).next_batch as string;
     while (!finished) {
