@@ -11,7 +11,8 @@
 // (c) capacity: measured per-process sends/s, incremental syncs/s and memory (RSS idle and per parked
 //     long-poller), and from them the processes a 10,000-user server needs under stated activity profiles.
 // The clients run in this Node process on the same machine: the machine's load average is printed beside.
-// Usage: npm run bench:cluster [-- --pollers 100 --messages 30 --senders 12 --count 1500 --seconds 4]
+// Usage: npm run bench:cluster [-- --pollers 100 --messages 30 --senders 12 --count 1500 --seconds 4 --events-writers 3]
+// (--events-writers 1: only master writes events, the two others forward every write to it.)
 // Needs PostgreSQL (WEFT_TEST_PG_URL) and /usr/bin/redis-server.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -31,6 +32,7 @@ const { values } = parseArgs({
     senders: { type: "string", default: "12" },
     count: { type: "string", default: "1500" },
     seconds: { type: "string", default: "4" },
+    "events-writers": { type: "string", default: "3" },
   },
 });
 const POLLERS = Number(values.pollers);
@@ -38,6 +40,8 @@ const MESSAGES = Number(values.messages);
 const SENDERS = Number(values.senders);
 const COUNT = Number(values.count);
 const SYNC_SECONDS = Number(values.seconds);
+/** How many of the cluster's processes write events (rooms sharded over them); the others forward. */
+const EVENTS_WRITERS = Number(values["events-writers"]);
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
 
@@ -73,7 +77,7 @@ async function startServer(n: number): Promise<Server> {
     n > 1
       ? {
           instance_map: Object.fromEntries(names.map((name, i) => [name === "master" ? "main" : name, { host: "127.0.0.1", port: ports[i] }])),
-          stream_writers: { events: names },
+          stream_writers: { events: names.slice(0, EVENTS_WRITERS) },
           redis: { enabled: true, host: "127.0.0.1", port: redis!.port },
           worker_replication_secret: "bench-cluster-secret",
         }
@@ -325,7 +329,7 @@ async function measure(n: number): Promise<Measured> {
   }
 }
 
-console.log(`bench/cluster: ${cpus().length} cores, load at start ${load()}; PostgreSQL, each Weft process its own OS process (compiled, npm start's flags)`);
+console.log(`bench/cluster: ${cpus().length} cores, load at start ${load()}; PostgreSQL, each Weft process its own OS process (compiled, npm start's flags); cluster: ${EVENTS_WRITERS} of 3 processes write events`);
 const single = await measure(1);
 const cluster = await measure(3);
 
