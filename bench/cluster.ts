@@ -23,7 +23,7 @@ import YAML from "yaml";
 import { generateConfig } from "../src/config/generate.ts";
 import { sharedSecretMac } from "../src/domain/admin/shared-secret-registration.ts";
 import { RedisServer } from "../test/helpers/redis.ts";
-import { createPgDatabase, dropPgDatabase, freePort, json, processCpuSeconds, processRss, SERVER_NODE_ARGS, serverCommand, waitForVersions } from "./homeserver.ts";
+import { BENCH_CONFIG, createPgDatabase, dropPgDatabase, freePort, json, processCpuSeconds, processRss, SERVER_NODE_ARGS, serverCommand, waitForVersions } from "./homeserver.ts";
 
 const { values } = parseArgs({
   options: {
@@ -66,13 +66,7 @@ async function startServer(n: number): Promise<Server> {
   const ports = await Promise.all(names.map(() => freePort()));
   const generated = await generateConfig({ serverName: "bench.local", configPath: path.join(dir, "homeserver.yaml"), port: ports[0]!, databaseUrl: db.url });
   const base = YAML.parse(readFileSync(generated.configPath, "utf8"));
-  Object.assign(base, {
-    rc_message: { per_second: 1e6, burst_count: 1e6 },
-    rc_registration: { per_second: 1e6, burst_count: 1e6 },
-    rc_login: { address: { per_second: 1e6, burst_count: 1e6 }, account: { per_second: 1e6, burst_count: 1e6 } },
-    log_level: "warn",
-    password_config: { scrypt_log_n: 4 },
-  });
+  Object.assign(base, BENCH_CONFIG);
   const cluster =
     n > 1
       ? {
