@@ -107,6 +107,15 @@ export function serverCommand(nodeArgs: string[]): string[] {
   return [...nodeArgs, "bin/weft.js"];
 }
 
+/** What every bench server's homeserver.yaml changes: rate limits lifted, quiet logs, cheap password hashing. */
+export const BENCH_CONFIG = {
+  rc_message: { per_second: 1e6, burst_count: 1e6 },
+  rc_registration: { per_second: 1e6, burst_count: 1e6 },
+  rc_login: { address: { per_second: 1e6, burst_count: 1e6 }, account: { per_second: 1e6, burst_count: 1e6 } },
+  log_level: "warn",
+  password_config: { scrypt_log_n: 4 },
+};
+
 export interface BenchServerOptions {
   /** Extra flags for the server's node (after WEFT_BENCH_NODE_ARGS). */
   nodeArgs?: string[];
@@ -126,14 +135,7 @@ export async function startBenchServer(backend: Backend, opts: BenchServerOption
   if (backend === "postgres") ({ name: dbName, url: databaseUrl } = await createPgDatabase("weft_bench"));
   const generated = await generateConfig({ serverName: "bench.local", configPath: path.join(dir, "homeserver.yaml"), port, databaseUrl });
   const cfg = YAML.parse(readFileSync(generated.configPath, "utf8"));
-  Object.assign(cfg, {
-    rc_message: { per_second: 1e6, burst_count: 1e6 },
-    rc_registration: { per_second: 1e6, burst_count: 1e6 },
-    rc_login: { address: { per_second: 1e6, burst_count: 1e6 }, account: { per_second: 1e6, burst_count: 1e6 } },
-    log_level: "warn",
-    password_config: { scrypt_log_n: 4 },
-    ...opts.config,
-  });
+  Object.assign(cfg, BENCH_CONFIG, opts.config);
   if (opts.metrics) {
     cfg.enable_metrics = true;
     cfg.listeners[0].resources[0].names.push("metrics");

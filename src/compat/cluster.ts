@@ -23,7 +23,7 @@ import { INTERNAL_STREAM_OP, ROOM_OPS, roomWriterElsewhere, STREAM_OPS, writerEl
 import { inviteUser, joinRoom, joinTarget, knockRoom, leaveRoom } from "../domain/rooms/membership.ts";
 import type { Requester } from "../domain/accounts/requester.ts";
 import { setTyping } from "../domain/typing/set-typing.ts";
-import { setPresence } from "../domain/presence/presence.ts";
+import { presenceFromSync, setPresence } from "../domain/presence/presence.ts";
 import { setAccountData } from "../domain/account-data/account-data.ts";
 import { markRead } from "../domain/receipts/read-markers.ts";
 import { createRoom } from "../domain/rooms/create-room.ts";
@@ -143,6 +143,7 @@ function internalBody(req: FastifyRequest): Record<string, unknown> {
 const STREAM_OP_RUNNERS: Record<StreamOp, (s: Services, r: Requester, args: any[]) => Promise<unknown>> = {
   setTyping: (s, r, [roomId, userId, req]) => setTyping(s, r, roomId, userId, req),
   setPresence: (s, r, [userId, update]) => setPresence(s, r, userId, update),
+  presenceFromSync: (s, r, [state]) => presenceFromSync(s, r, state),
   setAccountData: (s, r, [userId, roomId, type, content]) => setAccountData(s, r, userId, roomId ?? undefined, type, content),
   markRead: (s, r, [roomId, eventId, opts]) => markRead(s, r, roomId, eventId, opts),
   createRoom: (s, r, [req]) => createRoom(s, r, req),

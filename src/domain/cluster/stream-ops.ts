@@ -16,7 +16,7 @@ import { writerOf } from "./write-routes.ts";
 export const INTERNAL_STREAM_OP = "/streams/op";
 
 /** The operations that run on their stream's writer, and the stream of each. */
-export const STREAM_OPS = { setTyping: "typing", setPresence: "presence", setAccountData: "account_data", markRead: "receipts", createRoom: "events" } as const satisfies Record<string, WriterStream>;
+export const STREAM_OPS = { setTyping: "typing", setPresence: "presence", presenceFromSync: "presence", setAccountData: "account_data", markRead: "receipts", createRoom: "events" } as const satisfies Record<string, WriterStream>;
 export type StreamOp = keyof typeof STREAM_OPS;
 
 /** The writer of `op`'s stream when it is another instance (undefined: run it here). */

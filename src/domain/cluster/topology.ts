@@ -28,14 +28,19 @@ export class ClusterTopology {
   readonly leaseTiming: LeaseTiming;
 
   /**
-   * Whether some stream is written by another instance: only then are writes routed (cluster/
-   * write-routes.ts). A single process, or a config naming only this one, never looks a route up.
+   * Whether some stream is written by another instance, or instance_map names another instance (which
+   * may forward its writes here: the master of workers that write nothing): only then are writes routed
+   * (cluster/write-routes.ts) and forwarded requests taken. A single process, or a config naming only this
+   * one, never looks a route up.
    */
   readonly distributed: boolean;
 
   constructor(private readonly c: WorkersConfig) {
     this.instanceName = c.worker_name;
-    this.distributed = WRITER_STREAMS.some((stream) => c.stream_writers[stream].some((w) => w !== c.worker_name));
+    const name = (n: string) => (n === "main" ? "master" : n);
+    this.distributed =
+      WRITER_STREAMS.some((stream) => c.stream_writers[stream].some((w) => w !== c.worker_name)) ||
+      Object.keys(c.instance_map).some((n) => name(n) !== name(c.worker_name));
     const leaseMs = c.worker_lease_duration ?? DEFAULT_LEASE_MS;
     this.leaseTiming = { leaseMs, renewMs: Math.max(100, Math.floor(leaseMs / 3)) };
   }

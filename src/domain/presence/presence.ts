@@ -118,6 +118,13 @@ export async function presenceFromSync(s: Services, r: Requester, state: Presenc
   // Most syncs change nothing (online within the granularity): decided on the cached row, without queueing
   // behind other users' presence writes. A change is decided again in the write's turn.
   if (next(await s.presence.get(r.userId), s.clock.now()) === undefined) return;
+  // With several processes the presence writer writes it (two processes writing one user's row race);
+  // a sync does not fail because that writer is unreachable (Synapse's workers' USER_SYNC is fire-and-forget too).
+  const writer = writerElsewhere(s, "presenceFromSync");
+  if (writer) {
+    await runOnWriter(s, writer, "presenceFromSync", r, [state]).catch((err: unknown) => s.log.warn({ err, writer }, "presence: the presence writer did not take a sync's presence"));
+    return;
+  }
   await change(s, r.userId, next);
 }
 
