@@ -8,6 +8,21 @@ import { buildWeftSchema } from "../../src/graphql/schema.ts";
 
 /** Lists that are whole by nature, with why: small and bounded, a live payload, or whole in the spec too. */
 const UNPAGED: Record<string, string> = {
+  "Query.roomKeys": "a key backup's sessions, whole as GET /room_keys/keys answers them (filtered by room and session)",
+  "Viewer.oneTimeKeyCounts": "one count per algorithm",
+  "Viewer.unusedFallbackKeyTypes": "a device's few fallback key algorithms",
+  "KeysQueryResult.users": "the users the query named, whole as POST /keys/query answers",
+  "KeysQueryResult.failures": "one entry per server that failed",
+  "UserKeys.devices": "a user's devices, whole as POST /keys/query answers",
+  "Mutation.uploadSignatures": "the failures of the signatures the request carried",
+  "KeysUploadResult.oneTimeKeyCounts": "one count per algorithm",
+  "KeysClaimResult.oneTimeKeys": "one key per device the claim named",
+  "KeysClaimResult.failures": "one entry per server that failed",
+  "SyncUpdate.toDevice": "one sync delta (bounded per update; acknowledged by position)",
+  "SyncUpdate.oneTimeKeyCounts": "one count per algorithm",
+  "SyncUpdate.unusedFallbackKeyTypes": "a device's few fallback key algorithms",
+  "DeviceListChanges.changed": "one sync delta",
+  "DeviceListChanges.left": "one sync delta",
   "DeviceKeys.algorithms": "a device's own few algorithms",
   "Event.references": "the m.reference aggregation bundled in the event (the server bounds it; /relations pages them)",
   "JoinedRoomSync.accountData": "one sync delta; the subscription pages by position (nextBatch/since)",
