@@ -26,6 +26,7 @@ import { MutualRoomsResolver } from "./resolvers/mutual-rooms.ts";
 import { E2eeKeysResolver, ViewerKeyCountsResolver } from "./resolvers/e2ee-keys.ts";
 import { KeyBackupResolver } from "./resolvers/key-backup.ts";
 import { MediaResolver } from "./resolvers/media.ts";
+import { PushRulesResolver } from "./resolvers/push-rules.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
 
@@ -64,6 +65,7 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       ViewerKeyCountsResolver,
       KeyBackupResolver,
       MediaResolver,
+      PushRulesResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),

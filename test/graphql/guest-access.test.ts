@@ -344,6 +344,36 @@ const CASES: Case[] = [
   { field: "putRoomKeys", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `mutation { putRoomKeys(version: "1", keys: []) { count } }` }), rest: () => ({ method: "PUT", path: "/room_keys/keys?version=1", body: { rooms: {} } }) },
   { field: "roomKeys", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `{ roomKeys(version: "1") { sessionId } }` }), rest: () => ({ method: "GET", path: "/room_keys/keys?version=1" }) },
   { field: "deleteRoomKeys", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `mutation { deleteRoomKeys(version: "1") { count } }` }), rest: () => ({ method: "DELETE", path: "/room_keys/keys?version=1" }) },
+  { field: "pushRules", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `{ pushRules { override { ruleId } } }` }), rest: () => ({ method: "GET", path: "/pushrules/" }) },
+  { field: "pushRule", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `{ pushRule(kind: "override", ruleId: ".m.rule.master") { enabled } }` }), rest: () => ({ method: "GET", path: "/pushrules/global/override/.m.rule.master" }) },
+  {
+    field: "setPushRule", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { setPushRule(kind: "content", ruleId: "g", rule: { actions: ["notify"], pattern: "x" }) { ruleId } }` }),
+    rest: () => ({ method: "PUT", path: "/pushrules/global/content/g", body: { actions: ["notify"], pattern: "x" } }),
+  },
+  { field: "deletePushRule", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `mutation { deletePushRule(kind: "content", ruleId: "g") }` }), rest: () => ({ method: "DELETE", path: "/pushrules/global/content/g" }) },
+  {
+    field: "setPushRuleEnabled", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { setPushRuleEnabled(kind: "override", ruleId: ".m.rule.master", enabled: true) { enabled } }` }),
+    rest: () => ({ method: "PUT", path: "/pushrules/global/override/.m.rule.master/enabled", body: { enabled: true } }),
+  },
+  {
+    field: "setPushRuleActions", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { setPushRuleActions(kind: "override", ruleId: ".m.rule.master", actions: []) { enabled } }` }),
+    rest: () => ({ method: "PUT", path: "/pushrules/global/override/.m.rule.master/actions", body: { actions: [] } }),
+  },
+  { field: "pushers", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `{ pushers { pushkey } }` }), rest: () => ({ method: "GET", path: "/pushers" }) },
+  {
+    field: "setPusher", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { setPusher(input: { kind: "email", appId: "m.email", pushkey: "g@example.org", appDisplayName: "a", deviceDisplayName: "d", lang: "en", data: {} }) }` }),
+    rest: () => ({ method: "POST", path: "/pushers/set", body: { kind: "email", app_id: "m.email", pushkey: "g@example.org", app_display_name: "a", device_display_name: "d", lang: "en", data: {} } }),
+  },
+  {
+    field: "deletePusher", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { deletePusher(appId: "m.email", pushkey: "g@example.org") }` }),
+    rest: () => ({ method: "POST", path: "/pushers/set", body: { kind: null, app_id: "m.email", pushkey: "g@example.org" } }),
+  },
+  { field: "notifications", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `{ notifications { notifications { roomId } } }` }), rest: () => ({ method: "GET", path: "/notifications" }) },
   {
     // Guests may use sliding sync, as Synapse lets them.
     field: "roomList", expect: "ok",
