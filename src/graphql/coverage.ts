@@ -245,11 +245,11 @@ export const REST_TO_GRAPHQL: Readonly<Record<string, Counterpart>> = {
   [`PUT ${C3}/user/:userId/account_data/:type`]: gql("Mutation.setAccountData"),
   [`GET ${C3}/user/:userId/rooms/:roomId/account_data/:type`]: gql("Query.viewer", "Viewer.accountData"),
   [`PUT ${C3}/user/:userId/rooms/:roomId/account_data/:type`]: gql("Mutation.setAccountData"),
-  [`DELETE ${CU}/org.matrix.msc3391/user/:userId/account_data/:type`]: notYet("account data deletion (MSC3391)"),
-  [`DELETE ${CU}/org.matrix.msc3391/user/:userId/rooms/:roomId/account_data/:type`]: notYet("account data deletion (MSC3391)"),
-  [`GET ${C3}/user/:userId/rooms/:roomId/tags`]: notYet("room tags"),
-  [`PUT ${C3}/user/:userId/rooms/:roomId/tags/:tag`]: notYet("room tags"),
-  [`DELETE ${C3}/user/:userId/rooms/:roomId/tags/:tag`]: notYet("room tags"),
+  [`DELETE ${CU}/org.matrix.msc3391/user/:userId/account_data/:type`]: gql("Mutation.deleteAccountData"),
+  [`DELETE ${CU}/org.matrix.msc3391/user/:userId/rooms/:roomId/account_data/:type`]: gql("Mutation.deleteAccountData"),
+  [`GET ${C3}/user/:userId/rooms/:roomId/tags`]: gql("Query.room", "Room.tags"),
+  [`PUT ${C3}/user/:userId/rooms/:roomId/tags/:tag`]: gql("Mutation.setRoomTag"),
+  [`DELETE ${C3}/user/:userId/rooms/:roomId/tags/:tag`]: gql("Mutation.deleteRoomTag"),
 
   // Push
   [`GET ${C3}/notifications`]: gql("Query.notifications"),

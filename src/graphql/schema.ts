@@ -27,6 +27,7 @@ import { E2eeKeysResolver, ViewerKeyCountsResolver } from "./resolvers/e2ee-keys
 import { KeyBackupResolver } from "./resolvers/key-backup.ts";
 import { MediaResolver } from "./resolvers/media.ts";
 import { PushRulesResolver } from "./resolvers/push-rules.ts";
+import { RoomTagMutationsResolver, RoomTagsResolver } from "./resolvers/room-tags.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
 
@@ -66,6 +67,8 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       KeyBackupResolver,
       MediaResolver,
       PushRulesResolver,
+      RoomTagsResolver,
+      RoomTagMutationsResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),

@@ -375,6 +375,22 @@ const CASES: Case[] = [
   },
   { field: "notifications", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `{ notifications { notifications { roomId } } }` }), rest: () => ({ method: "GET", path: "/notifications" }) },
   {
+    field: "setRoomTag", expect: "ok",
+    graphql: (w) => ({ query: `mutation ($r: String!) { setRoomTag(roomId: $r, tag: "u.work", order: 0.5) }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "PUT", path: `/user/${enc(w.guest.user_id)}/rooms/${room(w)}/tags/u.work`, body: { order: 0.5 } }),
+  },
+  {
+    field: "deleteRoomTag", expect: "ok",
+    graphql: (w) => ({ query: `mutation ($r: String!) { deleteRoomTag(roomId: $r, tag: "u.work") }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "DELETE", path: `/user/${enc(w.guest.user_id)}/rooms/${room(w)}/tags/u.work` }),
+  },
+  {
+    // The walk's server runs without msc3391_enabled: both faces refuse alike.
+    field: "deleteAccountData", expect: "M_UNRECOGNIZED",
+    graphql: () => ({ query: `mutation { deleteAccountData(type: "com.example.x") }` }),
+    rest: (w) => ({ method: "DELETE", path: `/_matrix/client/unstable/org.matrix.msc3391/user/${enc(w.guest.user_id)}/account_data/com.example.x` }),
+  },
+  {
     // Guests may use sliding sync, as Synapse lets them.
     field: "roomList", expect: "ok",
     graphql: () => ({ query: `subscription { roomList(lists: [{ key: "all", ranges: [{ start: 0, end: 9 }], timelineLimit: 1 }]) { lists { count } } }`, subscription: true }),
