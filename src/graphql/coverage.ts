@@ -104,9 +104,9 @@ export const REST_TO_GRAPHQL: Readonly<Record<string, Counterpart>> = {
   // Devices
   [`GET ${C3}/devices`]: gql("Query.viewer", "Viewer.devices"),
   [`GET ${C3}/devices/:deviceId`]: gql("Query.viewer", "Viewer.devices"),
-  [`PUT ${C3}/devices/:deviceId`]: notYet("device rename"),
-  [`DELETE ${C3}/devices/:deviceId`]: notYet("device deletion (with UIA)"),
-  [`POST ${C3}/delete_devices`]: notYet("device deletion (with UIA)"),
+  [`PUT ${C3}/devices/:deviceId`]: gqlNote("renaming; creating a device is for application services (REST-only)", "Mutation.renameDevice"),
+  [`DELETE ${C3}/devices/:deviceId`]: gql("Mutation.deleteDevices"),
+  [`POST ${C3}/delete_devices`]: gql("Mutation.deleteDevices"),
 
   // End-to-end encryption
   [`POST ${C3}/keys/upload`]: gql("Mutation.uploadKeys"),

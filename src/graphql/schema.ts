@@ -27,6 +27,7 @@ import { E2eeKeysResolver, ViewerKeyCountsResolver } from "./resolvers/e2ee-keys
 import { KeyBackupResolver } from "./resolvers/key-backup.ts";
 import { MediaResolver } from "./resolvers/media.ts";
 import { PushRulesResolver } from "./resolvers/push-rules.ts";
+import { DeviceMutationsResolver } from "./resolvers/devices.ts";
 import { RoomTagMutationsResolver, RoomTagsResolver } from "./resolvers/room-tags.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
@@ -69,6 +70,7 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       PushRulesResolver,
       RoomTagsResolver,
       RoomTagMutationsResolver,
+      DeviceMutationsResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),

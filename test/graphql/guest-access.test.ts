@@ -391,6 +391,16 @@ const CASES: Case[] = [
     rest: (w) => ({ method: "DELETE", path: `/_matrix/client/unstable/org.matrix.msc3391/user/${enc(w.guest.user_id)}/account_data/com.example.x` }),
   },
   {
+    field: "renameDevice", expect: "ok",
+    graphql: (w) => ({ query: `mutation ($d: String!) { renameDevice(deviceId: $d, displayName: "guest phone") { deviceId } }`, variables: { d: w.guest.device_id } }),
+    rest: (w) => ({ method: "PUT", path: `/devices/${enc(w.guest.device_id)}`, body: { display_name: "guest phone" } }),
+  },
+  {
+    field: "deleteDevices", expect: GUEST_FORBIDDEN,
+    graphql: (w) => ({ query: `mutation ($d: String!) { deleteDevices(deviceIds: [$d]) { __typename } }`, variables: { d: w.guest.device_id } }),
+    rest: (w) => ({ method: "DELETE", path: `/devices/${enc(w.guest.device_id)}` }),
+  },
+  {
     // Guests may use sliding sync, as Synapse lets them.
     field: "roomList", expect: "ok",
     graphql: () => ({ query: `subscription { roomList(lists: [{ key: "all", ranges: [{ start: 0, end: 9 }], timelineLimit: 1 }]) { lists { count } } }`, subscription: true }),

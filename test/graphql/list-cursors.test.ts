@@ -9,6 +9,10 @@ import { buildWeftSchema } from "../../src/graphql/schema.ts";
 /** Lists that are whole by nature, with why: small and bounded, a live payload, or whole in the spec too. */
 const UNPAGED: Record<string, string> = {
   "DeviceKeys.algorithms": "a device's own few algorithms",
+  "AuthFlow.stages": "one flow's few stages",
+  "AuthRequired.flows": "the few flows the server offers for the operation",
+  "AuthRequired.completed": "the stages done in one session",
+  "DevicesDeleted.deviceIds": "the ids the mutation was given",
   "Event.references": "the m.reference aggregation bundled in the event (the server bounds it; /relations pages them)",
   "JoinedRoomSync.accountData": "one sync delta; the subscription pages by position (nextBatch/since)",
   "JoinedRoomSync.receipts": "one sync delta",
