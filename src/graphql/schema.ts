@@ -28,6 +28,7 @@ import { KeyBackupResolver } from "./resolvers/key-backup.ts";
 import { MediaResolver } from "./resolvers/media.ts";
 import { PushRulesResolver } from "./resolvers/push-rules.ts";
 import { DeviceMutationsResolver } from "./resolvers/devices.ts";
+import { AccountSecurityResolver } from "./resolvers/account-security.ts";
 import { RoomTagMutationsResolver, RoomTagsResolver } from "./resolvers/room-tags.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
@@ -71,6 +72,7 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       RoomTagsResolver,
       RoomTagMutationsResolver,
       DeviceMutationsResolver,
+      AccountSecurityResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),

@@ -401,6 +401,30 @@ const CASES: Case[] = [
     rest: (w) => ({ method: "DELETE", path: `/devices/${enc(w.guest.device_id)}` }),
   },
   {
+    field: "knockRoom", expect: GUEST_FORBIDDEN,
+    graphql: (w) => ({ query: `mutation ($r: String!) { knockRoom(roomIdOrAlias: $r) { roomId } }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "POST", path: `/knock/${room(w)}`, body: {} }),
+  },
+  {
+    // The guest is in the room: nothing to forget yet, on both faces.
+    field: "forgetRoom", expect: "M_UNKNOWN",
+    graphql: (w) => ({ query: `mutation ($r: String!) { forgetRoom(roomId: $r) }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "POST", path: `/rooms/${room(w)}/forget`, body: {} }),
+  },
+  { field: "logoutAll", expect: "ok", graphql: () => ({ query: `mutation { logoutAll }` }), rest: () => ({ method: "POST", path: "/logout/all", body: {} }) },
+  {
+    field: "changePassword", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { changePassword(newPassword: "n3w-Passw0rd!") { __typename } }` }),
+    rest: () => ({ method: "POST", path: "/account/password", body: { new_password: "n3w-Passw0rd!" } }),
+  },
+  {
+    field: "deactivateAccount", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { deactivateAccount { __typename } }` }),
+    rest: () => ({ method: "POST", path: "/account/deactivate", body: {} }),
+  },
+  { field: "usernameAvailable", expect: "ok", graphql: () => ({ query: `{ usernameAvailable(username: "walkfree") }` }), rest: () => ({ method: "GET", path: "/register/available?username=walkfree" }) },
+  { field: "capabilities", expect: "ok", graphql: () => ({ query: `{ capabilities { changePassword } }` }), rest: () => ({ method: "GET", path: "/capabilities" }) },
+  {
     // Guests may use sliding sync, as Synapse lets them.
     field: "roomList", expect: "ok",
     graphql: () => ({ query: `subscription { roomList(lists: [{ key: "all", ranges: [{ start: 0, end: 9 }], timelineLimit: 1 }]) { lists { count } } }`, subscription: true }),
