@@ -424,6 +424,14 @@ const CASES: Case[] = [
   },
   { field: "usernameAvailable", expect: "ok", graphql: () => ({ query: `{ usernameAvailable(username: "walkfree") }` }), rest: () => ({ method: "GET", path: "/register/available?username=walkfree" }) },
   { field: "capabilities", expect: "ok", graphql: () => ({ query: `{ capabilities { changePassword } }` }), rest: () => ({ method: "GET", path: "/capabilities" }) },
+  // The walk's server has login_via_existing_session off: both faces refuse alike.
+  { field: "createLoginToken", expect: "M_UNRECOGNIZED", graphql: () => ({ query: `mutation { createLoginToken { __typename } }` }), rest: () => ({ method: "POST", path: "/_matrix/client/v1/login/get_token", body: {} }) },
+  {
+    field: "registrationTokenValid", expect: "M_FORBIDDEN",
+    graphql: () => ({ query: `{ registrationTokenValid(token: "abc") }` }),
+    rest: () => ({ method: "GET", path: "/_matrix/client/v1/register/m.login.registration_token/validity?token=abc" }),
+  },
+  { field: "mediaUploadSizeLimit", expect: "ok", graphql: () => ({ query: `{ mediaUploadSizeLimit }` }), rest: () => ({ method: "GET", path: "/_matrix/client/v1/media/config" }) },
   {
     // Guests may use sliding sync, as Synapse lets them.
     field: "roomList", expect: "ok",

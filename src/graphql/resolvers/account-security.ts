@@ -2,26 +2,30 @@
 // `logoutAll` (POST /logout/all), `changePassword` (POST /account/password, signed in) and
 // `deactivateAccount` (POST /account/deactivate), both with user-interactive authentication as the
 // typed AuthRequired result (../uia.ts); `usernameAvailable` (GET /register/available) and
-// `capabilities` (GET /capabilities). Spec: Client-Server API "Account registration and management".
+// `capabilities` (GET /capabilities), `createLoginToken` (POST /v1/login/get_token, UIA) and
+// `registrationTokenValid` (GET /v1/register/m.login.registration_token/validity). Spec: Client-Server API "Account registration and management".
 import "reflect-metadata";
 import { Arg, Ctx, Mutation, Query, Resolver } from "type-graphql";
 import type { GraphqlContext } from "../context.ts";
 import { AuthInput, type AuthRequired } from "../types/uia.ts";
-import { AccountDeactivated, Capabilities, PasswordChanged, RoomVersionCapability } from "../types/account-security.ts";
+import { AccountDeactivated, Capabilities, LoginToken, PasswordChanged, RoomVersionCapability } from "../types/account-security.ts";
 import { authDictOf, authRequiredOr, uiaResult } from "../uia.ts";
 import { logoutAll } from "../../domain/accounts/logout.ts";
 import { changePassword } from "../../domain/accounts/change-password.ts";
 import { deactivateOwnAccount } from "../../domain/accounts/deactivate.ts";
-import { usernameAvailable } from "../../domain/accounts/register.ts";
+import { registrationTokenValid, usernameAvailable } from "../../domain/accounts/register.ts";
+import { getLoginToken } from "../../domain/accounts/login-token.ts";
 import { capabilities } from "../../domain/server/capabilities.ts";
 import { MatrixError } from "../../domain/errors.ts";
 
 export const ChangePasswordResult = uiaResult("ChangePasswordResult", PasswordChanged, "The password was changed.");
+export const CreateLoginTokenResult = uiaResult("CreateLoginTokenResult", LoginToken, "The login token.");
 export const DeactivateAccountResult = uiaResult("DeactivateAccountResult", AccountDeactivated, "The account was deactivated.");
 
 /** The REST operations the UIA sessions are bound to, so a session started on either face finishes on the other. */
 const PASSWORD_PATH = "/_matrix/client/v3/account/password";
 const DEACTIVATE_PATH = "/_matrix/client/v3/account/deactivate";
+const LOGIN_TOKEN_PATH = "/_matrix/client/v1/login/get_token";
 
 /** A JSON body from the given fields, leaving out the ones not given (undefined or null). */
 const given = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null));
@@ -74,6 +78,27 @@ export class AccountSecurityResolver {
       ctx.forgetRequester();
       return Object.assign(new AccountDeactivated(), { idServerUnbindResult: res.id_server_unbind_result });
     });
+  }
+
+  @Mutation(() => CreateLoginTokenResult, {
+    description:
+      "Creates a login token to sign in another device with m.login.token (POST /v1/login/get_token; with " +
+      "login_via_existing_session.enabled, else M_UNRECOGNIZED). With require_ui_auth the first call answers AuthRequired; repeat it with `auth`.",
+  })
+  async createLoginToken(@Arg("auth", () => AuthInput, { nullable: true }) auth: AuthInput | null, @Ctx() ctx: GraphqlContext): Promise<LoginToken | AuthRequired> {
+    const r = await ctx.requester();
+    const body = given({ auth: authDictOf(auth) });
+    return authRequiredOr(async () => {
+      const t = await getLoginToken(ctx.s, r, { path: LOGIN_TOKEN_PATH, method: "POST", body, clientIp: ctx.clientIp });
+      return Object.assign(new LoginToken(), { loginToken: t.login_token, expiresInMs: t.expires_in_ms });
+    });
+  }
+
+  @Query(() => Boolean, {
+    description: "Whether a registration token may still be used (GET /v1/register/m.login.registration_token/validity). M_FORBIDDEN when registration tokens are off. Needs no token.",
+  })
+  async registrationTokenValid(@Arg("token", () => String) token: string, @Ctx() ctx: GraphqlContext): Promise<boolean> {
+    return registrationTokenValid(ctx.s, token, ctx.clientIp);
   }
 
   @Query(() => Boolean, {

@@ -3,7 +3,7 @@
 // payloads of changePassword and deactivateAccount (each in a union with AuthRequired, ../uia.ts) and
 // the capabilities the viewer has, the well-known ones typed and the whole map as JSON.
 import "reflect-metadata";
-import { Field, ObjectType } from "type-graphql";
+import { Field, Float, ObjectType } from "type-graphql";
 import { GraphQLJSONObject } from "./json.ts";
 
 @ObjectType({ description: "The password was changed." })
@@ -16,6 +16,15 @@ export class PasswordChanged {
 export class AccountDeactivated {
   @Field(() => String, { description: "REST's id_server_unbind_result: `no-support` (no identity server bindings are removed)." })
   idServerUnbindResult!: string;
+}
+
+@ObjectType({ description: "A single-use token another device logs in with (m.login.token)." })
+export class LoginToken {
+  @Field(() => String)
+  loginToken!: string;
+
+  @Field(() => Float, { description: "Milliseconds until it expires." })
+  expiresInMs!: number;
 }
 
 @ObjectType({ description: "A room version the server supports." })
