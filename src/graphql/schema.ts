@@ -29,6 +29,7 @@ import { MediaResolver } from "./resolvers/media.ts";
 import { PushRulesResolver } from "./resolvers/push-rules.ts";
 import { DeviceMutationsResolver } from "./resolvers/devices.ts";
 import { AccountSecurityResolver } from "./resolvers/account-security.ts";
+import { LookupsResolver } from "./resolvers/lookups.ts";
 import { RoomTagMutationsResolver, RoomTagsResolver } from "./resolvers/room-tags.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
@@ -73,6 +74,7 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       RoomTagMutationsResolver,
       DeviceMutationsResolver,
       AccountSecurityResolver,
+      LookupsResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),

@@ -433,6 +433,19 @@ const CASES: Case[] = [
   },
   { field: "mediaUploadSizeLimit", expect: "ok", graphql: () => ({ query: `{ mediaUploadSizeLimit }` }), rest: () => ({ method: "GET", path: "/_matrix/client/v1/media/config" }) },
   {
+    field: "resolveAlias", expect: "ok",
+    graphql: (w) => ({ query: `query ($a: String!) { resolveAlias(alias: $a) { roomId } }`, variables: { a: `#walk:${w.alice.user_id.split(":")[1]}` } }),
+    rest: (w) => ({ method: "GET", path: `/directory/room/${enc(`#walk:${w.alice.user_id.split(":")[1]}`)}` }),
+  },
+  { field: "directoryVisibility", expect: "ok", graphql: (w) => ({ query: `query ($r: String!) { directoryVisibility(roomId: $r) }`, variables: { r: w.roomId } }), rest: (w) => ({ method: "GET", path: `/directory/list/room/${room(w)}` }) },
+  {
+    field: "eventAtTimestamp", expect: "ok",
+    graphql: (w) => ({ query: `query ($r: String!) { eventAtTimestamp(roomId: $r, ts: 0, direction: "f") { eventId } }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "GET", path: `/_matrix/client/v1/rooms/${room(w)}/timestamp_to_event?ts=0&dir=f` }),
+  },
+  { field: "requestOpenIdToken", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `mutation { requestOpenIdToken { accessToken } }` }), rest: (w) => ({ method: "POST", path: `/user/${enc(w.guest.user_id)}/openid/request_token`, body: {} }) },
+  { field: "refreshTokens", expect: "M_UNKNOWN_TOKEN", graphql: () => ({ query: `mutation { refreshTokens(refreshToken: "nosuch") { accessToken } }` }), rest: () => ({ method: "POST", path: "/refresh", body: { refresh_token: "nosuch" } }) },
+  {
     // Guests may use sliding sync, as Synapse lets them.
     field: "roomList", expect: "ok",
     graphql: () => ({ query: `subscription { roomList(lists: [{ key: "all", ranges: [{ start: 0, end: 9 }], timelineLimit: 1 }]) { lists { count } } }`, subscription: true }),

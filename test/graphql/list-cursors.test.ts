@@ -39,6 +39,7 @@ const UNPAGED: Record<string, string> = {
   "TypingUpdate.userIds": "who types now (live)",
   "Room.aliases": "a room's local aliases, whole as GET /rooms/{roomId}/aliases",
   "Room.tags": "the viewer's few tags on a room, whole as GET /user/{userId}/rooms/{roomId}/tags",
+  "RoomAliasTarget.servers": "the few servers to join through, whole as GET /directory/room/{roomAlias}",
   "Room.state": "the state, whole as GET /rooms/{roomId}/state (filter by type/stateKey; members page through Room.members)",
   "RoomListRoom.heroes": "at most 5 members naming a room",
   "RoomListRoom.inviteState": "an invite's stripped state (a few events)",
