@@ -161,7 +161,7 @@ export const REST_TO_GRAPHQL: Readonly<Record<string, Counterpart>> = {
   // Rooms: events and state
   [`GET ${C3}/rooms/:roomId/messages`]: gql("Query.room", "Room.timeline"),
   [`GET ${C3}/rooms/:roomId/event/:eventId`]: gql("Query.room", "Room.event"),
-  [`GET ${C3}/rooms/:roomId/context/:eventId`]: notYet("event context"),
+  [`GET ${C3}/rooms/:roomId/context/:eventId`]: gql("Query.room", "Room.eventContext"),
   [`GET ${C1}/rooms/:roomId/timestamp_to_event`]: gql("Query.eventAtTimestamp"),
   [`PUT ${C3}/rooms/:roomId/send/:eventType/:txnId`]: gql("Mutation.sendMessage"),
   [`POST ${C3}/rooms/:roomId/send/:eventType`]: gql("Mutation.sendMessage"),

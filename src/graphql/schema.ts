@@ -30,6 +30,7 @@ import { PushRulesResolver } from "./resolvers/push-rules.ts";
 import { DeviceMutationsResolver } from "./resolvers/devices.ts";
 import { AccountSecurityResolver } from "./resolvers/account-security.ts";
 import { LookupsResolver } from "./resolvers/lookups.ts";
+import { EventContextResolver } from "./resolvers/event-context.ts";
 import { RoomTagMutationsResolver, RoomTagsResolver } from "./resolvers/room-tags.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
@@ -75,6 +76,7 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       DeviceMutationsResolver,
       AccountSecurityResolver,
       LookupsResolver,
+      EventContextResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),
