@@ -31,6 +31,7 @@ import { DeviceMutationsResolver } from "./resolvers/devices.ts";
 import { AccountSecurityResolver } from "./resolvers/account-security.ts";
 import { LookupsResolver } from "./resolvers/lookups.ts";
 import { EventContextResolver } from "./resolvers/event-context.ts";
+import { RoomThreadSubscriptionResolver, ThreadSubscriptionMutationsResolver } from "./resolvers/thread-subscriptions.ts";
 import { RoomTagMutationsResolver, RoomTagsResolver } from "./resolvers/room-tags.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
@@ -77,6 +78,8 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       AccountSecurityResolver,
       LookupsResolver,
       EventContextResolver,
+      RoomThreadSubscriptionResolver,
+      ThreadSubscriptionMutationsResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),

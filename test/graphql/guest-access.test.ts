@@ -445,6 +445,17 @@ const CASES: Case[] = [
   },
   { field: "requestOpenIdToken", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `mutation { requestOpenIdToken { accessToken } }` }), rest: (w) => ({ method: "POST", path: `/user/${enc(w.guest.user_id)}/openid/request_token`, body: {} }) },
   { field: "refreshTokens", expect: "M_UNKNOWN_TOKEN", graphql: () => ({ query: `mutation { refreshTokens(refreshToken: "nosuch") { accessToken } }` }), rest: () => ({ method: "POST", path: "/refresh", body: { refresh_token: "nosuch" } }) },
+  // The walk's server runs without msc4306_enabled: both faces refuse alike.
+  {
+    field: "subscribeToThread", expect: "M_UNRECOGNIZED",
+    graphql: (w) => ({ query: `mutation ($r: String!, $e: String!) { subscribeToThread(roomId: $r, threadRootId: $e) }`, variables: { r: w.roomId, e: w.aliceMessage } }),
+    rest: (w) => ({ method: "PUT", path: `/_matrix/client/unstable/io.element.msc4306/rooms/${room(w)}/thread/${enc(w.aliceMessage)}/subscription`, body: {} }),
+  },
+  {
+    field: "unsubscribeFromThread", expect: "M_UNRECOGNIZED",
+    graphql: (w) => ({ query: `mutation ($r: String!, $e: String!) { unsubscribeFromThread(roomId: $r, threadRootId: $e) }`, variables: { r: w.roomId, e: w.aliceMessage } }),
+    rest: (w) => ({ method: "DELETE", path: `/_matrix/client/unstable/io.element.msc4306/rooms/${room(w)}/thread/${enc(w.aliceMessage)}/subscription` }),
+  },
   {
     // Guests may use sliding sync, as Synapse lets them.
     field: "roomList", expect: "ok",
