@@ -98,7 +98,7 @@ export const REST_TO_GRAPHQL: Readonly<Record<string, Counterpart>> = {
   [`GET ${CU}/uk.timedout.msc4323/admin/suspend/:userId`]: gql("Query.accountModeration", "AccountModeration.suspended"),
   [`PUT ${C1}/admin/suspend/:userId`]: gql("Mutation.setAccountSuspended"),
   [`PUT ${CU}/uk.timedout.msc4323/admin/suspend/:userId`]: gql("Mutation.setAccountSuspended"),
-  [`GET ${C3}/admin/whois/:userId`]: notYet(),
+  [`GET ${C3}/admin/whois/:userId`]: gql("Query.whois"),
   [`POST ${C1}/appservice/:appserviceId/ping`]: APPSERVICE,
 
   // Devices

@@ -31,6 +31,7 @@ import { DeviceMutationsResolver } from "./resolvers/devices.ts";
 import { AccountSecurityResolver } from "./resolvers/account-security.ts";
 import { LookupsResolver } from "./resolvers/lookups.ts";
 import { EventContextResolver } from "./resolvers/event-context.ts";
+import { WhoisResolver } from "./resolvers/whois.ts";
 import { RoomThreadSubscriptionResolver, ThreadSubscriptionMutationsResolver } from "./resolvers/thread-subscriptions.ts";
 import { RoomTagMutationsResolver, RoomTagsResolver } from "./resolvers/room-tags.ts";
 
@@ -80,6 +81,7 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       EventContextResolver,
       RoomThreadSubscriptionResolver,
       ThreadSubscriptionMutationsResolver,
+      WhoisResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),

@@ -457,6 +457,11 @@ const CASES: Case[] = [
     rest: (w) => ({ method: "DELETE", path: `/_matrix/client/unstable/io.element.msc4306/rooms/${room(w)}/thread/${enc(w.aliceMessage)}/subscription` }),
   },
   {
+    field: "whois", expect: GUEST_FORBIDDEN,
+    graphql: (w) => ({ query: `query ($u: String!) { whois(userId: $u) { userId } }`, variables: { u: w.alice.user_id } }),
+    rest: (w) => ({ method: "GET", path: `/admin/whois/${enc(w.alice.user_id)}` }),
+  },
+  {
     // Guests may use sliding sync, as Synapse lets them.
     field: "roomList", expect: "ok",
     graphql: () => ({ query: `subscription { roomList(lists: [{ key: "all", ranges: [{ start: 0, end: 9 }], timelineLimit: 1 }]) { lists { count } } }`, subscription: true }),

@@ -56,6 +56,8 @@ const UNPAGED: Record<string, string> = {
   "SpaceHierarchyRoom.allowedRoomIds": "a join rule's allowed rooms",
   "SpaceHierarchyRoom.childrenState": "a space's m.space.child events (the hierarchy pages the rooms)",
   "UserDirectoryResult.results": "the directory search has a limit and `limited`, no cursor (as POST /user_directory/search)",
+  "Whois.devices": "a user's own devices, whole as GET /admin/whois",
+  "WhoisDevice.connections": "a device's last connection",
   "Viewer.devices": "the account's own devices",
   "Viewer.threepids": "the account's own addresses",
 };
