@@ -26,6 +26,14 @@ import { MutualRoomsResolver } from "./resolvers/mutual-rooms.ts";
 import { E2eeKeysResolver, ViewerKeyCountsResolver } from "./resolvers/e2ee-keys.ts";
 import { KeyBackupResolver } from "./resolvers/key-backup.ts";
 import { MediaResolver } from "./resolvers/media.ts";
+import { PushRulesResolver } from "./resolvers/push-rules.ts";
+import { DeviceMutationsResolver } from "./resolvers/devices.ts";
+import { AccountSecurityResolver } from "./resolvers/account-security.ts";
+import { LookupsResolver } from "./resolvers/lookups.ts";
+import { EventContextResolver } from "./resolvers/event-context.ts";
+import { WhoisResolver } from "./resolvers/whois.ts";
+import { RoomThreadSubscriptionResolver, ThreadSubscriptionMutationsResolver } from "./resolvers/thread-subscriptions.ts";
+import { RoomTagMutationsResolver, RoomTagsResolver } from "./resolvers/room-tags.ts";
 
 export type WeftPubSub = ReturnType<typeof createWeftPubSub>;
 
@@ -64,6 +72,16 @@ export async function buildWeftSchema(opts: { pubSub?: WeftPubSub } = {}): Promi
       ViewerKeyCountsResolver,
       KeyBackupResolver,
       MediaResolver,
+      PushRulesResolver,
+      RoomTagsResolver,
+      RoomTagMutationsResolver,
+      DeviceMutationsResolver,
+      AccountSecurityResolver,
+      LookupsResolver,
+      EventContextResolver,
+      RoomThreadSubscriptionResolver,
+      ThreadSubscriptionMutationsResolver,
+      WhoisResolver,
     ],
     validate: false,
     pubSub: opts.pubSub ?? createWeftPubSub(),

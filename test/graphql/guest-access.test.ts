@@ -344,6 +344,123 @@ const CASES: Case[] = [
   { field: "putRoomKeys", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `mutation { putRoomKeys(version: "1", keys: []) { count } }` }), rest: () => ({ method: "PUT", path: "/room_keys/keys?version=1", body: { rooms: {} } }) },
   { field: "roomKeys", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `{ roomKeys(version: "1") { sessionId } }` }), rest: () => ({ method: "GET", path: "/room_keys/keys?version=1" }) },
   { field: "deleteRoomKeys", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `mutation { deleteRoomKeys(version: "1") { count } }` }), rest: () => ({ method: "DELETE", path: "/room_keys/keys?version=1" }) },
+  { field: "pushRules", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `{ pushRules { override { ruleId } } }` }), rest: () => ({ method: "GET", path: "/pushrules/" }) },
+  { field: "pushRule", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `{ pushRule(kind: "override", ruleId: ".m.rule.master") { enabled } }` }), rest: () => ({ method: "GET", path: "/pushrules/global/override/.m.rule.master" }) },
+  {
+    field: "setPushRule", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { setPushRule(kind: "content", ruleId: "g", rule: { actions: ["notify"], pattern: "x" }) { ruleId } }` }),
+    rest: () => ({ method: "PUT", path: "/pushrules/global/content/g", body: { actions: ["notify"], pattern: "x" } }),
+  },
+  { field: "deletePushRule", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `mutation { deletePushRule(kind: "content", ruleId: "g") }` }), rest: () => ({ method: "DELETE", path: "/pushrules/global/content/g" }) },
+  {
+    field: "setPushRuleEnabled", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { setPushRuleEnabled(kind: "override", ruleId: ".m.rule.master", enabled: true) { enabled } }` }),
+    rest: () => ({ method: "PUT", path: "/pushrules/global/override/.m.rule.master/enabled", body: { enabled: true } }),
+  },
+  {
+    field: "setPushRuleActions", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { setPushRuleActions(kind: "override", ruleId: ".m.rule.master", actions: []) { enabled } }` }),
+    rest: () => ({ method: "PUT", path: "/pushrules/global/override/.m.rule.master/actions", body: { actions: [] } }),
+  },
+  { field: "pushers", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `{ pushers { pushkey } }` }), rest: () => ({ method: "GET", path: "/pushers" }) },
+  {
+    field: "setPusher", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { setPusher(input: { kind: "email", appId: "m.email", pushkey: "g@example.org", appDisplayName: "a", deviceDisplayName: "d", lang: "en", data: {} }) }` }),
+    rest: () => ({ method: "POST", path: "/pushers/set", body: { kind: "email", app_id: "m.email", pushkey: "g@example.org", app_display_name: "a", device_display_name: "d", lang: "en", data: {} } }),
+  },
+  {
+    field: "deletePusher", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { deletePusher(appId: "m.email", pushkey: "g@example.org") }` }),
+    rest: () => ({ method: "POST", path: "/pushers/set", body: { kind: null, app_id: "m.email", pushkey: "g@example.org" } }),
+  },
+  { field: "notifications", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `{ notifications { notifications { roomId } } }` }), rest: () => ({ method: "GET", path: "/notifications" }) },
+  {
+    field: "setRoomTag", expect: "ok",
+    graphql: (w) => ({ query: `mutation ($r: String!) { setRoomTag(roomId: $r, tag: "u.work", order: 0.5) }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "PUT", path: `/user/${enc(w.guest.user_id)}/rooms/${room(w)}/tags/u.work`, body: { order: 0.5 } }),
+  },
+  {
+    field: "deleteRoomTag", expect: "ok",
+    graphql: (w) => ({ query: `mutation ($r: String!) { deleteRoomTag(roomId: $r, tag: "u.work") }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "DELETE", path: `/user/${enc(w.guest.user_id)}/rooms/${room(w)}/tags/u.work` }),
+  },
+  {
+    // The walk's server runs without msc3391_enabled: both faces refuse alike.
+    field: "deleteAccountData", expect: "M_UNRECOGNIZED",
+    graphql: () => ({ query: `mutation { deleteAccountData(type: "com.example.x") }` }),
+    rest: (w) => ({ method: "DELETE", path: `/_matrix/client/unstable/org.matrix.msc3391/user/${enc(w.guest.user_id)}/account_data/com.example.x` }),
+  },
+  {
+    field: "renameDevice", expect: "ok",
+    graphql: (w) => ({ query: `mutation ($d: String!) { renameDevice(deviceId: $d, displayName: "guest phone") { deviceId } }`, variables: { d: w.guest.device_id } }),
+    rest: (w) => ({ method: "PUT", path: `/devices/${enc(w.guest.device_id)}`, body: { display_name: "guest phone" } }),
+  },
+  {
+    field: "deleteDevices", expect: GUEST_FORBIDDEN,
+    graphql: (w) => ({ query: `mutation ($d: String!) { deleteDevices(deviceIds: [$d]) { __typename } }`, variables: { d: w.guest.device_id } }),
+    rest: (w) => ({ method: "DELETE", path: `/devices/${enc(w.guest.device_id)}` }),
+  },
+  {
+    field: "knockRoom", expect: GUEST_FORBIDDEN,
+    graphql: (w) => ({ query: `mutation ($r: String!) { knockRoom(roomIdOrAlias: $r) { roomId } }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "POST", path: `/knock/${room(w)}`, body: {} }),
+  },
+  {
+    // The guest is in the room: nothing to forget yet, on both faces.
+    field: "forgetRoom", expect: "M_UNKNOWN",
+    graphql: (w) => ({ query: `mutation ($r: String!) { forgetRoom(roomId: $r) }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "POST", path: `/rooms/${room(w)}/forget`, body: {} }),
+  },
+  { field: "logoutAll", expect: "ok", graphql: () => ({ query: `mutation { logoutAll }` }), rest: () => ({ method: "POST", path: "/logout/all", body: {} }) },
+  {
+    field: "changePassword", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { changePassword(newPassword: "n3w-Passw0rd!") { __typename } }` }),
+    rest: () => ({ method: "POST", path: "/account/password", body: { new_password: "n3w-Passw0rd!" } }),
+  },
+  {
+    field: "deactivateAccount", expect: GUEST_FORBIDDEN,
+    graphql: () => ({ query: `mutation { deactivateAccount { __typename } }` }),
+    rest: () => ({ method: "POST", path: "/account/deactivate", body: {} }),
+  },
+  { field: "usernameAvailable", expect: "ok", graphql: () => ({ query: `{ usernameAvailable(username: "walkfree") }` }), rest: () => ({ method: "GET", path: "/register/available?username=walkfree" }) },
+  { field: "capabilities", expect: "ok", graphql: () => ({ query: `{ capabilities { changePassword } }` }), rest: () => ({ method: "GET", path: "/capabilities" }) },
+  // The walk's server has login_via_existing_session off: both faces refuse alike.
+  { field: "createLoginToken", expect: "M_UNRECOGNIZED", graphql: () => ({ query: `mutation { createLoginToken { __typename } }` }), rest: () => ({ method: "POST", path: "/_matrix/client/v1/login/get_token", body: {} }) },
+  {
+    field: "registrationTokenValid", expect: "M_FORBIDDEN",
+    graphql: () => ({ query: `{ registrationTokenValid(token: "abc") }` }),
+    rest: () => ({ method: "GET", path: "/_matrix/client/v1/register/m.login.registration_token/validity?token=abc" }),
+  },
+  { field: "mediaUploadSizeLimit", expect: "ok", graphql: () => ({ query: `{ mediaUploadSizeLimit }` }), rest: () => ({ method: "GET", path: "/_matrix/client/v1/media/config" }) },
+  {
+    field: "resolveAlias", expect: "ok",
+    graphql: (w) => ({ query: `query ($a: String!) { resolveAlias(alias: $a) { roomId } }`, variables: { a: `#walk:${w.alice.user_id.split(":")[1]}` } }),
+    rest: (w) => ({ method: "GET", path: `/directory/room/${enc(`#walk:${w.alice.user_id.split(":")[1]}`)}` }),
+  },
+  { field: "directoryVisibility", expect: "ok", graphql: (w) => ({ query: `query ($r: String!) { directoryVisibility(roomId: $r) }`, variables: { r: w.roomId } }), rest: (w) => ({ method: "GET", path: `/directory/list/room/${room(w)}` }) },
+  {
+    field: "eventAtTimestamp", expect: "ok",
+    graphql: (w) => ({ query: `query ($r: String!) { eventAtTimestamp(roomId: $r, ts: 0, direction: "f") { eventId } }`, variables: { r: w.roomId } }),
+    rest: (w) => ({ method: "GET", path: `/_matrix/client/v1/rooms/${room(w)}/timestamp_to_event?ts=0&dir=f` }),
+  },
+  { field: "requestOpenIdToken", expect: GUEST_FORBIDDEN, graphql: () => ({ query: `mutation { requestOpenIdToken { accessToken } }` }), rest: (w) => ({ method: "POST", path: `/user/${enc(w.guest.user_id)}/openid/request_token`, body: {} }) },
+  { field: "refreshTokens", expect: "M_UNKNOWN_TOKEN", graphql: () => ({ query: `mutation { refreshTokens(refreshToken: "nosuch") { accessToken } }` }), rest: () => ({ method: "POST", path: "/refresh", body: { refresh_token: "nosuch" } }) },
+  // The walk's server runs without msc4306_enabled: both faces refuse alike.
+  {
+    field: "subscribeToThread", expect: "M_UNRECOGNIZED",
+    graphql: (w) => ({ query: `mutation ($r: String!, $e: String!) { subscribeToThread(roomId: $r, threadRootId: $e) }`, variables: { r: w.roomId, e: w.aliceMessage } }),
+    rest: (w) => ({ method: "PUT", path: `/_matrix/client/unstable/io.element.msc4306/rooms/${room(w)}/thread/${enc(w.aliceMessage)}/subscription`, body: {} }),
+  },
+  {
+    field: "unsubscribeFromThread", expect: "M_UNRECOGNIZED",
+    graphql: (w) => ({ query: `mutation ($r: String!, $e: String!) { unsubscribeFromThread(roomId: $r, threadRootId: $e) }`, variables: { r: w.roomId, e: w.aliceMessage } }),
+    rest: (w) => ({ method: "DELETE", path: `/_matrix/client/unstable/io.element.msc4306/rooms/${room(w)}/thread/${enc(w.aliceMessage)}/subscription` }),
+  },
+  {
+    field: "whois", expect: GUEST_FORBIDDEN,
+    graphql: (w) => ({ query: `query ($u: String!) { whois(userId: $u) { userId } }`, variables: { u: w.alice.user_id } }),
+    rest: (w) => ({ method: "GET", path: `/admin/whois/${enc(w.alice.user_id)}` }),
+  },
   {
     // Guests may use sliding sync, as Synapse lets them.
     field: "roomList", expect: "ok",

@@ -4,7 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { Services } from "../../domain/services.ts";
 import { clientRoute, queryInt, queryString, type AuthedCall } from "../http.ts";
 import { deleteRulePath, readRulePath, writeRulePath, type RulePath } from "../../domain/push/rule-paths.ts";
-import { getPushers, setPusher } from "../../domain/push/pushers.ts";
+import { getPushers, pusherInputOf, setPusher } from "../../domain/push/pushers.ts";
 import { getNotifications, parseNotificationsQuery } from "../../domain/push/notifications.ts";
 
 /** The path's segments after `pushrules/` (rule-paths.ts): one per path parameter the route has. */
@@ -27,7 +27,7 @@ export function pushRoutes(app: FastifyInstance, s: Services): void {
     if (level !== LEVELS[3]) clientRoute<AuthedCall>(app, s, { method: "DELETE", path, auth: "token", op: "pushRules", handler: async (c) => (await deleteRulePath(s, c.requester, rulePath(c)), {}) });
   }
   clientRoute<AuthedCall>(app, s, { method: "GET", path: "/pushers", auth: "token", op: "pushers", handler: (c) => getPushers(s, c.requester) });
-  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/pushers/set", auth: "token", op: "pushers", handler: async (c) => (await setPusher(s, c.requester, c.body()), {}) });
+  clientRoute<AuthedCall>(app, s, { method: "POST", path: "/pushers/set", auth: "token", op: "pushers", handler: async (c) => (await setPusher(s, c.requester, pusherInputOf(c.body())), {}) });
   clientRoute<AuthedCall>(app, s, {
     method: "GET", path: "/notifications", auth: "token", op: "notifications",
     handler: (c) => getNotifications(s, c.requester, parseNotificationsQuery({ from: queryString(c, "from"), limit: queryInt(c, "limit", { min: 0 }), only: queryString(c, "only") })),

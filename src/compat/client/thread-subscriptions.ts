@@ -18,7 +18,7 @@ export function threadSubscriptionRoutes(app: FastifyInstance, s: Services): voi
     method: "PUT", path, auth: "token", versions,
     handler: async (c) => {
       checkThreadIds(...ids(c));
-      return (await subscribeToThread(s, c.requester, ...ids(c), c.body()), {});
+      return (await subscribeToThread(s, c.requester, ...ids(c), { automatic: c.body().automatic }), {});
     },
   });
   clientRoute<AuthedCall>(app, s, {

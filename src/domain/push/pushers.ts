@@ -59,25 +59,59 @@ export function checkGatewayUrl(s: Services, raw: unknown): string {
   return raw;
 }
 
-export async function setPusher(s: Services, r: Requester, body: Record<string, unknown>): Promise<void> {
-  requireNotGuest(r, "pushers");
+/**
+ * A pusher to set (or, with `kind: null`, to delete) as either face sends it: REST's POST /pushers/set
+ * body goes through pusherInputOf, GraphQL's PusherInput maps field by field.
+ */
+export interface PusherInput {
+  kind: string | null;
+  appId: string;
+  pushkey: string;
+  appDisplayName?: string;
+  deviceDisplayName?: string;
+  profileTag?: string;
+  lang?: string;
+  data?: Record<string, unknown>;
+  append?: boolean;
+}
+
+/** POST /pushers/set's body as a PusherInput: the three keys every call needs, and the types of the others. */
+export function pusherInputOf(body: Record<string, unknown>): PusherInput {
   const missing = ["kind", "app_id", "pushkey"].filter((k) => !(k in body));
   if (missing.length) throw new MatrixError("M_MISSING_PARAM", `Missing parameters: ${missing.join(", ")}`, 400);
   const { pushkey, app_id: appId, kind } = body;
-  if (typeof pushkey !== "string" || pushkey === "" || Buffer.byteLength(pushkey) > 512) throw invalid("pushkey must be a string of at most 512 bytes");
-  if (typeof appId !== "string" || appId === "" || appId.length > 64) throw invalid("app_id must be a string of at most 64 characters");
+  if (typeof pushkey !== "string") throw invalid("pushkey must be a string of at most 512 bytes");
+  if (typeof appId !== "string") throw invalid("app_id must be a string of at most 64 characters");
+  if (kind !== null && typeof kind !== "string") throw invalid("kind must be http, email or null");
+  const input: PusherInput = { kind, appId, pushkey };
+  if (kind === null) return input;
+  for (const k of ["app_display_name", "device_display_name", "lang", "profile_tag"]) if (body[k] !== undefined && typeof body[k] !== "string") throw invalid(`${k} must be a string`);
+  if (body.append !== undefined && typeof body.append !== "boolean") throw invalid("append must be a boolean");
+  if (body.data !== undefined && !isPlainObject(body.data)) throw invalid("data must be an object");
+  return {
+    ...input,
+    appDisplayName: body.app_display_name as string | undefined,
+    deviceDisplayName: body.device_display_name as string | undefined,
+    profileTag: body.profile_tag as string | undefined,
+    lang: body.lang as string | undefined,
+    data: body.data as Record<string, unknown> | undefined,
+    append: body.append as boolean | undefined,
+  };
+}
+
+export async function setPusher(s: Services, r: Requester, p: PusherInput): Promise<void> {
+  requireNotGuest(r, "pushers");
+  const { pushkey, appId, kind } = p;
+  if (pushkey === "" || Buffer.byteLength(pushkey) > 512) throw invalid("pushkey must be a string of at most 512 bytes");
+  if (appId === "" || appId.length > 64) throw invalid("app_id must be a string of at most 64 characters");
   if (kind === null) {
     if (await s.push.pushers.store.delete(r.userId, appId, pushkey)) s.push.pushers.removed(r.userId, appId, pushkey);
     return;
   }
   if (kind !== "http" && kind !== "email") throw invalid("kind must be http, email or null");
-  const need = ["app_display_name", "device_display_name", "lang", "data"].filter((k) => !(k in body));
-  if (need.length) throw new MatrixError("M_MISSING_PARAM", `Missing parameters: ${need.join(", ")}`, 400);
-  for (const k of ["app_display_name", "device_display_name", "lang"]) if (typeof body[k] !== "string") throw invalid(`${k} must be a string`);
-  if (body.profile_tag !== undefined && typeof body.profile_tag !== "string") throw invalid("profile_tag must be a string");
-  if (body.append !== undefined && typeof body.append !== "boolean") throw invalid("append must be a boolean");
-  if (!isPlainObject(body.data)) throw invalid("data must be an object");
-  const data = body.data;
+  const need = (["appDisplayName", "deviceDisplayName", "lang", "data"] as const).filter((k) => p[k] === undefined);
+  if (need.length) throw new MatrixError("M_MISSING_PARAM", `Missing parameters: ${need.map((k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)).join(", ")}`, 400);
+  const data = p.data!;
   if (kind === "http") {
     checkGatewayUrl(s, data.url);
     if (data.format !== undefined && typeof data.format !== "string") throw invalid("data.format must be a string");
@@ -88,10 +122,10 @@ export async function setPusher(s: Services, r: Requester, body: Record<string, 
     appId,
     pushkey,
     kind,
-    appDisplayName: body.app_display_name as string,
-    deviceDisplayName: body.device_display_name as string,
-    profileTag: (body.profile_tag as string | undefined) ?? null,
-    lang: body.lang as string,
+    appDisplayName: p.appDisplayName!,
+    deviceDisplayName: p.deviceDisplayName!,
+    profileTag: p.profileTag ?? null,
+    lang: p.lang!,
     data,
     deviceId: r.deviceId,
     pushkeyTs: s.clock.now(),
@@ -99,7 +133,7 @@ export async function setPusher(s: Services, r: Requester, body: Record<string, 
     lastStreamOrdering: existing?.lastStreamOrdering ?? (await s.rooms.events.streamIds.current()),
     failingSince: existing?.failingSince ?? null,
   };
-  const removed = await s.push.pushers.store.set(row, body.append === true);
-  for (const p of removed) s.push.pushers.removed(p.userId, p.appId, p.pushkey);
+  const removed = await s.push.pushers.store.set(row, p.append === true);
+  for (const q of removed) s.push.pushers.removed(q.userId, q.appId, q.pushkey);
   s.push.pushers.upserted(row);
 }

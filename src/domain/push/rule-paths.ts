@@ -5,7 +5,7 @@ import { MatrixError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Requester } from "../accounts/requester.ts";
 import { deleteRule, getOwnRuleset, getRule, getRuleAttr, putRule, setRuleAttr } from "./rules-api.ts";
-import { parseKind } from "./rule-types.ts";
+import { parseKind, ruleAttrChangeOf } from "./rule-types.ts";
 
 /**
  * The path's segments after `pushrules/`, as the router split them: `/pushrules/` is [""],
@@ -47,8 +47,11 @@ function writeTarget(path: RulePath): { kind: string; ruleId: string; attr: stri
 /** PUT /pushrules/...: adds or replaces a rule, or sets its `enabled` / `actions`. */
 export async function writeRulePath(s: Services, r: Requester, path: RulePath, body: () => Record<string, unknown>, rel: { before?: string; after?: string }): Promise<void> {
   const t = writeTarget(path);
-  if (t.attr !== undefined) await setRuleAttr(s, r, t.kind, t.ruleId, t.attr, body());
-  else await putRule(s, r, t.kind, t.ruleId, body(), rel);
+  if (t.attr !== undefined) await setRuleAttr(s, r, t.kind, t.ruleId, ruleAttrChangeOf(t.attr, body));
+  else {
+    const b = body();
+    await putRule(s, r, t.kind, t.ruleId, { actions: b.actions, conditions: b.conditions, pattern: b.pattern }, rel);
+  }
 }
 
 /** DELETE /pushrules/... (up to the rule id: attributes are not deleted): deletes a user rule. */

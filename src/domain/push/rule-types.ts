@@ -105,9 +105,29 @@ export function checkUserRuleId(ruleId: string): void {
   if (ruleId.includes("/") || ruleId.includes("\\")) throw invalid("Rule IDs may not contain slashes or backslashes");
 }
 
-/** The parts of a user rule a PUT body gives, per kind (room and sender rules take their id as pattern). */
-export function parseRuleBody(kind: RuleKind, body: Record<string, unknown>): { conditions?: PushCondition[]; pattern?: string; actions: PushAction[] } {
-  if (!("actions" in body)) throw invalid("The rule has no actions");
+/**
+ * A user rule as either face sends it (REST: the PUT body's `actions`, `conditions`, `pattern`; GraphQL:
+ * PushRuleInput): the values are JSON still to check, by parseRuleBody.
+ */
+export interface PushRuleInput {
+  actions?: unknown;
+  conditions?: unknown;
+  pattern?: unknown;
+}
+
+/** A change of one attribute of a rule (PUT .../{ruleId}/enabled or /actions), its value still to check. */
+export type RuleAttrChange = { attr: "enabled"; enabled: unknown } | { attr: "actions"; actions: unknown };
+
+/** The REST body of PUT .../{ruleId}/{attr} as a RuleAttrChange: `enabled` or `actions`, else 400 M_UNRECOGNIZED. */
+export function ruleAttrChangeOf(attr: string, body: () => Record<string, unknown>): RuleAttrChange {
+  if (attr === "enabled") return { attr, enabled: body().enabled };
+  if (attr === "actions") return { attr, actions: body().actions };
+  throw new MatrixError("M_UNRECOGNIZED", "Unrecognised push rule attribute", 400);
+}
+
+/** The parts of a user rule a PUT gives, per kind (room and sender rules take their id as pattern). */
+export function parseRuleBody(kind: RuleKind, body: PushRuleInput): { conditions?: PushCondition[]; pattern?: string; actions: PushAction[] } {
+  if (body.actions === undefined) throw invalid("The rule has no actions");
   const actions = checkActions(body.actions);
   if (kind === "override" || kind === "underride") {
     const list = body.conditions ?? [];

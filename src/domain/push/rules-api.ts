@@ -9,7 +9,7 @@ import type { Requester } from "../accounts/requester.ts";
 import { requireNotGuest } from "../accounts/guest-access.ts";
 import { defaultRuleFeatures, defaultRules, masterRule } from "./default-rules.ts";
 import { findRule } from "./ruleset.ts";
-import { checkActions, checkUserRuleId, parseKind, parseRuleBody, POSTCONTENT, type PushRuleJson, type RuleKind, type Ruleset } from "./rule-types.ts";
+import { checkActions, checkUserRuleId, parseKind, parseRuleBody, POSTCONTENT, type PushRuleInput, type PushRuleJson, type RuleAttrChange, type RuleKind, type Ruleset } from "./rule-types.ts";
 
 const notFound = () => new MatrixError("M_NOT_FOUND", "The push rule was not found.", 404);
 
@@ -54,7 +54,7 @@ function lane<T>(s: Services, userId: string, fn: () => Promise<T>): Promise<T> 
 }
 
 /** PUT /pushrules/global/{kind}/{ruleId}[?before=|after=]: adds or replaces a user rule. */
-export async function putRule(s: Services, r: Requester, kindText: string, ruleId: string, body: Record<string, unknown>, rel: { before?: string; after?: string }): Promise<void> {
+export async function putRule(s: Services, r: Requester, kindText: string, ruleId: string, body: PushRuleInput, rel: { before?: string; after?: string }): Promise<void> {
   requireNotGuest(r, "pushRules");
   const userId = r.userId;
   if (kindText === POSTCONTENT) throw new MatrixError("M_INVALID_PARAM", "user-defined rules using `postcontent` are not accepted", 400);
@@ -103,16 +103,15 @@ export async function deleteRule(s: Services, r: Requester, kindText: string, ru
 }
 
 /** PUT .../{ruleId}/enabled or /actions, for user rules and server-default rules alike. */
-export async function setRuleAttr(s: Services, r: Requester, kindText: string, ruleId: string, attr: string, body: Record<string, unknown>): Promise<void> {
+export async function setRuleAttr(s: Services, r: Requester, kindText: string, ruleId: string, attr: RuleAttrChange): Promise<void> {
   requireNotGuest(r, "pushRules");
   const userId = r.userId;
-  if (attr !== "enabled" && attr !== "actions") throw new MatrixError("M_UNRECOGNIZED", "Unrecognised push rule attribute", 400);
   const kind: RuleKind = parseKind(kindText);
   let change: { enabled?: boolean; actions?: string };
-  if (attr === "enabled") {
-    if (typeof body.enabled !== "boolean") throw new MatrixError("M_INVALID_PARAM", "enabled must be a boolean", 400);
-    change = { enabled: body.enabled };
-  } else change = { actions: JSON.stringify(checkActions(body.actions)) };
+  if (attr.attr === "enabled") {
+    if (typeof attr.enabled !== "boolean") throw new MatrixError("M_INVALID_PARAM", "enabled must be a boolean", 400);
+    change = { enabled: attr.enabled };
+  } else change = { actions: JSON.stringify(checkActions(attr.actions)) };
   await lane(s, userId, async () => {
     const isDefault = isDefaultRule(s, userId, kind, ruleId);
     if (!isDefault && !(await s.push.rules.store.rules(userId)).some((r) => r.kind === kind && r.ruleId === ruleId)) throw notFound();

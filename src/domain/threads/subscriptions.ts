@@ -26,16 +26,30 @@ async function threadRoot(s: Services, r: Requester, roomId: string, rootId: str
   });
 }
 
-/** GET …/thread/{root}/subscription: `{automatic}`, or 404 when not subscribed. */
-export async function getThreadSubscription(s: Services, r: Requester, roomId: string, rootId: string): Promise<{ automatic: boolean }> {
+/** The requester's subscription to a thread they may see (404 for a root they may not), undefined when not subscribed. */
+export async function findThreadSubscription(s: Services, r: Requester, roomId: string, rootId: string): Promise<{ automatic: boolean } | undefined> {
   await threadRoot(s, r, roomId, rootId);
   const row = await s.threadSubscriptions.store.get(r.userId, roomId, rootId);
-  if (!row?.subscribed) throw new MatrixError("M_NOT_FOUND", "Not subscribed.", 404);
-  return { automatic: row.automatic };
+  return row?.subscribed ? { automatic: row.automatic } : undefined;
 }
 
-/** The PUT body: `{}` (manual) or `{automatic: causeEventId}`; as Synapse's model, null means manual. */
-function causeOf(body: Record<string, unknown>): string | undefined {
+/** GET …/thread/{root}/subscription: `{automatic}`, or 404 when not subscribed. */
+export async function getThreadSubscription(s: Services, r: Requester, roomId: string, rootId: string): Promise<{ automatic: boolean }> {
+  const sub = await findThreadSubscription(s, r, roomId, rootId);
+  if (!sub) throw new MatrixError("M_NOT_FOUND", "Not subscribed.", 404);
+  return sub;
+}
+
+/**
+ * A subscription as either face sends it: REST's PUT body `{}` (manual) or `{automatic: causeEventId}`,
+ * GraphQL's subscribeToThread arguments; `automatic` is still to check (causeOf).
+ */
+export interface ThreadSubscriptionInput {
+  automatic?: unknown;
+}
+
+/** The cause event of an automatic subscription; as Synapse's model, null means manual. */
+function causeOf(body: ThreadSubscriptionInput): string | undefined {
   const cause = body.automatic;
   if (cause === undefined || cause === null) return undefined;
   if (typeof cause !== "string" || !cause.startsWith("$")) throw new MatrixError("M_BAD_JSON", "automatic must be an event ID (starting with '$')", 400);
@@ -43,7 +57,7 @@ function causeOf(body: Record<string, unknown>): string | undefined {
 }
 
 /** PUT …/thread/{root}/subscription `{automatic?: causeEventId}`. */
-export async function subscribeToThread(s: Services, r: Requester, roomId: string, rootId: string, body: Record<string, unknown>): Promise<void> {
+export async function subscribeToThread(s: Services, r: Requester, roomId: string, rootId: string, body: ThreadSubscriptionInput): Promise<void> {
   checkThreadIds(roomId, rootId);
   const causeId = causeOf(body);
   await threadRoot(s, r, roomId, rootId);

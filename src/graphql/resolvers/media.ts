@@ -1,18 +1,26 @@
 // Media on the GraphQL face: `createUpload` (reserve an mxc URI, get a signed URL to PUT its content to:
 // domain/media/signed-upload.ts), `media(mxcUri)` (browser URLs of any mxc:// URI an event or profile
-// carries) and `urlPreview(url)` (the domain's preview of GET /preview_url). Each calls one domain operation.
+// carries), `urlPreview(url)` (the domain's preview of GET /preview_url) and `mediaUploadSizeLimit`
+// (GET /media/config). Each calls one domain operation.
 import "reflect-metadata";
-import { Arg, Ctx, Mutation, Query, Resolver } from "type-graphql";
+import { Arg, Ctx, Float, Mutation, Query, Resolver } from "type-graphql";
 import type { GraphqlContext } from "../context.ts";
 import { createSignedUpload } from "../../domain/media/signed-upload.ts";
 import { previewUrl } from "../../domain/media/preview/preview.ts";
 import { parseMxc } from "../../domain/media/ids.ts";
 import { MatrixError } from "../../domain/errors.ts";
+import { mediaConfig } from "../../domain/media/config.ts";
 import { Timestamp } from "../types/scalars.ts";
 import { MediaFile, UploadTicket, UrlPreview } from "../types/media-files.ts";
 
 @Resolver()
 export class MediaResolver {
+  @Query(() => Float, { description: "The largest upload the server accepts, in bytes (GET /media/config's m.upload.size)." })
+  async mediaUploadSizeLimit(@Ctx() ctx: GraphqlContext): Promise<number> {
+    await ctx.requester();
+    return mediaConfig(ctx.s)["m.upload.size"];
+  }
+
   @Mutation(() => UploadTicket, {
     description:
       "Reserves an mxc:// URI (POST /media/v1/create: its rate limit and cap on pending uploads) and returns a short-lived URL to PUT the " +

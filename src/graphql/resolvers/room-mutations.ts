@@ -1,5 +1,6 @@
 // Mutations on rooms, each over the domain operation its REST twin calls: createRoom (POST /createRoom),
-// joinRoom, leaveRoom, invite, kick, ban, unban (POST /join, /rooms/{roomId}/leave|invite|kick|ban|unban),
+// joinRoom, knockRoom, leaveRoom, forgetRoom, invite, kick, ban, unban (POST /join, /knock,
+// /rooms/{roomId}/leave|forget|invite|kick|ban|unban),
 // sendMessage (PUT /rooms/{roomId}/send/{type}/{txnId}: the same transaction IDs, so a retry from either
 // face returns the same event), sendStateEvent (PUT /rooms/{roomId}/state/...) and redactEvent
 // (PUT /rooms/{roomId}/redact/...). They return the changed room, or the event read back as the viewer sees it.
@@ -8,7 +9,7 @@ import { Arg, Ctx, Mutation, Resolver } from "type-graphql";
 import { GraphQLJSONObject } from "../types/json.ts";
 import { MatrixError } from "../../domain/errors.ts";
 import { createRoom } from "../../domain/rooms/create-room.ts";
-import { banUser, inviteUser, joinRoom, kickUser, leaveRoom, unbanUser } from "../../domain/rooms/membership.ts";
+import { banUser, forgetRoom, inviteUser, joinRoom, kickUser, knockRoom, leaveRoom, unbanUser } from "../../domain/rooms/membership.ts";
 import { redactEvent, sendMessage, sendStateEvent } from "../../domain/rooms/send.ts";
 import { getRoomEvent } from "../../domain/rooms/read.ts";
 import type { GraphqlContext } from "../context.ts";
@@ -92,6 +93,30 @@ export class RoomMutationResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<boolean> {
     await leaveRoom(ctx.s, await ctx.requester(), roomId, body({ reason }));
+    changed(ctx, roomId);
+    return true;
+  }
+
+  @Mutation(() => Room, {
+    description:
+      "Knocks on a room whose join rule allows it (POST /knock/{roomIdOrAlias}), through `via` when this server is not in it; " +
+      "returns the room. M_FORBIDDEN when the room version or join rules do not allow knocking or the viewer is in or banned.",
+  })
+  async knockRoom(
+    @Arg("roomIdOrAlias", () => String) roomIdOrAlias: string,
+    @Arg("reason", () => String, reasonArg) reason: string | null | undefined,
+    @Arg("via", () => [String], { nullable: true, description: "Servers to knock through when this server is not in the room." }) via: string[] | null | undefined,
+    @Ctx() ctx: GraphqlContext,
+  ): Promise<Room> {
+    const { room_id } = await knockRoom(ctx.s, await ctx.requester(), roomIdOrAlias, body({ reason }), via ?? []);
+    return changed(ctx, room_id);
+  }
+
+  @Mutation(() => Boolean, {
+    description: "Forgets a room the viewer left (POST /rooms/{roomId}/forget): it no longer appears to them. M_UNKNOWN while still in it. Returns true.",
+  })
+  async forgetRoom(@Arg("roomId", () => String) roomId: string, @Ctx() ctx: GraphqlContext): Promise<boolean> {
+    await forgetRoom(ctx.s, await ctx.requester(), roomId);
     changed(ctx, roomId);
     return true;
   }
