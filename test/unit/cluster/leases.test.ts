@@ -168,12 +168,16 @@ for (const backend of backends().filter((b) => b === "postgres")) {
       const other = openOther();
       let release!: () => void;
       const gate = new Promise<void>((r) => (release = r));
+      let fenced!: () => void;
+      const fenceTaken = new Promise<void>((r) => (fenced = r));
       const held = storage.sql.transaction(async (tx) => {
         await store.fence(tx, "f", "t1");
+        fenced();
         await tx.run("INSERT INTO lease_test_positions (name, pos) VALUES ('f', 1)");
         await gate;
         order.push("w1 committed");
       });
+      await fenceTaken; // the row is locked by w1's fence before w2 tries (else w2 may simply win the race)
       const takeover = new LeaseStore(other).acquire("f", "w2", "t2", 60_000).then((ok) => order.push(`w2 acquire: ${ok}`));
       // w2's statement waits on the row lock (seen from the server), not on anything of ours.
       await eventually(async () => (await storage.sql.get<{ n: number }>("SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO worker_leases%'"))!.n > 0, "the takeover to wait on the lock", 10_000);
