@@ -11,7 +11,8 @@ import { parseConfig } from "../../src/config/config.ts";
 import { startHomeserver, type Homeserver } from "../../src/main.ts";
 import { freePort } from "./net.ts";
 import { RedisServer } from "./redis.ts";
-import { hermeticDns, makePgDatabase, readJsonResponse, TEST_DEFAULTS, type JsonResponse } from "./server.ts";
+import { clientOf } from "./cluster-processes.ts";
+import { hermeticDns, makePgDatabase, TEST_DEFAULTS, type JsonResponse } from "./server.ts";
 
 export interface Instance {
   name: string;
@@ -65,12 +66,7 @@ export async function startCluster(opts: { workers?: string[]; config?: Record<s
         name,
         hs,
         baseUrl,
-        async call(method, p, o = {}) {
-          const headers: Record<string, string> = {};
-          if (o.token) headers.authorization = `Bearer ${o.token}`;
-          if (o.body !== undefined) headers["content-type"] = "application/json";
-          return readJsonResponse(await fetch(baseUrl + p, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) }));
-        },
+        call: clientOf(baseUrl).call,
       });
     }
   } catch (err) {

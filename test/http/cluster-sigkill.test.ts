@@ -4,7 +4,6 @@
 // (502 M_UNKNOWN with Retry-After, never a 500 without errcode), master's own room goes on working; once
 // worker1 is back, every send retried with its transaction id lands, and nothing acknowledged is lost or
 // doubled.
-import { spawn, type ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
@@ -13,18 +12,13 @@ import { backends, startTestServer, TEST_DEFAULTS, type TestServer } from "../he
 import { registerUser, type Session } from "../helpers/users.ts";
 import { createRoom } from "../helpers/rooms.ts";
 import { clusterConfig, clusterLayout, type ClusterLayout } from "../helpers/cluster.ts";
+import { WeftProcess } from "../helpers/cluster-processes.ts";
 import { topologyOf } from "../../src/domain/cluster/topology.ts";
 import { parseConfig } from "../../src/config/config.ts";
 
-const ROOT = path.resolve(import.meta.dirname, "../..");
-const CLI = path.join(ROOT, "src/cli.ts");
 const V3 = "/_matrix/client/v3";
 const enc = encodeURIComponent;
 
-interface Running {
-  child: ChildProcess;
-  exited: Promise<unknown>;
-}
 
 // One database for several processes: PostgreSQL (skipped only where PostgreSQL tests are, as test/storage does).
 const pgOnly = ["postgres" as const];
@@ -33,25 +27,10 @@ const clusterDescribe = describe.runIf(backends().includes("postgres"));
 clusterDescribe.each(pgOnly)("the writer of a shard killed during sends, on %s", () => {
   let layout: ClusterLayout & { drop(): Promise<void> };
   let main: TestServer;
-  let worker: Running | undefined;
+  let worker: WeftProcess;
   let configPath: string;
   let alice: Session;
-  const w1Base = () => `http://127.0.0.1:${layout.ports.worker1}`;
 
-  const startWorker = async (): Promise<Running> => {
-    // node itself runs the server (tsx as its loader), so the SIGKILL reaches the server.
-    const child = spawn(process.execPath, ["--import", "tsx", CLI, "start", "-c", configPath], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
-    const running = { child, exited: new Promise((resolve) => child.once("exit", resolve)) };
-    let gone = false;
-    void running.exited.then(() => (gone = true));
-    for (const deadline = Date.now() + 90_000; ; ) {
-      if (gone) throw new Error("worker1 exited before answering");
-      if (Date.now() > deadline) throw new Error("worker1 did not answer /versions");
-      const ok = await fetch(`${w1Base()}/_matrix/client/versions`).then((r) => r.ok, () => false);
-      if (ok) return running;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
   const send = (roomId: string, txn: string, body: string) =>
     main.call("PUT", `${V3}/rooms/${enc(roomId)}/send/m.room.message/${txn}`, { token: alice.access_token, body: { msgtype: "m.text", body } });
 
@@ -67,21 +46,20 @@ clusterDescribe.each(pgOnly)("the writer of a shard killed during sends, on %s",
     };
     configPath = path.join(layout.keyDir, "worker1.yaml");
     writeFileSync(configPath, YAML.stringify(w1Config));
-    worker = await startWorker();
+    // worker1 is a real process (node itself, tsx as its loader), so the SIGKILL reaches the server.
+    worker = new WeftProcess("worker1", layout.ports.worker1, configPath);
+    await worker.start();
     alice = await registerUser(main, "alice");
   }, 180_000);
   afterAll(async () => {
-    if (worker && worker.child.exitCode === null && worker.child.signalCode === null) {
-      worker.child.kill("SIGKILL");
-      await worker.exited;
-    }
+    await worker?.kill("SIGKILL");
     await main?.close();
     await layout?.drop();
   });
 
   it("clean retryable errors while it is gone, the other shard unaffected, nothing acknowledged lost once it is back", { timeout: 240_000 }, async () => {
     // worker1's room, made through worker1 (its id is one worker1 writes), and master's.
-    const w1 = { call: (method: string, p: string, o: { token?: string; body?: unknown }) => fetch(`${w1Base()}${p}`, { method, headers: { authorization: `Bearer ${o.token}`, "content-type": "application/json" }, body: JSON.stringify(o.body) }).then(async (r) => ({ status: r.status, json: (await r.json()) as any })) };
+    const w1 = worker.client();
     const created = await w1.call("POST", `${V3}/createRoom`, { token: alice.access_token, body: { preset: "public_chat" } });
     expect(created.status, JSON.stringify(created.json)).toBe(200);
     const roomW = created.json.room_id as string;
@@ -98,8 +76,7 @@ clusterDescribe.each(pgOnly)("the writer of a shard killed during sends, on %s",
       send(roomW, `burst-${i}`, `burst ${i}`).then((res) => {
         answers[i] = { status: res.status, json: res.json, retryAfter: res.headers.get("retry-after") };
         if (++answered === 5) {
-          worker!.child.kill("SIGKILL");
-          killed = worker!.exited;
+          killed = worker.kill("SIGKILL");
         }
       }),
     );
@@ -134,7 +111,7 @@ clusterDescribe.each(pgOnly)("the writer of a shard killed during sends, on %s",
     expect(joined.status).toBe(200);
 
     // Back: each send retried with its transaction id answers; the acknowledged ones with their first event.
-    worker = await startWorker();
+    await worker.start();
     const ids = new Map<string, string>();
     for (let i = 0; i < N; i++) {
       const again = await send(roomW, `burst-${i}`, `burst ${i}`);
