@@ -75,7 +75,9 @@ export class EventApplier {
     for (const [id, n] of this.notices) {
       if (n.position > upTo) continue;
       this.notices.delete(id);
-      leftover.set(n, [...(leftover.get(n) ?? []), id]);
+      let ids = leftover.get(n);
+      if (!ids) leftover.set(n, (ids = []));
+      ids.push(id);
     }
     for (const [n, ids] of leftover) this.bare.push({ ...n, eventIds: ids });
     for (let i = 0; i < this.bare.length; ) {

@@ -131,7 +131,11 @@ async function receivePdus(s: Services, origin: string, list: unknown[], forward
       const writer = s.topology.eventWriterFor(roomId);
       // Never forwarded twice: instances that disagree on stream_writers drop it (the origin retries it later).
       if (forwarded) s.log.error({ origin, roomId, writer }, "a PDU forwarded here for a room another instance writes: stream_writers differ between instances");
-      else elsewhere.set(writer, [...(elsewhere.get(writer) ?? []), json]);
+      else {
+        let batch = elsewhere.get(writer);
+        if (!batch) elsewhere.set(writer, (batch = []));
+        batch.push(json);
+      }
       continue;
     }
     const room = rooms.get(roomId)?.room ?? (await loadRoom(s, roomId));
